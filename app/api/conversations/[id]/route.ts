@@ -1,0 +1,8 @@
+import { json, route } from "@/lib/api/route";
+import { getConversation } from "@/lib/datasets";
+import { idParams } from "@/lib/schemas/common";
+
+export const GET = route({
+  params: idParams,
+  handler: ({ params }) => json(getConversation(params.id)),
+});

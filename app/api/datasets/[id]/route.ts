@@ -1,0 +1,23 @@
+import { json, noContent, route } from "@/lib/api/route";
+import { deleteDataset, getDataset, updateDataset } from "@/lib/datasets";
+import { idParams } from "@/lib/schemas/common";
+import { updateDatasetBody } from "@/lib/schemas/datasets";
+
+export const GET = route({
+  params: idParams,
+  handler: ({ params }) => json(getDataset(params.id)),
+});
+
+export const PATCH = route({
+  params: idParams,
+  body: updateDatasetBody,
+  handler: ({ params, body }) => json(updateDataset(params.id, body)),
+});
+
+export const DELETE = route({
+  params: idParams,
+  handler: ({ params }) => {
+    deleteDataset(params.id);
+    return noContent();
+  },
+});

@@ -1,0 +1,43 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { describe, expect, it } from "vitest";
+import { call } from "@/lib/testing/http";
+import { GET } from "./route";
+
+describe("GET /api/openapi.json", () => {
+  it("is a valid OpenAPI 3.1 document listing the datasets endpoints", async () => {
+    const res = await call(GET, "GET", "/api/openapi.json");
+    expect(res.status).toBe(200);
+    const doc = res.json;
+    expect(doc.openapi).toBe("3.1.0");
+    const validator = new Validator();
+    const result = await validator.validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+
+    expect(Object.keys(doc.paths["/datasets"]).sort()).toEqual(["get", "post"]);
+    expect(Object.keys(doc.paths["/datasets/{id}"]).sort()).toEqual(["delete", "get", "patch"]);
+    expect(doc.paths["/datasets/{id}/conversations"].get).toBeDefined();
+    expect(doc.paths["/conversations/{id}"].get).toBeDefined();
+  });
+
+  it("is generated from the route schemas: integers, required fields and the Dataset shape", async () => {
+    const doc = (await call(GET, "GET", "/api/openapi.json")).json;
+    const list = doc.paths["/datasets"].get;
+    const limit = list.parameters.find((p: { name: string }) => p.name === "limit");
+    expect(limit).toMatchObject({ in: "query", required: false, schema: { type: "integer", minimum: 1, maximum: 500 } });
+    expect(list.responses["200"].headers["X-Total-Count"]).toBeDefined();
+    const idParam = doc.paths["/datasets/{id}"].get.parameters[0];
+    expect(idParam).toMatchObject({ name: "id", in: "path", required: true, schema: { type: "integer", minimum: 1 } });
+    const create = doc.paths["/datasets"].post.requestBody.content["application/json"].schema;
+    expect(create.required).toEqual(["name"]);
+    expect(create.properties.name).toMatchObject({ type: "string", minLength: 1 });
+    const dataset = doc.components.schemas.Dataset;
+    expect(Object.keys(dataset.properties).sort()).toEqual(
+      ["conversation_count", "created_at", "description", "id", "message_count", "name", "step_count", "updated_at", "user_id"],
+    );
+    expect(doc.paths["/datasets"].post.responses["201"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/Dataset",
+    });
+    expect(doc.components.schemas.Error).toBeDefined();
+  });
+});

@@ -1,0 +1,68 @@
+/**
+ * Opens the SQLite database once per process: WAL, foreign keys, busy timeout, then the drizzle-kit
+ * migrations. Only db/repositories import this module.
+ */
+import "server-only";
+import fs from "node:fs";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
+import { migrate } from "drizzle-orm/better-sqlite3/migrator";
+import { getConfig } from "@/lib/config";
+import * as schema from "./schema";
+
+export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
+
+type OpenDb = { db: Db; sqlite: Database.Database; path: string };
+const globalKey = Symbol.for("turnscope.db");
+type GlobalWithDb = typeof globalThis & { [globalKey]?: OpenDb };
+
+const afterOpenHooks: Array<(db: Db) => void> = [];
+
+/** Work to run once right after the database is migrated (seeding system templates, recovery). */
+export function onDatabaseOpen(hook: (db: Db) => void): void {
+  afterOpenHooks.push(hook);
+  const open = (globalThis as GlobalWithDb)[globalKey];
+  if (open) hook(open.db);
+}
+
+function migrationsFolder(): string {
+  // `next start` and the test runners both run from the project root.
+  return path.join(process.cwd(), "db", "migrations");
+}
+
+function openDatabase(file: string): OpenDb {
+  if (file !== ":memory:") fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  const sqlite = new Database(file);
+  sqlite.pragma("journal_mode = WAL");
+  sqlite.pragma("foreign_keys = ON");
+  sqlite.pragma("busy_timeout = 5000");
+  sqlite.pragma("synchronous = NORMAL");
+  const db = drizzle(sqlite, { schema }) as Db;
+  migrate(db, { migrationsFolder: migrationsFolder() });
+  return { db, sqlite, path: file };
+}
+
+/** The process-wide database handle, opened and migrated on first use. */
+export function getDb(): Db {
+  const g = globalThis as GlobalWithDb;
+  const file = getConfig().DATABASE_PATH;
+  let open = g[globalKey];
+  if (open && open.path !== file) {
+    open.sqlite.close();
+    open = undefined;
+  }
+  if (!open) {
+    open = openDatabase(file);
+    g[globalKey] = open;
+    for (const hook of afterOpenHooks) hook(open.db);
+  }
+  return open.db;
+}
+
+/** Close the handle (graceful shutdown, tests). The next getDb() opens it again. */
+export function closeDb(): void {
+  const g = globalThis as GlobalWithDb;
+  g[globalKey]?.sqlite.close();
+  g[globalKey] = undefined;
+}

@@ -1,0 +1,290 @@
+/**
+ * Every table of Turnscope in one file. Columns are snake_case on disk; timestamps are ISO 8601 UTC
+ * text (they sort correctly and go on the wire unchanged); JSON columns hold exactly what was given.
+ */
+import { sql } from "drizzle-orm";
+import {
+  check,
+  index,
+  integer,
+  real,
+  sqliteTable,
+  text,
+  uniqueIndex,
+  type AnySQLiteColumn,
+} from "drizzle-orm/sqlite-core";
+
+const nowIso = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
+const createdAt = () => text("created_at").notNull().default(nowIso);
+const updatedAt = () => text("updated_at").notNull().default(nowIso);
+
+export const evaluationLevels = ["conversation", "message", "step"] as const;
+export type EvaluationLevel = (typeof evaluationLevels)[number];
+export const outputTypes = ["checkbox", "progress", "number", "text", "json"] as const;
+export type OutputType = (typeof outputTypes)[number];
+export const messageRoles = ["user", "assistant", "system", "tool"] as const;
+export type MessageRole = (typeof messageRoles)[number];
+export const executionStatuses = ["pending", "processing", "completed", "failed", "cancelled"] as const;
+export type ExecutionStatus = (typeof executionStatuses)[number];
+export const resultStatuses = ["completed", "failed"] as const;
+export type ResultStatus = (typeof resultStatuses)[number];
+
+export const datasetsTable = sqliteTable(
+  "datasets",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    description: text("description"),
+    userId: text("user_id").notNull().default("default"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("datasets_user_created_idx").on(t.userId, t.createdAt)],
+);
+
+export const conversationsTable = sqliteTable(
+  "conversations",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    name: text("name"),
+    description: text("description"),
+    meta: text("meta", { mode: "json" }),
+    agents: text("agents", { mode: "json" }),
+    /** The user's goal, extracted once by the judge model and reused by every metric (@GOAL). */
+    goal: text("goal"),
+    goalGeneratedBy: text("goal_generated_by"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("conversations_dataset_position_idx").on(t.datasetId, t.position)],
+);
+
+export const messagesTable = sqliteTable(
+  "messages",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversationsTable.id, { onDelete: "cascade" }),
+    /** Denormalised so dataset counts and grid pages need no join through conversations. */
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    role: text("role", { enum: messageRoles }).notNull(),
+    content: text("content"),
+    meta: text("meta", { mode: "json" }),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("messages_conversation_position_idx").on(t.conversationId, t.position),
+    index("messages_dataset_role_idx").on(t.datasetId, t.role),
+  ],
+);
+
+export const stepsTable = sqliteTable(
+  "steps",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    messageId: integer("message_id")
+      .notNull()
+      .references(() => messagesTable.id, { onDelete: "cascade" }),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversationsTable.id, { onDelete: "cascade" }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    thinking: text("thinking"),
+    toolCall: text("tool_call", { mode: "json" }),
+    toolResult: text("tool_result", { mode: "json" }),
+    outputContent: text("output_content"),
+    outputStructured: text("output_structured", { mode: "json" }),
+    modelName: text("model_name"),
+    agentName: text("agent_name"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("steps_message_position_idx").on(t.messageId, t.position),
+    index("steps_conversation_idx").on(t.conversationId),
+    index("steps_dataset_idx").on(t.datasetId),
+  ],
+);
+
+export const metricTemplatesTable = sqliteTable(
+  "metric_templates",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    /** Stable key of a system template, so seeding updates it in place instead of duplicating it. */
+    systemKey: text("system_key"),
+    name: text("name").notNull(),
+    description: text("description"),
+    evaluationLevel: text("evaluation_level", { enum: evaluationLevels }).notNull(),
+    prompt: text("prompt").notNull(),
+    outputType: text("output_type", { enum: outputTypes }).notNull(),
+    outputSchema: text("output_schema", { mode: "json" }),
+    modelName: text("model_name"),
+    isAdvanced: integer("is_advanced", { mode: "boolean" }).notNull().default(false),
+    templateVariables: text("template_variables", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    category: text("category"),
+    isSystem: integer("is_system", { mode: "boolean" }).notNull().default(false),
+    userId: text("user_id"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("metric_templates_system_key_idx").on(t.systemKey),
+    index("metric_templates_user_idx").on(t.userId, t.evaluationLevel),
+    index("metric_templates_system_level_idx").on(t.isSystem, t.evaluationLevel),
+  ],
+);
+
+export const evaluationPipelinesTable = sqliteTable(
+  "evaluation_pipelines",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("evaluation_pipelines_dataset_idx").on(t.datasetId)],
+);
+
+export const pipelineNodesTable = sqliteTable(
+  "pipeline_nodes",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    evaluationPipelineId: integer("evaluation_pipeline_id")
+      .notNull()
+      .references(() => evaluationPipelinesTable.id, { onDelete: "cascade" }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    /** Where the metric was copied from; the copy stays valid when the template is edited or deleted. */
+    templateId: integer("template_id").references(() => metricTemplatesTable.id, { onDelete: "set null" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    evaluationLevel: text("evaluation_level", { enum: evaluationLevels }).notNull(),
+    prompt: text("prompt").notNull(),
+    outputType: text("output_type", { enum: outputTypes }).notNull(),
+    outputSchema: text("output_schema", { mode: "json" }),
+    modelName: text("model_name"),
+    isAdvanced: integer("is_advanced", { mode: "boolean" }).notNull().default(false),
+    templateVariables: text("template_variables", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    position: integer("position").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("pipeline_nodes_dataset_position_idx").on(t.datasetId, t.position),
+    index("pipeline_nodes_pipeline_idx").on(t.evaluationPipelineId),
+    index("pipeline_nodes_template_idx").on(t.templateId),
+  ],
+);
+
+export const pipelineExecutionsTable = sqliteTable(
+  "pipeline_executions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    evaluationPipelineId: integer("evaluation_pipeline_id").references(() => evaluationPipelinesTable.id, {
+      onDelete: "cascade",
+    }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    /** Null for row and "all" scopes; set null if the metric is deleted so history survives. */
+    pipelineNodeId: integer("pipeline_node_id").references(() => pipelineNodesTable.id, { onDelete: "set null" }),
+    status: text("status", { enum: executionStatuses }).notNull().default("pending"),
+    startedAt: text("started_at"),
+    completedAt: text("completed_at"),
+    durationMs: integer("duration_ms"),
+    totalEvaluations: integer("total_evaluations").notNull().default(0),
+    successfulEvaluations: integer("successful_evaluations").notNull().default(0),
+    failedEvaluations: integer("failed_evaluations").notNull().default(0),
+    errors: text("errors", { mode: "json" }).notNull().default(sql`'[]'`),
+    meta: text("meta", { mode: "json" }).notNull().default(sql`'{}'`),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("pipeline_executions_dataset_started_idx").on(t.datasetId, t.startedAt),
+    index("pipeline_executions_status_idx").on(t.status),
+    index("pipeline_executions_node_idx").on(t.pipelineNodeId),
+  ],
+);
+
+export const evaluationResultsTable = sqliteTable(
+  "evaluation_results",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    executionId: integer("execution_id")
+      .notNull()
+      .references(() => pipelineExecutionsTable.id, { onDelete: "cascade" }),
+    pipelineNodeId: integer("pipeline_node_id")
+      .notNull()
+      .references(() => pipelineNodesTable.id, { onDelete: "cascade" }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    entityType: text("entity_type", { enum: evaluationLevels }).notNull(),
+    entityId: integer("entity_id").notNull(),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references((): AnySQLiteColumn => conversationsTable.id, { onDelete: "cascade" }),
+    messageId: integer("message_id").references(() => messagesTable.id, { onDelete: "cascade" }),
+    stepId: integer("step_id").references(() => stepsTable.id, { onDelete: "cascade" }),
+    result: text("result", { mode: "json" }),
+    /** The numeric score used by aggregates (progress score, checkbox 1/0, number value, json score). */
+    score: real("score"),
+    status: text("status", { enum: resultStatuses }).notNull(),
+    error: text("error"),
+    /** The judge's raw reply when it could not be parsed, kept so a user can see what went wrong. */
+    rawOutput: text("raw_output"),
+    executionTime: integer("execution_time").notNull().default(0),
+    modelName: text("model_name"),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    cached: integer("cached", { mode: "boolean" }).notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("evaluation_results_execution_idx").on(t.executionId, t.id),
+    index("evaluation_results_latest_idx").on(t.pipelineNodeId, t.entityType, t.entityId, t.id),
+    index("evaluation_results_dataset_idx").on(t.datasetId),
+    index("evaluation_results_conversation_idx").on(t.conversationId),
+    check("evaluation_results_status_check", sql`${t.status} in ('completed', 'failed')`),
+  ],
+);
+
+export const judgeCacheTable = sqliteTable(
+  "judge_cache",
+  {
+    /** sha256 of everything that decides the answer: model, messages, output schema, settings. */
+    key: text("key").primaryKey(),
+    model: text("model").notNull(),
+    response: text("response", { mode: "json" }).notNull(),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    hits: integer("hits").notNull().default(0),
+    createdAt: createdAt(),
+    lastUsedAt: text("last_used_at").notNull().default(nowIso),
+  },
+  (t) => [index("judge_cache_last_used_idx").on(t.lastUsedAt)],
+);
+
+export type DatasetRow = typeof datasetsTable.$inferSelect;
+export type ConversationRow = typeof conversationsTable.$inferSelect;
+export type MessageRow = typeof messagesTable.$inferSelect;
+export type StepRow = typeof stepsTable.$inferSelect;
+export type MetricTemplateRow = typeof metricTemplatesTable.$inferSelect;
+export type EvaluationPipelineRow = typeof evaluationPipelinesTable.$inferSelect;
+export type PipelineNodeRow = typeof pipelineNodesTable.$inferSelect;
+export type PipelineExecutionRow = typeof pipelineExecutionsTable.$inferSelect;
+export type EvaluationResultRow = typeof evaluationResultsTable.$inferSelect;
+export type JudgeCacheRow = typeof judgeCacheTable.$inferSelect;

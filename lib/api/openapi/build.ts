@@ -1,0 +1,140 @@
+/**
+ * Builds the OpenAPI 3.1 document from the operation list, converting the very zod schemas the route
+ * handlers parse with (zod 4's JSON Schema output is draft 2020-12, which OpenAPI 3.1 uses).
+ */
+import { z } from "zod";
+import { integerTextSchemas } from "@/lib/schemas/common";
+import { datasetOperations } from "./datasets";
+import type { Operation, ResponseSpec } from "./types";
+
+/** Every documented endpoint. Later resources append their lists here. */
+export const operations: Operation[] = [...datasetOperations];
+
+type JsonSchema = Record<string, unknown>;
+
+const componentRef = (id: string) => `#/components/schemas/${id}`;
+
+/** Integer path/query params arrive as text; document them as the integers they are. */
+const override: NonNullable<Parameters<typeof z.toJSONSchema>[1]>["override"] = (ctx) => {
+  const bounds = integerTextSchemas.get(ctx.zodSchema as unknown as z.ZodType);
+  if (!bounds) return;
+  for (const key of Object.keys(ctx.jsonSchema)) delete (ctx.jsonSchema as JsonSchema)[key];
+  Object.assign(ctx.jsonSchema, { type: "integer", ...bounds });
+};
+
+function schemaId(schema: z.ZodType): string | undefined {
+  const meta = z.globalRegistry.get(schema);
+  return typeof meta?.id === "string" ? meta.id : undefined;
+}
+
+function inline(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const out = z.toJSONSchema(schema, {
+    io,
+    target: "draft-2020-12",
+    unrepresentable: "any",
+    override,
+  }) as JsonSchema;
+  delete out.$schema;
+  delete out.id;
+  // Inputs are inlined; a registered (id) schema inside one would leave a dangling local $ref.
+  if (out.$defs) throw new Error(`inline schema has $defs (${Object.keys(out.$defs).join(", ")}): register it only for output`);
+  return out;
+}
+
+function bodySchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const id = schemaId(schema);
+  return id && io === "output" ? { $ref: componentRef(id) } : inline(schema, io);
+}
+
+function parameters(op: Operation): JsonSchema[] {
+  const out: JsonSchema[] = [];
+  const add = (where: "path" | "query", obj: z.ZodObject | undefined) => {
+    if (!obj) return;
+    const json = inline(obj, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
+    for (const [name, schema] of Object.entries(json.properties ?? {})) {
+      const { description, ...rest } = schema;
+      out.push({
+        name,
+        in: where,
+        required: where === "path" || (json.required ?? []).includes(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
+    }
+  };
+  add("path", op.params);
+  add("query", op.query);
+  return out;
+}
+
+function response(spec: ResponseSpec): JsonSchema {
+  const out: JsonSchema = { description: spec.description };
+  if (spec.headers) out.headers = spec.headers;
+  if (spec.schema) {
+    const schema = bodySchema(spec.schema, "output");
+    out.content = { "application/json": { schema: spec.array ? { type: "array", items: schema } : schema } };
+  } else if (spec.contentType) {
+    out.content = { [spec.contentType]: { schema: { type: "string" } } };
+  }
+  return out;
+}
+
+function componentSchemas(): Record<string, JsonSchema> {
+  const all = z.toJSONSchema(z.globalRegistry, {
+    io: "output",
+    target: "draft-2020-12",
+    unrepresentable: "any",
+    override,
+    uri: (id) => componentRef(id),
+  }) as { schemas: Record<string, JsonSchema> };
+  for (const schema of Object.values(all.schemas)) {
+    delete schema.$schema;
+    delete schema.id;
+  }
+  return all.schemas;
+}
+
+/** The whole OpenAPI 3.1 document. */
+export function buildOpenApiDocument(opts: { version: string; serverUrl?: string }): JsonSchema {
+  const paths: Record<string, Record<string, JsonSchema>> = {};
+  for (const op of operations) {
+    const item: JsonSchema = {
+      operationId: op.operationId,
+      summary: op.summary,
+      tags: [op.tag],
+      responses: Object.fromEntries(
+        Object.entries(op.responses).map(([status, spec]) => [status, response(spec)]),
+      ),
+    };
+    if (op.description) item.description = op.description;
+    const params = parameters(op);
+    if (params.length) item.parameters = params;
+    if (op.body) {
+      item.requestBody = {
+        required: true,
+        content: { [op.bodyContentType ?? "application/json"]: { schema: bodySchema(op.body, "input") } },
+      };
+    }
+    (paths[op.path] ??= {})[op.method] = item;
+  }
+  const tags = [...new Set(operations.map((o) => o.tag))].map((name) => ({ name }));
+  return {
+    openapi: "3.1.0",
+    info: {
+      title: "Turnscope API",
+      version: opts.version,
+      description:
+        "Evaluate conversations with AI assistants and agents. Errors share one shape " +
+        "`{error: {code, message, details}}`. Callers name themselves with `X-User-Id` (default `default`). " +
+        "When the server sets `API_TOKEN`, every request needs `Authorization: Bearer <token>`.",
+    },
+    servers: [{ url: opts.serverUrl ?? "/api" }],
+    tags,
+    paths,
+    components: {
+      schemas: componentSchemas(),
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "Only when API_TOKEN is set" } },
+    },
+    security: [{}, { bearer: [] }],
+  };
+}

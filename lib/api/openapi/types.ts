@@ -1,0 +1,28 @@
+import type { z } from "zod";
+
+export type HttpMethod = "get" | "post" | "put" | "patch" | "delete";
+
+export type ResponseSpec = {
+  description: string;
+  /** JSON body; `array: true` wraps it as a list. */
+  schema?: z.ZodType;
+  array?: boolean;
+  /** A non-JSON body (CSV, SSE, a workbook) described in words and by media type. */
+  contentType?: string;
+  headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
+};
+
+/** One endpoint as OpenAPI shows it, built from the zod schemas its route handler parses with. */
+export type Operation = {
+  method: HttpMethod;
+  path: string;
+  operationId: string;
+  summary: string;
+  description?: string;
+  tag: string;
+  params?: z.ZodObject;
+  query?: z.ZodObject;
+  body?: z.ZodType;
+  bodyContentType?: "application/json" | "multipart/form-data";
+  responses: Record<number, ResponseSpec>;
+};

@@ -1,0 +1,150 @@
+/**
+ * The one wrapper every route handler goes through: authenticate, parse params/query/body with zod,
+ * call the handler, and map every error to the wire shape of shared/API.md. A 500 means a bug.
+ */
+import { randomUUID, timingSafeEqual } from "node:crypto";
+import { z } from "zod";
+import { getConfig } from "@/lib/config";
+import { log } from "@/lib/log";
+import { AppError, errorResponse, type ErrorDetail } from "./errors";
+
+type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
+
+export type HandlerInput<P, Q, B> = {
+  params: P;
+  query: Q;
+  body: B;
+  req: Request;
+  /** The caller: `X-User-Id`, or `default`. */
+  userId: string;
+  requestId: string;
+};
+
+export type RouteSpec<P, Q, B> = {
+  params?: z.ZodType<P, unknown>;
+  query?: z.ZodType<Q, unknown>;
+  body?: z.ZodType<B, unknown>;
+  handler: (input: HandlerInput<P, Q, B>) => Promise<Response> | Response;
+};
+
+/** Turn zod issues into `{path, message}` details, paths written like `items[0].name`. */
+export function zodDetails(error: z.ZodError, prefix?: string): ErrorDetail[] {
+  return error.issues.map((issue) => {
+    const parts = prefix ? [prefix, ...issue.path] : issue.path;
+    const path = parts
+      .map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? String(p) : `.${String(p)}`))
+      .join("");
+    return { path: path || "(root)", message: issue.message };
+  });
+}
+
+function parseWith<T>(schema: z.ZodType<T, unknown>, value: unknown, where: string, prefix?: string): T {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const details = zodDetails(parsed.error, prefix);
+    const first = details[0];
+    const summary = first ? `${first.path}: ${first.message}` : "invalid";
+    throw new AppError("bad_request", `Invalid ${where} (${summary})`, details);
+  }
+  return parsed.data;
+}
+
+async function readJsonBody(req: Request): Promise<unknown> {
+  const text = await req.text();
+  if (text.trim() === "") return undefined;
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (e) {
+    throw new AppError("bad_request", `Request body is not valid JSON: ${(e as Error).message}`, [
+      { path: "(root)", message: "not valid JSON" },
+    ]);
+  }
+}
+
+function queryObject(url: URL): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of url.searchParams) out[k] = v;
+  return out;
+}
+
+function tokenMatches(given: string, expected: string): boolean {
+  const a = Buffer.from(given);
+  const b = Buffer.from(expected);
+  return a.length === b.length && timingSafeEqual(a, b);
+}
+
+/** 401 unless the request carries the bearer token, when API_TOKEN is set. */
+export function checkAuth(req: Request): void {
+  const token = getConfig().API_TOKEN;
+  if (!token) return;
+  const header = req.headers.get("authorization") ?? "";
+  const match = /^Bearer\s+(.+)$/i.exec(header);
+  if (!match || !tokenMatches(match[1].trim(), token)) {
+    throw new AppError("unauthorized", "Missing or invalid bearer token (Authorization: Bearer <API_TOKEN>)");
+  }
+}
+
+/** Map anything thrown to a Response; unknown errors are logged and answered as a generic 500. */
+export function toErrorResponse(error: unknown, requestId: string): Response {
+  const headers = { "x-request-id": requestId };
+  if (error instanceof AppError) return error.toResponse(headers);
+  if (error instanceof z.ZodError) {
+    return errorResponse("bad_request", "Invalid input", zodDetails(error), 400, headers);
+  }
+  log.error("unhandled error", { request_id: requestId, error });
+  return errorResponse("internal", "Internal server error", [], 500, headers);
+}
+
+/** Build a Next.js route handler from a spec. */
+export function route<P = Record<string, never>, Q = Record<string, never>, B = undefined>(
+  spec: RouteSpec<P, Q, B>,
+): (req: Request, ctx: RouteContext) => Promise<Response> {
+  return async (req, ctx) => {
+    const requestId = req.headers.get("x-request-id") || randomUUID();
+    const started = performance.now();
+    let response: Response;
+    try {
+      checkAuth(req);
+      const url = new URL(req.url);
+      const rawParams = ctx?.params ? await ctx.params : {};
+      const params = spec.params ? parseWith(spec.params, rawParams, "path parameter") : ({} as P);
+      const query = spec.query ? parseWith(spec.query, queryObject(url), "query parameter") : ({} as Q);
+      const body = spec.body ? parseWith(spec.body, await readJsonBody(req), "request body") : (undefined as B);
+      const userId = (req.headers.get("x-user-id") ?? "").trim() || "default";
+      response = await spec.handler({ params, query, body, req, userId, requestId });
+    } catch (error) {
+      response = toErrorResponse(error, requestId);
+    }
+    if (!response.headers.has("x-request-id")) {
+      try {
+        response.headers.set("x-request-id", requestId);
+      } catch {
+        // Some responses (e.g. from fetch) have immutable headers; the id is in the log either way.
+      }
+    }
+    log.info("request", {
+      request_id: requestId,
+      method: req.method,
+      path: new URL(req.url).pathname,
+      status: response.status,
+      ms: Math.round(performance.now() - started),
+    });
+    return response;
+  };
+}
+
+/** 200 (or another status) with a JSON body. */
+export function json(data: unknown, init: { status?: number; headers?: HeadersInit } = {}): Response {
+  return Response.json(data, { status: init.status ?? 200, headers: init.headers });
+}
+
+/** A page of a list, with `X-Total-Count`. */
+export function page(items: unknown[], total: number): Response {
+  return Response.json(items, {
+    headers: { "x-total-count": String(total), "access-control-expose-headers": "X-Total-Count" },
+  });
+}
+
+export function noContent(): Response {
+  return new Response(null, { status: 204 });
+}

@@ -1,0 +1,63 @@
+/**
+ * Every environment variable Turnscope reads, validated once with zod. The README lists each one with
+ * its default; nothing else in the code reads process.env for configuration.
+ */
+import { z } from "zod";
+
+const positiveInt = (fallback: number) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a positive integer")
+    .transform(Number)
+    .pipe(z.number().int().positive())
+    .optional()
+    .transform((v) => v ?? fallback);
+
+const optionalText = z
+  .string()
+  .trim()
+  .optional()
+  .transform((v) => (v ? v : undefined));
+
+const envSchema = z.object({
+  DATABASE_PATH: z.string().trim().min(1).default("./data/turnscope.db"),
+  API_TOKEN: optionalText,
+  OPENAI_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as http://127.0.0.1:11434/v1" }).optional()),
+  OPENAI_API_KEY: optionalText,
+  JUDGE_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
+  JUDGE_TIMEOUT_MS: positiveInt(60_000),
+  JUDGE_MAX_RETRIES: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a non-negative integer")
+    .transform(Number)
+    .optional()
+    .transform((v) => v ?? 3),
+  JUDGE_MAX_CONCURRENCY: positiveInt(8),
+  /** JSON object: model name → {input, output} price in USD per million tokens. */
+  JUDGE_PRICES: optionalText,
+  MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),
+  LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
+});
+
+export type AppConfig = z.infer<typeof envSchema>;
+
+let cached: AppConfig | undefined;
+
+/** The validated configuration; throws one readable error naming every bad variable. */
+export function getConfig(): AppConfig {
+  if (cached) return cached;
+  const parsed = envSchema.safeParse(process.env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`Invalid configuration in the environment:\n${lines.join("\n")}`);
+  }
+  cached = parsed.data;
+  return cached;
+}
+
+/** Forget the cached configuration so the next read sees the current environment (tests only). */
+export function resetConfig(): void {
+  cached = undefined;
+}

@@ -1,0 +1,84 @@
+/** Wire schemas of datasets and conversations (shared/API.md, "Datasets and conversations"). */
+import { z } from "zod";
+import { messageRoles } from "@/db/schema";
+import { isoTimestamp, jsonValue, paginationQuery } from "./common";
+
+const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+const description = z.string().max(5000, "must be at most 5000 characters").nullable();
+const userId = z.string().trim().min(1).max(200);
+
+export const createDatasetBody = z
+  .object({ name, description: description.optional(), user_id: userId.optional() });
+
+export const updateDatasetBody = z
+  .object({ name: name.optional(), description: description.optional() })
+  .refine((b) => b.name !== undefined || b.description !== undefined, {
+    message: "give at least one of name, description",
+  });
+
+export const listDatasetsQuery = paginationQuery.extend({
+  user_id: userId.optional().describe("Only datasets of this user"),
+});
+
+export const datasetSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    description: z.string().nullable(),
+    user_id: z.string(),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+    conversation_count: z.number().int(),
+    message_count: z.number().int(),
+    step_count: z.number().int(),
+  })
+  .meta({ id: "Dataset" });
+
+export const conversationSummarySchema = z
+  .object({
+    id: z.number().int(),
+    dataset_id: z.number().int(),
+    position: z.number().int(),
+    name: z.string().nullable(),
+    description: z.string().nullable(),
+    meta: jsonValue,
+    message_count: z.number().int(),
+    step_count: z.number().int(),
+    created_at: isoTimestamp,
+  })
+  .meta({ id: "ConversationSummary" });
+
+export const stepSchema = z
+  .object({
+    id: z.number().int(),
+    position: z.number().int(),
+    thinking: z.string().nullable(),
+    tool_call: jsonValue,
+    tool_result: jsonValue,
+    output_content: z.string().nullable(),
+    output_structured: jsonValue,
+    model_name: z.string().nullable(),
+    agent_name: z.string().nullable(),
+  })
+  .meta({ id: "Step" });
+
+export const messageSchema = z
+  .object({
+    id: z.number().int(),
+    position: z.number().int(),
+    role: z.enum(messageRoles),
+    content: z.string().nullable(),
+    meta: jsonValue,
+    steps: z.array(stepSchema),
+  })
+  .meta({ id: "Message" });
+
+export const conversationSchema = conversationSummarySchema
+  .extend({ agents: jsonValue, goal: z.string().nullable(), messages: z.array(messageSchema) })
+  .meta({ id: "Conversation" });
+
+export type CreateDatasetInput = z.infer<typeof createDatasetBody>;
+export type UpdateDatasetInput = z.infer<typeof updateDatasetBody>;
+export type Dataset = z.infer<typeof datasetSchema>;
+export type ConversationSummary = z.infer<typeof conversationSummarySchema>;
+export type Conversation = z.infer<typeof conversationSchema>;
