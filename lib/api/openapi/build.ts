@@ -5,10 +5,11 @@
 import { z } from "zod";
 import { integerTextSchemas } from "@/lib/schemas/common";
 import { datasetOperations } from "./datasets";
+import { healthOperations } from "./health";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations];
+export const operations: Operation[] = [...datasetOperations, ...healthOperations];
 
 type JsonSchema = Record<string, unknown>;
 

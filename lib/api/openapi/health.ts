@@ -1,0 +1,16 @@
+import { healthSchema } from "@/lib/schemas/health";
+import type { Operation } from "./types";
+
+export const healthOperations: Operation[] = [
+  {
+    method: "get",
+    path: "/health",
+    operationId: "getHealth",
+    summary: "Is the service up: database reachable, judge configured, version",
+    tag: "Operations",
+    responses: {
+      200: { description: "Healthy", schema: healthSchema },
+      503: { description: "The database is unreachable", schema: healthSchema },
+    },
+  },
+];

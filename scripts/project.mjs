@@ -1,0 +1,72 @@
+// Shared by the start and test commands: install dependencies and build only when needed.
+import { spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+
+export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+const buildInputs = [
+  "app",
+  "components",
+  "lib",
+  "db",
+  "public",
+  "instrumentation.ts",
+  "next.config.ts",
+  "postcss.config.mjs",
+  "tsconfig.json",
+  "package-lock.json",
+];
+
+/** Run a command in the project root with inherited output; exit the process if it fails. */
+export function run(cmd, args, opts = {}) {
+  const res = spawnSync(cmd, args, { cwd: root, stdio: "inherit", ...opts, env: { ...process.env, ...opts.env } });
+  if (res.status !== 0) {
+    console.error(`\n✗ ${cmd} ${args.join(" ")} failed (exit ${res.status ?? res.signal})`);
+    process.exit(res.status ?? 1);
+  }
+}
+
+/** `npm ci` when node_modules is missing or older than package-lock.json. */
+export function ensureDependencies() {
+  const marker = path.join(root, "node_modules", ".package-lock.json");
+  const lock = path.join(root, "package-lock.json");
+  if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
+  console.log("▸ Installing dependencies (npm ci)…");
+  run("npm", ["ci", "--no-audit", "--no-fund"]);
+}
+
+function* walk(p) {
+  if (!fs.existsSync(p)) return;
+  const stat = fs.statSync(p);
+  if (stat.isFile()) {
+    yield p;
+    return;
+  }
+  for (const entry of fs.readdirSync(p).sort()) {
+    if (entry === "node_modules" || entry.startsWith(".")) continue;
+    yield* walk(path.join(p, entry));
+  }
+}
+
+function sourceFingerprint() {
+  const hash = createHash("sha256");
+  for (const input of buildInputs) {
+    for (const file of walk(path.join(root, input))) {
+      hash.update(path.relative(root, file));
+      hash.update(fs.readFileSync(file));
+    }
+  }
+  return hash.digest("hex");
+}
+
+/** `next build` unless .next holds a build of exactly the current sources. */
+export function ensureBuild() {
+  const stamp = path.join(root, ".next", "turnscope-source.sha256");
+  const fingerprint = sourceFingerprint();
+  const built = fs.existsSync(path.join(root, ".next", "BUILD_ID")) && fs.existsSync(stamp);
+  if (built && fs.readFileSync(stamp, "utf8") === fingerprint) return;
+  console.log("▸ Building the app (next build)…");
+  run("npx", ["next", "build"], { env: { NEXT_TELEMETRY_DISABLED: "1" } });
+  fs.writeFileSync(stamp, fingerprint);
+}
