@@ -27,13 +27,16 @@ export function run(cmd, args, opts = {}) {
   }
 }
 
-/** `npm ci` when node_modules is missing or older than package-lock.json. */
+/**
+ * Install when node_modules is missing or older than package-lock.json. `npm install` rather than
+ * `npm ci`: the lock file only lists the platform builds our registry carries, which `npm ci` refuses.
+ */
 export function ensureDependencies() {
   const marker = path.join(root, "node_modules", ".package-lock.json");
   const lock = path.join(root, "package-lock.json");
   if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
-  console.log("▸ Installing dependencies (npm ci)…");
-  run("npm", ["ci", "--no-audit", "--no-fund"]);
+  console.log("▸ Installing dependencies (npm install)…");
+  run("npm", ["install", "--no-audit", "--no-fund"]);
 }
 
 function* walk(p) {
