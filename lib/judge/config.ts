@@ -1,0 +1,69 @@
+/** The judge's view of the configuration: provider, default model, limits and prices. */
+import { z } from "zod";
+import { getConfig } from "@/lib/config";
+
+const pricesSchema = z.record(
+  z.string(),
+  z.object({ input: z.number().nonnegative(), output: z.number().nonnegative() }),
+);
+export type PriceTable = z.infer<typeof pricesSchema>;
+
+export type JudgeConfig = {
+  configured: boolean;
+  baseURL: string | undefined;
+  apiKey: string | undefined;
+  defaultModel: string;
+  timeoutMs: number;
+  maxRetries: number;
+  maxConcurrency: number;
+  prices: PriceTable;
+};
+
+export const notConfiguredMessage = "no judge model configured: set OPENAI_API_KEY or OPENAI_BASE_URL";
+
+let cached: { source: ReturnType<typeof getConfig>; value: JudgeConfig } | undefined;
+
+/** Parsed once per configuration; an invalid JUDGE_PRICES is a start-up error, named plainly. */
+export function getJudgeConfig(): JudgeConfig {
+  const env = getConfig();
+  if (cached?.source === env) return cached.value;
+  let prices: PriceTable = {};
+  if (env.JUDGE_PRICES) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(env.JUDGE_PRICES);
+    } catch {
+      throw new Error('JUDGE_PRICES must be JSON like {"gpt-4o-mini": {"input": 0.15, "output": 0.6}}');
+    }
+    const parsed = pricesSchema.safeParse(raw);
+    if (!parsed.success) {
+      throw new Error('JUDGE_PRICES must map model names to {"input": usd_per_million, "output": usd_per_million}');
+    }
+    prices = parsed.data;
+  }
+  const value: JudgeConfig = {
+    configured: Boolean(env.OPENAI_BASE_URL || env.OPENAI_API_KEY),
+    baseURL: env.OPENAI_BASE_URL,
+    apiKey: env.OPENAI_API_KEY,
+    defaultModel: env.JUDGE_MODEL,
+    timeoutMs: env.JUDGE_TIMEOUT_MS,
+    maxRetries: env.JUDGE_MAX_RETRIES,
+    maxConcurrency: env.JUDGE_MAX_CONCURRENCY,
+    prices,
+  };
+  cached = { source: env, value };
+  return value;
+}
+
+/** The model a cell uses: the run's override, else the metric's, else the default. */
+export function resolveModelName(...candidates: Array<string | null | undefined>): string {
+  for (const c of candidates) if (c && c.trim()) return c.trim();
+  return getJudgeConfig().defaultModel;
+}
+
+/** USD cost of the tokens for a model, or null when the price table does not list it. */
+export function costOf(model: string, inputTokens: number, outputTokens: number): number | null {
+  const price = getJudgeConfig().prices[model];
+  if (!price) return null;
+  return (inputTokens * price.input + outputTokens * price.output) / 1_000_000;
+}

@@ -1,0 +1,272 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { clearJudgeCache } from "@/db/repositories/judge";
+import { resetConfig } from "@/lib/config";
+import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
+import { costOf, resolveModelName } from "./config";
+import { judge, type JudgeDeps } from "./judge";
+import { limiterFor } from "./limiter";
+
+let double: JudgeDouble;
+const sleeps: number[] = [];
+// Backoff delays are recorded, not waited for, so retry tests are fast and exact.
+const deps: JudgeDeps = {
+  retry: { random: () => 0.5, sleep: async (ms) => void sleeps.push(ms) },
+};
+
+function configure(env: Record<string, string | undefined>) {
+  for (const [k, v] of Object.entries(env)) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  resetConfig();
+}
+
+beforeAll(async () => {
+  double = await startJudgeDouble();
+});
+afterAll(async () => {
+  await double.close();
+});
+beforeEach(() => {
+  double.reset();
+  sleeps.length = 0;
+  clearJudgeCache();
+  configure({
+    OPENAI_BASE_URL: double.baseURL,
+    OPENAI_API_KEY: "sk-test-secret",
+    JUDGE_MAX_RETRIES: "3",
+    JUDGE_TIMEOUT_MS: "5000",
+    JUDGE_PRICES: undefined,
+    JUDGE_MODEL: undefined,
+  });
+});
+afterEach(() => configure({ OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined }));
+
+const progress = (prompt = `Rate this ${Math.random()}`) =>
+  ({ model: "gpt-4o-mini", system: "You are a judge.", prompt, outputType: "progress" }) as const;
+
+describe("configuration", () => {
+  it("fails the cell with one clear error when no provider is configured", async () => {
+    configure({ OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined });
+    const out = await judge(progress());
+    expect(out).toMatchObject({
+      status: "failed",
+      error: "no judge model configured: set OPENAI_API_KEY or OPENAI_BASE_URL",
+      result: null,
+      score: null,
+    });
+    expect(double.count()).toBe(0);
+  });
+
+  it("picks the run's model, then the metric's, then JUDGE_MODEL; router-style names pass through", async () => {
+    configure({ JUDGE_MODEL: "judge-default" });
+    expect(resolveModelName(null, undefined)).toBe("judge-default");
+    expect(resolveModelName(null, "metric-model")).toBe("metric-model");
+    expect(resolveModelName("openai/gpt-4o-mini", "metric-model")).toBe("openai/gpt-4o-mini");
+    await judge({ ...progress(), model: "openai/gpt-4o-mini" });
+    expect((double.requests.at(-1)?.body as { model: string }).model).toBe("openai/gpt-4o-mini");
+    expect(double.requests.at(-1)?.path).toBe("/v1/chat/completions");
+  });
+
+  it("prices tokens from JUDGE_PRICES", () => {
+    configure({ JUDGE_PRICES: '{"gpt-4o-mini": {"input": 0.15, "output": 0.6}}' });
+    expect(costOf("gpt-4o-mini", 1_000_000, 500_000)).toBeCloseTo(0.45);
+    expect(costOf("unknown", 10, 10)).toBeNull();
+  });
+});
+
+describe("verdicts by output type", () => {
+  it("asks for structured output and returns a progress verdict with usage", async () => {
+    const out = await judge(progress());
+    expect(out.status).toBe("completed");
+    expect(out.result).toEqual({ score: 0.8, reasoning: expect.any(String) });
+    expect(out.score).toBe(0.8);
+    expect(out.inputTokens).toBeGreaterThan(0);
+    expect(out.outputTokens).toBeGreaterThan(0);
+    expect(out.cached).toBe(false);
+    const body = double.requests.at(-1)?.body as { response_format: { type: string; json_schema: { schema: unknown } }; temperature: number };
+    expect(body.response_format.type).toBe("json_schema");
+    expect(body.response_format.json_schema.schema).toMatchObject({ required: ["score", "reasoning"] });
+    expect(body.temperature).toBe(0);
+  });
+
+  it("clamps progress scores to [0, 1]", async () => {
+    double.enqueue({ kind: "verdict", body: { score: 1.7, reasoning: "great" } });
+    expect((await judge(progress())).result).toEqual({ score: 1, reasoning: "great" });
+    double.enqueue({ kind: "verdict", body: { score: -3, reasoning: "bad" } });
+    expect((await judge(progress())).score).toBe(0);
+  });
+
+  it("returns checkbox, number and text verdicts", async () => {
+    double.enqueue({ kind: "verdict", body: { value: false, reasoning: "no" } });
+    const box = await judge({ ...progress(), outputType: "checkbox" });
+    expect(box).toMatchObject({ status: "completed", result: { value: false, reasoning: "no" }, score: 0 });
+    double.enqueue({ kind: "verdict", body: { value: 7.5, reasoning: "ok" } });
+    expect(await judge({ ...progress(), outputType: "number" })).toMatchObject({ result: { value: 7.5 }, score: 7.5 });
+    double.enqueue({ kind: "verdict", body: { value: "a summary" } });
+    expect(await judge({ ...progress(), outputType: "text" })).toMatchObject({ result: { value: "a summary" }, score: null });
+  });
+
+  it("validates json verdicts against the metric's output_schema and takes its score", async () => {
+    const outputSchema = {
+      type: "object",
+      properties: { score: { type: "number" }, reasks: { type: "array", items: { type: "integer" } } },
+      required: ["score", "reasks"],
+    };
+    double.enqueue({ kind: "verdict", body: { score: 0.25, reasks: [2, 4] } });
+    const ok = await judge({ ...progress(), outputType: "json", outputSchema });
+    expect(ok).toMatchObject({ status: "completed", result: { score: 0.25, reasks: [2, 4] }, score: 0.25 });
+
+    double.enqueue({ kind: "verdict", body: { score: "high" } }, { kind: "verdict", body: { reasks: "none" } });
+    const bad = await judge({ ...progress(), outputType: "json", outputSchema });
+    expect(bad.status).toBe("failed");
+    expect(bad.error).toMatch(/does not match the output schema/);
+    expect(bad.rawOutput).toContain("reasks");
+    expect(double.count()).toBe(3); // one call, one repair, for the bad verdict
+  });
+
+  it("extracts JSON from fenced or chatty replies of providers that ignore structured output", async () => {
+    double.enqueue({ kind: "text", content: 'Sure! Here is my verdict:\n```json\n{"score": 0.4, "reasoning": "meh"}\n```' });
+    expect(await judge(progress())).toMatchObject({ status: "completed", score: 0.4 });
+    double.enqueue({ kind: "text", content: 'My verdict is {"score": 0.9, "reasoning": "a {nested} brace"} overall.' });
+    expect(await judge(progress())).toMatchObject({ status: "completed", score: 0.9 });
+    expect(double.count()).toBe(2);
+  });
+
+  it("repairs once, then fails keeping the raw reply", async () => {
+    double.enqueue({ kind: "malformed" }, { kind: "verdict", body: { score: 0.6, reasoning: "fixed" } });
+    const repaired = await judge(progress());
+    expect(repaired).toMatchObject({ status: "completed", score: 0.6 });
+    const repairBody = double.requests.at(-1)?.body as { messages: Array<{ role: string; content: string }> };
+    expect(repairBody.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+
+    double.enqueue({ kind: "malformed" }, { kind: "malformed" });
+    const failed = await judge(progress());
+    expect(failed.status).toBe("failed");
+    expect(failed.error).toBe("invalid judge output: the judge's reply is not valid JSON");
+    expect(failed.rawOutput).toMatch(/^\{"score"/);
+  });
+});
+
+describe("failures", () => {
+  it("retries a 429 honouring Retry-After, then succeeds", async () => {
+    double.enqueue({ kind: "rate_limit", retryAfterSeconds: 2 });
+    const out = await judge(progress(), deps);
+    expect(out).toMatchObject({ status: "completed", attempts: 2 });
+    expect(sleeps).toHaveLength(1);
+    expect(sleeps[0]).toBeGreaterThanOrEqual(2000);
+    expect(sleeps[0]).toBeLessThan(2300);
+  });
+
+  it("retries 5xx with exponential backoff and gives up after JUDGE_MAX_RETRIES", async () => {
+    double.enqueue({ kind: "server_error" }, { kind: "server_error", status: 503 }, { kind: "server_error" }, { kind: "server_error" });
+    const out = await judge(progress(), deps);
+    expect(out.status).toBe("failed");
+    expect(out.error).toMatch(/^judge server error \(500\) after 4 attempts/);
+    expect(double.count()).toBe(4);
+    expect(sleeps).toEqual([250, 500, 1000]); // random() = 0.5 of 500·2^n
+  });
+
+  it("does not retry other 4xx", async () => {
+    double.enqueue({ kind: "http_error", status: 400, message: "bad model" });
+    const out = await judge(progress());
+    expect(out.status).toBe("failed");
+    expect(out.error).toMatch(/judge rejected the request \(400\)/);
+    expect(double.count()).toBe(1);
+  });
+
+  it("times out a hanging call and retries it", async () => {
+    configure({ JUDGE_TIMEOUT_MS: "300", JUDGE_MAX_RETRIES: "1" });
+    double.enqueue({ kind: "hang" });
+    const out = await judge(progress());
+    expect(out).toMatchObject({ status: "completed", attempts: 2 });
+    double.enqueue({ kind: "hang" }, { kind: "hang" });
+    const failed = await judge(progress());
+    expect(failed.error).toBe("judge call timed out after 300 ms after 2 attempts");
+  });
+
+  it("aborts the call in flight when the caller cancels, and throws", async () => {
+    double.enqueue({ kind: "hang" });
+    const controller = new AbortController();
+    const pending = judge({ ...progress(), signal: controller.signal });
+    await expect.poll(() => double.count(), { timeout: 5000 }).toBe(1);
+    controller.abort(new Error("cancelled by user"));
+    await expect(pending).rejects.toThrow("cancelled by user");
+    await expect.poll(() => double.inFlight()).toBe(0);
+    expect(double.count()).toBe(1);
+  });
+
+  it("never caches errors", async () => {
+    const req = progress("same prompt for error caching");
+    double.enqueue({ kind: "http_error", status: 400 });
+    expect((await judge(req)).status).toBe("failed");
+    expect((await judge(req)).status).toBe("completed");
+    expect(double.count()).toBe(2);
+  });
+});
+
+describe("cache", () => {
+  it("answers an unchanged cell from the cache at no cost, unless asked not to", async () => {
+    const req = progress("cache me");
+    const first = await judge(req);
+    const second = await judge(req);
+    expect(second).toMatchObject({ status: "completed", cached: true, result: first.result, inputTokens: 0, outputTokens: 0 });
+    expect(double.count()).toBe(1);
+    expect((await judge({ ...req, noCache: true })).cached).toBe(false);
+    expect(double.count()).toBe(2);
+    // Anything that decides the answer changes the key.
+    await judge({ ...req, model: "other-model" });
+    await judge({ ...req, system: "Another system prompt" });
+    await judge({ ...req, outputType: "checkbox" });
+    expect(double.count()).toBe(5);
+  });
+});
+
+describe("adaptive limiter", () => {
+  it("halves on a 429 and grows back by one after a run of successes", async () => {
+    const limiter = limiterFor("limiter-unit", 8);
+    limiter.onRateLimit();
+    expect(limiter.currentLimit).toBe(4);
+    limiter.onRateLimit();
+    limiter.onRateLimit();
+    limiter.onRateLimit();
+    expect(limiter.currentLimit).toBe(1);
+    for (let i = 0; i < 10; i++) limiter.onSuccess();
+    expect(limiter.currentLimit).toBe(2);
+  });
+
+  it("keeps at most the limit in flight and lets waiters in as slots free", async () => {
+    const limiter = limiterFor("limiter-slots", 2);
+    const a = await limiter.acquire();
+    await limiter.acquire();
+    let thirdIn = false;
+    const third = limiter.acquire().then((r) => {
+      thirdIn = true;
+      return r;
+    });
+    await new Promise((r) => setTimeout(r, 10));
+    expect(thirdIn).toBe(false);
+    expect(limiter.inFlight).toBe(2);
+    a();
+    (await third)();
+    expect(thirdIn).toBe(true);
+    const controller = new AbortController();
+    const waiting = limiter.acquire(controller.signal);
+    const blocked = limiter.acquire(controller.signal);
+    controller.abort(new Error("stop"));
+    await expect(blocked).rejects.toThrow("stop");
+    (await waiting)();
+  });
+
+  it("limits calls in flight across concurrent judge calls to JUDGE_MAX_CONCURRENCY", async () => {
+    configure({ JUDGE_MAX_CONCURRENCY: "3" });
+    double.setLatency(80);
+    let peak = 0;
+    const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 5);
+    await Promise.all(Array.from({ length: 12 }, (_, i) => judge({ ...progress(`concurrent ${i}`), model: "concurrency-model" })));
+    clearInterval(timer);
+    expect(peak).toBeGreaterThan(0);
+    expect(peak).toBeLessThanOrEqual(3);
+    configure({ JUDGE_MAX_CONCURRENCY: undefined });
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * One judge call, end to end: cache → limiter → AI SDK structured-output call (with retries and a
+ * time limit) → parse and validate by output type → one repair attempt. Failures are outcomes, not
+ * exceptions; only the caller's own abort (cancel) is thrown.
+ */
+import { createHash } from "node:crypto";
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText, jsonSchema, NoObjectGeneratedError, Output, type LanguageModel, type ModelMessage } from "ai";
+import { readJudgeCache, writeJudgeCache } from "@/db/repositories/judge";
+import type { OutputType } from "@/db/schema";
+import { getJudgeConfig, notConfiguredMessage, type JudgeConfig } from "./config";
+import { extractJson } from "./extract-json";
+import { limiterFor } from "./limiter";
+import { classifyError, realRetryDeps, withRetries, type RetryDeps } from "./retry";
+import { checkVerdict, verdictSchema, type JsonSchema } from "./verdicts";
+
+export type JudgeRequest = {
+  model: string;
+  system?: string;
+  prompt: string;
+  outputType: OutputType;
+  outputSchema?: unknown;
+  /** The runner's cancel signal: aborting it aborts the call in flight. */
+  signal?: AbortSignal;
+  /** Skip the cache read (the fresh verdict is still stored). */
+  noCache?: boolean;
+};
+
+export type JudgeOutcome = {
+  status: "completed" | "failed";
+  result: Record<string, unknown> | null;
+  score: number | null;
+  error: string | null;
+  /** The judge's reply when it could not be used, kept for the user to read. */
+  rawOutput: string | null;
+  model: string;
+  inputTokens: number;
+  outputTokens: number;
+  latencyMs: number;
+  cached: boolean;
+  attempts: number;
+};
+
+export type JudgeDeps = {
+  /** The AI SDK model for a name; tests may swap it, production uses the OpenAI-compatible provider. */
+  languageModel?: (model: string, config: JudgeConfig) => LanguageModel;
+  retry?: RetryDeps;
+  now?: () => number;
+};
+
+class JudgeTimeoutError extends Error {
+  override name = "JudgeTimeoutError";
+}
+
+const providers = new Map<string, ReturnType<typeof createOpenAI>>();
+
+/** Chat-completions model of the configured OpenAI-compatible provider (vLLM, Ollama, … all speak it). */
+export function defaultLanguageModel(model: string, config: JudgeConfig): LanguageModel {
+  const key = `${config.baseURL ?? ""}\u0000${config.apiKey ?? ""}`;
+  let provider = providers.get(key);
+  if (!provider) {
+    provider = createOpenAI({ baseURL: config.baseURL, apiKey: config.apiKey ?? "not-needed", name: "judge" });
+    providers.set(key, provider);
+  }
+  return provider.chat(model);
+}
+
+/** The cache key: everything that decides the answer. */
+export function judgeCacheKey(req: Pick<JudgeRequest, "model" | "system" | "prompt" | "outputType">, schema: JsonSchema): string {
+  const material = JSON.stringify({ v: 1, model: req.model, system: req.system ?? "", prompt: req.prompt, type: req.outputType, schema, temperature: 0 });
+  return createHash("sha256").update(material).digest("hex");
+}
+
+type CallResult = { text: string; value: unknown; parsed: boolean; inputTokens: number; outputTokens: number };
+
+async function callOnce(
+  model: LanguageModel,
+  messages: ModelMessage[],
+  system: string | undefined,
+  schema: JsonSchema,
+  timeoutMs: number,
+  signal: AbortSignal | undefined,
+): Promise<CallResult> {
+  const timeout = AbortSignal.timeout(timeoutMs);
+  const abortSignal = signal ? AbortSignal.any([signal, timeout]) : timeout;
+  try {
+    const res = await generateText({
+      model,
+      system,
+      messages,
+      output: Output.object({ schema: jsonSchema(schema), name: "verdict" }),
+      temperature: 0,
+      maxRetries: 0,
+      abortSignal,
+      providerOptions: { openai: { strictJsonSchema: false } },
+    });
+    return {
+      text: res.text,
+      value: res.output,
+      parsed: true,
+      inputTokens: res.usage.inputTokens ?? 0,
+      outputTokens: res.usage.outputTokens ?? 0,
+    };
+  } catch (error) {
+    if (signal?.aborted) throw signal.reason;
+    if (timeout.aborted) throw new JudgeTimeoutError(`judge call timed out after ${timeoutMs} ms`);
+    if (NoObjectGeneratedError.isInstance(error)) {
+      // The provider answered but not with parseable JSON: keep the text for extraction and repair.
+      return {
+        text: error.text ?? "",
+        value: undefined,
+        parsed: false,
+        inputTokens: error.usage?.inputTokens ?? 0,
+        outputTokens: error.usage?.outputTokens ?? 0,
+      };
+    }
+    throw error;
+  }
+}
+
+function describeFailure(error: unknown, attempts: number, timeoutMs: number): string {
+  const info = classifyError(error);
+  const tries = attempts > 1 ? ` after ${attempts} attempts` : "";
+  const detail = (error as Error)?.message?.slice(0, 300) ?? String(error);
+  switch (info.kind) {
+    case "rate_limit":
+      return `judge rate limited (429)${tries}`;
+    case "server":
+      return `judge server error (${info.status})${tries}: ${detail}`;
+    case "timeout":
+      return `judge call timed out after ${timeoutMs} ms${tries}`;
+    case "network":
+      return `judge unreachable${tries}: ${detail}`;
+    case "client":
+      return `judge rejected the request (${info.status}): ${detail}`;
+    default:
+      return `judge call failed: ${detail}`;
+  }
+}
+
+/** Judge one prompt; never throws except when `req.signal` is aborted. */
+export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<JudgeOutcome> {
+  const now = deps.now ?? Date.now;
+  const started = now();
+  const base = { model: req.model, inputTokens: 0, outputTokens: 0, cached: false, attempts: 0 };
+  const fail = (error: string, rawOutput: string | null = null, extra: Partial<JudgeOutcome> = {}): JudgeOutcome => ({
+    ...base,
+    status: "failed",
+    result: null,
+    score: null,
+    error,
+    rawOutput,
+    latencyMs: now() - started,
+    ...extra,
+  });
+
+  const config = getJudgeConfig();
+  if (!config.configured && !deps.languageModel) return fail(notConfiguredMessage);
+
+  const schema = verdictSchema(req.outputType, req.outputSchema);
+  const key = judgeCacheKey(req, schema);
+  if (!req.noCache) {
+    const hit = readJudgeCache(key);
+    if (hit) {
+      const check = checkVerdict(req.outputType, req.outputSchema, hit.response);
+      if (check.ok) {
+        return { ...base, status: "completed", ...check.verdict, error: null, rawOutput: null, cached: true, latencyMs: now() - started };
+      }
+    }
+  }
+
+  const model = (deps.languageModel ?? defaultLanguageModel)(req.model, config);
+  const limiter = limiterFor(req.model, config.maxConcurrency);
+  let attempts = 0;
+  let inputTokens = 0;
+  let outputTokens = 0;
+  const call = (messages: ModelMessage[]) =>
+    withRetries(
+      async () => {
+        attempts++;
+        const release = await limiter.acquire(req.signal);
+        try {
+          const res = await callOnce(model, messages, req.system, schema, config.timeoutMs, req.signal);
+          limiter.onSuccess();
+          inputTokens += res.inputTokens;
+          outputTokens += res.outputTokens;
+          return res;
+        } finally {
+          release();
+        }
+      },
+      {
+        maxRetries: config.maxRetries,
+        signal: req.signal,
+        deps: deps.retry ?? realRetryDeps,
+        onFailure: (info) => {
+          if (info.kind === "rate_limit") limiter.onRateLimit();
+        },
+      },
+    );
+
+  const interpret = (res: CallResult) => {
+    const candidate = res.parsed ? { ok: true as const, value: res.value } : extractJson(res.text);
+    if (!candidate.ok) return { ok: false as const, reason: "the judge's reply is not valid JSON" };
+    return checkVerdict(req.outputType, req.outputSchema, candidate.value);
+  };
+
+  const messages: ModelMessage[] = [{ role: "user", content: req.prompt }];
+  let first: CallResult;
+  try {
+    first = await call(messages);
+  } catch (error) {
+    if (req.signal?.aborted) throw req.signal.reason;
+    return fail(describeFailure(error, attempts, config.timeoutMs), null, { attempts, inputTokens, outputTokens });
+  }
+  let check = interpret(first);
+  let raw = first.text;
+  if (!check.ok) {
+    // One repair attempt: show the model its reply and the reason, ask for the JSON alone.
+    const repair: ModelMessage[] = [
+      ...messages,
+      { role: "assistant", content: first.text || "(empty reply)" },
+      {
+        role: "user",
+        content: `That reply could not be used: ${check.reason}. Reply again with only a JSON object that matches this JSON schema, and nothing else:\n${JSON.stringify(schema)}`,
+      },
+    ];
+    try {
+      const second = await call(repair);
+      const secondCheck = interpret(second);
+      if (secondCheck.ok) check = secondCheck;
+      else raw = second.text || raw;
+    } catch {
+      if (req.signal?.aborted) throw req.signal.reason;
+      // The first reply is what the user should see; the repair failure is secondary.
+    }
+  }
+  if (!check.ok) {
+    return fail(`invalid judge output: ${check.reason}`, raw || null, { attempts, inputTokens, outputTokens });
+  }
+  writeJudgeCache({ key, model: req.model, response: check.verdict.result, inputTokens, outputTokens });
+  return {
+    ...base,
+    status: "completed",
+    ...check.verdict,
+    error: null,
+    rawOutput: null,
+    attempts,
+    inputTokens,
+    outputTokens,
+    latencyMs: now() - started,
+  };
+}
