@@ -1,0 +1,11 @@
+import { route } from "@/lib/api/route";
+import { importIntoDatasetResponse } from "@/lib/import/http";
+import { idParams } from "@/lib/schemas/common";
+
+// Large uploads are parsed and inserted in process; never cache or prerender this route.
+export const dynamic = "force-dynamic";
+
+export const POST = route({
+  params: idParams,
+  handler: ({ params, req }) => importIntoDatasetResponse(req, params.id),
+});

@@ -1,0 +1,8 @@
+import { route } from "@/lib/api/route";
+import { createAndImportResponse } from "@/lib/import/http";
+
+export const dynamic = "force-dynamic";
+
+export const POST = route({
+  handler: ({ req, userId }) => createAndImportResponse(req, userId),
+});

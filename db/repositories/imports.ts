@@ -1,0 +1,111 @@
+/**
+ * The bulk insert behind an import: one SQLite transaction, three prepared statements reused for every
+ * row, so a 10,000-conversation file costs one commit instead of a round-trip per row. Nothing here
+ * validates; lib/import hands over conversations that already passed every stage.
+ */
+import "server-only";
+import type { MessageRole } from "../schema";
+import { getDb } from "../client";
+
+export type BulkStep = {
+  thinking: string | null;
+  toolCall: unknown;
+  toolResult: unknown;
+  outputContent: string | null;
+  outputStructured: unknown;
+  modelName: string | null;
+  agentName: string | null;
+};
+export type BulkMessage = { role: MessageRole; content: string | null; meta: unknown; steps: BulkStep[] };
+export type BulkConversation = {
+  name: string | null;
+  description: string | null;
+  meta: unknown;
+  agents: unknown;
+  messages: BulkMessage[];
+};
+
+export type BulkTarget = { datasetId: number } | { create: { name: string; description: string | null; userId: string } };
+
+export type BulkResult =
+  | { ok: true; datasetId: number; created: boolean; conversations: number; messages: number; steps: number }
+  | { ok: false; reason: "dataset_not_found" };
+
+/** JSON columns hold exactly what was given; absent and null are both stored as NULL. */
+const jsonText = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value));
+
+class DatasetMissing extends Error {}
+
+/** Insert every conversation, message and step, creating the dataset first when asked; all or nothing. */
+export function insertConversationsBulk(target: BulkTarget, conversations: BulkConversation[]): BulkResult {
+  const sqlite = getDb().$client;
+  const now = new Date().toISOString();
+  const insertDataset = sqlite.prepare(
+    "insert into datasets (name, description, user_id, created_at, updated_at) values (?, ?, ?, ?, ?)",
+  );
+  const findDataset = sqlite.prepare("select id from datasets where id = ?");
+  const nextPosition = sqlite.prepare("select coalesce(max(position) + 1, 0) as next from conversations where dataset_id = ?");
+  const touchDataset = sqlite.prepare("update datasets set updated_at = ? where id = ?");
+  const insertConversation = sqlite.prepare(
+    "insert into conversations (dataset_id, position, name, description, meta, agents, created_at) values (?, ?, ?, ?, ?, ?, ?)",
+  );
+  const insertMessage = sqlite.prepare(
+    "insert into messages (conversation_id, dataset_id, position, role, content, meta, created_at) values (?, ?, ?, ?, ?, ?, ?)",
+  );
+  const insertStep = sqlite.prepare(
+    "insert into steps (message_id, conversation_id, dataset_id, position, thinking, tool_call, tool_result, output_content, output_structured, model_name, agent_name, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+  );
+
+  const run = sqlite.transaction((): BulkResult => {
+    let datasetId: number;
+    if ("create" in target) {
+      const { name, description, userId } = target.create;
+      datasetId = Number(insertDataset.run(name, description, userId, now, now).lastInsertRowid);
+    } else {
+      datasetId = target.datasetId;
+      // Checked inside the transaction: a dataset deleted meanwhile must not receive orphan rows.
+      if (!findDataset.get(datasetId)) throw new DatasetMissing();
+      touchDataset.run(now, datasetId);
+    }
+    // A second import into a dataset continues its order instead of colliding with it.
+    const offset = (nextPosition.get(datasetId) as { next: number }).next;
+    let messages = 0;
+    let steps = 0;
+    conversations.forEach((c, ci) => {
+      const conversationId = Number(
+        insertConversation.run(datasetId, offset + ci, c.name, c.description, jsonText(c.meta), jsonText(c.agents), now).lastInsertRowid,
+      );
+      c.messages.forEach((m, mi) => {
+        const messageId = Number(
+          insertMessage.run(conversationId, datasetId, mi, m.role, m.content, jsonText(m.meta), now).lastInsertRowid,
+        );
+        messages++;
+        m.steps.forEach((s, si) => {
+          insertStep.run(
+            messageId,
+            conversationId,
+            datasetId,
+            si,
+            s.thinking,
+            jsonText(s.toolCall),
+            jsonText(s.toolResult),
+            s.outputContent,
+            jsonText(s.outputStructured),
+            s.modelName,
+            s.agentName,
+            now,
+          );
+          steps++;
+        });
+      });
+    });
+    return { ok: true, datasetId, created: "create" in target, conversations: conversations.length, messages, steps };
+  });
+
+  try {
+    return run.immediate();
+  } catch (error) {
+    if (error instanceof DatasetMissing) return { ok: false, reason: "dataset_not_found" };
+    throw error;
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Importing a conversations file: decode → parse → detect format and normalise → validate in stages →
+ * insert in one transaction. The result is the wire body of shared/API.md ("Import") with its status.
+ */
+import "server-only";
+import { insertConversationsBulk } from "@/db/repositories/imports";
+import { notFound } from "@/lib/api/errors";
+import { getConfig } from "@/lib/config";
+import { getDataset } from "@/lib/datasets";
+import type { ImportFailure, ImportFormat, ImportIssue, ImportSuccess } from "@/lib/schemas/imports";
+import { decodeUpload } from "./decode";
+import { buildFeedback, type FeedbackDeps } from "./feedback";
+import { normaliseUpload } from "./formats";
+import { parseUpload } from "./parse";
+import { validateConversations, type ImportConversation, type ImportCounts } from "./validate";
+
+export type ImportTarget = { datasetId: number } | { create: { name: string; description: string | null; userId: string } };
+
+export type ImportOutcome =
+  | { ok: true; status: 200 | 201; body: ImportSuccess }
+  | { ok: false; status: 400 | 413 | 415 | 422; body: ImportFailure };
+
+export type CheckedUpload =
+  | { ok: true; format: ImportFormat; conversations: ImportConversation[]; counts: ImportCounts; warnings: ImportIssue[] }
+  | { ok: false; status: 400 | 413 | 415 | 422; errors: ImportIssue[]; warnings: ImportIssue[]; format?: ImportFormat; data?: unknown; text?: string };
+
+/** Every check an upload goes through before anything is written; pure, no database. */
+export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number }): CheckedUpload {
+  const decoded = decodeUpload(bytes, opts);
+  if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
+  const warnings = decoded.warnings;
+  const parsed = parseUpload(decoded.text);
+  if (!parsed.ok) return { ok: false, status: parsed.status, errors: parsed.errors, warnings, text: decoded.text };
+  const normalised = normaliseUpload(parsed);
+  const validated = validateConversations(normalised.data, { lines: normalised.lines });
+  const format = normalised.format;
+  if (!validated.ok) {
+    const data = parsed.kind === "json" ? parsed.value : normalised.data;
+    return { ok: false, status: 422, errors: validated.errors, warnings: [...warnings, ...validated.warnings], format, data, text: decoded.text };
+  }
+  return { ok: true, format, conversations: validated.conversations, counts: validated.counts, warnings: [...warnings, ...validated.warnings] };
+}
+
+/** Validate an upload and, when it passes, insert all of it into the target dataset in one transaction. */
+export async function importConversations(input: {
+  bytes: Uint8Array;
+  target: ImportTarget;
+  getFeedback: boolean;
+  maxBytes?: number;
+  deps?: FeedbackDeps;
+}): Promise<ImportOutcome> {
+  const checked = checkUpload(input.bytes, { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES });
+  if (!checked.ok) {
+    const body: ImportFailure = { success: false, errors: checked.errors, warnings: checked.warnings };
+    if (checked.format) body.format = checked.format;
+    if (input.getFeedback) {
+      body.llm_feedback = await buildFeedback(
+        { errors: checked.errors, data: checked.data, excerpt: checked.text?.slice(0, 4000) ?? "", format: checked.format },
+        input.deps,
+      );
+    }
+    return { ok: false, status: checked.status, body };
+  }
+
+  const inserted = insertConversationsBulk(input.target, checked.conversations);
+  if (!inserted.ok) throw notFound("Dataset", "datasetId" in input.target ? input.target.datasetId : "");
+  const body: ImportSuccess = {
+    success: true,
+    dataset_id: inserted.datasetId,
+    format: checked.format,
+    conversations_imported: inserted.conversations,
+    messages_imported: inserted.messages,
+    steps_imported: inserted.steps,
+    errors: [],
+    warnings: checked.warnings,
+  };
+  if (inserted.created) body.dataset = getDataset(inserted.datasetId);
+  return { ok: true, status: inserted.created ? 201 : 200, body };
+}
