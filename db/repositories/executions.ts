@@ -1,0 +1,218 @@
+/** Executions and their evaluation results: the only place these tables are queried. */
+import "server-only";
+import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
+import { getDb } from "../client";
+import {
+  conversationsTable,
+  evaluationResultsTable,
+  messagesTable,
+  pipelineExecutionsTable,
+  stepsTable,
+  type EvaluationLevel,
+  type EvaluationResultRow,
+  type ExecutionStatus,
+  type PipelineExecutionRow,
+} from "../schema";
+
+const nowIso = () => new Date().toISOString();
+const MAX_STORED_ERRORS = 1000;
+
+export type NewExecution = {
+  evaluationPipelineId: number | null;
+  datasetId: number;
+  pipelineNodeId: number | null;
+  totalEvaluations: number;
+  meta: Record<string, unknown>;
+};
+
+export function insertExecution(values: NewExecution): PipelineExecutionRow {
+  return getDb()
+    .insert(pipelineExecutionsTable)
+    .values({ ...values, status: "pending", errors: [] })
+    .returning()
+    .get();
+}
+
+export function getExecutionRow(id: number): PipelineExecutionRow | undefined {
+  return getDb().select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, id)).get();
+}
+
+/** Move an execution on; `onlyIfActive` refuses to touch one that is already final. */
+export function updateExecution(
+  id: number,
+  values: Partial<Pick<PipelineExecutionRow, "status" | "startedAt" | "completedAt" | "durationMs" | "meta" | "errors">>,
+  opts: { onlyIfActive?: boolean } = {},
+): PipelineExecutionRow | undefined {
+  const where = opts.onlyIfActive
+    ? and(eq(pipelineExecutionsTable.id, id), inArray(pipelineExecutionsTable.status, ["pending", "processing"]))
+    : eq(pipelineExecutionsTable.id, id);
+  return getDb().update(pipelineExecutionsTable).set(values).where(where).returning().get();
+}
+
+export type NewResult = Omit<typeof evaluationResultsTable.$inferInsert, "id" | "createdAt">;
+
+/**
+ * Save one cell's result and count it on its execution in one transaction, so the counters always
+ * add up to the rows; a failure is also appended to the execution's `errors` (capped).
+ */
+export function insertResult(values: NewResult, errorMessage?: string): EvaluationResultRow {
+  const db = getDb();
+  return db.transaction((tx) => {
+    const row = tx.insert(evaluationResultsTable).values(values).returning().get();
+    const failed = values.status === "failed";
+    const error = failed
+      ? JSON.stringify({
+          pipeline_node_id: values.pipelineNodeId,
+          entity_type: values.entityType,
+          entity_id: values.entityId,
+          message: errorMessage ?? values.error ?? "failed",
+        })
+      : null;
+    tx.update(pipelineExecutionsTable)
+      .set(
+        failed
+          ? {
+              failedEvaluations: sql`${pipelineExecutionsTable.failedEvaluations} + 1`,
+              errors: sql`case when json_array_length(${pipelineExecutionsTable.errors}) < ${MAX_STORED_ERRORS}
+                then json_insert(${pipelineExecutionsTable.errors}, '$[#]', json(${error}))
+                else ${pipelineExecutionsTable.errors} end`,
+            }
+          : { successfulEvaluations: sql`${pipelineExecutionsTable.successfulEvaluations} + 1` },
+      )
+      .where(eq(pipelineExecutionsTable.id, values.executionId))
+      .run();
+    return row;
+  });
+}
+
+export function listExecutionRows(opts: {
+  datasetId: number;
+  status?: ExecutionStatus;
+  pipelineNodeId?: number;
+  limit: number;
+  offset: number;
+  sort: "started_at" | "-started_at";
+}): { items: PipelineExecutionRow[]; total: number } {
+  const db = getDb();
+  const conditions: SQL[] = [eq(pipelineExecutionsTable.datasetId, opts.datasetId)];
+  if (opts.status) conditions.push(eq(pipelineExecutionsTable.status, opts.status));
+  if (opts.pipelineNodeId) conditions.push(eq(pipelineExecutionsTable.pipelineNodeId, opts.pipelineNodeId));
+  const where = and(...conditions);
+  // Pending executions have no started_at yet: order them by creation so paging is stable.
+  const started = sql`coalesce(${pipelineExecutionsTable.startedAt}, ${pipelineExecutionsTable.createdAt})`;
+  const order = opts.sort === "started_at" ? [asc(started), asc(pipelineExecutionsTable.id)] : [desc(started), desc(pipelineExecutionsTable.id)];
+  const items = db.select().from(pipelineExecutionsTable).where(where).orderBy(...order).limit(opts.limit).offset(opts.offset).all();
+  const total = db.select({ n: count() }).from(pipelineExecutionsTable).where(where).get()?.n ?? 0;
+  return { items, total };
+}
+
+/** Executions a dead server left running. */
+export function listActiveExecutionIds(): number[] {
+  return getDb()
+    .select({ id: pipelineExecutionsTable.id })
+    .from(pipelineExecutionsTable)
+    .where(inArray(pipelineExecutionsTable.status, ["pending", "processing"]))
+    .all()
+    .map((r) => r.id);
+}
+
+/** A page of an execution's results in the order they were saved (keyset paging on id). */
+export function listResultRows(executionId: number, opts: { afterId?: number; limit?: number } = {}): EvaluationResultRow[] {
+  const q = getDb()
+    .select()
+    .from(evaluationResultsTable)
+    .where(and(eq(evaluationResultsTable.executionId, executionId), gt(evaluationResultsTable.id, opts.afterId ?? 0)))
+    .orderBy(asc(evaluationResultsTable.id));
+  return opts.limit ? q.limit(opts.limit).all() : q.all();
+}
+
+export type CellKey = { pipelineNodeId: number; entityType: EvaluationLevel; entityId: number };
+
+/** The latest result status of every cell of a dataset that has one, keyed `node:type:entity`. */
+export function latestStatusByCell(datasetId: number): Map<string, "completed" | "failed"> {
+  const rows = getDb().all<{ node: number; type: EvaluationLevel; entity: number; status: "completed" | "failed" }>(sql`
+    select r.pipeline_node_id as node, r.entity_type as type, r.entity_id as entity, r.status as status
+    from evaluation_results r
+    join (
+      select max(id) as id from evaluation_results where dataset_id = ${datasetId}
+      group by pipeline_node_id, entity_type, entity_id
+    ) latest on latest.id = r.id`);
+  return new Map(rows.map((r) => [`${r.node}:${r.type}:${r.entity}`, r.status]));
+}
+
+/** The latest result of each (metric, entity) for the given entities of one level: one query per page. */
+export function latestResultsFor(datasetId: number, entityType: EvaluationLevel, entityIds: number[]): EvaluationResultRow[] {
+  if (entityIds.length === 0) return [];
+  const db = getDb();
+  const latest = db
+    .select({ id: sql<number>`max(${evaluationResultsTable.id})`.as("id") })
+    .from(evaluationResultsTable)
+    .where(
+      and(
+        eq(evaluationResultsTable.datasetId, datasetId),
+        eq(evaluationResultsTable.entityType, entityType),
+        inArray(evaluationResultsTable.entityId, entityIds),
+      ),
+    )
+    .groupBy(evaluationResultsTable.pipelineNodeId, evaluationResultsTable.entityId)
+    .as("latest");
+  return db
+    .select({ r: evaluationResultsTable })
+    .from(evaluationResultsTable)
+    .innerJoin(latest, eq(latest.id, evaluationResultsTable.id))
+    .all()
+    .map((x) => x.r);
+}
+
+/** Light rows of every evaluable entity of a dataset (or one conversation), in grid order. */
+export function listEntities(datasetId: number, conversationId?: number) {
+  const db = getDb();
+  const convWhere = conversationId
+    ? and(eq(conversationsTable.datasetId, datasetId), eq(conversationsTable.id, conversationId))
+    : eq(conversationsTable.datasetId, datasetId);
+  const conversations = db
+    .select({ id: conversationsTable.id, position: conversationsTable.position })
+    .from(conversationsTable)
+    .where(convWhere)
+    .orderBy(asc(conversationsTable.position))
+    .all();
+  const msgWhere = conversationId
+    ? eq(messagesTable.conversationId, conversationId)
+    : eq(messagesTable.datasetId, datasetId);
+  const messages = db
+    .select({ id: messagesTable.id, conversationId: messagesTable.conversationId, position: messagesTable.position, role: messagesTable.role })
+    .from(messagesTable)
+    .where(msgWhere)
+    .orderBy(asc(messagesTable.conversationId), asc(messagesTable.position))
+    .all();
+  const stepWhere = conversationId ? eq(stepsTable.conversationId, conversationId) : eq(stepsTable.datasetId, datasetId);
+  const steps = db
+    .select({ id: stepsTable.id, messageId: stepsTable.messageId, conversationId: stepsTable.conversationId, position: stepsTable.position })
+    .from(stepsTable)
+    .where(stepWhere)
+    .orderBy(asc(stepsTable.messageId), asc(stepsTable.position))
+    .all();
+  return { conversations, messages, steps };
+}
+
+/** The conversation and message an entity belongs to, checked against its dataset. */
+export function locateEntityInDataset(
+  datasetId: number,
+  entityType: EvaluationLevel,
+  entityId: number,
+): { conversationId: number; messageId: number | null; stepId: number | null; role: string | null } | undefined {
+  const db = getDb();
+  if (entityType === "conversation") {
+    const c = db.select({ id: conversationsTable.id }).from(conversationsTable)
+      .where(and(eq(conversationsTable.id, entityId), eq(conversationsTable.datasetId, datasetId))).get();
+    return c ? { conversationId: c.id, messageId: null, stepId: null, role: null } : undefined;
+  }
+  if (entityType === "message") {
+    const m = db.select({ id: messagesTable.id, conversationId: messagesTable.conversationId, role: messagesTable.role }).from(messagesTable)
+      .where(and(eq(messagesTable.id, entityId), eq(messagesTable.datasetId, datasetId))).get();
+    return m ? { conversationId: m.conversationId, messageId: m.id, stepId: null, role: m.role } : undefined;
+  }
+  const s = db.select({ id: stepsTable.id, conversationId: stepsTable.conversationId, messageId: stepsTable.messageId }).from(stepsTable)
+    .where(and(eq(stepsTable.id, entityId), eq(stepsTable.datasetId, datasetId))).get();
+  return s ? { conversationId: s.conversationId, messageId: s.messageId, stepId: s.id, role: null } : undefined;
+}

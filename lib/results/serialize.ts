@@ -1,0 +1,61 @@
+/** Execution and result rows as the API shows them. */
+import type { EvaluationResultRow, PipelineExecutionRow } from "@/db/schema";
+import type { Execution, ExecutionError, ExecutionMeta, IndividualResult } from "@/lib/schemas/executions";
+
+const emptyMeta: ExecutionMeta = {
+  model: null,
+  execution_mode: "sync",
+  batch_size: 1,
+  template_variables: [],
+  user_id: "default",
+  scope: "all",
+  entity_type: null,
+  entity_id: null,
+  retry: false,
+  input_tokens: 0,
+  output_tokens: 0,
+  cached_evaluations: 0,
+  cost_usd: null,
+};
+
+export function toExecution(row: PipelineExecutionRow): Execution {
+  return {
+    id: row.id,
+    evaluation_pipeline_id: row.evaluationPipelineId,
+    dataset_id: row.datasetId,
+    pipeline_node_id: row.pipelineNodeId,
+    status: row.status,
+    started_at: row.startedAt,
+    completed_at: row.completedAt,
+    duration_ms: row.durationMs,
+    total_evaluations: row.totalEvaluations,
+    successful_evaluations: row.successfulEvaluations,
+    failed_evaluations: row.failedEvaluations,
+    errors: (row.errors as ExecutionError[] | null) ?? [],
+    meta: { ...emptyMeta, ...(row.meta as Partial<ExecutionMeta>) },
+    created_at: row.createdAt,
+  };
+}
+
+export function toResult(row: EvaluationResultRow): IndividualResult {
+  return {
+    id: row.id,
+    execution_id: row.executionId,
+    pipeline_node_id: row.pipelineNodeId,
+    entity_type: row.entityType,
+    entity_id: row.entityId,
+    conversation_id: row.conversationId,
+    message_id: row.messageId,
+    step_id: row.stepId,
+    result: row.result ?? null,
+    status: row.status,
+    error: row.error,
+    raw_output: row.rawOutput,
+    cached: row.cached,
+    execution_time: row.executionTime,
+    model_name: row.modelName,
+    input_tokens: row.inputTokens,
+    output_tokens: row.outputTokens,
+    created_at: row.createdAt,
+  };
+}

@@ -1,0 +1,184 @@
+/** Wire schemas of executions, results, aggregates, SSE events and the grid (shared/API.md, "Executions"). */
+import { z } from "zod";
+import { evaluationLevels, executionStatuses } from "@/db/schema";
+import { intText, isoTimestamp, jsonValue } from "./common";
+
+const entityType = z.enum(evaluationLevels);
+const positiveId = z.number().int().positive();
+
+const runFields = {
+  dataset_id: positiveId,
+  pipeline_node_id: positiveId.nullable().optional().describe("The metric (column); omit for a row or all"),
+  entity_type: entityType.nullable().optional().describe("Level of entity_id; required with entity_id"),
+  entity_id: positiveId.nullable().optional().describe("The entity (row); omit for a column or all"),
+  retry: z.boolean().optional().default(false).describe("Only cells whose latest result failed or is missing"),
+  execution_mode: z.enum(["sync", "async"]).optional().default("sync"),
+  batch_size: z.number().int().min(1).max(64).optional().default(8).describe("Evaluations at once in async mode"),
+  model_name: z.string().trim().min(1).max(200).nullable().optional().describe("Judge model for this run"),
+  no_cache: z.boolean().optional().default(false).describe("Ask the judge again even for unchanged cells"),
+};
+
+function entityPair(body: { entity_type?: string | null; entity_id?: number | null }, ctx: z.RefinementCtx) {
+  if (body.entity_id != null && body.entity_type == null) {
+    ctx.addIssue({ code: "custom", path: ["entity_type"], message: "is required with entity_id" });
+  }
+  if (body.entity_type != null && body.entity_id == null) {
+    ctx.addIssue({ code: "custom", path: ["entity_id"], message: "is required with entity_type" });
+  }
+}
+
+export const runBody = z.object(runFields).superRefine(entityPair);
+
+const boolText = z
+  .enum(["true", "false", "1", "0"])
+  .transform((v) => v === "true" || v === "1");
+
+/** The same run, from the query string of the streaming GET. */
+export const runQuery = z
+  .object({
+    dataset_id: intText({ min: 1 }),
+    pipeline_node_id: intText({ min: 1 }).optional(),
+    entity_type: entityType.optional(),
+    entity_id: intText({ min: 1 }).optional(),
+    retry: boolText.optional().default(false),
+    execution_mode: z.enum(["sync", "async"]).optional().default("sync"),
+    batch_size: intText({ min: 1, max: 64 }).optional().default(8),
+    model_name: z.string().trim().min(1).max(200).optional(),
+    no_cache: boolText.optional().default(false),
+  })
+  .superRefine(entityPair);
+
+export type RunRequest = z.infer<typeof runBody>;
+
+export const executionErrorSchema = z.object({
+  pipeline_node_id: z.number().int().nullable(),
+  entity_type: entityType.nullable(),
+  entity_id: z.number().int().nullable(),
+  message: z.string(),
+});
+
+export const executionMetaSchema = z.object({
+  model: z.string().nullable().describe("The run's model override, else the default judge model"),
+  execution_mode: z.enum(["sync", "async"]),
+  batch_size: z.number().int(),
+  template_variables: z.array(z.string()),
+  user_id: z.string(),
+  scope: z.enum(["cell", "row", "column", "all"]),
+  entity_type: entityType.nullable(),
+  entity_id: z.number().int().nullable(),
+  retry: z.boolean(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  cached_evaluations: z.number().int().describe("Cells answered from the verdict cache"),
+  cost_usd: z.number().nullable().describe("From JUDGE_PRICES; null when the model has no price"),
+  interrupted: z.boolean().optional(),
+});
+
+export const executionSchema = z
+  .object({
+    id: z.number().int(),
+    evaluation_pipeline_id: z.number().int().nullable(),
+    dataset_id: z.number().int(),
+    pipeline_node_id: z.number().int().nullable(),
+    status: z.enum(executionStatuses),
+    started_at: isoTimestamp.nullable(),
+    completed_at: isoTimestamp.nullable(),
+    duration_ms: z.number().int().nullable(),
+    total_evaluations: z.number().int(),
+    successful_evaluations: z.number().int(),
+    failed_evaluations: z.number().int(),
+    errors: z.array(executionErrorSchema),
+    meta: executionMetaSchema,
+    created_at: isoTimestamp,
+  })
+  .meta({ id: "Execution" });
+
+export const individualResultSchema = z
+  .object({
+    id: z.number().int(),
+    execution_id: z.number().int(),
+    pipeline_node_id: z.number().int(),
+    entity_type: entityType,
+    entity_id: z.number().int(),
+    conversation_id: z.number().int(),
+    message_id: z.number().int().nullable(),
+    step_id: z.number().int().nullable(),
+    result: jsonValue.describe("progress {score, reasoning}; checkbox {value, reasoning}; number {value, reasoning}; text {value}; json the object"),
+    status: z.enum(["completed", "failed"]),
+    error: z.string().nullable(),
+    raw_output: z.string().nullable().describe("The judge's unusable reply, when parsing failed"),
+    cached: z.boolean(),
+    execution_time: z.number().int().describe("milliseconds"),
+    model_name: z.string().nullable(),
+    input_tokens: z.number().int(),
+    output_tokens: z.number().int(),
+    created_at: isoTimestamp,
+  })
+  .meta({ id: "IndividualResult" });
+
+export const aggregatedSchema = z
+  .object({
+    total: z.number().int(),
+    average_score: z.number().nullable(),
+    min_score: z.number().nullable(),
+    max_score: z.number().nullable(),
+    std_dev: z.number().nullable().describe("Population standard deviation"),
+    distribution: z.record(z.string(), z.number().int()),
+  })
+  .meta({ id: "Aggregated" });
+
+export const executionResultsSchema = z
+  .object({
+    execution_id: z.number().int(),
+    results: z.array(individualResultSchema),
+    aggregated: z.record(z.string(), aggregatedSchema),
+    errors: z.array(executionErrorSchema),
+  })
+  .meta({ id: "ExecutionResults" });
+
+export const listExecutionsQuery = z.object({
+  dataset_id: intText({ min: 1 }),
+  status: z.enum(executionStatuses).optional(),
+  pipeline_node_id: intText({ min: 1 }).optional(),
+  limit: intText({ min: 1, max: 500 }).optional().default(50),
+  offset: intText({ min: 0 }).optional().default(0),
+  sort: z.enum(["started_at", "-started_at"]).optional().default("-started_at"),
+});
+
+export const exportQuery = z.object({ format: z.enum(["csv", "json", "xlsx"]) });
+
+export const gridQuery = z.object({
+  level: entityType.optional().default("conversation"),
+  conversation_id: intText({ min: 1 }).optional(),
+  limit: intText({ min: 1, max: 500 }).optional().default(50),
+  offset: intText({ min: 0 }).optional().default(0),
+});
+
+export const gridCellSchema = z.object({
+  status: z.enum(["completed", "failed"]),
+  result: jsonValue,
+  error: z.string().nullable(),
+  execution_id: z.number().int(),
+  updated_at: isoTimestamp,
+});
+
+export const gridRowSchema = z
+  .object({
+    entity_type: entityType,
+    entity_id: z.number().int(),
+    conversation_id: z.number().int(),
+    message_id: z.number().int().nullable(),
+    step_id: z.number().int().nullable(),
+    position: z.number().int(),
+    label: z.string(),
+    role: z.string().nullable(),
+    cells: z.record(z.string(), gridCellSchema).describe("Latest result per metric id, across executions"),
+  })
+  .meta({ id: "GridRow" });
+
+export type ExecutionError = z.infer<typeof executionErrorSchema>;
+export type ExecutionMeta = z.infer<typeof executionMetaSchema>;
+export type Execution = z.infer<typeof executionSchema>;
+export type IndividualResult = z.infer<typeof individualResultSchema>;
+export type Aggregated = z.infer<typeof aggregatedSchema>;
+export type GridRow = z.infer<typeof gridRowSchema>;
