@@ -11,7 +11,7 @@ import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import type { ImportFormat, ImportIssue, LlmFeedback, SuggestedTransformation } from "@/lib/schemas/imports";
 import { isRecord } from "./issues";
-import { fieldAliases, findAlias, roleAliases } from "./suggestions";
+import { fieldAliases, findAlias, roleAlias } from "./suggestions";
 
 export type FeedbackInput = {
   errors: ImportIssue[];
@@ -54,7 +54,7 @@ function roleMapping(messages: Array<Record<string, unknown>>, field: string): R
     const value = m[field];
     if (typeof value !== "string") continue;
     const lower = value.trim().toLowerCase();
-    const target = roleAliases[lower] ?? (["user", "assistant", "system", "tool"].includes(lower) ? lower : undefined);
+    const target = roleAlias(lower) ?? (["user", "assistant", "system", "tool"].includes(lower) ? lower : undefined);
     if (target && target !== value) Object.defineProperty(mapping, value, { value: target, enumerable: true, writable: true, configurable: true });
   }
   return mapping;

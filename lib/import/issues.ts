@@ -34,7 +34,7 @@ export class IssueList {
 /** `conversations[0].messages[2]` + `role` → `conversations[0].messages[2].role`. */
 export function joinPath(base: string, key: string | number): string {
   if (typeof key === "number") return `${base}[${key}]`;
-  const safe = /^[A-Za-z_$][\w$]*$/.test(key) ? key : JSON.stringify(key);
+  const safe = /^[A-Za-z_$][\w$]*$/.test(key) ? clip(key, 200) : JSON.stringify(clip(key, 200));
   return base ? `${base}.${safe}` : safe;
 }
 
@@ -48,6 +48,11 @@ export function jsonTypeOf(value: unknown): string {
   if (Array.isArray(value)) return "array";
   if (typeof value === "number") return Number.isInteger(value) ? "integer" : "number";
   return typeof value;
+}
+
+/** Text from the file, cut short so one huge value cannot bloat a response. */
+export function clip(text: string, max = 60): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
 
 /** A value shortened for a message: strings quoted, long text cut. */

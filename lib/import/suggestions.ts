@@ -4,6 +4,7 @@
  * so the advice in an error and the suggested transformation never disagree.
  */
 import { messageRoles } from "@/db/schema";
+import { clip } from "./issues";
 
 export const allowedRolesText = messageRoles.join(", ");
 
@@ -22,6 +23,12 @@ export const roleAliases: Record<string, (typeof messageRoles)[number]> = {
   developer: "system",
   function: "tool",
 };
+
+/** The role a known alias stands for; own keys only, so `constructor` or `__proto__` map to nothing. */
+export function roleAlias(value: string): (typeof messageRoles)[number] | undefined {
+  const key = value.trim().toLowerCase();
+  return Object.prototype.hasOwnProperty.call(roleAliases, key) ? roleAliases[key] : undefined;
+}
 
 /** Field names other exports use, per level, and the field they mean. */
 export const fieldAliases = {
@@ -50,8 +57,8 @@ export function roleSuggestion(value: unknown): string {
   if (typeof value === "string") {
     const lower = value.trim().toLowerCase();
     if ((messageRoles as readonly string[]).includes(lower)) return `Use '${lower}' (roles are lower case)`;
-    const alias = roleAliases[lower];
-    if (alias) return `Use '${alias}' instead of '${value}'`;
+    const alias = roleAlias(lower);
+    if (alias) return `Use '${alias}' instead of '${clip(value)}'`;
   }
   return `Use one of: ${allowedRolesText}`;
 }

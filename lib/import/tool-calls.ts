@@ -3,7 +3,7 @@
  * with arguments of the declared types. Both are warnings, so an imperfect trace still imports.
  */
 import type { ImportIssue } from "@/lib/schemas/imports";
-import { isRecord, joinPath, jsonTypeOf } from "./issues";
+import { clip, isRecord, joinPath, jsonTypeOf } from "./issues";
 
 /** Tool name → declared parameter types (absent when the tool declares none we can read). */
 export type DeclaredTools = Map<string, Map<string, string[]> | undefined>;
@@ -70,12 +70,13 @@ export function checkToolCall(
   warn: (issue: ImportIssue) => void,
 ): void {
   if (declared.size === 0) return;
+  const name = clip(call.name);
   if (!declared.has(call.name)) {
-    const names = [...declared.keys()].slice(0, 20).join(", ");
+    const names = [...declared.keys()].slice(0, 20).map((n) => clip(n)).join(", ");
     warn({
       path: joinPath(path, "name"),
-      message: `Tool '${call.name}' is not declared by the conversation's agents`,
-      suggestion: `Declared tools: ${names}. Fix the name, or add '${call.name}' to an agent's tools`,
+      message: `Tool '${name}' is not declared by the conversation's agents`,
+      suggestion: `Declared tools: ${names}. Fix the name, or add '${name}' to an agent's tools`,
     });
     return;
   }
@@ -87,8 +88,8 @@ export function checkToolCall(
     const expected = types.join(" or ");
     warn({
       path: joinPath(joinPath(path, "arguments"), arg),
-      message: `Argument '${arg}' of '${call.name}' is ${jsonTypeOf(value)}, declared ${expected}`,
-      suggestion: `Pass '${arg}' as ${/^[aeiou]/.test(expected) ? "an" : "a"} ${expected}, or correct the declared parameter type`,
+      message: `Argument '${clip(arg)}' of '${name}' is ${jsonTypeOf(value)}, declared ${expected}`,
+      suggestion: `Pass '${clip(arg)}' as ${/^[aeiou]/.test(expected) ? "an" : "a"} ${expected}, or correct the declared parameter type`,
     });
   }
 }

@@ -5,7 +5,7 @@
  */
 import { messageRoles, type MessageRole } from "@/db/schema";
 import type { ImportIssue } from "@/lib/schemas/imports";
-import { IssueList, isRecord, joinPath, jsonTypeOf, preview } from "./issues";
+import { clip, IssueList, isRecord, joinPath, jsonTypeOf, preview } from "./issues";
 import {
   allowedRolesText,
   emptyStepSuggestion,
@@ -205,7 +205,7 @@ function checkStep(step: unknown, path: string, declared: DeclaredTools, r: Repo
 function checkMessage(msg: Record<string, unknown>, path: string, declared: DeclaredTools, r: Reporter, i: number): ImportMessage {
   const role = msg.role;
   if (typeof role !== "string" || !roles.includes(role)) {
-    const shown = typeof role === "string" ? `'${role}'` : `${preview(role)} (a ${jsonTypeOf(role)}, expected one of ${allowedRolesText})`;
+    const shown = typeof role === "string" ? `'${clip(role)}'` : `${preview(role)} (a ${jsonTypeOf(role)}, expected one of ${allowedRolesText})`;
     r.error({ path: joinPath(path, "role"), message: `Invalid role value: ${shown}`, suggestion: roleSuggestion(role) }, i);
   }
   let content: string | null = null;
