@@ -1,0 +1,65 @@
+/**
+ * The rules every metric definition obeys, whether it is a template or a metric: variables valid for
+ * the level (422 naming the valid ones), a JSON Schema for json output, and the derived fields.
+ */
+import type { EvaluationLevel, OutputType } from "@/db/schema";
+import { AppError } from "@/lib/api/errors";
+import { checkPromptVariables, explainInvalidVariable, variablesForLevel } from "./variables";
+
+export type Definition = {
+  prompt: string;
+  evaluationLevel: EvaluationLevel;
+  outputType: OutputType;
+  outputSchema?: unknown;
+};
+
+export type DerivedFields = {
+  templateVariables: string[];
+  isAdvanced: boolean;
+  /** Kept only for json output; other output types have a fixed shape. */
+  outputSchema: Record<string, unknown> | null;
+};
+
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/** 422 unless the prompt's variables exist at the level. */
+export function assertPromptVariables(prompt: string, level: EvaluationLevel): string[] {
+  const { variables, invalid } = checkPromptVariables(prompt, level);
+  if (invalid.length) {
+    throw new AppError(
+      "unprocessable",
+      `The prompt uses ${invalid.length === 1 ? "a variable" : "variables"} not valid at the ${level} level: ${invalid.join(", ")}. ` +
+        `Valid variables at the ${level} level: ${variablesForLevel(level).join(", ")}`,
+      invalid.map((v) => ({ path: "prompt", message: explainInvalidVariable(v, level) })),
+    );
+  }
+  return variables;
+}
+
+/** 422 unless a json metric has an object JSON Schema (the judge is asked for one JSON object). */
+function normaliseOutputSchema(outputType: OutputType, schema: unknown): Record<string, unknown> | null {
+  if (outputType !== "json") return null;
+  if (!isPlainObject(schema)) {
+    throw new AppError("unprocessable", "output_schema (a JSON Schema object) is required when output_type is json", [
+      { path: "output_schema", message: "required for output_type json" },
+    ]);
+  }
+  if (schema.type !== "object" || (schema.properties !== undefined && !isPlainObject(schema.properties))) {
+    throw new AppError("unprocessable", 'output_schema must describe a JSON object: {"type": "object", "properties": {...}}', [
+      { path: "output_schema", message: 'must have type "object" and an object of properties' },
+    ]);
+  }
+  return schema;
+}
+
+/** Validate a definition and derive `template_variables`, `is_advanced` and the stored output schema. */
+export function deriveDefinition(def: Definition): DerivedFields {
+  const templateVariables = assertPromptVariables(def.prompt, def.evaluationLevel);
+  return {
+    templateVariables,
+    isAdvanced: templateVariables.length > 0,
+    outputSchema: normaliseOutputSchema(def.outputType, def.outputSchema),
+  };
+}

@@ -1,0 +1,166 @@
+/** Metrics (evaluation pipeline nodes) as the API shows them, and the judge-prompt preview. */
+import "server-only";
+import { getConversationTree } from "@/db/repositories/datasets";
+import * as repo from "@/db/repositories/metrics";
+import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
+import { AppError, notFound } from "@/lib/api/errors";
+import { assertDatasetExists } from "@/lib/datasets";
+import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
+import { assertPromptVariables, deriveDefinition } from "./definition";
+import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
+import { getTemplateRow } from "./templates";
+
+export function toMetric(row: PipelineNodeRow): Metric {
+  return {
+    id: row.id,
+    evaluation_pipeline_id: row.evaluationPipelineId,
+    dataset_id: row.datasetId,
+    template_id: row.templateId,
+    name: row.name,
+    description: row.description,
+    evaluation_level: row.evaluationLevel,
+    prompt: row.prompt,
+    output_type: row.outputType,
+    output_schema: row.outputSchema ?? null,
+    model_name: row.modelName,
+    is_advanced: row.isAdvanced,
+    template_variables: row.templateVariables,
+    position: row.position,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** A dataset's metrics in column order; 404 for an unknown dataset. */
+export function listMetrics(datasetId: number): Metric[] {
+  assertDatasetExists(datasetId);
+  return repo.listNodes({ datasetId }).map(toMetric);
+}
+
+/** The metric row (what the runner judges with), or a 404 AppError. */
+export function getMetricRow(id: number): PipelineNodeRow {
+  const row = repo.getNode({ id });
+  if (!row) throw notFound("Metric", id);
+  return row;
+}
+
+export function getMetric(id: number): Metric {
+  return toMetric(getMetricRow(id));
+}
+
+/**
+ * Create a metric, appended as the dataset's last column. With `template_id` the template's fields are
+ * copied (the body overrides them); the copy never follows later edits of the template.
+ */
+export function createMetric(input: CreateMetricInput): Metric {
+  assertDatasetExists(input.dataset_id);
+  const template = input.template_id != null ? getTemplateRow(input.template_id) : undefined;
+  // The body schema requires these four without a template, so the fallbacks only apply with one.
+  const name = input.name ?? template?.name;
+  const evaluationLevel = input.evaluation_level ?? template?.evaluationLevel;
+  const prompt = input.prompt ?? template?.prompt;
+  const outputType = input.output_type ?? template?.outputType;
+  if (name === undefined || evaluationLevel === undefined || prompt === undefined || outputType === undefined) {
+    throw new AppError("bad_request", "name, evaluation_level, prompt and output_type are required without template_id");
+  }
+  const derived = deriveDefinition({
+    prompt,
+    evaluationLevel,
+    outputType,
+    outputSchema: input.output_schema !== undefined ? input.output_schema : template?.outputSchema,
+  });
+  const row = repo.createNode(input.dataset_id, {
+    templateId: template?.id ?? null,
+    name,
+    description: input.description !== undefined ? input.description : (template?.description ?? null),
+    evaluationLevel,
+    prompt,
+    outputType,
+    modelName: input.model_name !== undefined ? input.model_name : (template?.modelName ?? null),
+    ...derived,
+  });
+  return toMetric(row);
+}
+
+/** Change a metric; the prompt is re-checked against the (possibly new) level and variables re-derived. */
+export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
+  const row = getMetricRow(id);
+  const derived = deriveDefinition({
+    prompt: patch.prompt ?? row.prompt,
+    evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
+    outputType: patch.output_type ?? row.outputType,
+    outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
+  });
+  const updated = repo.updateNode(
+    id,
+    {
+      ...(patch.name !== undefined && { name: patch.name }),
+      ...(patch.description !== undefined && { description: patch.description }),
+      ...(patch.evaluation_level !== undefined && { evaluationLevel: patch.evaluation_level }),
+      ...(patch.prompt !== undefined && { prompt: patch.prompt }),
+      ...(patch.output_type !== undefined && { outputType: patch.output_type }),
+      ...(patch.model_name !== undefined && { modelName: patch.model_name }),
+      ...derived,
+    },
+    patch.position,
+  );
+  if (!updated) throw notFound("Metric", id);
+  return toMetric(updated);
+}
+
+/** Delete a metric and its results. */
+export function deleteMetric(id: number): void {
+  if (!repo.deleteNode({ id })) throw notFound("Metric", id);
+}
+
+const entityLabels: Record<EvaluationLevel, string> = { conversation: "Conversation", message: "Message", step: "Step" };
+
+/** The conversation (and dataset) an entity belongs to, or a 404 AppError. */
+export function locateEntityOrThrow(entity: EntityRef): { conversationId: number; datasetId: number } {
+  const found = repo.locateEntityRow(entity);
+  if (!found) throw notFound(entityLabels[entity.type], entity.id);
+  return found;
+}
+
+/** Load one conversation with its messages and steps, ready for `buildJudgePrompt` (404 if unknown). */
+export function loadConversationTree(conversationId: number): ConversationTree {
+  const tree = getConversationTree({ id: conversationId });
+  if (!tree) throw notFound("Conversation", conversationId);
+  return tree;
+}
+
+/** The exact system message and prompt the judge would receive for a metric (saved or not) at an entity. */
+export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
+  let metric: JudgeMetric;
+  let datasetId: number | undefined;
+  if (input.pipeline_node_id !== undefined) {
+    const node = getMetricRow(input.pipeline_node_id);
+    metric = node;
+    datasetId = node.datasetId;
+  } else {
+    if (input.prompt === undefined || input.evaluation_level === undefined) {
+      throw new AppError("bad_request", "give pipeline_node_id, or prompt with evaluation_level");
+    }
+    // Lenient on output_schema (an editor previews before the schema is finished), strict on variables.
+    assertPromptVariables(input.prompt, input.evaluation_level);
+    metric = {
+      prompt: input.prompt,
+      evaluationLevel: input.evaluation_level,
+      outputType: input.output_type ?? "progress",
+      outputSchema: input.output_type === "json" ? input.output_schema : null,
+    };
+  }
+  const entity: EntityRef = { type: input.entity_type ?? metric.evaluationLevel, id: input.entity_id };
+  if (entity.type !== metric.evaluationLevel) {
+    throw new AppError("unprocessable", `A ${metric.evaluationLevel}-level metric is previewed on a ${metric.evaluationLevel}, not a ${entity.type}`, [
+      { path: "entity_type", message: `must be ${metric.evaluationLevel}` },
+    ]);
+  }
+  const location = locateEntityOrThrow(entity);
+  if (datasetId !== undefined && location.datasetId !== datasetId) {
+    throw new AppError("unprocessable", `${entityLabels[entity.type]} ${entity.id} is not in the metric's dataset ${datasetId}`, [
+      { path: "entity_id", message: `must belong to dataset ${datasetId}` },
+    ]);
+  }
+  return buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity });
+}

@@ -1,0 +1,9 @@
+/** Every built-in template, in the order the library shows them (conversation, message, step). */
+import { conversationTemplates } from "./conversation";
+import { messageTemplates } from "./message";
+import { stepTemplates } from "./step";
+import type { SystemTemplate } from "./types";
+
+export type { SystemTemplate } from "./types";
+
+export const systemTemplates: readonly SystemTemplate[] = [...conversationTemplates, ...messageTemplates, ...stepTemplates];

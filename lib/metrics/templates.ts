@@ -1,0 +1,128 @@
+/** Metric templates as the API shows them: ownership rules, derived fields, and the system seed. */
+import "server-only";
+import * as repo from "@/db/repositories/templates";
+import type { EvaluationLevel, MetricTemplateRow } from "@/db/schema";
+import { AppError, notFound } from "@/lib/api/errors";
+import type { CreateTemplateInput, MetricTemplate, UpdateTemplateInput } from "@/lib/schemas/metrics";
+import { deriveDefinition } from "./definition";
+import { systemTemplates } from "./system-templates";
+
+/** The system templates as rows to upsert, with their derived fields (validated like any template). */
+export function systemTemplateValues(): repo.SystemTemplateValues[] {
+  return systemTemplates.map((t) => {
+    const derived = deriveDefinition(t);
+    return {
+      systemKey: t.key,
+      name: t.name,
+      description: t.description,
+      evaluationLevel: t.evaluationLevel,
+      prompt: t.prompt,
+      outputType: t.outputType,
+      outputSchema: derived.outputSchema,
+      modelName: null,
+      isAdvanced: derived.isAdvanced,
+      templateVariables: derived.templateVariables,
+      category: t.category,
+    };
+  });
+}
+
+// Importing this module is enough to keep the built-in templates seeded and up to date.
+repo.seedSystemTemplatesOnOpen(systemTemplateValues);
+
+export function toTemplate(row: MetricTemplateRow): MetricTemplate {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    evaluation_level: row.evaluationLevel,
+    prompt: row.prompt,
+    output_type: row.outputType,
+    output_schema: row.outputSchema ?? null,
+    model_name: row.modelName,
+    is_advanced: row.isAdvanced,
+    template_variables: row.templateVariables,
+    category: row.category,
+    is_system: row.isSystem,
+    user_id: row.userId,
+    created_at: row.createdAt,
+    updated_at: row.updatedAt,
+  };
+}
+
+/** System templates plus the caller's own, optionally filtered. */
+export function listTemplates(opts: { userId: string; evaluationLevel?: EvaluationLevel; category?: string }): MetricTemplate[] {
+  return repo.listTemplates(opts).map(toTemplate);
+}
+
+/** The template row, or a 404 AppError. Any template can be read (and copied); only owners change theirs. */
+export function getTemplateRow(id: number): MetricTemplateRow {
+  const row = repo.getTemplate({ id });
+  if (!row) throw notFound("Metric template", id);
+  return row;
+}
+
+export function getTemplate(id: number): MetricTemplate {
+  return toTemplate(getTemplateRow(id));
+}
+
+export function createTemplate(input: CreateTemplateInput, userId: string): MetricTemplate {
+  const derived = deriveDefinition({
+    prompt: input.prompt,
+    evaluationLevel: input.evaluation_level,
+    outputType: input.output_type,
+    outputSchema: input.output_schema,
+  });
+  const row = repo.createTemplate({
+    name: input.name,
+    description: input.description ?? null,
+    evaluationLevel: input.evaluation_level,
+    prompt: input.prompt,
+    outputType: input.output_type,
+    modelName: input.model_name ?? null,
+    category: input.category ?? null,
+    isSystem: false,
+    userId,
+    systemKey: null,
+    ...derived,
+  });
+  return toTemplate(row);
+}
+
+/** 404 for an unknown id, 403 unless the caller owns this (non-system) template. */
+function ownedRow(id: number, userId: string, action: "change" | "delete"): MetricTemplateRow {
+  const row = getTemplateRow(id);
+  if (row.isSystem) throw new AppError("forbidden", `Metric template ${id} is a system template and cannot be ${action === "change" ? "changed" : "deleted"}; duplicate it to make your own`);
+  if (row.userId !== userId) throw new AppError("forbidden", `Metric template ${id} belongs to another user`);
+  return row;
+}
+
+/** Change a template the caller owns; metrics copied from it earlier keep their copy. */
+export function updateTemplate(id: number, patch: UpdateTemplateInput, userId: string): MetricTemplate {
+  const row = ownedRow(id, userId, "change");
+  const outputType = patch.output_type ?? row.outputType;
+  const derived = deriveDefinition({
+    prompt: patch.prompt ?? row.prompt,
+    evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
+    outputType,
+    outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
+  });
+  const updated = repo.updateTemplate(id, {
+    ...(patch.name !== undefined && { name: patch.name }),
+    ...(patch.description !== undefined && { description: patch.description }),
+    ...(patch.evaluation_level !== undefined && { evaluationLevel: patch.evaluation_level }),
+    ...(patch.prompt !== undefined && { prompt: patch.prompt }),
+    ...(patch.output_type !== undefined && { outputType: patch.output_type }),
+    ...(patch.model_name !== undefined && { modelName: patch.model_name }),
+    ...(patch.category !== undefined && { category: patch.category }),
+    ...derived,
+  });
+  if (!updated) throw notFound("Metric template", id);
+  return toTemplate(updated);
+}
+
+/** Delete a template the caller owns, permanently; metrics made from it keep working. */
+export function deleteTemplate(id: number, userId: string): void {
+  ownedRow(id, userId, "delete");
+  if (!repo.deleteTemplate({ id })) throw notFound("Metric template", id);
+}

@@ -1,0 +1,155 @@
+/** Wire schemas of metric templates, metrics and the judge-prompt preview (shared/API.md). */
+import { z } from "zod";
+import { evaluationLevels, outputTypes } from "@/db/schema";
+import { intText, isoTimestamp, jsonValue } from "./common";
+
+const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+const description = z.string().max(5000, "must be at most 5000 characters").nullable();
+const prompt = z.string().max(50_000, "must be at most 50000 characters").regex(/\S/, "must not be empty");
+const evaluationLevel = z.enum(evaluationLevels);
+const outputType = z.enum(outputTypes);
+const outputSchema = z
+  .record(z.string(), z.unknown())
+  .nullable()
+  .describe("JSON Schema of the judge's answer; required for output_type json, ignored (stored as null) otherwise");
+const modelName = z.string().trim().min(1, "must not be empty").max(200).nullable().describe("Judge model; null uses the server default");
+const category = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").nullable();
+const positiveId = z.number().int().positive();
+
+export const createTemplateBody = z.object({
+  name,
+  description: description.optional(),
+  evaluation_level: evaluationLevel,
+  prompt,
+  output_type: outputType,
+  output_schema: outputSchema.optional(),
+  model_name: modelName.optional(),
+  category: category.optional(),
+});
+
+export const updateTemplateBody = createTemplateBody
+  .partial()
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
+
+export const listTemplatesQuery = z.object({
+  evaluation_level: evaluationLevel.optional().describe("Only templates of this level"),
+  category: z.string().trim().min(1).max(100).optional().describe("Only templates of this category (exact match)"),
+});
+
+export const metricTemplateSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    description: z.string().nullable(),
+    evaluation_level: evaluationLevel,
+    prompt: z.string(),
+    output_type: outputType,
+    output_schema: jsonValue,
+    model_name: z.string().nullable(),
+    is_advanced: z.boolean().describe("The prompt uses template variables; derived by the server"),
+    template_variables: z.array(z.string()).describe("Variables of the prompt, first-seen order; derived by the server"),
+    category: z.string().nullable(),
+    is_system: z.boolean(),
+    user_id: z.string().nullable().describe("Owner; null for system templates"),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+  })
+  .meta({ id: "MetricTemplate" });
+
+const requiredWithoutTemplate = ["name", "evaluation_level", "prompt", "output_type"] as const;
+
+export const createMetricBody = z
+  .object({
+    dataset_id: positiveId,
+    template_id: positiveId.nullable().optional().describe("Copy this template's fields; fields in the body override the copy"),
+    name: name.optional(),
+    description: description.optional(),
+    evaluation_level: evaluationLevel.optional(),
+    prompt: prompt.optional(),
+    output_type: outputType.optional(),
+    output_schema: outputSchema.optional(),
+    model_name: modelName.optional(),
+  })
+  .superRefine((body, ctx) => {
+    if (body.template_id != null) return;
+    for (const field of requiredWithoutTemplate) {
+      if (body[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: "is required without template_id" });
+    }
+  });
+
+export const updateMetricBody = z
+  .object({
+    name: name.optional(),
+    description: description.optional(),
+    evaluation_level: evaluationLevel.optional(),
+    prompt: prompt.optional(),
+    output_type: outputType.optional(),
+    output_schema: outputSchema.optional(),
+    model_name: modelName.optional(),
+    position: z.number().int().min(0).optional().describe("Move the metric to this 0-based column (clamped to the last)"),
+  })
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
+
+export const listMetricsQuery = z.object({ dataset_id: intText({ min: 1 }).describe("The dataset whose metrics to list") });
+
+export const metricSchema = z
+  .object({
+    id: z.number().int(),
+    evaluation_pipeline_id: z.number().int(),
+    dataset_id: z.number().int(),
+    template_id: z.number().int().nullable().describe("The template it was copied from; null once that is deleted"),
+    name: z.string(),
+    description: z.string().nullable(),
+    evaluation_level: evaluationLevel,
+    prompt: z.string(),
+    output_type: outputType,
+    output_schema: jsonValue,
+    model_name: z.string().nullable(),
+    is_advanced: z.boolean(),
+    template_variables: z.array(z.string()),
+    position: z.number().int().describe("0-based column order within the dataset"),
+    created_at: isoTimestamp,
+    updated_at: isoTimestamp,
+  })
+  .meta({ id: "Metric" });
+
+export const previewBody = z
+  .object({
+    pipeline_node_id: positiveId.optional().describe("Preview a saved metric (instead of prompt + evaluation_level)"),
+    prompt: prompt.optional(),
+    evaluation_level: evaluationLevel.optional(),
+    output_type: outputType.optional().describe("Decides the output format in the system message (default progress)"),
+    output_schema: outputSchema.optional(),
+    entity_type: evaluationLevel.optional().describe("Defaults to the metric's level; must equal it"),
+    entity_id: positiveId,
+  })
+  .superRefine((body, ctx) => {
+    const byNode = body.pipeline_node_id !== undefined;
+    const byPrompt = body.prompt !== undefined || body.evaluation_level !== undefined;
+    if (byNode && byPrompt) {
+      ctx.addIssue({ code: "custom", path: ["pipeline_node_id"], message: "give either pipeline_node_id or prompt with evaluation_level, not both" });
+    } else if (!byNode) {
+      if (body.prompt === undefined) ctx.addIssue({ code: "custom", path: ["prompt"], message: "is required without pipeline_node_id" });
+      if (body.evaluation_level === undefined) {
+        ctx.addIssue({ code: "custom", path: ["evaluation_level"], message: "is required without pipeline_node_id" });
+      }
+    }
+  });
+
+export const judgePromptPreviewSchema = z
+  .object({
+    prompt: z.string().describe("The exact user prompt the judge receives"),
+    system: z.string().describe("The system message the judge receives"),
+    template_variables: z.array(z.string()),
+    missing: z.array(z.string()).describe("Variables with no value at this entity, written as (none)"),
+  })
+  .meta({ id: "JudgePromptPreview" });
+
+export type CreateTemplateInput = z.infer<typeof createTemplateBody>;
+export type UpdateTemplateInput = z.infer<typeof updateTemplateBody>;
+export type MetricTemplate = z.infer<typeof metricTemplateSchema>;
+export type CreateMetricInput = z.infer<typeof createMetricBody>;
+export type UpdateMetricInput = z.infer<typeof updateMetricBody>;
+export type Metric = z.infer<typeof metricSchema>;
+export type PreviewInput = z.infer<typeof previewBody>;
+export type JudgePromptPreview = z.infer<typeof judgePromptPreviewSchema>;

@@ -1,0 +1,85 @@
+/**
+ * Test-only: insert e2e/fixtures/sample-dataset.json into the test database with drizzle, without the
+ * import pipeline, and return the ids of everything inserted in fixture order.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { getDb } from "@/db/client";
+import { conversationsTable, datasetsTable, messagesTable, stepsTable, type MessageRole } from "@/db/schema";
+
+type FixtureStep = {
+  thinking?: string;
+  tool_call?: unknown;
+  tool_result?: unknown;
+  output_content?: string;
+  output_structured?: unknown;
+  model_name?: string;
+  agent_name?: string;
+};
+type FixtureMessage = { role: MessageRole; content?: string; meta?: unknown; steps?: FixtureStep[] };
+type FixtureConversation = { name?: string; description?: string; meta?: unknown; agents?: unknown; messages: FixtureMessage[] };
+
+export const sampleFixturePath = path.join(process.cwd(), "e2e", "fixtures", "sample-dataset.json");
+
+export function readSampleFixture(): { conversations: FixtureConversation[] } {
+  return JSON.parse(fs.readFileSync(sampleFixturePath, "utf8")) as { conversations: FixtureConversation[] };
+}
+
+export type LoadedSample = {
+  datasetId: number;
+  conversations: Array<{ id: number; name: string | null; messages: Array<{ id: number; role: MessageRole; steps: number[] }> }>;
+};
+
+/** A new dataset holding the sample fixture's five conversations; `goals` sets conversations.goal by index. */
+export function loadSampleDataset(opts: { name?: string; goals?: Record<number, string> } = {}): LoadedSample {
+  const fixture = readSampleFixture();
+  return getDb().transaction((tx) => {
+    const dataset = tx.insert(datasetsTable).values({ name: opts.name ?? "sample", userId: "default" }).returning().get();
+    const conversations = fixture.conversations.map((c, ci) => {
+      const conv = tx
+        .insert(conversationsTable)
+        .values({
+          datasetId: dataset.id,
+          position: ci,
+          name: c.name ?? null,
+          description: c.description ?? null,
+          meta: c.meta ?? null,
+          agents: c.agents ?? null,
+          goal: opts.goals?.[ci] ?? null,
+          goalGeneratedBy: opts.goals?.[ci] ? "test" : null,
+        })
+        .returning()
+        .get();
+      const messages = c.messages.map((m, mi) => {
+        const msg = tx
+          .insert(messagesTable)
+          .values({ conversationId: conv.id, datasetId: dataset.id, position: mi, role: m.role, content: m.content ?? null, meta: m.meta ?? null })
+          .returning()
+          .get();
+        const steps = (m.steps ?? []).map(
+          (s, si) =>
+            tx
+              .insert(stepsTable)
+              .values({
+                messageId: msg.id,
+                conversationId: conv.id,
+                datasetId: dataset.id,
+                position: si,
+                thinking: s.thinking ?? null,
+                toolCall: s.tool_call ?? null,
+                toolResult: s.tool_result ?? null,
+                outputContent: s.output_content ?? null,
+                outputStructured: s.output_structured ?? null,
+                modelName: s.model_name ?? null,
+                agentName: s.agent_name ?? null,
+              })
+              .returning({ id: stepsTable.id })
+              .get().id,
+        );
+        return { id: msg.id, role: m.role, steps };
+      });
+      return { id: conv.id, name: conv.name, messages };
+    });
+    return { datasetId: dataset.id, conversations };
+  });
+}
