@@ -1,0 +1,28 @@
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { describe, expect, it } from "vitest";
+import { call } from "@/lib/testing/http";
+import { GET } from "@/app/api/openapi.json/route";
+
+describe("OpenAPI: import operations", () => {
+  it("documents both import endpoints as multipart, with the import shapes and the detected format", async () => {
+    const doc = (await call(GET, "GET", "/api/openapi.json")).json;
+    const result = await new Validator().validate(structuredClone(doc));
+    expect(result.errors ?? []).toEqual([]);
+
+    const into = doc.paths["/datasets/{id}/import"].post;
+    const body = into.requestBody.content["multipart/form-data"].schema;
+    expect(body.required).toEqual(["file"]);
+    expect(body.properties.file).toMatchObject({ type: "string", format: "binary" });
+    expect(Object.keys(into.responses).sort()).toEqual(["200", "400", "404", "413", "415", "422"]);
+    expect(into.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ImportSuccess" });
+
+    const create = doc.paths["/datasets/import"].post;
+    expect(create.requestBody.content["multipart/form-data"].schema.required.sort()).toEqual(["file", "name"]);
+    expect(create.responses["422"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ImportFailure" });
+
+    const success = doc.components.schemas.ImportSuccess;
+    expect(success.properties.format.enum).toEqual(["turnscope", "openai_chat", "jsonl"]);
+    expect(doc.components.schemas.LlmFeedback.properties.generated_by).toBeDefined();
+    expect(doc.components.schemas.SuggestedTransformation.required.sort()).toEqual(["from", "mapping", "to"]);
+  });
+});
