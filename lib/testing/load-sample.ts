@@ -4,8 +4,17 @@
  */
 import fs from "node:fs";
 import path from "node:path";
+import { eq, sql } from "drizzle-orm";
 import { getDb } from "@/db/client";
-import { conversationsTable, datasetsTable, messagesTable, stepsTable, type MessageRole } from "@/db/schema";
+import {
+  conversationsTable,
+  datasetsTable,
+  evaluationResultsTable,
+  messagesTable,
+  pipelineExecutionsTable,
+  stepsTable,
+  type MessageRole,
+} from "@/db/schema";
 
 type FixtureStep = {
   thinking?: string;
@@ -82,4 +91,50 @@ export function loadSampleDataset(opts: { name?: string; goals?: Record<number, 
     });
     return { datasetId: dataset.id, conversations };
   });
+}
+
+/** One finished execution with one completed result for a metric at a message (to prove cascades). */
+export function insertMessageResult(opts: { datasetId: number; pipelineNodeId: number; conversationId: number; messageId: number }): number {
+  const db = getDb();
+  const execution = db
+    .insert(pipelineExecutionsTable)
+    .values({ datasetId: opts.datasetId, pipelineNodeId: opts.pipelineNodeId, status: "completed" })
+    .returning()
+    .get();
+  return db
+    .insert(evaluationResultsTable)
+    .values({
+      executionId: execution.id,
+      pipelineNodeId: opts.pipelineNodeId,
+      datasetId: opts.datasetId,
+      entityType: "message",
+      entityId: opts.messageId,
+      conversationId: opts.conversationId,
+      messageId: opts.messageId,
+      result: { score: 0.5, reasoning: "test" },
+      score: 0.5,
+      status: "completed",
+    })
+    .returning()
+    .get().id;
+}
+
+export function countResults(pipelineNodeId: number): number {
+  return (
+    getDb()
+      .select({ n: sql<number>`count(*)` })
+      .from(evaluationResultsTable)
+      .where(eq(evaluationResultsTable.pipelineNodeId, pipelineNodeId))
+      .get()?.n ?? 0
+  );
+}
+
+/** Executions of a dataset with the metric they ran (null once the metric is deleted). */
+export function executionNodeIds(datasetId: number): Array<number | null> {
+  return getDb()
+    .select({ nodeId: pipelineExecutionsTable.pipelineNodeId })
+    .from(pipelineExecutionsTable)
+    .where(eq(pipelineExecutionsTable.datasetId, datasetId))
+    .all()
+    .map((r) => r.nodeId);
 }

@@ -1,0 +1,23 @@
+import { json, noContent, route } from "@/lib/api/route";
+import { deleteMetric, getMetric, updateMetric } from "@/lib/metrics/metrics";
+import { idParams } from "@/lib/schemas/common";
+import { updateMetricBody } from "@/lib/schemas/metrics";
+
+export const GET = route({
+  params: idParams,
+  handler: ({ params }) => json(getMetric(params.id)),
+});
+
+export const PATCH = route({
+  params: idParams,
+  body: updateMetricBody,
+  handler: ({ params, body }) => json(updateMetric(params.id, body)),
+});
+
+export const DELETE = route({
+  params: idParams,
+  handler: ({ params }) => {
+    deleteMetric(params.id);
+    return noContent();
+  },
+});

@@ -1,0 +1,8 @@
+import { json, route } from "@/lib/api/route";
+import { previewJudgePrompt } from "@/lib/metrics/metrics";
+import { previewBody } from "@/lib/schemas/metrics";
+
+export const POST = route({
+  body: previewBody,
+  handler: ({ body }) => json(previewJudgePrompt(body)),
+});
