@@ -36,10 +36,13 @@ export default async function DatasetPage({ params }: { params: Promise<{ id: st
         </Link>
         <h1 className="mt-1 text-2xl font-semibold tracking-tight">{dataset.name}</h1>
         {dataset.description ? <p className="mt-1 text-sm text-slate-500">{dataset.description}</p> : null}
-        <div className="mt-3 flex gap-2">
+        <div className="mt-3 flex flex-wrap items-center gap-2">
           <Badge>{dataset.conversation_count} conversations</Badge>
           <Badge>{dataset.message_count} messages</Badge>
           <Badge>{dataset.step_count} steps</Badge>
+          <Link href={`/import?dataset_id=${dataset.id}`} className="ml-2 text-sm font-medium text-brand-700 hover:underline">
+            Import conversations
+          </Link>
         </div>
       </div>
       <Card>

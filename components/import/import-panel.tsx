@@ -1,0 +1,204 @@
+"use client";
+
+import { useQueryClient } from "@tanstack/react-query";
+import { useState, type DragEvent, type FormEvent } from "react";
+import { Button } from "@/components/ui/button";
+import { Card, CardHeader } from "@/components/ui/card";
+import { cn } from "@/components/ui/cn";
+import { Field, Input, Textarea } from "@/components/ui/field";
+import type { Dataset } from "@/lib/schemas/datasets";
+import type { ImportFailure, ImportSuccess } from "@/lib/schemas/imports";
+import { ImportFailed, ImportSucceeded } from "./import-result";
+
+type Outcome =
+  | { kind: "success"; result: ImportSuccess }
+  | { kind: "failure"; status: number; result: ImportFailure }
+  | { kind: "error"; message: string };
+
+function formatSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+}
+
+const nameFromFile = (file: File) => file.name.replace(/\.(jsonl|json|ndjson)$/i, "").slice(0, 200);
+
+/** Upload a conversations file into a new or existing dataset and show what happened. */
+export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[]; initialDatasetId?: number }) {
+  const queryClient = useQueryClient();
+  const [file, setFile] = useState<File | null>(null);
+  const [dragging, setDragging] = useState(false);
+  const [mode, setMode] = useState<"new" | "existing">(initialDatasetId ? "existing" : "new");
+  const [datasetId, setDatasetId] = useState<string>(initialDatasetId ? String(initialDatasetId) : String(datasets[0]?.id ?? ""));
+  const [name, setName] = useState("");
+  const [description, setDescription] = useState("");
+  const [feedback, setFeedback] = useState(true);
+  const [formError, setFormError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+  const [outcome, setOutcome] = useState<Outcome | null>(null);
+
+  function choose(next: File | undefined) {
+    if (!next) return;
+    setFile(next);
+    setOutcome(null);
+    setFormError(null);
+    if (!name) setName(nameFromFile(next));
+  }
+
+  function onDrop(e: DragEvent) {
+    e.preventDefault();
+    setDragging(false);
+    choose(e.dataTransfer.files[0]);
+  }
+
+  async function submit(e: FormEvent) {
+    e.preventDefault();
+    setOutcome(null);
+    if (!file) return setFormError("Choose a file to import");
+    if (mode === "new" && !name.trim()) return setFormError("Give the new dataset a name");
+    if (mode === "existing" && !datasetId) return setFormError("Choose a dataset");
+    setFormError(null);
+    const form = new FormData();
+    form.append("file", file);
+    form.append("get_feedback", String(feedback));
+    if (mode === "new") {
+      form.append("name", name.trim());
+      if (description.trim()) form.append("description", description);
+    }
+    const url = mode === "new" ? "/api/datasets/import" : `/api/datasets/${datasetId}/import`;
+    setPending(true);
+    try {
+      const res = await fetch(url, { method: "POST", body: form });
+      const body = (await res.json().catch(() => null)) as (ImportSuccess | ImportFailure | { error?: { message?: string } }) | null;
+      if (body && "success" in body && body.success) {
+        setOutcome({ kind: "success", result: body });
+        await queryClient.invalidateQueries({ queryKey: ["datasets"] });
+      } else if (body && "success" in body) setOutcome({ kind: "failure", status: res.status, result: body });
+      else setOutcome({ kind: "error", message: body?.error?.message ?? `The server answered ${res.status}` });
+    } catch (error) {
+      setOutcome({ kind: "error", message: `The upload did not reach the server: ${(error as Error).message}` });
+    } finally {
+      setPending(false);
+    }
+  }
+
+  return (
+    <div className="grid gap-6 lg:grid-cols-[24rem_1fr]">
+      <Card className="h-fit">
+        <CardHeader title="Upload" description="Turnscope JSON, OpenAI chat messages, or JSON Lines. UTF-8." />
+        <form onSubmit={submit} className="space-y-5 px-5 py-4" noValidate aria-label="Import conversations">
+          <div
+            data-testid="drop-zone"
+            onDragOver={(e) => {
+              e.preventDefault();
+              setDragging(true);
+            }}
+            onDragLeave={() => setDragging(false)}
+            onDrop={onDrop}
+            className={cn(
+              "rounded-lg border-2 border-dashed px-4 py-6 text-center text-sm transition-colors",
+              dragging ? "border-brand-500 bg-brand-50" : "border-slate-300 bg-slate-50",
+            )}
+          >
+            <p className="text-slate-600">Drop a file here, or</p>
+            <label htmlFor="import-file" className="mt-2 inline-block cursor-pointer font-medium text-brand-700 hover:underline">
+              choose a file
+            </label>
+            <input
+              id="import-file"
+              name="file"
+              type="file"
+              accept=".json,.jsonl,.ndjson,application/json"
+              className="sr-only"
+              onChange={(e) => choose(e.target.files?.[0])}
+            />
+            {file ? (
+              <p className="mt-3 break-all text-slate-800" data-testid="chosen-file">
+                {file.name} <span className="text-slate-500">({formatSize(file.size)})</span>
+              </p>
+            ) : null}
+          </div>
+
+          <fieldset className="space-y-2">
+            <legend className="text-sm font-medium text-slate-700">Import into</legend>
+            <label className="flex items-center gap-2 text-sm">
+              <input type="radio" name="mode" value="new" checked={mode === "new"} onChange={() => setMode("new")} />
+              A new dataset
+            </label>
+            <label className="flex items-center gap-2 text-sm">
+              <input
+                type="radio"
+                name="mode"
+                value="existing"
+                checked={mode === "existing"}
+                disabled={datasets.length === 0}
+                onChange={() => setMode("existing")}
+              />
+              An existing dataset
+            </label>
+          </fieldset>
+
+          {mode === "new" ? (
+            <>
+              <Field id="import-name" label="Dataset name">
+                <Input id="import-name" value={name} maxLength={200} onChange={(e) => setName(e.target.value)} />
+              </Field>
+              <Field id="import-description" label="Description" hint="Optional">
+                <Textarea id="import-description" value={description} maxLength={5000} onChange={(e) => setDescription(e.target.value)} />
+              </Field>
+            </>
+          ) : (
+            <Field id="import-dataset" label="Dataset">
+              <select
+                id="import-dataset"
+                value={datasetId}
+                onChange={(e) => setDatasetId(e.target.value)}
+                className="block h-10 w-full rounded-md border border-slate-300 bg-white px-3 text-sm shadow-sm"
+              >
+                {datasets.map((d) => (
+                  <option key={d.id} value={d.id}>
+                    {d.name} ({d.conversation_count} conversations)
+                  </option>
+                ))}
+              </select>
+            </Field>
+          )}
+
+          <label className="flex items-center gap-2 text-sm text-slate-700">
+            <input type="checkbox" checked={feedback} onChange={(e) => setFeedback(e.target.checked)} />
+            Explain what to change if the file is refused
+          </label>
+
+          {formError ? (
+            <p role="alert" className="text-sm text-red-600">
+              {formError}
+            </p>
+          ) : null}
+          <Button type="submit" disabled={pending} className="w-full">
+            {pending ? "Importing…" : "Import"}
+          </Button>
+        </form>
+      </Card>
+
+      <div aria-live="polite">
+        {outcome?.kind === "success" ? <ImportSucceeded result={outcome.result} /> : null}
+        {outcome?.kind === "failure" ? <ImportFailed result={outcome.result} status={outcome.status} /> : null}
+        {outcome?.kind === "error" ? (
+          <Card className="border-red-200">
+            <p role="alert" className="px-5 py-4 text-sm text-red-700">
+              {outcome.message}
+            </p>
+          </Card>
+        ) : null}
+        {!outcome ? (
+          <Card>
+            <div className="space-y-2 px-5 py-10 text-center text-sm text-slate-500">
+              <p>The file is checked in stages: encoding, JSON syntax, structure, then values.</p>
+              <p>Nothing is written unless the whole file passes.</p>
+            </div>
+          </Card>
+        ) : null}
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,150 @@
+import Link from "next/link";
+import { Badge } from "@/components/ui/badge";
+import { Card, CardHeader } from "@/components/ui/card";
+import { Table, Td, Th } from "@/components/ui/table";
+import type { ImportFailure, ImportIssue, ImportSuccess, LlmFeedback } from "@/lib/schemas/imports";
+
+const formatLabels: Record<ImportSuccess["format"], string> = {
+  turnscope: "Turnscope JSON",
+  openai_chat: "OpenAI chat messages",
+  jsonl: "JSON Lines",
+};
+
+const statusTitles: Record<number, string> = {
+  400: "The file is not valid JSON",
+  413: "The file is too large",
+  415: "The file is not a UTF-8 JSON text file",
+  422: "The file does not match the import format",
+};
+
+/** Issues as a table: every cell is plain text, so content from the file can never become markup. */
+function IssueTable({ issues, label }: { issues: ImportIssue[]; label: string }) {
+  return (
+    <Table aria-label={label}>
+      <thead>
+        <tr>
+          <Th className="w-1/4">Path</Th>
+          <Th>Message</Th>
+          <Th>Suggestion</Th>
+        </tr>
+      </thead>
+      <tbody className="divide-y divide-slate-100">
+        {issues.map((issue, i) => (
+          <tr key={i} data-testid={`${label === "Errors" ? "import-error" : "import-warning"}`}>
+            <Td className="break-all font-mono text-xs text-slate-800">
+              {issue.path}
+              {issue.line !== undefined ? <span className="block text-slate-500">line {issue.line}{issue.column !== undefined ? `, column ${issue.column}` : ""}</span> : null}
+            </Td>
+            <Td className="break-words">{issue.message}</Td>
+            <Td className="break-words text-slate-600">{issue.suggestion}</Td>
+          </tr>
+        ))}
+      </tbody>
+    </Table>
+  );
+}
+
+function Feedback({ feedback }: { feedback: LlmFeedback }) {
+  const t = feedback.suggested_transformation;
+  const mapping = t ? Object.entries(t.mapping) : [];
+  return (
+    <Card data-testid="import-feedback">
+      <CardHeader
+        title="What to change"
+        description={feedback.generated_by === "rules" ? "From Turnscope's rules (no judge model answered)" : `From the judge model (${feedback.generated_by})`}
+      />
+      <div className="space-y-4 px-5 py-4 text-sm">
+        <p className="whitespace-pre-wrap text-slate-700">{feedback.analysis}</p>
+        {t ? (
+          <div className="space-y-2" data-testid="suggested-transformation">
+            <h3 className="font-medium text-slate-900">Suggested transformation</h3>
+            <p className="flex flex-wrap items-center gap-2 font-mono text-xs">
+              <code className="rounded bg-slate-100 px-1.5 py-0.5">{t.from}</code>
+              <span aria-hidden>→</span>
+              <span className="sr-only">becomes</span>
+              <code className="rounded bg-slate-100 px-1.5 py-0.5">{t.to}</code>
+            </p>
+            {mapping.length ? (
+              <Table aria-label="Value mapping">
+                <thead>
+                  <tr>
+                    <Th>Value in the file</Th>
+                    <Th>Becomes</Th>
+                  </tr>
+                </thead>
+                <tbody className="divide-y divide-slate-100">
+                  {mapping.map(([from, to]) => (
+                    <tr key={from}>
+                      <Td className="font-mono text-xs">{from}</Td>
+                      <Td className="font-mono text-xs">{to}</Td>
+                    </tr>
+                  ))}
+                </tbody>
+              </Table>
+            ) : null}
+            <details className="text-xs text-slate-500">
+              <summary className="cursor-pointer">As JSON</summary>
+              <pre className="mt-2 overflow-x-auto rounded bg-slate-50 p-3 text-slate-700">{JSON.stringify(t, null, 2)}</pre>
+            </details>
+          </div>
+        ) : null}
+      </div>
+    </Card>
+  );
+}
+
+export function ImportSucceeded({ result }: { result: ImportSuccess }) {
+  return (
+    <div className="space-y-4">
+      <Card data-testid="import-success">
+        <CardHeader
+          title="Import complete"
+          description={`Detected format: ${formatLabels[result.format]}`}
+          actions={
+            <Link href={`/datasets/${result.dataset_id}`} className="text-sm font-medium text-brand-700 hover:underline">
+              Open dataset →
+            </Link>
+          }
+        />
+        <div role="status" className="flex flex-wrap gap-2 px-5 py-4">
+          <Badge tone="success">{result.conversations_imported.toLocaleString()} conversations</Badge>
+          <Badge tone="success">{result.messages_imported.toLocaleString()} messages</Badge>
+          <Badge tone="success">{result.steps_imported.toLocaleString()} steps</Badge>
+          {result.dataset ? <Badge tone="brand">New dataset “{result.dataset.name}”</Badge> : null}
+        </div>
+      </Card>
+      {result.warnings.length ? (
+        <Card>
+          <CardHeader title={`${result.warnings.length} warning${result.warnings.length === 1 ? "" : "s"}`} description="Imported anyway; worth a look." />
+          <IssueTable issues={result.warnings} label="Warnings" />
+        </Card>
+      ) : null}
+    </div>
+  );
+}
+
+export function ImportFailed({ result, status }: { result: ImportFailure; status: number }) {
+  return (
+    <div className="space-y-4">
+      <Card data-testid="import-failure" className="border-red-200">
+        <CardHeader
+          title={statusTitles[status] ?? "The import failed"}
+          description={`Nothing was imported. ${result.errors.length} error${result.errors.length === 1 ? "" : "s"} to fix${
+            result.format ? ` (detected format: ${formatLabels[result.format]})` : ""
+          }.`}
+        />
+        <div role="alert" className="sr-only">
+          Import failed with {result.errors.length} errors
+        </div>
+        <IssueTable issues={result.errors} label="Errors" />
+      </Card>
+      {result.llm_feedback ? <Feedback feedback={result.llm_feedback} /> : null}
+      {result.warnings.length ? (
+        <Card>
+          <CardHeader title="Warnings" />
+          <IssueTable issues={result.warnings} label="Warnings" />
+        </Card>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,116 @@
+import fs from "node:fs";
+import path from "node:path";
+import { expect, test, type Page } from "@playwright/test";
+
+const fixtures = path.join(__dirname, "fixtures");
+const judge = `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? 4010}/__double`;
+
+/** Drop a file on the drop zone the way a browser drag-and-drop does. */
+async function dropFile(page: Page, file: string) {
+  const text = fs.readFileSync(path.join(fixtures, file), "utf8");
+  const transfer = await page.evaluateHandle(
+    ({ text, name }) => {
+      const dt = new DataTransfer();
+      dt.items.add(new File([text], name, { type: "application/json" }));
+      return dt;
+    },
+    { text, name: file },
+  );
+  await page.getByTestId("drop-zone").dispatchEvent("drop", { dataTransfer: transfer });
+}
+
+test.describe("import page", () => {
+  test.beforeEach(async ({ request }) => {
+    await request.post(`${judge}/reset`);
+  });
+
+  test("imports the sample into a new dataset and shows the counts", async ({ page }) => {
+    const name = `Imported sample ${Date.now()}`;
+    await page.goto("/");
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Import" }).click();
+    await expect(page.getByRole("heading", { name: "Import conversations", level: 1 })).toBeVisible();
+
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "sample-dataset.json"));
+    await expect(page.getByTestId("chosen-file")).toContainText("sample-dataset.json");
+    await page.getByLabel("Dataset name").fill(name);
+    await page.getByRole("button", { name: "Import" }).click();
+
+    const success = page.getByTestId("import-success");
+    await expect(success).toBeVisible();
+    await expect(success.getByRole("status")).toContainText("5 conversations");
+    await expect(success.getByRole("status")).toContainText("19 messages");
+    await expect(success.getByRole("status")).toContainText("21 steps");
+    await expect(success).toContainText("Detected format: Turnscope JSON");
+    // The sample's deliberate argument type mismatch is shown as a warning.
+    await expect(page.getByTestId("import-warning")).toContainText("Argument 'flight_id' of 'book_flight' is integer, declared string");
+    await page.screenshot({ path: "test-results/screenshots/import-success.png", fullPage: true });
+
+    await success.getByRole("link", { name: "Open dataset →" }).click();
+    await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
+    await expect(page.getByRole("table", { name: "Conversations" }).getByRole("row")).toHaveCount(6);
+    await expect(page.getByText("Flight to Lisbon")).toBeVisible();
+  });
+
+  test("shows every error of an invalid file with its path, message, suggestion and the feedback", async ({ page, request }) => {
+    // The judge model fails; the page still gets the rules' feedback and its transformation.
+    await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });
+    await page.goto("/import");
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "invalid-roles.json"));
+    await page.getByLabel("Dataset name").fill(`Never created ${Date.now()}`);
+    await page.getByRole("button", { name: "Import" }).click();
+
+    const failure = page.getByTestId("import-failure");
+    await expect(failure).toContainText("The file does not match the import format");
+    await expect(failure).toContainText("Nothing was imported. 4 errors to fix");
+    const errors = page.getByTestId("import-error");
+    await expect(errors).toHaveCount(4);
+    await expect(errors.nth(1)).toContainText("conversations[0].messages[1].role");
+    await expect(errors.nth(1)).toContainText("Invalid role value: 'bot'");
+    await expect(errors.nth(1)).toContainText("Use 'assistant' instead of 'bot'");
+
+    const feedback = page.getByTestId("import-feedback");
+    await expect(feedback).toContainText("From Turnscope's rules");
+    await expect(feedback).toContainText("'bot' → 'assistant'");
+    const mapping = page.getByRole("table", { name: "Value mapping" });
+    await expect(mapping.getByRole("row", { name: "bot assistant" })).toBeVisible();
+    await expect(mapping.getByRole("row", { name: "human user" })).toBeVisible();
+    await expect(page.getByTestId("suggested-transformation")).toContainText("conversations[].messages[].role");
+    await page.screenshot({ path: "test-results/screenshots/import-failure.png", fullPage: true });
+
+    const datasets = (await (await request.get("/api/datasets?limit=500")).json()) as Array<{ name: string }>;
+    expect(datasets.some((d) => d.name.startsWith("Never created"))).toBe(false);
+  });
+
+  test("drag-and-drop into an existing dataset, with the judge model's feedback on a syntax error", async ({ page, request }) => {
+    const created = await request.post("/api/datasets", { data: { name: `Drop target ${Date.now()}` } });
+    const dataset = (await created.json()) as { id: number; name: string };
+    await request.post(`${judge}/enqueue`, {
+      data: {
+        kind: "verdict",
+        body: { analysis: "A trailing comma closes the messages array.", transformation: null },
+      },
+    });
+
+    await page.goto(`/datasets/${dataset.id}`);
+    await page.getByRole("link", { name: "Import conversations" }).click();
+    await expect(page.getByLabel("An existing dataset")).toBeChecked();
+    await expect(page.getByLabel("Dataset", { exact: true })).toHaveValue(String(dataset.id));
+
+    await dropFile(page, "invalid-syntax.json");
+    await expect(page.getByTestId("chosen-file")).toContainText("invalid-syntax.json");
+    await page.getByRole("button", { name: "Import" }).click();
+
+    await expect(page.getByTestId("import-failure")).toContainText("The file is not valid JSON");
+    await expect(page.getByTestId("import-error")).toContainText("Invalid JSON: Trailing comma before ']' at line 1, column 71");
+    await expect(page.getByTestId("import-error")).toContainText("line 1, column 71");
+    await expect(page.getByTestId("import-feedback")).toContainText("A trailing comma closes the messages array.");
+    await expect(page.getByTestId("import-feedback")).toContainText("From the judge model");
+
+    // Then the valid sample, dropped on the same page, goes into that dataset.
+    await dropFile(page, "sample-dataset.json");
+    await page.getByRole("button", { name: "Import" }).click();
+    await expect(page.getByTestId("import-success").getByRole("status")).toContainText("5 conversations");
+    const after = (await (await request.get(`/api/datasets/${dataset.id}`)).json()) as { conversation_count: number };
+    expect(after.conversation_count).toBe(5);
+  });
+});
