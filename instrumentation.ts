@@ -1,8 +1,11 @@
-/** Runs once when the server starts: open and migrate the database before the first request. */
+/**
+ * Runs once when the server starts: open and migrate the database, then mark executions a dead
+ * server left running as interrupted, before the first request.
+ */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
-  // Registers the seeding of system templates, which runs right after the migrations.
-  await import("@/lib/metrics/templates");
   const { getDb } = await import("@/db/client");
   getDb();
+  const { recoverInterruptedExecutions } = await import("@/lib/runner");
+  recoverInterruptedExecutions();
 }

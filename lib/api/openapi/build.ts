@@ -5,11 +5,14 @@
 import { z } from "zod";
 import { integerTextSchemas } from "@/lib/schemas/common";
 import { datasetOperations } from "./datasets";
+import { executionOperations } from "./executions";
 import { healthOperations } from "./health";
+import { importOperations } from "./imports";
+import { metricOperations } from "./metrics";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...healthOperations];
+export const operations: Operation[] = [...datasetOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations];
 
 type JsonSchema = Record<string, unknown>;
 

@@ -1,0 +1,14 @@
+import { json, route } from "@/lib/api/route";
+import { cancelExecution, getExecution } from "@/lib/runner";
+import { idParams } from "@/lib/schemas/common";
+
+export const GET = route({
+  params: idParams,
+  handler: ({ params }) => json(getExecution(params.id)),
+});
+
+/** Cancel: in-flight judge calls are aborted, finished results kept; 409 when already final. */
+export const DELETE = route({
+  params: idParams,
+  handler: async ({ params }) => json(await cancelExecution(params.id)),
+});

@@ -1,0 +1,34 @@
+import { json, route } from "@/lib/api/route";
+import { executionEventStream, startExecution } from "@/lib/runner";
+import { runBody, runQuery } from "@/lib/schemas/executions";
+
+export const dynamic = "force-dynamic";
+
+/** Start a run; 202 with the execution at once, the work goes on in the server. */
+export const POST = route({
+  body: runBody,
+  handler: ({ body, userId }) => {
+    const execution = startExecution(body, userId);
+    return json(execution, { status: 202, headers: { location: `/api/evaluation-pipeline-executions/${execution.id}` } });
+  },
+});
+
+/** Start the same run and follow it as Server-Sent Events. */
+export const GET = route({
+  query: runQuery,
+  handler: ({ query, userId }) => {
+    const execution = startExecution(
+      {
+        ...query,
+        pipeline_node_id: query.pipeline_node_id ?? null,
+        entity_type: query.entity_type ?? null,
+        entity_id: query.entity_id ?? null,
+        model_name: query.model_name ?? null,
+      },
+      userId,
+    );
+    const res = executionEventStream(execution.id);
+    res.headers.set("x-execution-id", String(execution.id));
+    return res;
+  },
+});

@@ -1,0 +1,105 @@
+import { z } from "zod";
+import { idParams, intText } from "@/lib/schemas/common";
+import { executionSchema, listExecutionsQuery, runBody, runQuery } from "@/lib/schemas/executions";
+import { badRequest, conflictResponse, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
+import type { Operation } from "./types";
+
+const tag = "Executions";
+
+const sseDescription =
+  "`text/event-stream`. Events (`event:` name, JSON `data:`): `processing` {status, execution_id, pipeline_node_id, " +
+  "entity_type, entity_id, progress, completed, total} when a cell starts; `complete` {…, progress, result: IndividualResult} " +
+  "and `error` {…, progress, error: {message}, result} when a cell's result is saved (their `id:` is the result id); " +
+  "`done` {status, execution} last, then the stream closes. A `: heartbeat` comment every 15 s.";
+
+export const executionOperations: Operation[] = [
+  {
+    method: "post",
+    path: "/evaluation-pipeline-executions/run",
+    operationId: "runEvaluation",
+    summary: "Start a run: a cell, a row, a column or everything",
+    description:
+      "Scope: cell = `pipeline_node_id` + `entity_type`/`entity_id`; row = entity only (a conversation row includes its " +
+      "messages' and steps' metrics, a message row its steps'); column = `pipeline_node_id` only; all = neither. " +
+      "Message-level metrics evaluate assistant messages; step-level metrics every step. `retry` evaluates only cells whose " +
+      "latest result failed or is missing (and asks the judge afresh). Answers at once; the run goes on in the server. " +
+      "404 for an unknown dataset, metric or entity (or one of another dataset); 422 when the dataset has no metrics, the " +
+      "metric's level does not match the entity, or no metric applies to the entity.",
+    tag,
+    body: runBody,
+    responses: {
+      202: { description: "The execution, `pending`; `Location` names it", schema: executionSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      422: unprocessableResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/evaluation-pipeline-executions/run",
+    operationId: "runEvaluationStream",
+    summary: "Start the same run and follow it as Server-Sent Events",
+    description: `${sseDescription} The execution id is also in the \`X-Execution-Id\` header.`,
+    tag,
+    query: runQuery,
+    responses: {
+      200: { description: "The event stream", contentType: "text/event-stream" },
+      400: badRequest,
+      404: notFoundResponse,
+      422: unprocessableResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/evaluation-pipeline-executions",
+    operationId: "listExecutions",
+    summary: "Execution history of a dataset",
+    description: "Newest first by default (`sort=-started_at`); pending executions sort by creation time.",
+    tag,
+    query: listExecutionsQuery,
+    responses: {
+      200: { description: "A page of executions", schema: executionSchema, array: true, headers: totalCountHeader },
+      400: badRequest,
+      404: notFoundResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/evaluation-pipeline-executions/{id}",
+    operationId: "getExecution",
+    summary: "One execution with its counts, errors and usage",
+    tag,
+    params: idParams,
+    responses: { 200: { description: "The execution", schema: executionSchema }, 400: badRequest, 404: notFoundResponse },
+  },
+  {
+    method: "delete",
+    path: "/evaluation-pipeline-executions/{id}",
+    operationId: "cancelExecution",
+    summary: "Cancel a running execution",
+    description: "Judge calls in flight are aborted and nothing is written after the cancel; results finished before it are kept.",
+    tag,
+    params: idParams,
+    responses: {
+      200: { description: "The execution, now `cancelled`", schema: executionSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      409: conflictResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/evaluation-pipeline-executions/{id}/events",
+    operationId: "followExecution",
+    summary: "Follow an execution as Server-Sent Events",
+    description: `First a snapshot of the cells already finished, then live events. Reconnect with the \`Last-Event-ID\` header (or \`last_event_id\`) to receive only what came after. ${sseDescription}`,
+    tag,
+    params: idParams,
+    query: z.object({ last_event_id: intText({ min: 0 }).optional().describe("Resume after this result id") }),
+    responses: {
+      200: { description: "The event stream", contentType: "text/event-stream" },
+      400: badRequest,
+      404: notFoundResponse,
+    },
+  },
+];

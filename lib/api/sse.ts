@@ -1,0 +1,78 @@
+/** Server-Sent Events: framing, headers and a heartbeat, over a web ReadableStream. */
+export type SseMessage = { event?: string; id?: string | number; data: unknown };
+
+const encoder = new TextEncoder();
+
+export function formatSse(message: SseMessage): string {
+  let out = "";
+  if (message.event) out += `event: ${message.event}\n`;
+  if (message.id !== undefined) out += `id: ${message.id}\n`;
+  out += `data: ${JSON.stringify(message.data)}\n\n`;
+  return out;
+}
+
+export const HEARTBEAT_MS = 15_000;
+
+export type SseWriter = { send: (m: SseMessage) => void; close: () => void; closed: () => boolean };
+
+/**
+ * A `text/event-stream` Response. `start` runs synchronously when the stream is created and returns a
+ * cleanup for when the stream ends or the client goes away. A comment line every 15 s keeps proxies
+ * from closing an idle stream.
+ */
+export function sseResponse(start: (writer: SseWriter) => () => void, heartbeatMs = HEARTBEAT_MS): Response {
+  let cleanup: (() => void) | undefined;
+  let timer: ReturnType<typeof setInterval> | undefined;
+  let done = false;
+  const stream = new ReadableStream<Uint8Array>({
+    start(controller) {
+      const finish = () => {
+        if (done) return;
+        done = true;
+        if (timer) clearInterval(timer);
+        cleanup?.();
+        try {
+          controller.close();
+        } catch {
+          // already closed by the client
+        }
+      };
+      const writer: SseWriter = {
+        send: (m) => {
+          if (done) return;
+          try {
+            controller.enqueue(encoder.encode(formatSse(m)));
+          } catch {
+            finish();
+          }
+        },
+        close: finish,
+        closed: () => done,
+      };
+      controller.enqueue(encoder.encode(": stream open\n\n"));
+      timer = setInterval(() => {
+        if (done) return;
+        try {
+          controller.enqueue(encoder.encode(": heartbeat\n\n"));
+        } catch {
+          finish();
+        }
+      }, heartbeatMs);
+      cleanup = start(writer);
+      if (done) cleanup();
+    },
+    cancel() {
+      done = true;
+      if (timer) clearInterval(timer);
+      cleanup?.();
+    },
+  });
+  return new Response(stream, {
+    headers: {
+      "content-type": "text/event-stream; charset=utf-8",
+      "cache-control": "no-cache, no-transform",
+      connection: "keep-alive",
+      "x-accel-buffering": "no",
+    },
+  });
+}

@@ -1,0 +1,54 @@
+/**
+ * The per-execution event bus: the runner emits after each result is saved, SSE streams subscribe.
+ * One bus per process (see lib/process-state.ts).
+ */
+import type { EvaluationLevel } from "@/db/schema";
+import { processSingleton } from "@/lib/process-state";
+import type { Execution, IndividualResult } from "@/lib/schemas/executions";
+
+type CellFields = {
+  execution_id: number;
+  pipeline_node_id: number;
+  entity_type: EvaluationLevel;
+  entity_id: number;
+  progress: number;
+};
+
+export type RunEvent =
+  | { event: "processing"; data: CellFields & { status: "processing"; completed: number; total: number } }
+  | { event: "complete"; id: number; data: CellFields & { status: "complete"; result: IndividualResult } }
+  | { event: "error"; id: number; data: CellFields & { status: "error"; error: { message: string }; result: IndividualResult } }
+  | { event: "done"; data: { status: "completed" | "failed" | "cancelled"; execution: Execution } };
+
+type Listener = (e: RunEvent) => void;
+
+const listeners = processSingleton("runner.listeners", () => new Map<number, Set<Listener>>());
+
+/** Subscribe to one execution's events; returns the unsubscribe function. */
+export function subscribe(executionId: number, listener: Listener): () => void {
+  let set = listeners.get(executionId);
+  if (!set) {
+    set = new Set();
+    listeners.set(executionId, set);
+  }
+  set.add(listener);
+  return () => {
+    set.delete(listener);
+    if (set.size === 0 && listeners.get(executionId) === set) listeners.delete(executionId);
+  };
+}
+
+export function emit(executionId: number, e: RunEvent): void {
+  for (const listener of listeners.get(executionId) ?? []) {
+    try {
+      listener(e);
+    } catch {
+      // A broken subscriber (a closed stream) must never stop the run.
+    }
+  }
+}
+
+/** Percent done, one decimal. */
+export function progressOf(done: number, total: number): number {
+  return total === 0 ? 100 : Math.round((done * 1000) / total) / 10;
+}

@@ -1,0 +1,133 @@
+/**
+ * Which cells a run evaluates: the scope (cell, row, column, all) resolved against the dataset's
+ * metrics and entities, in grid order, optionally only the cells whose latest result failed or is missing.
+ */
+import "server-only";
+import { latestStatusByCell, listEntities, locateEntityInDataset } from "@/db/repositories/executions";
+import { getNode, listNodes } from "@/db/repositories/metrics";
+import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
+import { AppError, notFound } from "@/lib/api/errors";
+import { assertDatasetExists } from "@/lib/datasets";
+import type { RunRequest } from "@/lib/schemas/executions";
+
+export type Scope = "cell" | "row" | "column" | "all";
+
+export type Cell = {
+  node: PipelineNodeRow;
+  entityType: EvaluationLevel;
+  entityId: number;
+  conversationId: number;
+  messageId: number | null;
+  stepId: number | null;
+};
+
+export type Plan = { scope: Scope; nodes: PipelineNodeRow[]; cells: Cell[]; pipelineId: number | null };
+
+const label: Record<EvaluationLevel, string> = { conversation: "Conversation", message: "Message", step: "Step" };
+
+function scopeOf(req: RunRequest): Scope {
+  const node = req.pipeline_node_id != null;
+  const entity = req.entity_id != null;
+  return node && entity ? "cell" : entity ? "row" : node ? "column" : "all";
+}
+
+/** Every cell of the dataset (or one conversation) for the given metrics, in grid order. */
+function gridCells(datasetId: number, nodes: PipelineNodeRow[], conversationId?: number): Cell[] {
+  const byLevel = (level: EvaluationLevel) => nodes.filter((n) => n.evaluationLevel === level);
+  const convNodes = byLevel("conversation");
+  const msgNodes = byLevel("message");
+  const stepNodes = byLevel("step");
+  const { conversations, messages, steps } = listEntities(datasetId, conversationId);
+  const messagesByConv = groupBy(messages, (m) => m.conversationId);
+  const stepsByMessage = groupBy(steps, (s) => s.messageId);
+  const cells: Cell[] = [];
+  for (const c of conversations) {
+    for (const node of convNodes) {
+      cells.push({ node, entityType: "conversation", entityId: c.id, conversationId: c.id, messageId: null, stepId: null });
+    }
+    for (const m of messagesByConv.get(c.id) ?? []) {
+      if (m.role === "assistant") {
+        for (const node of msgNodes) {
+          cells.push({ node, entityType: "message", entityId: m.id, conversationId: c.id, messageId: m.id, stepId: null });
+        }
+      }
+      for (const s of stepsByMessage.get(m.id) ?? []) {
+        for (const node of stepNodes) {
+          cells.push({ node, entityType: "step", entityId: s.id, conversationId: c.id, messageId: m.id, stepId: s.id });
+        }
+      }
+    }
+  }
+  return cells;
+}
+
+function groupBy<T>(items: T[], key: (t: T) => number): Map<number, T[]> {
+  const map = new Map<number, T[]>();
+  for (const item of items) {
+    const k = key(item);
+    const list = map.get(k);
+    if (list) list.push(item);
+    else map.set(k, [item]);
+  }
+  return map;
+}
+
+/** Resolve a run request into cells; 404/422 AppErrors for anything that does not fit the dataset. */
+export function planRun(req: RunRequest): Plan {
+  assertDatasetExists(req.dataset_id);
+  const scope = scopeOf(req);
+  const allNodes = listNodes({ datasetId: req.dataset_id });
+  let nodes = allNodes;
+  if (req.pipeline_node_id != null) {
+    const node = getNode({ id: req.pipeline_node_id });
+    if (!node) throw notFound("Metric", req.pipeline_node_id);
+    if (node.datasetId !== req.dataset_id) {
+      throw new AppError("unprocessable", `Metric ${node.id} belongs to dataset ${node.datasetId}, not ${req.dataset_id}`, [
+        { path: "pipeline_node_id", message: "must be a metric of this dataset" },
+      ]);
+    }
+    nodes = [node];
+  }
+  if (allNodes.length === 0) {
+    throw new AppError("unprocessable", `Dataset ${req.dataset_id} has no metrics: add a metric before running`, [
+      { path: "dataset_id", message: "has no metrics" },
+    ]);
+  }
+
+  let cells: Cell[];
+  if (req.entity_id != null && req.entity_type != null) {
+    const entityType = req.entity_type;
+    const where = locateEntityInDataset(req.dataset_id, entityType, req.entity_id);
+    if (!where) throw new AppError("not_found", `${label[entityType]} ${req.entity_id} does not exist in dataset ${req.dataset_id}`);
+    const all = gridCells(req.dataset_id, nodes, where.conversationId);
+    if (entityType === "conversation") cells = all;
+    else if (entityType === "message") cells = all.filter((c) => c.messageId === req.entity_id);
+    else cells = all.filter((c) => c.stepId === req.entity_id);
+    if (scope === "cell") {
+      const node = nodes[0];
+      if (node.evaluationLevel !== entityType) {
+        throw new AppError("unprocessable", `Metric ${node.id} is ${node.evaluationLevel}-level and cannot evaluate a ${entityType}`, [
+          { path: "entity_type", message: `must be ${node.evaluationLevel}` },
+        ]);
+      }
+      cells = cells.filter((c) => c.entityType === entityType && c.entityId === req.entity_id);
+      if (cells.length === 0) {
+        throw new AppError("unprocessable", "Message-level metrics evaluate assistant messages only", [
+          { path: "entity_id", message: `message ${req.entity_id} is a ${where.role} message` },
+        ]);
+      }
+    } else if (cells.length === 0) {
+      throw new AppError("unprocessable", `No metric of dataset ${req.dataset_id} applies to ${entityType} ${req.entity_id}`, [
+        { path: "entity_id", message: "no metric applies to this entity" },
+      ]);
+    }
+  } else {
+    cells = gridCells(req.dataset_id, nodes);
+  }
+
+  if (req.retry) {
+    const latest = latestStatusByCell(req.dataset_id);
+    cells = cells.filter((c) => latest.get(`${c.node.id}:${c.entityType}:${c.entityId}`) !== "completed");
+  }
+  return { scope, nodes, cells, pipelineId: allNodes[0]?.evaluationPipelineId ?? null };
+}

@@ -1,0 +1,282 @@
+/**
+ * Runs an execution inside the server, independent of any connection: plan → schedule (sync one at a
+ * time, async up to batch_size) → judge each cell → save the result → announce it. Cancel aborts the
+ * judge calls in flight; nothing is written after it.
+ */
+import "server-only";
+import pLimit from "p-limit";
+import {
+  getExecutionRow,
+  insertExecution,
+  insertResult,
+  listActiveExecutionIds,
+  updateExecution,
+} from "@/db/repositories/executions";
+import type { PipelineExecutionRow } from "@/db/schema";
+import { AppError, notFound } from "@/lib/api/errors";
+import { costOf, ensureGoal, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { log } from "@/lib/log";
+import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@/lib/metrics";
+import { transcript } from "@/lib/metrics/transcript";
+import { processSingleton } from "@/lib/process-state";
+import { toExecution, toResult } from "@/lib/results/serialize";
+import type { Execution, ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
+import { emit, progressOf } from "./events";
+import { planRun, type Cell, type Plan } from "./plan";
+
+export type RunnerDeps = { judge?: JudgeDeps; now?: () => number };
+
+type ActiveRun = { controller: AbortController; finished: Promise<void> };
+const active = processSingleton("runner.active", () => new Map<number, ActiveRun>());
+
+const TREE_CACHE = 64;
+
+/** Plan the run, record the execution as pending and start it in the background. */
+export function startExecution(req: RunRequest, userId: string, deps: RunnerDeps = {}): Execution {
+  const plan = planRun(req);
+  const variables = [...new Set(plan.cells.map((c) => c.node).flatMap((n) => n.templateVariables ?? []))];
+  const meta: ExecutionMeta = {
+    model: req.model_name ?? null,
+    execution_mode: req.execution_mode,
+    batch_size: req.execution_mode === "async" ? req.batch_size : 1,
+    template_variables: variables,
+    user_id: userId,
+    scope: plan.scope,
+    entity_type: req.entity_type ?? null,
+    entity_id: req.entity_id ?? null,
+    retry: req.retry,
+    input_tokens: 0,
+    output_tokens: 0,
+    cached_evaluations: 0,
+    cost_usd: null,
+  };
+  const row = insertExecution({
+    evaluationPipelineId: plan.pipelineId,
+    datasetId: req.dataset_id,
+    pipelineNodeId: req.pipeline_node_id ?? null,
+    totalEvaluations: plan.cells.length,
+    meta,
+  });
+  const controller = new AbortController();
+  const finished = new Promise<void>((resolve) => {
+    // Start on the next turn so the 202 answer goes out first.
+    setImmediate(() => {
+      executeRun(row, plan, req, controller.signal, deps)
+        .catch((error) => failRun(row.id, error))
+        .finally(() => {
+          active.delete(row.id);
+          resolve();
+        });
+    });
+  });
+  active.set(row.id, { controller, finished });
+  return toExecution(row);
+}
+
+/** Whether this process is running the execution now. */
+export function isRunning(executionId: number): boolean {
+  return active.has(executionId);
+}
+
+/** Resolves when the execution's run in this process is over (tests, shutdown). */
+export async function waitForExecution(executionId: number): Promise<void> {
+  await active.get(executionId)?.finished;
+}
+
+async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, signal: AbortSignal, deps: RunnerDeps): Promise<void> {
+  const now = deps.now ?? Date.now;
+  const startedAt = now();
+  updateExecution(row.id, { status: "processing", startedAt: new Date(startedAt).toISOString() }, { onlyIfActive: true });
+  const total = plan.cells.length;
+  const totals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true };
+  const trees = new Map<number, Promise<ConversationTree>>();
+  const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
+
+  const treeFor = (conversationId: number, cell: Cell): Promise<ConversationTree> => {
+    let tree = trees.get(conversationId);
+    if (!tree) {
+      tree = loadTreeWithGoal(conversationId, cell, req, signal, judgeConfigured, deps);
+      trees.set(conversationId, tree);
+      if (trees.size > TREE_CACHE) trees.delete(trees.keys().next().value as number);
+    }
+    return tree;
+  };
+
+  const evaluate = async (cell: Cell) => {
+    if (signal.aborted) return;
+    const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
+    emit(row.id, { event: "processing", data: { ...base, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total } });
+    const model = resolveModelName(req.model_name, cell.node.modelName);
+    const started = now();
+    let outcome: JudgeOutcome;
+    try {
+      const tree = await treeFor(cell.conversationId, cell);
+      const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId } });
+      outcome = await judge(
+        {
+          model,
+          system: prompt.system,
+          prompt: prompt.prompt,
+          outputType: cell.node.outputType,
+          outputSchema: cell.node.outputSchema,
+          signal,
+          noCache: req.retry || req.no_cache,
+        },
+        deps.judge,
+      );
+    } catch (error) {
+      if (signal.aborted) return; // cancelled: nothing is written after the cancel
+      outcome = failedOutcome(model, error instanceof AppError ? error.message : `could not evaluate: ${(error as Error).message}`, now() - started);
+    }
+    // Synchronous from here to the write: a cancel cannot slip in between the check and the save.
+    if (signal.aborted) return;
+    const saved = insertResult({
+      executionId: row.id,
+      pipelineNodeId: cell.node.id,
+      datasetId: row.datasetId,
+      entityType: cell.entityType,
+      entityId: cell.entityId,
+      conversationId: cell.conversationId,
+      messageId: cell.messageId,
+      stepId: cell.stepId,
+      result: outcome.result,
+      score: outcome.score,
+      status: outcome.status,
+      error: outcome.error,
+      rawOutput: outcome.rawOutput,
+      executionTime: outcome.latencyMs,
+      modelName: outcome.model,
+      inputTokens: outcome.inputTokens,
+      outputTokens: outcome.outputTokens,
+      cached: outcome.cached,
+    });
+    totals.done++;
+    totals.inputTokens += outcome.inputTokens;
+    totals.outputTokens += outcome.outputTokens;
+    if (outcome.cached) totals.cached++;
+    const cost = costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
+    if (cost === null) totals.priced = false;
+    else totals.cost += cost;
+    const result = toResult(saved);
+    const progress = progressOf(totals.done, total);
+    if (outcome.status === "completed") {
+      emit(row.id, { event: "complete", id: saved.id, data: { ...base, status: "complete", progress, result } });
+    } else {
+      emit(row.id, { event: "error", id: saved.id, data: { ...base, status: "error", progress, error: { message: outcome.error ?? "failed" }, result } });
+    }
+  };
+
+  const limit = pLimit(req.execution_mode === "async" ? req.batch_size : 1);
+  await Promise.all(plan.cells.map((cell) => limit(() => evaluate(cell))));
+
+  const current = getExecutionRow(row.id);
+  const meta = {
+    ...((current?.meta as ExecutionMeta | undefined) ?? {}),
+    input_tokens: totals.inputTokens,
+    output_tokens: totals.outputTokens,
+    cached_evaluations: totals.cached,
+    cost_usd: totals.priced && totals.done > 0 ? totals.cost : totals.done === 0 ? 0 : null,
+  };
+  const status = signal.aborted ? "cancelled" : (current?.failedEvaluations ?? 0) > 0 ? "failed" : "completed";
+  const completedAt = now();
+  const final = updateExecution(
+    row.id,
+    { status, completedAt: new Date(completedAt).toISOString(), durationMs: completedAt - startedAt, meta },
+    { onlyIfActive: true },
+  );
+  const execution = toExecution(final ?? getExecutionRow(row.id)!);
+  emit(row.id, { event: "done", data: { status: execution.status as "completed" | "failed" | "cancelled", execution } });
+}
+
+async function loadTreeWithGoal(
+  conversationId: number,
+  cell: Cell,
+  req: RunRequest,
+  signal: AbortSignal,
+  judgeConfigured: boolean,
+  deps: RunnerDeps,
+): Promise<ConversationTree> {
+  const tree = loadConversationTree(conversationId);
+  // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
+  if (!tree.conversation.goal && judgeConfigured && cell.node.templateVariables?.includes("@GOAL")) {
+    const firstUser = tree.messages.find((m) => m.role === "user")?.content ?? null;
+    const goal = await ensureGoal(
+      {
+        conversationId,
+        transcript: transcript(tree.messages, tree.messages.length - 1) ?? "",
+        firstUserMessage: firstUser,
+        model: req.model_name,
+        signal,
+      },
+      deps.judge,
+    );
+    if (goal.generated_by !== "first_user_message") tree.conversation.goal = goal.goal;
+  }
+  return tree;
+}
+
+function failedOutcome(model: string, error: string, latencyMs: number): JudgeOutcome {
+  return {
+    status: "failed",
+    result: null,
+    score: null,
+    error,
+    rawOutput: null,
+    model,
+    inputTokens: 0,
+    outputTokens: 0,
+    latencyMs,
+    cached: false,
+    attempts: 0,
+  };
+}
+
+/** A bug or a database error stopped the run: record it rather than leaving it "processing". */
+function failRun(executionId: number, error: unknown): void {
+  log.error("execution failed", { execution_id: executionId, error });
+  const row = getExecutionRow(executionId);
+  if (!row) return;
+  const errors = [...((row.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: `run stopped: ${(error as Error).message}` }];
+  const final = updateExecution(executionId, { status: "failed", completedAt: new Date().toISOString(), errors }, { onlyIfActive: true });
+  if (final) emit(executionId, { event: "done", data: { status: "failed", execution: toExecution(final) } });
+}
+
+/** Cancel a pending or processing execution: abort its judge calls, keep finished results. 409 if final. */
+export async function cancelExecution(executionId: number): Promise<Execution> {
+  const row = getExecutionRow(executionId);
+  if (!row) throw notFound("Execution", executionId);
+  if (row.status !== "pending" && row.status !== "processing") {
+    throw new AppError("conflict", `Execution ${executionId} is already ${row.status}`);
+  }
+  const run = active.get(executionId);
+  if (run) {
+    run.controller.abort(new Error("cancelled"));
+    // The run writes `cancelled` itself once its in-flight calls have unwound (they abort at once).
+    await Promise.race([run.finished, new Promise((r) => setTimeout(r, 10_000))]);
+  }
+  const now = new Date();
+  const started = row.startedAt ? Date.parse(row.startedAt) : now.getTime();
+  updateExecution(
+    executionId,
+    { status: "cancelled", completedAt: now.toISOString(), durationMs: now.getTime() - started },
+    { onlyIfActive: true },
+  );
+  return toExecution(getExecutionRow(executionId)!);
+}
+
+/** At start-up: executions a dead server left pending/processing become failed, to be retried. */
+export function recoverInterruptedExecutions(): number {
+  const ids = listActiveExecutionIds().filter((id) => !active.has(id));
+  for (const id of ids) {
+    const row = getExecutionRow(id);
+    if (!row) continue;
+    const errors = [
+      ...((row.errors as unknown[]) ?? []),
+      { pipeline_node_id: null, entity_type: null, entity_id: null, message: "interrupted: server restarted" },
+    ];
+    const meta = { ...(row.meta as object), interrupted: true };
+    updateExecution(id, { status: "failed", completedAt: new Date().toISOString(), errors, meta }, { onlyIfActive: true });
+  }
+  if (ids.length) log.warn("marked interrupted executions as failed", { executions: ids });
+  return ids.length;
+}

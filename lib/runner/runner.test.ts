@@ -1,0 +1,308 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import * as collection from "@/app/api/evaluation-pipeline-executions/route";
+import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
+import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/route";
+import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
+import { insertExecution, listResultRows, updateExecution } from "@/db/repositories/executions";
+import { clearJudgeCache } from "@/db/repositories/judge";
+import { resetConfig } from "@/lib/config";
+import { createDataset } from "@/lib/datasets";
+import { createMetric } from "@/lib/metrics";
+import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
+import { call } from "@/lib/testing/http";
+import { loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
+import { readSse } from "@/lib/testing/sse";
+import { recoverInterruptedExecutions, waitForExecution } from "./run";
+
+let double: JudgeDouble;
+beforeAll(async () => {
+  double = await startJudgeDouble();
+});
+afterAll(async () => {
+  delete process.env.OPENAI_BASE_URL;
+  resetConfig();
+  await double.close();
+});
+beforeEach(() => {
+  double.reset();
+  clearJudgeCache();
+  process.env.OPENAI_BASE_URL = double.baseURL;
+  process.env.JUDGE_MAX_RETRIES = "0";
+  resetConfig();
+});
+
+type Setup = LoadedSample & { conv: number; msg: number; step: number };
+
+/** The sample fixture (5 conversations, 9 assistant messages, 21 steps) with one metric per level. */
+function setup(): Setup {
+  const sample = loadSampleDataset();
+  const base = { dataset_id: sample.datasetId, output_type: "progress" as const };
+  const conv = createMetric({ ...base, name: "Goal", evaluation_level: "conversation", prompt: "Did the assistant achieve @GOAL?\n@HISTORY" }).id;
+  const msg = createMetric({ ...base, name: "Helpful", evaluation_level: "message", prompt: "Is @CURRENT_MESSAGE.output helpful?" }).id;
+  const step = createMetric({ ...base, name: "Tool", evaluation_level: "step", prompt: "Judge step @STEP_NUMBER: @CURRENT_STEP.tool_call" }).id;
+  return { ...sample, conv, msg, step };
+}
+
+async function start(body: Record<string, unknown>) {
+  const res = await call(run.POST, "POST", "/api/evaluation-pipeline-executions/run", { body });
+  return res;
+}
+
+async function finished(id: number) {
+  await waitForExecution(id);
+  return (await call(item.GET, "GET", `/x/${id}`, { params: { id } })).json;
+}
+
+describe("POST /run", () => {
+  it("answers 202 at once and runs every cell of the dataset in grid order (sync)", async () => {
+    const s = setup();
+    const res = await start({ dataset_id: s.datasetId });
+    expect(res.status).toBe(202);
+    expect(res.headers.get("location")).toBe(`/api/evaluation-pipeline-executions/${res.json.id}`);
+    expect(res.json).toMatchObject({ status: "pending", total_evaluations: 35, dataset_id: s.datasetId, pipeline_node_id: null });
+    expect(res.json.meta).toMatchObject({ scope: "all", execution_mode: "sync", batch_size: 1, retry: false, user_id: "default" });
+
+    const done = await finished(res.json.id);
+    expect(done).toMatchObject({ status: "completed", successful_evaluations: 35, failed_evaluations: 0, errors: [] });
+    expect(done.started_at <= done.completed_at).toBe(true);
+    expect(done.duration_ms).toBeGreaterThanOrEqual(0);
+    expect(done.meta.input_tokens).toBeGreaterThan(0);
+    expect(done.meta.template_variables).toEqual(expect.arrayContaining(["@GOAL", "@HISTORY", "@CURRENT_MESSAGE.output"]));
+
+    const rows = listResultRows(res.json.id);
+    expect(rows).toHaveLength(35);
+    // Grid order: each conversation, then its assistant messages, each followed by its steps.
+    const first = s.conversations[0];
+    const assistant = first.messages.find((m) => m.role === "assistant")!;
+    expect(rows.slice(0, 3).map((r) => [r.entityType, r.entityId])).toEqual([
+      ["conversation", first.id],
+      ["message", assistant.id],
+      ["step", assistant.steps[0]],
+    ]);
+    // One result per cell, no duplicates.
+    expect(new Set(rows.map((r) => `${r.pipelineNodeId}:${r.entityType}:${r.entityId}`)).size).toBe(35);
+    // @GOAL was extracted once per conversation (5 calls); cells whose resolved prompt repeats an
+    // earlier one exactly are answered from the cache.
+    expect(double.count()).toBe(5 + 35 - done.meta.cached_evaluations);
+  });
+
+  it("runs up to batch_size evaluations at once in async mode", async () => {
+    const s = setup();
+    double.setLatency(60);
+    let peak = 0;
+    const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 5);
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 4 });
+    const done = await finished(res.json.id);
+    clearInterval(timer);
+    expect(done).toMatchObject({ status: "completed", total_evaluations: 21, successful_evaluations: 21 });
+    expect(done.meta).toMatchObject({ scope: "column", execution_mode: "async", batch_size: 4 });
+    expect(peak).toBeGreaterThan(1);
+    expect(peak).toBeLessThanOrEqual(4);
+  });
+
+  it("scopes a row to the entity's own cells and its messages' and steps' cells", async () => {
+    const s = setup();
+    const conv = s.conversations[1];
+    const res = await start({ dataset_id: s.datasetId, entity_type: "conversation", entity_id: conv.id });
+    const assistants = conv.messages.filter((m) => m.role === "assistant").length;
+    const steps = conv.messages.reduce((n, m) => n + m.steps.length, 0);
+    expect(res.json.total_evaluations).toBe(1 + assistants + steps);
+    expect(res.json.meta.scope).toBe("row");
+    const msg = conv.messages.find((m) => m.role === "assistant" && m.steps.length)!;
+    const row = await start({ dataset_id: s.datasetId, entity_type: "message", entity_id: msg.id });
+    expect(row.json.total_evaluations).toBe(1 + msg.steps.length);
+    await finished(res.json.id);
+    await finished(row.json.id);
+  });
+
+  it("runs one cell", async () => {
+    const s = setup();
+    const msg = s.conversations[0].messages.find((m) => m.role === "assistant")!;
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, entity_type: "message", entity_id: msg.id });
+    expect(res.json).toMatchObject({ total_evaluations: 1, pipeline_node_id: s.msg, meta: { scope: "cell", entity_type: "message", entity_id: msg.id } });
+    const done = await finished(res.json.id);
+    expect(done.successful_evaluations).toBe(1);
+    expect(listResultRows(res.json.id)[0]).toMatchObject({ entityId: msg.id, messageId: msg.id, conversationId: s.conversations[0].id, status: "completed" });
+  });
+
+  it("refuses what does not fit with 400, 404 and 422, creating nothing", async () => {
+    const s = setup();
+    const user = s.conversations[0].messages.find((m) => m.role === "user")!;
+    const other = loadSampleDataset();
+    const cases: Array<[Record<string, unknown>, number]> = [
+      [{}, 400],
+      [{ dataset_id: "x" }, 400],
+      [{ dataset_id: s.datasetId, entity_id: 5 }, 400],
+      [{ dataset_id: s.datasetId, execution_mode: "parallel" }, 400],
+      [{ dataset_id: s.datasetId, batch_size: 0 }, 400],
+      [{ dataset_id: 999999 }, 404],
+      [{ dataset_id: s.datasetId, pipeline_node_id: 999999 }, 404],
+      [{ dataset_id: s.datasetId, entity_type: "message", entity_id: other.conversations[0].messages[1].id }, 404],
+      [{ dataset_id: s.datasetId, pipeline_node_id: s.conv, entity_type: "message", entity_id: user.id }, 422],
+      [{ dataset_id: s.datasetId, pipeline_node_id: s.msg, entity_type: "message", entity_id: user.id }, 422],
+      [{ dataset_id: createDataset({ name: "empty", userId: "u" }).id }, 422],
+    ];
+    for (const [body, status] of cases) {
+      const res = await start(body);
+      expect(res.status, JSON.stringify(body)).toBe(status);
+      expect(res.json.error.code).toBeTypeOf("string");
+    }
+    const list = await call(collection.GET, "GET", `/api/evaluation-pipeline-executions?dataset_id=${s.datasetId}`);
+    expect(list.headers.get("x-total-count")).toBe("0");
+  });
+});
+
+describe("failures, retry and recovery", () => {
+  it("records failed cells with their reason, then a retry run finishes only those", async () => {
+    const s = setup();
+    double.addRule({ match: "I didn't ask you to book anything", behaviour: { kind: "http_error", status: 400, message: "boom" } });
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv });
+    const done = await finished(res.json.id);
+    expect(done).toMatchObject({ status: "failed", total_evaluations: 5, successful_evaluations: 4, failed_evaluations: 1 });
+    expect(done.errors).toEqual([
+      { pipeline_node_id: s.conv, entity_type: "conversation", entity_id: s.conversations[1].id, message: expect.stringMatching(/judge rejected the request \(400\)/) },
+    ]);
+
+    double.reset();
+    const retry = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv, retry: true });
+    expect(retry.json.total_evaluations).toBe(1);
+    expect(await finished(retry.json.id)).toMatchObject({ status: "completed", successful_evaluations: 1 });
+    const again = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv, retry: true });
+    expect(again.json.total_evaluations).toBe(0);
+    expect(await finished(again.json.id)).toMatchObject({ status: "completed", total_evaluations: 0 });
+  });
+
+  it("fails every cell with one clear error when no judge is configured", async () => {
+    const s = setup();
+    delete process.env.OPENAI_BASE_URL;
+    resetConfig();
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg });
+    const done = await finished(res.json.id);
+    expect(done).toMatchObject({ status: "failed", failed_evaluations: 9, successful_evaluations: 0 });
+    expect(new Set(done.errors.map((e: { message: string }) => e.message))).toEqual(
+      new Set(["no judge model configured: set OPENAI_API_KEY or OPENAI_BASE_URL"]),
+    );
+    expect(double.count()).toBe(0);
+  });
+
+  it("marks executions a dead server left running as interrupted; a retry finishes the rest", async () => {
+    const s = setup();
+    const first = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg });
+    await finished(first.json.id);
+    // Simulate a run that died after nothing: pending/processing rows with no live run behind them.
+    const orphan = insertExecution({ evaluationPipelineId: null, datasetId: s.datasetId, pipelineNodeId: s.step, totalEvaluations: 21, meta: {} });
+    updateExecution(orphan.id, { status: "processing", startedAt: new Date().toISOString() });
+    expect(recoverInterruptedExecutions()).toBe(1);
+    const got = (await call(item.GET, "GET", "/x", { params: { id: orphan.id } })).json;
+    expect(got.status).toBe("failed");
+    expect(got.errors.at(-1).message).toBe("interrupted: server restarted");
+    expect(got.meta.interrupted).toBe(true);
+    const retry = await start({ dataset_id: s.datasetId, retry: true });
+    expect(retry.json.total_evaluations).toBe(5 + 21); // the message column is already complete
+    await finished(retry.json.id);
+  });
+});
+
+describe("cancel", () => {
+  it("aborts calls in flight, keeps finished results, writes nothing after, and 409s when final", async () => {
+    const s = setup();
+    double.setLatency(150);
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 2 });
+    const id = res.json.id;
+    await expect.poll(() => listResultRows(id).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    const cancel = await call(item.DELETE, "DELETE", "/x", { params: { id } });
+    expect(cancel.status).toBe(200);
+    expect(cancel.json.status).toBe("cancelled");
+    const kept = listResultRows(id).length;
+    expect(kept).toBeLessThan(21);
+    expect(cancel.json.successful_evaluations + cancel.json.failed_evaluations).toBe(kept);
+    await expect.poll(() => double.inFlight()).toBe(0);
+    await new Promise((r) => setTimeout(r, 400));
+    expect(listResultRows(id).length).toBe(kept);
+    const again = await call(item.DELETE, "DELETE", "/x", { params: { id } });
+    expect(again.status).toBe(409);
+    expect(again.json.error.code).toBe("conflict");
+    expect((await call(item.DELETE, "DELETE", "/x", { params: { id: 999999 } })).status).toBe(404);
+  });
+});
+
+describe("streaming", () => {
+  it("follows a run: snapshot, live events in order, done, then the stream closes", async () => {
+    const s = setup();
+    double.setLatency(40);
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg });
+    const id = res.json.id;
+    await expect.poll(() => listResultRows(id).length).toBeGreaterThanOrEqual(2);
+    const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${id}/events`), { params: Promise.resolve({ id: String(id) }) });
+    expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const got = await readSse(stream);
+    const cells = got.filter((e) => e.event === "complete" || e.event === "error");
+    expect(cells).toHaveLength(9);
+    expect(new Set(cells.map((e) => e.data.entity_id)).size).toBe(9);
+    const ids = cells.map((e) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(got.some((e) => e.event === "processing")).toBe(true);
+    const last = got.at(-1)!;
+    expect(last.event).toBe("done");
+    expect(last.data).toMatchObject({ status: "completed", execution: { id, successful_evaluations: 9 } });
+    expect(cells.at(-1)!.data.progress).toBe(100);
+
+    // Reconnect with Last-Event-ID: only what came after, then done.
+    const resume = await events.GET(
+      new Request(`http://x/events`, { headers: { "last-event-id": String(ids[5]) } }),
+      { params: Promise.resolve({ id: String(id) }) },
+    );
+    const rest = await readSse(resume);
+    expect(rest.filter((e) => e.event === "complete").map((e) => Number(e.id))).toEqual(ids.slice(6));
+    expect(rest.at(-1)!.event).toBe("done");
+    const bad = await call(events.GET, "GET", "/x", { params: { id }, headers: { "last-event-id": "abc" } });
+    expect(bad.status).toBe(400);
+  });
+
+  it("starts a run with GET /run and streams it", async () => {
+    const s = setup();
+    const res = await run.GET(new Request(`http://x/api/evaluation-pipeline-executions/run?dataset_id=${s.datasetId}&pipeline_node_id=${s.conv}&execution_mode=async&batch_size=3`), { params: Promise.resolve({}) });
+    expect(res.status).toBe(200);
+    const got = await readSse(res);
+    expect(got.filter((e) => e.event === "complete")).toHaveLength(5);
+    expect(got.at(-1)).toMatchObject({ event: "done", data: { status: "completed" } });
+    expect(Number(res.headers.get("x-execution-id"))).toBe(got.at(-1)!.data.execution.id);
+    const bad = await call(run.GET, "GET", `/run?dataset_id=${s.datasetId}&entity_id=3`);
+    expect(bad.status).toBe(400);
+  });
+});
+
+describe("history", () => {
+  it("lists a dataset's executions with filters, sort and paging", async () => {
+    const s = setup();
+    const a = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv });
+    await finished(a.json.id);
+    double.addRule({ match: "helpful", behaviour: { kind: "http_error", status: 400 } });
+    const b = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg });
+    await finished(b.json.id);
+    const list = (q: string) => call(collection.GET, "GET", `/api/evaluation-pipeline-executions?dataset_id=${s.datasetId}${q}`);
+    const all = await list("");
+    expect(all.headers.get("x-total-count")).toBe("2");
+    expect(all.json.map((e: { id: number }) => e.id)).toEqual([b.json.id, a.json.id]);
+    expect((await list("&sort=started_at")).json.map((e: { id: number }) => e.id)).toEqual([a.json.id, b.json.id]);
+    expect((await list("&status=failed")).json.map((e: { id: number }) => e.id)).toEqual([b.json.id]);
+    expect((await list(`&pipeline_node_id=${s.conv}`)).json.map((e: { id: number }) => e.id)).toEqual([a.json.id]);
+    const paged = await list("&limit=1&offset=1");
+    expect(paged.json.map((e: { id: number }) => e.id)).toEqual([a.json.id]);
+    expect(paged.headers.get("x-total-count")).toBe("2");
+    expect((await list("&status=done")).status).toBe(400);
+    expect((await list("&sort=name")).status).toBe(400);
+    expect((await call(collection.GET, "GET", "/api/evaluation-pipeline-executions")).status).toBe(400);
+    expect((await call(collection.GET, "GET", "/api/evaluation-pipeline-executions?dataset_id=999999")).status).toBe(404);
+  });
+
+  it("reports cached cells and costs nothing for an unchanged re-run", async () => {
+    const s = setup();
+    const first = await finished((await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg })).json.id);
+    expect(first.meta.cached_evaluations).toBe(0);
+    const calls = double.count();
+    const second = await finished((await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg })).json.id);
+    expect(second.meta).toMatchObject({ cached_evaluations: 9, input_tokens: 0, output_tokens: 0 });
+    expect(double.count()).toBe(calls);
+  });
+});

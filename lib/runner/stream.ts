@@ -1,0 +1,59 @@
+/**
+ * One execution as an SSE stream: a snapshot of the cells already finished (after Last-Event-ID, when
+ * reconnecting), then live events, then `done`. Subscribing and reading the snapshot happen in the
+ * same synchronous turn (SQLite reads are synchronous), so no event falls between them or repeats.
+ */
+import "server-only";
+import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { notFound } from "@/lib/api/errors";
+import { sseResponse } from "@/lib/api/sse";
+import { toExecution, toResult } from "@/lib/results/serialize";
+import { progressOf, subscribe, type RunEvent } from "./events";
+import { isRunning } from "./run";
+
+const SNAPSHOT_PAGE = 1000;
+
+function isFinal(status: string): status is "completed" | "failed" | "cancelled" {
+  return status === "completed" || status === "failed" || status === "cancelled";
+}
+
+/** The SSE response for an execution; 404 AppError for an unknown id. */
+export function executionEventStream(executionId: number, lastEventId?: number, heartbeatMs?: number): Response {
+  if (!getExecutionRow(executionId)) throw notFound("Execution", executionId);
+  return sseResponse((writer) => {
+    let lastSent = lastEventId ?? 0;
+    const forward = (e: RunEvent) => {
+      if ((e.event === "complete" || e.event === "error") && e.id <= lastSent) return;
+      if (e.event === "complete" || e.event === "error") lastSent = e.id;
+      writer.send({ event: e.event, id: "id" in e ? e.id : undefined, data: e.data });
+      if (e.event === "done") writer.close();
+    };
+    const unsubscribe = subscribe(executionId, forward);
+
+    const row = getExecutionRow(executionId)!;
+    const total = row.totalEvaluations;
+    let done = 0;
+    for (let page = listResultRows(executionId, { limit: SNAPSHOT_PAGE }); page.length; ) {
+      for (const r of page) {
+        done++;
+        if (r.id <= lastSent) continue;
+        const result = toResult(r);
+        const base = { execution_id: executionId, pipeline_node_id: r.pipelineNodeId, entity_type: r.entityType, entity_id: r.entityId, progress: progressOf(done, total) };
+        writer.send(
+          r.status === "completed"
+            ? { event: "complete", id: r.id, data: { ...base, status: "complete", result } }
+            : { event: "error", id: r.id, data: { ...base, status: "error", error: { message: r.error ?? "failed" }, result } },
+        );
+        lastSent = r.id;
+      }
+      page = listResultRows(executionId, { afterId: page[page.length - 1].id, limit: SNAPSHOT_PAGE });
+    }
+    // A final execution, or one no process is running any more, ends the stream now.
+    if (isFinal(row.status) || !isRunning(executionId)) {
+      const execution = toExecution(getExecutionRow(executionId)!);
+      writer.send({ event: "done", data: { status: isFinal(execution.status) ? execution.status : "failed", execution } });
+      writer.close();
+    }
+    return unsubscribe;
+  }, heartbeatMs);
+}
