@@ -4,3 +4,4 @@ export { ensureGoal, type Goal, type GoalInput } from "./goal";
 export { judge, judgeCacheKey, type JudgeDeps, type JudgeOutcome, type JudgeRequest } from "./judge";
 export { limiterFor } from "./limiter";
 export { checkVerdict, verdictSchema } from "./verdicts";
+export { judgeSettings, testJudgeConnection, type ConnectionTest, type JudgeSettings } from "./connection";

@@ -2,6 +2,8 @@
  * Adaptive concurrency per model, shared by every running execution: at most `max` calls in flight,
  * halved on a rate limit, grown back by one after a run of successes.
  */
+import { processSingleton } from "@/lib/process-state";
+
 export class AdaptiveLimiter {
   private limit: number;
   private active = 0;
@@ -83,7 +85,8 @@ export class AdaptiveLimiter {
   }
 }
 
-const limiters = new Map<string, AdaptiveLimiter>();
+// One limiter per model for the whole process, whichever route bundle loads this module.
+const limiters = processSingleton("judge.limiters", () => new Map<string, AdaptiveLimiter>());
 
 /** The process-wide limiter of a model. */
 export function limiterFor(model: string, max: number): AdaptiveLimiter {

@@ -7,12 +7,13 @@ import { integerTextSchemas } from "@/lib/schemas/common";
 import { datasetOperations } from "./datasets";
 import { executionOperations } from "./executions";
 import { healthOperations } from "./health";
+import { settingsOperations } from "./settings";
 import { importOperations } from "./imports";
 import { metricOperations } from "./metrics";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations];
+export const operations: Operation[] = [...datasetOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations];
 
 type JsonSchema = Record<string, unknown>;
 
