@@ -1,0 +1,53 @@
+import { sql } from "drizzle-orm";
+import { describe, expect, it } from "vitest";
+import { getDb } from "../client";
+import { createDataset } from "./datasets";
+import { insertConversationsBulk, type BulkConversation } from "./imports";
+
+function counts() {
+  const n = (table: string) => getDb().get<{ n: number }>(sql.raw(`select count(*) as n from ${table}`)).n;
+  return { datasets: n("datasets"), conversations: n("conversations"), messages: n("messages"), steps: n("steps") };
+}
+
+const conversation = (meta: unknown = { k: 1 }): BulkConversation => ({
+  name: "c",
+  description: null,
+  meta,
+  agents: null,
+  messages: [
+    { role: "user", content: "hi", meta: null, steps: [] },
+    {
+      role: "assistant",
+      content: "hello",
+      meta: null,
+      steps: [{ thinking: "t", toolCall: null, toolResult: null, outputContent: null, outputStructured: null, modelName: null, agentName: null }],
+    },
+  ],
+});
+
+describe("insertConversationsBulk", () => {
+  it("rolls back everything, dataset included, when a row fails half-way through", () => {
+    const before = counts();
+    // A BigInt cannot be serialised: the second conversation throws after the first was inserted.
+    expect(() =>
+      insertConversationsBulk({ create: { name: "half", description: null, userId: "u" } }, [conversation(), conversation({ n: 1n })]),
+    ).toThrow();
+    expect(counts()).toEqual(before);
+  });
+
+  it("inserts nothing into a dataset that does not exist", () => {
+    const before = counts();
+    expect(insertConversationsBulk({ datasetId: 987654 }, [conversation()])).toEqual({ ok: false, reason: "dataset_not_found" });
+    expect(counts()).toEqual(before);
+  });
+
+  it("returns the counts it wrote and stores JSON exactly", () => {
+    const dataset = createDataset({ name: "bulk", userId: "u" });
+    const meta = { nested: { a: [1, "2", null] }, "weird key": true };
+    const result = insertConversationsBulk({ datasetId: dataset.id }, [conversation(meta), conversation()]);
+    expect(result).toEqual({ ok: true, datasetId: dataset.id, created: false, conversations: 2, messages: 4, steps: 2 });
+    const row = getDb().$client.prepare("select meta, position from conversations where dataset_id = ? order by position").all(dataset.id) as Array<{ meta: string; position: number }>;
+    expect(row.map((r) => r.position)).toEqual([0, 1]);
+    expect(JSON.parse(row[0].meta)).toEqual(meta);
+  });
+});
