@@ -2,6 +2,7 @@ import Link from "next/link";
 
 const links = [
   { href: "/", label: "Datasets" },
+  { href: "/templates", label: "Templates" },
   { href: "/import", label: "Import" },
   { href: "/docs", label: "API docs" },
 ];

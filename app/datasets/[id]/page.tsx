@@ -1,11 +1,13 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { MetricsList } from "@/components/metrics/metrics-list";
 import { Badge } from "@/components/ui/badge";
 import { Card, CardHeader } from "@/components/ui/card";
 import { Table, Td, Th } from "@/components/ui/table";
 import { AppError } from "@/lib/api/errors";
 import { getDataset, listConversations } from "@/lib/datasets";
+import { listMetrics } from "@/lib/metrics/metrics";
 import { idParam } from "@/lib/schemas/common";
 
 export const dynamic = "force-dynamic";
@@ -45,6 +47,7 @@ export default async function DatasetPage({ params }: { params: Promise<{ id: st
           </Link>
         </div>
       </div>
+      <MetricsList datasetId={dataset.id} initial={listMetrics(dataset.id)} />
       <Card>
         <CardHeader title="Conversations" description={`${conversations.total} in import order`} />
         {conversations.items.length === 0 ? (

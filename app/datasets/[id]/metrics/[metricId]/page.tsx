@@ -1,0 +1,29 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { MetricEditor } from "@/components/metrics/metric-editor";
+import { getMetric } from "@/lib/metrics/metrics";
+import { listTemplates } from "@/lib/metrics/templates";
+import { loadDataset, or404, parseIdOr404 } from "../load";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "Edit metric" };
+
+export default async function EditMetricPage({ params }: { params: Promise<{ id: string; metricId: string }> }) {
+  const { id, metricId } = await params;
+  const dataset = loadDataset(id);
+  const metric = or404(() => getMetric(parseIdOr404(metricId)));
+  if (metric.dataset_id !== dataset.id) notFound();
+  const templates = listTemplates({ userId: "default" });
+  return (
+    <div className="space-y-6">
+      <div>
+        <Link href={`/datasets/${dataset.id}`} className="text-sm text-slate-500 hover:text-slate-800">
+          ← {dataset.name}
+        </Link>
+        <h1 className="mt-1 text-2xl font-semibold tracking-tight">{metric.name}</h1>
+      </div>
+      <MetricEditor datasetId={dataset.id} templates={templates} metric={metric} />
+    </div>
+  );
+}

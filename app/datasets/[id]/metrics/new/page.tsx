@@ -1,0 +1,32 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { MetricEditor } from "@/components/metrics/metric-editor";
+import { listTemplates } from "@/lib/metrics/templates";
+import { idParam } from "@/lib/schemas/common";
+import { loadDataset } from "../load";
+
+export const dynamic = "force-dynamic";
+export const metadata: Metadata = { title: "New metric" };
+
+export default async function NewMetricPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const dataset = loadDataset((await params).id);
+  const wanted = idParam.safeParse((await searchParams).template);
+  const templates = listTemplates({ userId: "default" });
+  return (
+    <div className="space-y-6">
+      <div>
+        <Link href={`/datasets/${dataset.id}`} className="text-sm text-slate-500 hover:text-slate-800">
+          ← {dataset.name}
+        </Link>
+        <h1 className="mt-1 text-2xl font-semibold tracking-tight">Add a metric</h1>
+      </div>
+      <MetricEditor datasetId={dataset.id} templates={templates} initialTemplateId={wanted.success ? wanted.data : undefined} />
+    </div>
+  );
+}

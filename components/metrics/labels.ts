@@ -1,0 +1,32 @@
+/** Names the metric pages show for levels and output types (client-safe: no server imports). */
+import type { EvaluationLevel, OutputType } from "@/db/schema";
+
+export const levels = ["conversation", "message", "step"] as const satisfies readonly EvaluationLevel[];
+export const outputTypeList = ["progress", "checkbox", "number", "text", "json"] as const satisfies readonly OutputType[];
+
+export const levelLabels: Record<EvaluationLevel, string> = {
+  conversation: "Conversation",
+  message: "Message",
+  step: "Step",
+};
+
+export const levelHints: Record<EvaluationLevel, string> = {
+  conversation: "One judgement per conversation",
+  message: "One judgement per assistant message",
+  step: "One judgement per agent step",
+};
+
+export const outputTypeLabels: Record<OutputType, string> = {
+  progress: "Score 0–1",
+  checkbox: "Yes / no",
+  number: "Number",
+  text: "Text",
+  json: "JSON (schema)",
+};
+
+/** What a basic-mode prompt (no variables) is given, per level — mirrors lib/metrics/resolve.ts. */
+export const defaultContextHints: Record<EvaluationLevel, string> = {
+  conversation: "the whole transcript",
+  message: "the conversation before the message, and the message with its steps",
+  step: "the user message being answered, the message, and the step",
+};
