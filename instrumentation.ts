@@ -1,6 +1,6 @@
 /**
- * Runs once when the server starts: open and migrate the database, then mark executions a dead
- * server left running as interrupted, before the first request.
+ * Runs once when the server starts: open and migrate the database, mark executions a dead server left
+ * running as interrupted, and install the graceful-shutdown handlers.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
@@ -8,4 +8,6 @@ export async function register(): Promise<void> {
   getDb();
   const { recoverInterruptedExecutions } = await import("@/lib/runner");
   recoverInterruptedExecutions();
+  const { installShutdownHandlers } = await import("@/lib/shutdown");
+  installShutdownHandlers();
 }

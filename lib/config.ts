@@ -38,6 +38,8 @@ const envSchema = z.object({
   /** JSON object: model name → {input, output} price in USD per million tokens. */
   JUDGE_PRICES: optionalText,
   MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),
+  /** On SIGTERM, how long cells in flight may finish before the rest are aborted and marked for retry. */
+  SHUTDOWN_GRACE_MS: positiveInt(5_000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 

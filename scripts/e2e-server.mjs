@@ -3,7 +3,7 @@
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { ensureBuild, root } from "./project.mjs";
+import { ensureBuild, nextBin, root } from "./project.mjs";
 
 ensureBuild();
 const dir = path.join(root, "e2e", ".artifacts");
@@ -12,12 +12,14 @@ const db = path.join(dir, "e2e.db");
 for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(db + suffix, { force: true });
 
 const port = process.env.E2E_PORT ?? "3210";
-const child = spawn("npx", ["next", "start", "-p", port, "-H", "127.0.0.1"], {
+const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", "127.0.0.1"], {
   cwd: root,
   stdio: "inherit",
   env: {
     ...process.env,
     NEXT_TELEMETRY_DISABLED: "1",
+    // Turnscope drains runs on SIGTERM itself (lib/shutdown.ts) instead of Next.js closing at once.
+    NEXT_MANUAL_SIG_HANDLE: "true",
     DATABASE_PATH: db,
     OPENAI_BASE_URL: `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? "4010"}/v1`,
     OPENAI_API_KEY: "test-key-for-the-judge-double",

@@ -5,6 +5,9 @@ import fs from "node:fs";
 import path from "node:path";
 
 export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
+/** Next's CLI run with this Node directly, so signals reach the server (npx would sit in between). */
+export const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
+
 const buildInputs = [
   "app",
   "components",

@@ -8,7 +8,8 @@ export type ErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "unprocessable"
-  | "internal";
+  | "internal"
+  | "unavailable";
 
 export type ErrorDetail = { path: string; message: string };
 
@@ -22,6 +23,7 @@ const statusByCode: Record<ErrorCode, number> = {
   unsupported_media_type: 415,
   unprocessable: 422,
   internal: 500,
+  unavailable: 503,
 };
 
 export class AppError extends Error {

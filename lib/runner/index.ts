@@ -1,6 +1,15 @@
 /** lib/runner: plan, schedule, execute, persist, cancel, recover, events. */
 export { emit, progressOf, subscribe, type RunEvent } from "./events";
 export { planRun, type Cell, type Plan, type Scope } from "./plan";
-export { cancelExecution, isRunning, recoverInterruptedExecutions, startExecution, waitForExecution, type RunnerDeps } from "./run";
+export {
+  cancelExecution,
+  drainRuns,
+  isDraining,
+  isRunning,
+  recoverInterruptedExecutions,
+  startExecution,
+  waitForExecution,
+  type RunnerDeps,
+} from "./run";
 export { executionEventStream } from "./stream";
 export { getExecution, listExecutions } from "./queries";

@@ -28,11 +28,15 @@ export type RunnerDeps = { judge?: JudgeDeps; now?: () => number };
 
 type ActiveRun = { controller: AbortController; finished: Promise<void> };
 const active = processSingleton("runner.active", () => new Map<number, ActiveRun>());
+/** Set on SIGTERM: no new runs, no new cells; cells in flight may finish. */
+const lifecycle = processSingleton("runner.lifecycle", () => ({ draining: false }));
+const SHUTDOWN_MESSAGE = "interrupted: server shutting down";
 
 const TREE_CACHE = 64;
 
 /** Plan the run, record the execution as pending and start it in the background. */
 export function startExecution(req: RunRequest, userId: string, deps: RunnerDeps = {}): Execution {
+  if (lifecycle.draining) throw new AppError("unavailable", "The server is shutting down; start the run again in a moment");
   const plan = planRun(req);
   const variables = [...new Set(plan.cells.map((c) => c.node).flatMap((n) => n.templateVariables ?? []))];
   const meta: ExecutionMeta = {
@@ -103,7 +107,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   };
 
   const evaluate = async (cell: Cell) => {
-    if (signal.aborted) return;
+    if (signal.aborted || lifecycle.draining) return;
     const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     emit(row.id, { event: "processing", data: { ...base, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total } });
     const model = resolveModelName(req.model_name, cell.node.modelName);
@@ -177,11 +181,23 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     cached_evaluations: totals.cached,
     cost_usd: totals.priced && totals.done > 0 ? totals.cost : totals.done === 0 ? 0 : null,
   };
-  const status = signal.aborted ? "cancelled" : (current?.failedEvaluations ?? 0) > 0 ? "failed" : "completed";
+  // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.
+  const cancelled = signal.aborted && (signal.reason as Error | undefined)?.message === "cancelled";
+  const interrupted = !cancelled && lifecycle.draining && totals.done < total;
+  const status = interrupted ? "failed" : cancelled ? "cancelled" : (current?.failedEvaluations ?? 0) > 0 ? "failed" : "completed";
   const completedAt = now();
+  const errors = interrupted
+    ? [...((current?.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: SHUTDOWN_MESSAGE }]
+    : undefined;
   const final = updateExecution(
     row.id,
-    { status, completedAt: new Date(completedAt).toISOString(), durationMs: completedAt - startedAt, meta },
+    {
+      status,
+      completedAt: new Date(completedAt).toISOString(),
+      durationMs: completedAt - startedAt,
+      meta: interrupted ? { ...meta, interrupted: true } : meta,
+      ...(errors ? { errors } : {}),
+    },
     { onlyIfActive: true },
   );
   const execution = toExecution(final ?? getExecutionRow(row.id)!);
@@ -262,6 +278,36 @@ export async function cancelExecution(executionId: number): Promise<Execution> {
     { onlyIfActive: true },
   );
   return toExecution(getExecutionRow(executionId)!);
+}
+
+/**
+ * Graceful shutdown: take no new work, let cells in flight finish for up to `graceMs`, then abort the
+ * rest. Unfinished executions end `failed` (interrupted) so a `retry` run completes them.
+ */
+export async function drainRuns(graceMs: number): Promise<{ finished: number; aborted: number }> {
+  lifecycle.draining = true;
+  const runs = [...active.values()];
+  const settled = Promise.all(runs.map((r) => r.finished));
+  const inTime = await Promise.race([settled.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), graceMs))]);
+  let aborted = 0;
+  if (!inTime) {
+    for (const run of active.values()) {
+      run.controller.abort(new Error(SHUTDOWN_MESSAGE));
+      aborted++;
+    }
+    await Promise.race([settled, new Promise((r) => setTimeout(r, 2_000))]);
+  }
+  return { finished: runs.length - aborted, aborted };
+}
+
+/** Take work again after a drain (tests; a real drain ends in process exit). */
+export function resumeAfterDrain(): void {
+  lifecycle.draining = false;
+}
+
+/** Whether the server is draining for shutdown. */
+export function isDraining(): boolean {
+  return lifecycle.draining;
 }
 
 /** At start-up: executions a dead server left pending/processing become failed, to be retried. */

@@ -1,0 +1,72 @@
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
+import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { resetConfig } from "@/lib/config";
+import { createMetric } from "@/lib/metrics";
+import { call } from "@/lib/testing/http";
+import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
+import { loadSampleDataset } from "@/lib/testing/load-sample";
+import { drainRuns, resumeAfterDrain, waitForExecution } from "./run";
+
+let double: JudgeDouble;
+beforeAll(async () => {
+  double = await startJudgeDouble();
+  process.env.OPENAI_BASE_URL = double.baseURL;
+  process.env.JUDGE_MAX_RETRIES = "0";
+  resetConfig();
+});
+afterAll(async () => {
+  resumeAfterDrain();
+  delete process.env.OPENAI_BASE_URL;
+  resetConfig();
+  await double.close();
+});
+
+describe("graceful shutdown", () => {
+  it("stops taking work, lets cells in flight finish, and leaves the rest for a retry", async () => {
+    const sample = loadSampleDataset();
+    const step = createMetric({ dataset_id: sample.datasetId, name: "s", evaluation_level: "step", prompt: "Judge @CURRENT_STEP.tool_call #@STEP_NUMBER", output_type: "progress" }).id;
+    double.setLatency(150);
+    const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, execution_mode: "async", batch_size: 2 } });
+    const id = started.json.id;
+    await expect.poll(() => double.inFlight()).toBeGreaterThan(0);
+
+    const drained = await drainRuns(2_000);
+    expect(drained).toEqual({ finished: 1, aborted: 0 });
+    await waitForExecution(id);
+    const row = getExecutionRow(id)!;
+    const saved = listResultRows(id).length;
+    expect(saved).toBeGreaterThan(0); // the cells in flight finished and were saved
+    expect(saved).toBeLessThan(21);
+    expect(row.status).toBe("failed");
+    expect((row.errors as Array<{ message: string }>).at(-1)!.message).toBe("interrupted: server shutting down");
+    expect(row.successfulEvaluations + row.failedEvaluations).toBe(saved);
+
+    const refused = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId } });
+    expect(refused.status).toBe(503);
+    expect(refused.json.error.code).toBe("unavailable");
+
+    resumeAfterDrain();
+    double.setLatency(0);
+    const retry = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, retry: true, execution_mode: "async" } });
+    expect(retry.json.total_evaluations).toBe(21 - row.successfulEvaluations);
+    await waitForExecution(retry.json.id);
+    expect(getExecutionRow(retry.json.id)!.status).toBe("completed");
+  });
+
+  it("aborts cells still in flight when the grace period ends", async () => {
+    const sample = loadSampleDataset();
+    const conv = createMetric({ dataset_id: sample.datasetId, name: "c", evaluation_level: "conversation", prompt: "Rate @HISTORY", output_type: "progress" }).id;
+    double.setLatency(0);
+    double.enqueue({ kind: "hang" });
+    const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: conv } });
+    await expect.poll(() => double.inFlight()).toBe(1);
+    const drained = await drainRuns(100);
+    expect(drained.aborted).toBe(1);
+    await waitForExecution(started.json.id);
+    expect(getExecutionRow(started.json.id)!.status).toBe("failed");
+    expect(listResultRows(started.json.id)).toHaveLength(0);
+    await expect.poll(() => double.inFlight()).toBe(0);
+    resumeAfterDrain();
+  });
+});

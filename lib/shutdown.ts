@@ -1,0 +1,27 @@
+/** Graceful shutdown on SIGTERM/SIGINT: drain runs, close the database, exit. Installed once per process. */
+import { closeDb } from "@/db/client";
+import { getConfig } from "@/lib/config";
+import { log } from "@/lib/log";
+import { processSingleton } from "@/lib/process-state";
+import { drainRuns } from "@/lib/runner";
+
+export function installShutdownHandlers(): void {
+  const state = processSingleton("shutdown.installed", () => ({ installed: false, started: false }));
+  if (state.installed) return;
+  state.installed = true;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (state.started) return;
+    state.started = true;
+    const graceMs = getConfig().SHUTDOWN_GRACE_MS;
+    log.info("shutting down", { signal, grace_ms: graceMs });
+    drainRuns(graceMs)
+      .then((r) => log.info("runs drained", r))
+      .catch((error) => log.error("drain failed", { error }))
+      .finally(() => {
+        closeDb();
+        process.exit(0);
+      });
+  };
+  process.on("SIGTERM", onSignal);
+  process.on("SIGINT", onSignal);
+}
