@@ -64,7 +64,7 @@ function main() {
   if (!parsed.ok) throw new Error("parse failed");
   const [validated, validateMs] = time(() => {
     const normalised = normaliseUpload(parsed);
-    return validateConversations(normalised.data, { lines: normalised.lines });
+    return validateConversations(normalised.data);
   });
   if (!validated.ok) throw new Error(`validation failed: ${JSON.stringify(validated.errors.slice(0, 3))}`);
   const [inserted, insertMs] = time(() =>

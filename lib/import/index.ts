@@ -11,6 +11,7 @@ import type { ImportFailure, ImportFormat, ImportIssue, ImportSuccess } from "@/
 import { decodeUpload } from "./decode";
 import { buildFeedback, type FeedbackDeps } from "./feedback";
 import { normaliseUpload } from "./formats";
+import { toSourceIssue } from "./formats/source-paths";
 import { parseUpload } from "./parse";
 import { validateConversations, type ImportConversation, type ImportCounts } from "./validate";
 
@@ -22,7 +23,15 @@ export type ImportOutcome =
 
 export type CheckedUpload =
   | { ok: true; format: ImportFormat; conversations: ImportConversation[]; counts: ImportCounts; warnings: ImportIssue[] }
-  | { ok: false; status: 400 | 413 | 415 | 422; errors: ImportIssue[]; warnings: ImportIssue[]; format?: ImportFormat; data?: unknown; text?: string };
+  | {
+      ok: false;
+      status: 400 | 413 | 415 | 422;
+      errors: ImportIssue[];
+      warnings: ImportIssue[];
+      format?: ImportFormat;
+      feedbackInput?: { errors: ImportIssue[]; data: unknown };
+      text?: string;
+    };
 
 /** Every check an upload goes through before anything is written; pure, no database. */
 export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number }): CheckedUpload {
@@ -32,13 +41,22 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number }): Chec
   const parsed = parseUpload(decoded.text);
   if (!parsed.ok) return { ok: false, status: parsed.status, errors: parsed.errors, warnings, text: decoded.text };
   const normalised = normaliseUpload(parsed);
-  const validated = validateConversations(normalised.data, { lines: normalised.lines });
+  const validated = validateConversations(normalised.data);
   const format = normalised.format;
+  const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
   if (!validated.ok) {
-    const data = parsed.kind === "json" ? parsed.value : normalised.data;
-    return { ok: false, status: 422, errors: validated.errors, warnings: [...warnings, ...validated.warnings], format, data, text: decoded.text };
+    return {
+      ok: false,
+      status: 422,
+      errors: inFile(validated.errors),
+      warnings: [...warnings, ...inFile(validated.warnings)],
+      format,
+      // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
+      feedbackInput: { errors: validated.errors, data: normalised.data },
+      text: decoded.text,
+    };
   }
-  return { ok: true, format, conversations: validated.conversations, counts: validated.counts, warnings: [...warnings, ...validated.warnings] };
+  return { ok: true, format, conversations: validated.conversations, counts: validated.counts, warnings: [...warnings, ...inFile(validated.warnings)] };
 }
 
 /** Validate an upload and, when it passes, insert all of it into the target dataset in one transaction. */
@@ -55,7 +73,12 @@ export async function importConversations(input: {
     if (checked.format) body.format = checked.format;
     if (input.getFeedback) {
       body.llm_feedback = await buildFeedback(
-        { errors: checked.errors, data: checked.data, excerpt: checked.text?.slice(0, 4000) ?? "", format: checked.format },
+        {
+          errors: checked.feedbackInput?.errors ?? checked.errors,
+          data: checked.feedbackInput?.data,
+          excerpt: checked.text?.slice(0, 4000) ?? "",
+          format: checked.format,
+        },
         input.deps,
       );
     }

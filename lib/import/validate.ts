@@ -46,24 +46,19 @@ const roles: readonly string[] = messageRoles;
 class Reporter {
   readonly errors = new IssueList();
   readonly warnings = new IssueList();
-  constructor(private readonly lines?: number[]) {}
 
-  /** Issues inside a JSON Lines conversation also name its line. */
-  private withLine(issue: ImportIssue, conversation?: number): ImportIssue {
-    const line = conversation === undefined ? undefined : this.lines?.[conversation];
-    return line === undefined ? issue : { ...issue, line };
+  error(issue: ImportIssue) {
+    this.errors.add(issue);
   }
-  error(issue: ImportIssue, conversation?: number) {
-    this.errors.add(this.withLine(issue, conversation));
+  warn(issue: ImportIssue) {
+    this.warnings.add(issue);
   }
-  warn(issue: ImportIssue, conversation?: number) {
-    this.warnings.add(this.withLine(issue, conversation));
-  }
-  typeError(path: string, field: string, value: unknown, expected: string, conversation?: number, example?: string) {
-    this.error(
-      { path, message: `Invalid type for '${field}': expected ${expected}, got ${jsonTypeOf(value)}`, suggestion: typeSuggestion(field, expected, example) },
-      conversation,
-    );
+  typeError(path: string, field: string, value: unknown, expected: string, example?: string) {
+    this.error({
+      path,
+      message: `Invalid type for '${field}': expected ${expected}, got ${jsonTypeOf(value)}`,
+      suggestion: typeSuggestion(field, expected, example),
+    });
   }
 }
 
@@ -94,7 +89,7 @@ function checkStructure(data: unknown, r: Reporter): unknown[] | undefined {
   }
   const conversations = data.conversations;
   if (!Array.isArray(conversations)) {
-    r.typeError("conversations", "conversations", conversations, "an array", undefined, '[{"messages": [...]}]');
+    r.typeError("conversations", "conversations", conversations, "an array", '[{"messages": [...]}]');
     return undefined;
   }
   if (conversations.length === 0) {
@@ -103,61 +98,61 @@ function checkStructure(data: unknown, r: Reporter): unknown[] | undefined {
   }
   conversations.forEach((conv, i) => {
     const path = `conversations[${i}]`;
-    if (!isRecord(conv)) return r.typeError(path, "conversation", conv, "an object", i, '{"messages": [...]}');
+    if (!isRecord(conv)) return r.typeError(path, "conversation", conv, "an object", '{"messages": [...]}');
     if (!has(conv, "messages")) {
-      return r.error(missingField("messages", path, conv, fieldAliases.conversation.messages, 'Add a "messages" array to the conversation'), i);
+      return r.error(missingField("messages", path, conv, fieldAliases.conversation.messages, 'Add a "messages" array to the conversation'));
     }
-    if (!Array.isArray(conv.messages)) return r.typeError(joinPath(path, "messages"), "messages", conv.messages, "an array", i);
+    if (!Array.isArray(conv.messages)) return r.typeError(joinPath(path, "messages"), "messages", conv.messages, "an array");
     conv.messages.forEach((msg, j) => {
       const mPath = `${path}.messages[${j}]`;
-      if (!isRecord(msg)) return r.typeError(mPath, "message", msg, "an object", i, '{"role": "user", "content": "..."}');
+      if (!isRecord(msg)) return r.typeError(mPath, "message", msg, "an object", '{"role": "user", "content": "..."}');
       if (!has(msg, "role") || msg.role === null) {
         const alias = findAlias(msg, fieldAliases.message.role);
-        r.error({ path: joinPath(mPath, "role"), message: "Missing required field 'role'", suggestion: missingRoleSuggestion(alias) }, i);
+        r.error({ path: joinPath(mPath, "role"), message: "Missing required field 'role'", suggestion: missingRoleSuggestion(alias) });
       }
     });
   });
   return r.errors.count ? undefined : conversations;
 }
 
-const optionalText = (obj: Record<string, unknown>, field: string, path: string, r: Reporter, i: number): string | null => {
+const optionalText = (obj: Record<string, unknown>, field: string, path: string, r: Reporter): string | null => {
   const value = obj[field];
   if (value === undefined || value === null || !has(obj, field)) return null;
   if (typeof value === "string") return value;
-  r.typeError(joinPath(path, field), field, value, "a string", i);
+  r.typeError(joinPath(path, field), field, value, "a string");
   return null;
 };
 
-const optionalObject = (obj: Record<string, unknown>, field: string, path: string, r: Reporter, i: number): unknown => {
+const optionalObject = (obj: Record<string, unknown>, field: string, path: string, r: Reporter): unknown => {
   if (!has(obj, field) || obj[field] === null) return null;
   const value = obj[field];
   if (isRecord(value)) return value;
-  r.typeError(joinPath(path, field), field, value, "an object", i, '{"channel": "web"}');
+  r.typeError(joinPath(path, field), field, value, "an object", '{"channel": "web"}');
   return null;
 };
 
-function checkAgents(conv: Record<string, unknown>, path: string, r: Reporter, i: number): unknown {
+function checkAgents(conv: Record<string, unknown>, path: string, r: Reporter): unknown {
   if (!has(conv, "agents") || conv.agents === null) return null;
   const agents = conv.agents;
   if (!Array.isArray(agents)) {
-    r.typeError(joinPath(path, "agents"), "agents", agents, "an array", i, '[{"name": "support", "tools": {...}}]');
+    r.typeError(joinPath(path, "agents"), "agents", agents, "an array", '[{"name": "support", "tools": {...}}]');
     return null;
   }
   agents.forEach((agent, a) => {
     const aPath = `${path}.agents[${a}]`;
-    if (!isRecord(agent)) return r.typeError(aPath, "agent", agent, "an object", i, '{"name": "support", "tools": {...}}');
-    if (has(agent, "name") && agent.name !== null && typeof agent.name !== "string") r.typeError(joinPath(aPath, "name"), "name", agent.name, "a string", i);
+    if (!isRecord(agent)) return r.typeError(aPath, "agent", agent, "an object", '{"name": "support", "tools": {...}}');
+    if (has(agent, "name") && agent.name !== null && typeof agent.name !== "string") r.typeError(joinPath(aPath, "name"), "name", agent.name, "a string");
     const tools = agent.tools;
     if (has(agent, "tools") && tools !== null && !isRecord(tools) && !Array.isArray(tools)) {
-      r.typeError(joinPath(aPath, "tools"), "tools", tools, "an object (tool name → definition) or an array", i);
+      r.typeError(joinPath(aPath, "tools"), "tools", tools, "an object (tool name → definition) or an array");
     }
   });
   return agents;
 }
 
-function checkStep(step: unknown, path: string, declared: DeclaredTools, r: Reporter, i: number): ImportStep | undefined {
+function checkStep(step: unknown, path: string, declared: DeclaredTools, r: Reporter): ImportStep | undefined {
   if (!isRecord(step)) {
-    r.typeError(path, "step", step, "an object", i, '{"thinking": "..."}');
+    r.typeError(path, "step", step, "an object", '{"thinking": "..."}');
     return undefined;
   }
   const present = (f: string) => has(step, f) && step[f] !== null;
@@ -166,74 +161,68 @@ function checkStep(step: unknown, path: string, declared: DeclaredTools, r: Repo
     const rename = (Object.keys(aliases) as Array<keyof typeof aliases>)
       .map((field) => [field, findAlias(step, aliases[field])] as const)
       .find(([, alias]) => alias);
-    r.error(
-      {
-        path,
-        message: "Step has none of thinking, tool_call, tool_result, output_content",
-        suggestion: rename ? `Rename '${rename[1]}' to '${rename[0]}'` : emptyStepSuggestion,
-      },
-      i,
-    );
+    r.error({
+      path,
+      message: "Step has none of thinking, tool_call, tool_result, output_content",
+      suggestion: rename ? `Rename '${rename[1]}' to '${rename[0]}'` : emptyStepSuggestion,
+    });
   }
   const toolCall = present("tool_call") ? step.tool_call : null;
   if (toolCall !== null) {
     const tPath = joinPath(path, "tool_call");
     const example = '{"name": "search", "arguments": {"q": "..."}}';
-    if (!isRecord(toolCall)) r.typeError(tPath, "tool_call", toolCall, "an object", i, example);
-    else if (!has(toolCall, "name")) r.error({ path: joinPath(tPath, "name"), message: "Missing required field 'name'", suggestion: `A tool call looks like ${example}` }, i);
-    else if (typeof toolCall.name !== "string" || !toolCall.name) r.typeError(joinPath(tPath, "name"), "name", toolCall.name, "a non-empty string", i);
+    if (!isRecord(toolCall)) r.typeError(tPath, "tool_call", toolCall, "an object", example);
+    else if (!has(toolCall, "name")) r.error({ path: joinPath(tPath, "name"), message: "Missing required field 'name'", suggestion: `A tool call looks like ${example}` });
+    else if (typeof toolCall.name !== "string" || !toolCall.name) r.typeError(joinPath(tPath, "name"), "name", toolCall.name, "a non-empty string");
     else {
       const args = has(toolCall, "arguments") ? toolCall.arguments : undefined;
       if (args !== undefined && args !== null && !isRecord(args)) {
-        r.typeError(joinPath(tPath, "arguments"), "arguments", args, "an object", i, typeof args === "string" ? "the parsed JSON, not a string" : '{"q": "..."}');
+        r.typeError(joinPath(tPath, "arguments"), "arguments", args, "an object", typeof args === "string" ? "the parsed JSON, not a string" : '{"q": "..."}');
       } else {
-        checkToolCall({ name: toolCall.name, arguments: args }, declared, tPath, (w) => r.warn(w, i));
+        checkToolCall({ name: toolCall.name, arguments: args }, declared, tPath, (w) => r.warn(w));
       }
     }
   }
   return {
-    thinking: optionalText(step, "thinking", path, r, i),
+    thinking: optionalText(step, "thinking", path, r),
     toolCall,
     toolResult: present("tool_result") ? step.tool_result : null,
-    outputContent: optionalText(step, "output_content", path, r, i),
+    outputContent: optionalText(step, "output_content", path, r),
     outputStructured: present("output_structured") ? step.output_structured : null,
-    modelName: optionalText(step, "model_name", path, r, i),
-    agentName: optionalText(step, "agent_name", path, r, i),
+    modelName: optionalText(step, "model_name", path, r),
+    agentName: optionalText(step, "agent_name", path, r),
   };
 }
 
-function checkMessage(msg: Record<string, unknown>, path: string, declared: DeclaredTools, r: Reporter, i: number): ImportMessage {
+function checkMessage(msg: Record<string, unknown>, path: string, declared: DeclaredTools, r: Reporter): ImportMessage {
   const role = msg.role;
   if (typeof role !== "string" || !roles.includes(role)) {
     const shown = typeof role === "string" ? `'${clip(role)}'` : `${preview(role)} (a ${jsonTypeOf(role)}, expected one of ${allowedRolesText})`;
-    r.error({ path: joinPath(path, "role"), message: `Invalid role value: ${shown}`, suggestion: roleSuggestion(role) }, i);
+    r.error({ path: joinPath(path, "role"), message: `Invalid role value: ${shown}`, suggestion: roleSuggestion(role) });
   }
   let content: string | null = null;
   const rawContent = has(msg, "content") ? msg.content : undefined;
   if (typeof rawContent === "string") content = rawContent;
   else if (rawContent !== undefined && rawContent !== null) {
-    r.typeError(joinPath(path, "content"), "content", rawContent, "a string", i, Array.isArray(rawContent) ? "the text parts joined into one string" : undefined);
+    r.typeError(joinPath(path, "content"), "content", rawContent, "a string", Array.isArray(rawContent) ? "the text parts joined into one string" : undefined);
   }
   if (rawContent === undefined || rawContent === null || (typeof rawContent === "string" && rawContent.trim() === "")) {
     const alias = findAlias(msg, fieldAliases.message.content);
-    r.warn(
-      {
-        path,
-        message: "Message has no content",
-        suggestion: alias
-          ? `Rename '${alias}' to 'content'`
-          : "Add 'content' with the message text; without it message-level metrics have nothing to judge",
-      },
-      i,
-    );
+    r.warn({
+      path,
+      message: "Message has no content",
+      suggestion: alias
+        ? `Rename '${alias}' to 'content'`
+        : "Add 'content' with the message text; without it message-level metrics have nothing to judge",
+    });
   }
-  const meta = optionalObject(msg, "meta", path, r, i);
+  const meta = optionalObject(msg, "meta", path, r);
   const steps: ImportStep[] = [];
   if (has(msg, "steps") && msg.steps !== null) {
-    if (!Array.isArray(msg.steps)) r.typeError(joinPath(path, "steps"), "steps", msg.steps, "an array", i);
+    if (!Array.isArray(msg.steps)) r.typeError(joinPath(path, "steps"), "steps", msg.steps, "an array");
     else {
       msg.steps.forEach((s, k) => {
-        const step = checkStep(s, `${path}.steps[${k}]`, declared, r, i);
+        const step = checkStep(s, `${path}.steps[${k}]`, declared, r);
         if (step) steps.push(step);
       });
     }
@@ -246,25 +235,25 @@ function checkValues(conversations: unknown[], r: Reporter): ImportConversation[
   return conversations.map((raw, i) => {
     const conv = raw as Record<string, unknown>;
     const path = `conversations[${i}]`;
-    const agents = checkAgents(conv, path, r, i);
+    const agents = checkAgents(conv, path, r);
     const declared = collectDeclaredTools(agents);
-    const messages = (conv.messages as Array<Record<string, unknown>>).map((m, j) => checkMessage(m, `${path}.messages[${j}]`, declared, r, i));
+    const messages = (conv.messages as Array<Record<string, unknown>>).map((m, j) => checkMessage(m, `${path}.messages[${j}]`, declared, r));
     if (messages.length === 0) {
-      r.warn({ path: joinPath(path, "messages"), message: "Conversation has no messages", suggestion: "Remove it, or add its messages" }, i);
+      r.warn({ path: joinPath(path, "messages"), message: "Conversation has no messages", suggestion: "Remove it, or add its messages" });
     }
     return {
-      name: optionalText(conv, "name", path, r, i),
-      description: optionalText(conv, "description", path, r, i),
-      meta: optionalObject(conv, "meta", path, r, i),
+      name: optionalText(conv, "name", path, r),
+      description: optionalText(conv, "description", path, r),
+      meta: optionalObject(conv, "meta", path, r),
       agents,
       messages,
     };
   });
 }
 
-/** Validate the Turnscope shape; `lines` maps conversations to JSON Lines line numbers. */
-export function validateConversations(data: unknown, opts: { lines?: number[] } = {}): ValidationResult {
-  const r = new Reporter(opts.lines);
+/** Validate the Turnscope shape. Paths are in that shape; formats/source-paths maps them into the file. */
+export function validateConversations(data: unknown): ValidationResult {
+  const r = new Reporter();
   const skeleton = checkStructure(data, r);
   const conversations = skeleton ? checkValues(skeleton, r) : [];
   if (r.errors.count) return { ok: false, status: 422, errors: r.errors.toArray("errors"), warnings: r.warnings.toArray("warnings") };

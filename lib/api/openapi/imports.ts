@@ -23,7 +23,8 @@ const stages =
   "then types and values (roles, the step rule, tool call shapes, `meta` objects; 422). Up to 200 errors per stage, then one saying how many more. " +
   "Warnings (the file still imports): messages without content; tool calls not declared by the conversation's agents, or with arguments " +
   "whose types differ from the declared parameters (checked only when the conversation declares agents); files over 10 MB. " +
-  "For converted formats, paths refer to the converted conversations; for JSON Lines issues also carry the file `line`. " +
+  "Paths point into the uploaded file: for JSON Lines they are within the line and the issue's `line` names it; for OpenAI " +
+  "messages they name the file's message (an issue inside a converted tool step points at the assistant message starting that turn). " +
   "A failed import writes nothing. With `get_feedback` (default true) a failure also carries `llm_feedback`, from the judge model when " +
   "one is configured (8 s limit, no retries) and from deterministic rules otherwise or when the model fails (`generated_by: \"rules\"`). " +
   "Conversations are appended after the dataset's existing ones: `position` continues from the current maximum.";

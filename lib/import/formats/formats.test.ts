@@ -74,8 +74,23 @@ describe("OpenAI chat-completions messages", () => {
     expect(r.ok).toBe(false);
     if (!r.ok) {
       expect(r.format).toBe("openai_chat");
-      expect(r.errors[0]).toMatchObject({ path: "conversations[0].messages[1].role", message: "Invalid role value: 'bot'" });
+      // The path points into the uploaded file: a bare message list, message 1.
+      expect(r.errors[0]).toMatchObject({ path: "[1].role", message: "Invalid role value: 'bot'" });
     }
+  });
+
+  it("points errors at the file's message even after merged tool turns shift the converted positions", () => {
+    const withBadRole = [...chat, { role: "narrator", content: "meanwhile" }];
+    const r = check(JSON.stringify({ model: "m", messages: withBadRole }));
+    expect(r.ok).toBe(false);
+    if (!r.ok) {
+      expect(r.errors).toEqual([
+        { path: "messages[8].role", message: "Invalid role value: 'narrator'", suggestion: "Use one of: user, assistant, system, tool" },
+      ]);
+    }
+    const listOfLists = check(JSON.stringify([chat, [{ role: "user", content: 5 }]]));
+    expect(listOfLists.ok).toBe(false);
+    if (!listOfLists.ok) expect(listOfLists.errors[0].path).toBe("[1][0].content");
   });
 });
 
@@ -110,7 +125,7 @@ describe("JSON Lines", () => {
     const invalid = check([good, "", JSON.stringify({ messages: [{ role: "human", content: "x" }] })].join("\n"));
     expect(invalid.ok).toBe(false);
     if (!invalid.ok) {
-      expect(invalid.errors[0]).toMatchObject({ path: "conversations[1].messages[0].role", line: 3, message: "Invalid role value: 'human'" });
+      expect(invalid.errors[0]).toMatchObject({ path: "messages[0].role", line: 3, message: "Invalid role value: 'human'" });
     }
   });
 });

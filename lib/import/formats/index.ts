@@ -7,13 +7,14 @@ import type { ImportFormat } from "@/lib/schemas/imports";
 import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
 import { convertChatConversation, hasOpenAiMarkers, isChatMessage } from "./openai-chat";
+import type { ConversationSource } from "./source-paths";
 
 export type Normalised = {
   format: ImportFormat;
   /** The upload in the Turnscope shape, still unvalidated. */
   data: unknown;
-  /** For JSON Lines: the file line of each conversation, so issues can name it. */
-  lines?: number[];
+  /** Where each conversation sits in the file, when that differs from the Turnscope shape. */
+  sources?: ConversationSource[];
 };
 
 type Parsed = Extract<ParseResult, { ok: true }>;
@@ -32,33 +33,45 @@ function isOpenAiFlavoured(conversations: unknown[]): boolean {
   return !hasNativeSteps(conversations) && conversations.some((c) => hasOpenAiMarkers(messagesOf(c)));
 }
 
+/** Convert each chat conversation, remembering where it and its messages sit in the file. */
+function convertAll(values: unknown[], pathOf: (i: number) => string, line?: (i: number) => number): Normalised {
+  const conversations: unknown[] = [];
+  const sources: ConversationSource[] = values.map((value, i) => {
+    const converted = convertChatConversation(value);
+    conversations.push(converted.conversation);
+    const path = pathOf(i);
+    const messagesPath = Array.isArray(value) ? path : path ? `${path}.messages` : "messages";
+    return { path, messagesPath, messageSources: converted.sources, line: line?.(i) };
+  });
+  return { format: "openai_chat", data: { conversations }, sources };
+}
+
 /** Detect the format of a parsed upload and convert it to the Turnscope shape. */
 export function normaliseUpload(parsed: Parsed): Normalised {
   if (parsed.kind === "jsonl") {
     const values = parsed.lines.map((l) => l.value);
-    const convert = isOpenAiFlavoured(values) || values.some(Array.isArray);
-    const conversations = values.map((v) => (convert ? convertChatConversation(v) : v));
-    return { format: "jsonl", data: { conversations }, lines: parsed.lines.map((l) => l.line) };
+    const lineOf = (i: number) => parsed.lines[i].line;
+    if (isOpenAiFlavoured(values) || values.some(Array.isArray)) return { ...convertAll(values, () => "", lineOf), format: "jsonl" };
+    const sources = values.map((_, i) => ({ path: "", messagesPath: "messages", line: lineOf(i) }));
+    return { format: "jsonl", data: { conversations: values }, sources };
   }
 
   const root = parsed.value;
   if (isRecord(root) && Array.isArray(root.conversations)) {
     if (!isOpenAiFlavoured(root.conversations)) return { format: "turnscope", data: root };
-    return { format: "openai_chat", data: { conversations: root.conversations.map(convertChatConversation) } };
+    return convertAll(root.conversations, (i) => `conversations[${i}]`);
   }
   // One conversation on its own: a Turnscope conversation object or a chat-completions request body.
   if (isRecord(root) && !("conversations" in root) && Array.isArray(root.messages)) {
-    const openAi = isOpenAiFlavoured([root]) || "model" in root || "tools" in root;
-    return openAi
-      ? { format: "openai_chat", data: { conversations: [convertChatConversation(root)] } }
-      : { format: "turnscope", data: { conversations: [root] } };
+    if (isOpenAiFlavoured([root]) || "model" in root || "tools" in root) return convertAll([root], () => "");
+    return { format: "turnscope", data: { conversations: [root] }, sources: [{ path: "", messagesPath: "messages" }] };
   }
   if (Array.isArray(root) && root.length > 0) {
     // A bare chat-completions message list is one conversation.
-    if (root.every(isChatMessage)) return { format: "openai_chat", data: { conversations: [convertChatConversation(root)] } };
+    if (root.every(isChatMessage)) return convertAll([root], () => "");
     // A list of message lists, or of {messages} objects (the fine-tuning shape), is many.
     const many = root.every((c) => (Array.isArray(c) && c.every(isChatMessage)) || (isRecord(c) && Array.isArray(c.messages)));
-    if (many && !hasNativeSteps(root)) return { format: "openai_chat", data: { conversations: root.map(convertChatConversation) } };
+    if (many && !hasNativeSteps(root)) return convertAll(root, (i) => `[${i}]`);
   }
   return { format: "turnscope", data: root };
 }

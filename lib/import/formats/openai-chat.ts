@@ -70,44 +70,51 @@ function finishTurn(turn: Turn): void {
   turn.message.steps = turn.parts.map((p) => (p.kind === "text" ? { output_content: p.text } : p.step));
 }
 
-/** Convert one conversation's chat-completions messages to Turnscope messages. */
-export function convertChatMessages(messages: unknown[]): unknown[] {
+/**
+ * Convert one conversation's chat-completions messages to Turnscope messages. `sources[j]` is the index
+ * of the file message that converted message j starts at, so issues can point into the file.
+ */
+export function convertChatMessages(messages: unknown[]): { messages: unknown[]; sources: number[] } {
   const out: unknown[] = [];
+  const sources: number[] = [];
   let turn: Turn | undefined;
   const close = () => {
     if (turn) finishTurn(turn);
     turn = undefined;
   };
-  for (const m of messages) {
+  messages.forEach((m, index) => {
     const text = isRecord(m) ? contentText(m.content) : undefined;
     if (!isRecord(m) || typeof m.role !== "string" || text === undefined) {
       close();
       out.push(m);
-      continue;
+      sources.push(index);
+      return;
     }
     if (m.role === "assistant") {
       if (!turn) {
         turn = { message: { role: "assistant" }, parts: [] };
         out.push(turn.message);
+        sources.push(index);
       }
       const reasoning = m.reasoning_content ?? m.reasoning;
       if (typeof reasoning === "string" && reasoning) turn.parts.push({ kind: "step", step: { thinking: reasoning } });
       if (text) turn.parts.push({ kind: "text", text });
       if (Array.isArray(m.tool_calls)) for (const call of m.tool_calls) turn.parts.push({ kind: "step", step: toolCallStep(call) });
-      continue;
+      return;
     }
     if ((m.role === "tool" || m.role === "function") && turn) {
       turn.parts.push({ kind: "step", step: { tool_result: parseMaybeJson(m.content) ?? "" } });
-      continue;
+      return;
     }
     close();
     const role = m.role === "developer" ? "system" : m.role === "function" ? "tool" : m.role;
     const message: Record<string, unknown> = { role, content: text };
     if (typeof m.name === "string") message.meta = { name: m.name };
     out.push(message);
-  }
+    sources.push(index);
+  });
   close();
-  return out;
+  return { messages: out, sources };
 }
 
 /** Request-body `tools` ([{type: "function", function: {...}}]) as one agent's tool map. */
@@ -124,15 +131,19 @@ function toolsAsAgents(tools: unknown): unknown[] | undefined {
  * One conversation from an OpenAI-shaped object (`{messages, tools?, metadata?}`, a request body or a
  * fine-tuning line) or a bare message array.
  */
-export function convertChatConversation(value: unknown): unknown {
-  if (Array.isArray(value)) return { messages: convertChatMessages(value) };
-  if (!isRecord(value) || !Array.isArray(value.messages)) return value;
-  const conversation: Record<string, unknown> = { messages: convertChatMessages(value.messages) };
+export function convertChatConversation(value: unknown): { conversation: unknown; sources?: number[] } {
+  if (Array.isArray(value)) {
+    const converted = convertChatMessages(value);
+    return { conversation: { messages: converted.messages }, sources: converted.sources };
+  }
+  if (!isRecord(value) || !Array.isArray(value.messages)) return { conversation: value };
+  const converted = convertChatMessages(value.messages);
+  const conversation: Record<string, unknown> = { messages: converted.messages };
   for (const key of ["name", "description", "meta", "agents"] as const) if (key in value) conversation[key] = value[key];
   if (!("meta" in value) && isRecord(value.metadata)) conversation.meta = value.metadata;
   if (!("agents" in value)) {
     const agents = toolsAsAgents(value.tools);
     if (agents) conversation.agents = agents;
   }
-  return conversation;
+  return { conversation, sources: converted.sources };
 }
