@@ -4,6 +4,7 @@ const links = [
   { href: "/", label: "Datasets" },
   { href: "/templates", label: "Templates" },
   { href: "/import", label: "Import" },
+  { href: "/settings", label: "Settings" },
   { href: "/docs", label: "API docs" },
 ];
 

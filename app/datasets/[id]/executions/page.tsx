@@ -1,0 +1,56 @@
+import type { Metadata } from "next";
+import Link from "next/link";
+import { notFound } from "next/navigation";
+import { ExecutionsHistory } from "@/components/executions/executions-history";
+import { AppError } from "@/lib/api/errors";
+import { getDataset } from "@/lib/datasets";
+import { listMetrics } from "@/lib/metrics";
+import { idParam } from "@/lib/schemas/common";
+import { executionSchema } from "@/lib/schemas/executions";
+
+export const dynamic = "force-dynamic";
+
+function load(rawId: string) {
+  const parsed = idParam.safeParse(rawId);
+  if (!parsed.success) notFound();
+  try {
+    return getDataset(parsed.data);
+  } catch (e) {
+    if (e instanceof AppError && e.status === 404) notFound();
+    throw e;
+  }
+}
+
+export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
+  return { title: `Runs · ${load((await params).id).name}` };
+}
+
+export default async function ExecutionsPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
+  const dataset = load((await params).id);
+  const search = await searchParams;
+  const status = executionSchema.shape.status.safeParse(search.status);
+  const metric = idParam.safeParse(search.metric);
+  return (
+    <div className="space-y-6">
+      <div>
+        <Link href={`/datasets/${dataset.id}`} className="text-sm text-slate-500 hover:text-slate-800">
+          ← {dataset.name}
+        </Link>
+        <h1 className="mt-1 text-2xl font-semibold tracking-tight">Execution history</h1>
+        <p className="mt-1 text-sm text-slate-500">Every evaluation run of this dataset, newest first. Running rows update by themselves.</p>
+      </div>
+      <ExecutionsHistory
+        datasetId={dataset.id}
+        metrics={listMetrics(dataset.id)}
+        initialStatus={status.success ? status.data : null}
+        initialMetric={metric.success ? metric.data : null}
+      />
+    </div>
+  );
+}

@@ -1,0 +1,196 @@
+"use client";
+
+import { keepPreviousData, useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState } from "react";
+import { Button } from "@/components/ui/button";
+import { Card, CardHeader } from "@/components/ui/card";
+import { Select } from "@/components/ui/select";
+import { Table, Td, Th } from "@/components/ui/table";
+import { formatDateTime, formatDuration, formatTokens } from "@/components/results/format";
+import { ApiError, apiFetch } from "@/lib/client/api";
+import type { Execution } from "@/lib/schemas/executions";
+import type { Metric } from "@/lib/schemas/metrics";
+import { ExecutionActions, isRunning } from "./execution-actions";
+import { ExecutionStatusBadge } from "./status-badge";
+
+const PAGE_SIZE = 25;
+const statuses = ["pending", "processing", "completed", "failed", "cancelled"] as const;
+type Status = (typeof statuses)[number];
+
+export function scopeText(e: Execution): string {
+  const entity = e.meta.entity_type ? `${e.meta.entity_type} ${e.meta.entity_id}` : "";
+  const scope = { all: "All", column: "Column", row: `Row · ${entity}`, cell: `Cell · ${entity}` }[e.meta.scope];
+  return e.meta.retry ? `${scope} (retry failed)` : scope;
+}
+
+/** Every run of a dataset, newest first: filters, live status, cancel, re-run, retry and export. */
+export function ExecutionsHistory({
+  datasetId,
+  metrics,
+  initialStatus,
+  initialMetric,
+}: {
+  datasetId: number;
+  metrics: Metric[];
+  initialStatus: Status | null;
+  initialMetric: number | null;
+}) {
+  const [status, setStatus] = useState<Status | "">(initialStatus ?? "");
+  const [metric, setMetric] = useState<number | "">(initialMetric ?? "");
+  const [offset, setOffset] = useState(0);
+  const [notice, setNotice] = useState<{ tone: "error" | "ok"; text: string; details?: ApiError["details"] } | null>(null);
+
+  const params = new URLSearchParams({ dataset_id: String(datasetId), limit: String(PAGE_SIZE), offset: String(offset) });
+  if (status) params.set("status", status);
+  if (metric !== "") params.set("pipeline_node_id", String(metric));
+  const query = useQuery({
+    queryKey: ["executions", datasetId, status, metric, offset],
+    queryFn: async () => {
+      const { data, total } = await apiFetch<Execution[]>(`/evaluation-pipeline-executions?${params}`);
+      return { items: data, total: total ?? data.length };
+    },
+    placeholderData: keepPreviousData,
+    // While a run is going its row follows it; a finished list does not poll.
+    refetchInterval: (q) => (q.state.data?.items.some(isRunning) ? 1500 : false),
+  });
+  const items = query.data?.items ?? [];
+  const total = query.data?.total ?? 0;
+  const metricName = (id: number | null) => (id == null ? "All metrics" : (metrics.find((m) => m.id === id)?.name ?? `Metric ${id}`));
+
+  const onError = (e: Error) => setNotice({ tone: "error", text: e.message, details: e instanceof ApiError ? e.details : undefined });
+  const onStarted = (e: Execution) => setNotice({ tone: "ok", text: `Started run #${e.id}.` });
+
+  return (
+    <Card>
+      <CardHeader
+        title="Runs"
+        description={total === 1 ? "1 run" : `${total} runs`}
+        actions={
+          <div className="flex items-end gap-3">
+            <label className="text-xs font-medium text-slate-500">
+              Status
+              <Select
+                aria-label="Filter by status"
+                value={status}
+                className="mt-1 h-9 w-40"
+                onChange={(e) => {
+                  setStatus(e.target.value as Status | "");
+                  setOffset(0);
+                }}
+              >
+                <option value="">Any status</option>
+                {statuses.map((s) => (
+                  <option key={s} value={s}>
+                    {s}
+                  </option>
+                ))}
+              </Select>
+            </label>
+            <label className="text-xs font-medium text-slate-500">
+              Metric
+              <Select
+                aria-label="Filter by metric"
+                value={metric === "" ? "" : String(metric)}
+                className="mt-1 h-9 w-56"
+                onChange={(e) => {
+                  setMetric(e.target.value ? Number(e.target.value) : "");
+                  setOffset(0);
+                }}
+              >
+                <option value="">Any metric</option>
+                {metrics.map((m) => (
+                  <option key={m.id} value={m.id}>
+                    {m.name}
+                  </option>
+                ))}
+              </Select>
+            </label>
+          </div>
+        }
+      />
+      {notice ? (
+        <div role={notice.tone === "error" ? "alert" : "status"} className={notice.tone === "error" ? "bg-red-50 px-5 py-2 text-sm text-red-800" : "bg-emerald-50 px-5 py-2 text-sm text-emerald-800"}>
+          {notice.text}
+          {notice.details?.map((d, i) => (
+            <span key={i} className="block font-mono text-xs">
+              {d.path}: {d.message}
+            </span>
+          ))}
+        </div>
+      ) : null}
+      {query.error ? <p role="alert" className="px-5 py-3 text-sm text-red-700">Could not load runs: {query.error.message}</p> : null}
+      {items.length === 0 && !query.isPending ? (
+        <p className="px-5 py-10 text-center text-sm text-slate-500">No runs{status || metric !== "" ? " match these filters" : " yet"}.</p>
+      ) : (
+        <Table aria-label="Executions">
+          <thead>
+            <tr>
+              <Th>Run</Th>
+              <Th>Status</Th>
+              <Th>Scope</Th>
+              <Th>Metric</Th>
+              <Th>Mode</Th>
+              <Th>Started</Th>
+              <Th className="text-right">Duration</Th>
+              <Th className="text-right">Results</Th>
+              <Th className="text-right">Tokens</Th>
+              <Th className="text-right">Actions</Th>
+            </tr>
+          </thead>
+          <tbody className="divide-y divide-slate-100">
+            {items.map((e) => (
+              <tr key={e.id} data-testid="execution-row" data-execution={e.id} className="hover:bg-slate-50">
+                <Td className="whitespace-nowrap">
+                  <Link href={`/executions/${e.id}`} className="font-medium text-brand-700 hover:underline">
+                    #{e.id}
+                  </Link>
+                </Td>
+                <Td>
+                  <ExecutionStatusBadge status={e.status} />
+                </Td>
+                <Td className="whitespace-nowrap">{scopeText(e)}</Td>
+                <Td className="max-w-48 truncate" title={metricName(e.pipeline_node_id)}>
+                  {metricName(e.pipeline_node_id)}
+                </Td>
+                <Td className="whitespace-nowrap">
+                  {e.meta.execution_mode === "async" ? `async ×${e.meta.batch_size}` : "sync"}
+                  {e.meta.model ? <span className="block text-xs text-slate-500">{e.meta.model}</span> : null}
+                </Td>
+                <Td className="whitespace-nowrap text-slate-600">{formatDateTime(e.started_at ?? e.created_at)}</Td>
+                <Td className="whitespace-nowrap text-right tabular-nums">{isRunning(e) ? "running…" : formatDuration(e.duration_ms)}</Td>
+                <Td className="whitespace-nowrap text-right tabular-nums">
+                  <span className="text-emerald-700">{e.successful_evaluations}</span>
+                  {" / "}
+                  <span className={e.failed_evaluations ? "text-red-700" : "text-slate-400"}>{e.failed_evaluations}</span>
+                  <span className="text-slate-400"> of {e.total_evaluations}</span>
+                </Td>
+                <Td className="whitespace-nowrap text-right tabular-nums text-slate-600">
+                  {formatTokens(e.meta.input_tokens)} in · {formatTokens(e.meta.output_tokens)} out
+                </Td>
+                <Td>
+                  <ExecutionActions execution={e} onStarted={onStarted} onError={onError} compact />
+                </Td>
+              </tr>
+            ))}
+          </tbody>
+        </Table>
+      )}
+      {total > PAGE_SIZE ? (
+        <div className="flex items-center justify-between border-t border-slate-200 px-5 py-3 text-sm text-slate-600">
+          <span>
+            {offset + 1}–{Math.min(offset + PAGE_SIZE, total)} of {total}
+          </span>
+          <div className="flex gap-2">
+            <Button variant="secondary" size="sm" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
+              Previous
+            </Button>
+            <Button variant="secondary" size="sm" disabled={offset + PAGE_SIZE >= total} onClick={() => setOffset(offset + PAGE_SIZE)}>
+              Next
+            </Button>
+          </div>
+        </div>
+      ) : null}
+    </Card>
+  );
+}

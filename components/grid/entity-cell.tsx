@@ -1,0 +1,74 @@
+"use client";
+
+import { cn } from "@/components/ui/cn";
+import type { GridRow } from "@/lib/schemas/executions";
+import { useGridActions, useRowState } from "./grid-context";
+import { levelNames, levelTones } from "./labels";
+
+const iconButton =
+  "inline-flex h-7 shrink-0 items-center justify-center rounded px-1.5 text-xs font-medium text-slate-500 hover:bg-slate-200 hover:text-slate-900";
+
+/** The first column: expander, level, label, and the row's own actions (run the row, open it). */
+export function EntityCell({ row, depth, expandable, index }: { row: GridRow; depth: 0 | 1 | 2; expandable: boolean; index: number }) {
+  const actions = useGridActions();
+  const { expanded } = useRowState();
+  const isOpen = expandable && expanded.has(row.entity_id);
+  return (
+    <div className="flex h-full min-w-0 items-center gap-1.5 pr-2" style={{ paddingLeft: 8 + depth * 20 }}>
+      {expandable ? (
+        <button
+          type="button"
+          className={cn(iconButton, "w-7")}
+          aria-expanded={isOpen}
+          aria-label={`${isOpen ? "Collapse" : "Expand"} ${row.label}`}
+          onClick={(e) => {
+            e.stopPropagation();
+            actions.toggleExpanded(row.entity_id);
+          }}
+        >
+          <span aria-hidden className={cn("transition-transform", isOpen && "rotate-90")}>
+            ▶
+          </span>
+        </button>
+      ) : (
+        <span className="w-3 shrink-0" aria-hidden />
+      )}
+      {depth === 0 ? <span className="w-10 shrink-0 text-right text-xs tabular-nums text-slate-400">{index + 1}</span> : null}
+      <span
+        className={cn("shrink-0 rounded px-1.5 py-px text-[10px] font-semibold uppercase tracking-wide ring-1 ring-inset", levelTones[row.entity_type])}
+        data-testid="row-level"
+      >
+        {levelNames[row.entity_type]}
+      </span>
+      <span className={cn("min-w-0 flex-1 truncate", depth === 0 ? "font-medium text-slate-900" : "text-slate-700", row.entity_type === "step" && "font-mono text-xs")} title={row.label}>
+        {row.label}
+      </span>
+      <span className="flex shrink-0 items-center gap-0.5 opacity-0 transition-opacity group-hover/row:opacity-100 group-focus-within/row:opacity-100">
+        <button
+          type="button"
+          className={iconButton}
+          aria-label={`Run every metric on ${row.label}`}
+          title="Run every metric on this row"
+          onClick={(e) => {
+            e.stopPropagation();
+            actions.runRow(row);
+          }}
+        >
+          ▶ Row
+        </button>
+        <button
+          type="button"
+          className={iconButton}
+          aria-label={`Open ${row.label}`}
+          title="Open the conversation"
+          onClick={(e) => {
+            e.stopPropagation();
+            actions.openRow(row);
+          }}
+        >
+          Open ›
+        </button>
+      </span>
+    </div>
+  );
+}

@@ -1,0 +1,106 @@
+"use client";
+
+import { memo } from "react";
+import { cn } from "@/components/ui/cn";
+import { ResultValue } from "@/components/results/result-value";
+import type { GridRow } from "@/lib/schemas/executions";
+import type { Metric } from "@/lib/schemas/metrics";
+import { useGridActions } from "./grid-context";
+import { useLiveCell, viewOf } from "./live-store";
+import { cellKey, type CellView } from "./types";
+
+const cellButton =
+  "group/cell flex h-full w-full min-w-0 items-center gap-2 rounded px-2 text-left text-sm focus-visible:outline-2 focus-visible:outline-offset-[-2px] focus-visible:outline-brand-500";
+
+/** One (metric, entity) cell: blank where the metric's level is not the row's. */
+export const MetricCell = memo(function MetricCell({ metric, row }: { metric: Metric; row: GridRow }) {
+  if (metric.evaluation_level !== row.entity_type) {
+    return (
+      <span className="px-2 text-slate-300" aria-label="does not apply">
+        ·
+      </span>
+    );
+  }
+  return <ApplicableCell metric={metric} row={row} />;
+});
+
+function ApplicableCell({ metric, row }: { metric: Metric; row: GridRow }) {
+  const actions = useGridActions();
+  const key = cellKey(metric.id, row.entity_type, row.entity_id);
+  const live = useLiveCell(actions.store, key);
+  const view = viewOf(live, row.cells[String(metric.id)]);
+  const where = `${metric.name} on ${row.label}`;
+  return (
+    <div className="h-full w-full" data-testid="grid-cell" data-state={view.status} data-cell={key}>
+      <CellBody view={view} metric={metric} row={row} where={where} />
+    </div>
+  );
+}
+
+function CellBody({ view, metric, row, where }: { view: CellView; metric: Metric; row: GridRow; where: string }) {
+  const actions = useGridActions();
+  const stop = (e: React.MouseEvent) => e.stopPropagation();
+  switch (view.status) {
+    case "empty":
+      return (
+        <button
+          type="button"
+          className={cn(cellButton, "text-slate-400 hover:bg-brand-50 hover:text-brand-700")}
+          aria-label={`Run ${where}`}
+          onClick={(e) => {
+            stop(e);
+            actions.runCell(metric, row);
+          }}
+        >
+          <span className="group-hover/cell:hidden group-focus-visible/cell:hidden">Not run</span>
+          <span className="hidden font-medium group-hover/cell:inline group-focus-visible/cell:inline">▶ Run</span>
+        </button>
+      );
+    case "pending":
+      return (
+        <span className="flex h-full items-center gap-2 px-2 text-xs text-slate-500" aria-label={`${where}: pending`}>
+          <span className="h-2 w-2 animate-pulse rounded-full bg-slate-400" aria-hidden />
+          Pending
+        </span>
+      );
+    case "processing":
+      return (
+        <span className="flex h-full items-center gap-2 px-2 text-xs text-brand-700" aria-label={`${where}: judging, run ${view.progress}% done`}>
+          <span className="h-3.5 w-3.5 animate-spin rounded-full border-2 border-brand-100 border-t-brand-600" aria-hidden />
+          Judging… <span className="tabular-nums text-slate-500">{view.progress}%</span>
+        </span>
+      );
+    case "failed":
+      return (
+        <button
+          type="button"
+          className={cn(cellButton, "text-red-700 hover:bg-red-50")}
+          title={`${view.error ?? "failed"} — click to retry`}
+          aria-label={`${where} failed: ${view.error ?? "failed"}. Retry`}
+          onClick={(e) => {
+            stop(e);
+            actions.runCell(metric, row);
+          }}
+        >
+          <span aria-hidden>⚠</span>
+          <span className="truncate text-xs">{view.error ?? "Error"}</span>
+          <span className="ml-auto hidden shrink-0 text-xs font-medium group-hover/cell:inline">↻ Retry</span>
+        </button>
+      );
+    case "completed":
+      return (
+        <button
+          type="button"
+          className={cn(cellButton, "hover:bg-slate-100")}
+          aria-label={`${where}: show result and reasoning`}
+          aria-haspopup="dialog"
+          onClick={(e) => {
+            stop(e);
+            actions.openDetail(e.currentTarget, metric, row);
+          }}
+        >
+          <ResultValue type={metric.output_type} result={view.result} />
+        </button>
+      );
+  }
+}

@@ -1,0 +1,151 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { ConversationPanel } from "@/components/conversation/conversation-panel";
+import { ApiError, apiFetch } from "@/lib/client/api";
+import type { GridRow } from "@/lib/schemas/executions";
+import type { Metric } from "@/lib/schemas/metrics";
+import { CellDetail } from "./cell-detail";
+import { DataGrid } from "./data-grid";
+import { GridActionsContext, RowStateContext, type GridActions } from "./grid-context";
+import { LiveCells } from "./live-store";
+import { RunList } from "./run-list";
+import { RunToolbar } from "./run-toolbar";
+import type { RunScope, RunSettings } from "./types";
+import { useGridData } from "./use-grid-data";
+import { useRuns } from "./use-runs";
+
+type Detail = { anchor: HTMLElement; metric: Metric; row: GridRow };
+type Panel = { conversationId: number; focus: string | null; selected: string };
+
+/** The analyst's workspace on a dataset: run controls, the live grid, and the conversation panel. */
+export function Workspace({
+  datasetId,
+  initialMetrics,
+  initialGrid,
+  defaultModel,
+}: {
+  datasetId: number;
+  initialMetrics: Metric[];
+  initialGrid: { items: GridRow[]; total: number };
+  defaultModel: string;
+}) {
+  const [store] = useState(() => new LiveCells());
+  const [settings, setSettings] = useState<RunSettings>({ mode: "sync", batchSize: 8, model: "" });
+  const [panel, setPanel] = useState<Panel | null>(null);
+  const [detail, setDetail] = useState<Detail | null>(null);
+  const [notice, setNotice] = useState<Error | null>(null);
+
+  const metricsQuery = useQuery({
+    queryKey: ["metrics", datasetId],
+    queryFn: async () => (await apiFetch<Metric[]>(`/evaluation-pipeline-nodes?dataset_id=${datasetId}`)).data,
+    initialData: initialMetrics,
+  });
+  const metrics = metricsQuery.data;
+  const grid = useGridData(datasetId, initialGrid);
+  const runs = useRuns({ datasetId, store });
+
+  // Run callbacks are stable (the grid's columns and cells never re-render because of them) and read
+  // the latest rows, metrics and settings from here.
+  const latest = useRef({ rows: grid.rows, metrics, settings });
+  useEffect(() => {
+    latest.current = { rows: grid.rows, metrics, settings };
+  }, [grid.rows, metrics, settings]);
+
+  const { start } = runs;
+  const run = useCallback(
+    (scope: RunScope, label: string) => {
+      setNotice(null);
+      const { rows, metrics, settings } = latest.current;
+      const known = rows.flatMap((r) => (r.kind === "entity" ? [r.row] : []));
+      void start(scope, label, { rows: known, metrics }, settings);
+    },
+    [start],
+  );
+
+  const runColumn = useCallback(
+    (metric: Metric, retry: boolean) => run({ pipeline_node_id: metric.id, retry }, `${retry ? "Retry failed · " : ""}Column · ${metric.name}`),
+    [run],
+  );
+
+  const { toggleExpanded } = grid;
+  const actions = useMemo<GridActions>(
+    () => ({
+      store,
+      datasetId,
+      runCell: (metric, row) => run({ pipeline_node_id: metric.id, entity_type: row.entity_type, entity_id: row.entity_id }, `Cell · ${metric.name} · ${row.label}`),
+      runRow: (row) => run({ entity_type: row.entity_type, entity_id: row.entity_id }, `Row · ${row.label}`),
+      openDetail: (anchor, metric, row) => setDetail({ anchor, metric, row }),
+      openRow: (row) =>
+        setPanel({
+          conversationId: row.conversation_id,
+          focus: row.entity_type === "conversation" ? null : `${row.entity_type}:${row.entity_id}`,
+          selected: `${row.entity_type}:${row.entity_id}`,
+        }),
+      toggleExpanded,
+    }),
+    [store, datasetId, run, toggleExpanded],
+  );
+  const rowState = useMemo(() => ({ expanded: grid.expanded, selected: panel?.selected ?? null }), [grid.expanded, panel]);
+  const closeDetail = useCallback(() => setDetail(null), []);
+  const closePanel = useCallback(() => setPanel(null), []);
+
+  const error = notice ?? runs.error ?? grid.pageError;
+  return (
+    <GridActionsContext.Provider value={actions}>
+      <RowStateContext.Provider value={rowState}>
+        <div className="space-y-3">
+          <RunToolbar
+            datasetId={datasetId}
+            settings={settings}
+            onSettings={setSettings}
+            onRunAll={() => run({}, "All metrics")}
+            onRetryFailed={() => run({ retry: true }, "Retry failed · all metrics")}
+            canRun={metrics.length > 0 && grid.total > 0}
+            defaultModel={defaultModel}
+            onMetricAdded={() => setNotice(null)}
+            onError={setNotice}
+          />
+          {error ? <ErrorNotice error={error} onDismiss={() => (notice ? setNotice(null) : runs.clearError())} /> : null}
+          <RunList runs={runs.runs} metrics={metrics} onCancel={runs.cancel} onDismiss={runs.dismiss} />
+          {grid.total === 0 ? (
+            <p className="rounded-lg border border-dashed border-slate-300 bg-white px-5 py-10 text-center text-sm text-slate-500">
+              No conversations yet. Import some to fill the grid.
+            </p>
+          ) : (
+            <DataGrid datasetId={datasetId} metrics={metrics} rows={grid.rows} requestRows={grid.requestRows} onRunColumn={runColumn} />
+          )}
+          <p className="text-xs text-slate-500">
+            {grid.total.toLocaleString()} conversations · click a row to open it, a result for the judge&apos;s reasoning, an error to retry it.
+          </p>
+        </div>
+        {detail ? <CellDetail anchor={detail.anchor} metric={detail.metric} row={detail.row} onClose={closeDetail} /> : null}
+        {panel ? <ConversationPanel conversationId={panel.conversationId} focus={panel.focus} onClose={closePanel} /> : null}
+      </RowStateContext.Provider>
+    </GridActionsContext.Provider>
+  );
+}
+
+function ErrorNotice({ error, onDismiss }: { error: Error; onDismiss: () => void }) {
+  const details = error instanceof ApiError ? error.details : [];
+  return (
+    <div role="alert" className="flex items-start gap-3 rounded-lg border border-red-200 bg-red-50 px-4 py-3 text-sm text-red-800">
+      <div className="flex-1">
+        <p className="font-medium">{error.message}</p>
+        {details.length ? (
+          <ul className="mt-1 list-disc pl-5">
+            {details.map((d, i) => (
+              <li key={i}>
+                <span className="font-mono text-xs">{d.path}</span>: {d.message}
+              </li>
+            ))}
+          </ul>
+        ) : null}
+      </div>
+      <button type="button" onClick={onDismiss} aria-label="Dismiss error" className="rounded px-1.5 text-red-700 hover:bg-red-100">
+        ✕
+      </button>
+    </div>
+  );
+}

@@ -1,0 +1,172 @@
+"use client";
+
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
+import { createPortal } from "react-dom";
+import { cn } from "./cn";
+
+type Position = { top: number; left: number };
+
+/**
+ * A floating panel anchored to an element, in a portal so that scroll containers never clip it.
+ * Closes on Escape (focus goes back to the anchor), on a click outside, and when the page scrolls
+ * under it.
+ */
+export function Popover({
+  anchor,
+  onClose,
+  children,
+  label,
+  role = "dialog",
+  className,
+  align = "start",
+  onKeyDown,
+}: {
+  anchor: HTMLElement;
+  onClose: () => void;
+  children: ReactNode;
+  label: string;
+  role?: "dialog" | "menu";
+  className?: string;
+  align?: "start" | "end";
+  onKeyDown?: (e: KeyboardEvent<HTMLDivElement>) => void;
+}) {
+  const panel = useRef<HTMLDivElement>(null);
+  const [pos, setPos] = useState<Position | null>(null);
+
+  useLayoutEffect(() => {
+    const a = anchor.getBoundingClientRect();
+    const p = panel.current?.getBoundingClientRect();
+    const width = p?.width ?? 0;
+    const height = p?.height ?? 0;
+    let left = align === "end" ? a.right - width : a.left;
+    left = Math.max(8, Math.min(left, window.innerWidth - width - 8));
+    // Open upwards when there is no room below.
+    const below = a.bottom + 4;
+    const top = below + height > window.innerHeight - 8 && a.top - height - 4 > 8 ? a.top - height - 4 : below;
+    // Measuring needs the panel rendered first; this runs once per open.
+    setPos({ top, left });
+  }, [anchor, align]);
+
+  const placed = pos !== null;
+  useEffect(() => {
+    // Keyboard users land inside: on the first item of a menu, on the panel of a dialog.
+    if (!placed) return;
+    const first = role === "menu" ? panel.current?.querySelector<HTMLElement>("[role=menuitem]") : panel.current;
+    first?.focus();
+  }, [placed, role]);
+
+  useEffect(() => {
+    const onPointer = (e: MouseEvent) => {
+      const target = e.target as Node;
+      if (panel.current?.contains(target) || anchor.contains(target)) return;
+      onClose();
+    };
+    const onScroll = (e: Event) => {
+      if (panel.current?.contains(e.target as Node)) return;
+      onClose();
+    };
+    document.addEventListener("mousedown", onPointer);
+    window.addEventListener("scroll", onScroll, true);
+    window.addEventListener("resize", onClose);
+    return () => {
+      document.removeEventListener("mousedown", onPointer);
+      window.removeEventListener("scroll", onScroll, true);
+      window.removeEventListener("resize", onClose);
+    };
+  }, [anchor, onClose]);
+
+  function keyDown(e: KeyboardEvent<HTMLDivElement>) {
+    if (e.key === "Escape") {
+      e.stopPropagation();
+      onClose();
+      anchor.focus();
+      return;
+    }
+    onKeyDown?.(e);
+  }
+
+  return createPortal(
+    <div
+      ref={panel}
+      role={role}
+      tabIndex={-1}
+      aria-label={label}
+      onKeyDown={keyDown}
+      style={pos ? { top: pos.top, left: pos.left } : { top: -9999, left: -9999 }}
+      className={cn("fixed z-50 rounded-lg border focus:outline-none border-slate-200 bg-white shadow-lg ring-1 ring-black/5", className)}
+    >
+      {children}
+    </div>,
+    document.body,
+  );
+}
+
+/** A trigger button with a menu of actions; arrow keys move between items, Escape closes. */
+export function Menu({
+  label,
+  trigger,
+  triggerClassName,
+  children,
+  align = "start",
+}: {
+  label: string;
+  trigger: ReactNode;
+  triggerClassName?: string;
+  children: (close: () => void) => ReactNode;
+  align?: "start" | "end";
+}) {
+  const [anchor, setAnchor] = useState<HTMLButtonElement | null>(null);
+  const button = useRef<HTMLButtonElement>(null);
+  const close = useCallback(() => setAnchor(null), []);
+
+  function moveFocus(e: KeyboardEvent<HTMLDivElement>) {
+    if (e.key !== "ArrowDown" && e.key !== "ArrowUp" && e.key !== "Home" && e.key !== "End") return;
+    e.preventDefault();
+    const items = [...e.currentTarget.querySelectorAll<HTMLElement>("[role=menuitem]:not([aria-disabled=true])")];
+    const i = items.indexOf(document.activeElement as HTMLElement);
+    const next =
+      e.key === "Home" ? 0 : e.key === "End" ? items.length - 1 : e.key === "ArrowDown" ? (i + 1) % items.length : (i - 1 + items.length) % items.length;
+    items[next]?.focus();
+  }
+
+  return (
+    <>
+      <button
+        ref={button}
+        type="button"
+        aria-label={label}
+        aria-haspopup="menu"
+        aria-expanded={anchor !== null}
+        className={triggerClassName}
+        onClick={(e) => {
+          e.stopPropagation();
+          setAnchor(anchor ? null : button.current);
+        }}
+      >
+        {trigger}
+      </button>
+      {anchor ? (
+        <Popover anchor={anchor} onClose={close} label={label} role="menu" align={align} onKeyDown={moveFocus} className="min-w-52 py-1">
+          {children(close)}
+        </Popover>
+      ) : null}
+    </>
+  );
+}
+
+const itemClass =
+  "flex w-full items-center gap-2 px-3 py-1.5 text-left text-sm text-slate-700 hover:bg-slate-100 focus:bg-slate-100 focus:outline-none disabled:text-slate-400";
+
+export function MenuItem({ onSelect, children, disabled }: { onSelect: () => void; children: ReactNode; disabled?: boolean }) {
+  return (
+    <button type="button" role="menuitem" className={itemClass} disabled={disabled} aria-disabled={disabled} onClick={onSelect}>
+      {children}
+    </button>
+  );
+}
+
+export const menuItemClass = itemClass;
+
+export function MenuSeparator() {
+  return <div role="separator" className="my-1 border-t border-slate-100" />;
+}
