@@ -55,3 +55,19 @@ describe("route wrapper", () => {
     expect(right.status).toBe(200);
   });
 });
+
+describe("UI session cookie", () => {
+  it("lets our own pages' calls through without the token, but not another site's", async () => {
+    const { UI_SESSION_COOKIE, uiSessionValue } = await import("./ui-session");
+    process.env.API_TOKEN = "s3cret-token";
+    resetConfig();
+    const cookie = `${UI_SESSION_COOKIE}=${uiSessionValue("s3cret-token")}`;
+    expect(uiSessionValue("s3cret-token")).not.toContain("s3cret");
+    const same = await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie, "sec-fetch-site": "same-origin" } });
+    expect(same.status).toBe(200);
+    const cross = await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie, "sec-fetch-site": "cross-site" } });
+    expect(cross.status).toBe(401);
+    const forged = await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie: `${UI_SESSION_COOKIE}=forged`, "sec-fetch-site": "same-origin" } });
+    expect(forged.status).toBe(401);
+  });
+});

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { AppError, errorResponse, type ErrorDetail } from "./errors";
+import { UI_SESSION_COOKIE, fromOwnPages, readCookie, uiSessionValue } from "./ui-session";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
@@ -73,15 +74,22 @@ function tokenMatches(given: string, expected: string): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
 
-/** 401 unless the request carries the bearer token, when API_TOKEN is set. */
+/**
+ * 401 unless the request carries the bearer token, when API_TOKEN is set — or comes from our own pages
+ * with their UI session cookie (see lib/api/ui-session.ts).
+ */
 export function checkAuth(req: Request): void {
   const token = getConfig().API_TOKEN;
   if (!token) return;
-  const header = req.headers.get("authorization") ?? "";
-  const match = /^Bearer\s+(.+)$/i.exec(header);
-  if (!match || !tokenMatches(match[1].trim(), token)) {
-    throw new AppError("unauthorized", "Missing or invalid bearer token (Authorization: Bearer <API_TOKEN>)");
+  const header = req.headers.get("authorization");
+  if (header) {
+    const match = /^Bearer\s+(.+)$/i.exec(header);
+    if (match && tokenMatches(match[1].trim(), token)) return;
+  } else {
+    const cookie = readCookie(req, UI_SESSION_COOKIE);
+    if (cookie && fromOwnPages(req) && tokenMatches(cookie, uiSessionValue(token))) return;
   }
+  throw new AppError("unauthorized", "Missing or invalid bearer token (Authorization: Bearer <API_TOKEN>)");
 }
 
 /** Map anything thrown to a Response; unknown errors are logged and answered as a generic 500. */
