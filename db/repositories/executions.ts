@@ -145,7 +145,8 @@ export function latestResultsFor(datasetId: number, entityType: EvaluationLevel,
   if (entityIds.length === 0) return [];
   const db = getDb();
   const latest = db
-    .select({ id: sql<number>`max(${evaluationResultsTable.id})`.as("id") })
+    // Not aliased "id": drizzle renders the join column bare, which would be ambiguous with the table's id.
+    .select({ id: sql<number>`max(${evaluationResultsTable.id})`.as("latest_id") })
     .from(evaluationResultsTable)
     .where(
       and(
