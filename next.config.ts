@@ -2,7 +2,8 @@ import type { NextConfig } from "next";
 
 const nextConfig: NextConfig = {
   // better-sqlite3 is a native addon: load it from node_modules at run time, never bundle it.
-  serverExternalPackages: ["better-sqlite3"],
+  // exceljs (and archiver under it) is plain Node code with dynamic requires: loaded as is, not bundled.
+  serverExternalPackages: ["better-sqlite3", "exceljs"],
   poweredByHeader: false,
 };
 

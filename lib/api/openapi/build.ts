@@ -10,10 +10,11 @@ import { healthOperations } from "./health";
 import { settingsOperations } from "./settings";
 import { importOperations } from "./imports";
 import { metricOperations } from "./metrics";
+import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations];
+export const operations: Operation[] = [...datasetOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations];
 
 type JsonSchema = Record<string, unknown>;
 
@@ -78,6 +79,8 @@ function response(spec: ResponseSpec): JsonSchema {
   if (spec.schema) {
     const schema = bodySchema(spec.schema, "output");
     out.content = { "application/json": { schema: spec.array ? { type: "array", items: schema } : schema } };
+  } else if (spec.content) {
+    out.content = Object.fromEntries(Object.entries(spec.content).map(([type, schema]) => [type, { schema }]));
   } else if (spec.contentType) {
     out.content = { [spec.contentType]: { schema: { type: "string" } } };
   }

@@ -9,6 +9,8 @@ export type ResponseSpec = {
   array?: boolean;
   /** A non-JSON body (CSV, SSE, a workbook) described in words and by media type. */
   contentType?: string;
+  /** Several bodies to choose from (an export's formats): media type → JSON Schema of that body. */
+  content?: Record<string, Record<string, unknown>>;
   headers?: Record<string, { description: string; schema: Record<string, unknown> }>;
 };
 

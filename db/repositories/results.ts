@@ -1,0 +1,74 @@
+/**
+ * Reads behind result summaries and exports: a snapshot bound (so a running execution's later rows do
+ * not leak into a half-written export), per-metric score ranges in SQL, and light keyset pages of scores.
+ */
+import "server-only";
+import { and, asc, eq, gt, isNotNull, lte, max, sql } from "drizzle-orm";
+import { getDb } from "../client";
+import { evaluationResultsTable, pipelineNodesTable, type OutputType } from "../schema";
+
+/** The highest result id of an execution now (0 when it has none). */
+export function maxResultId(executionId: number): number {
+  return (
+    getDb()
+      .select({ id: max(evaluationResultsTable.id) })
+      .from(evaluationResultsTable)
+      .where(eq(evaluationResultsTable.executionId, executionId))
+      .get()?.id ?? 0
+  );
+}
+
+export type NodeScoreRange = {
+  nodeId: number;
+  name: string;
+  outputType: OutputType;
+  completed: number;
+  scored: number;
+  min: number | null;
+  max: number | null;
+};
+
+/** Per metric with results in the execution (up to `uptoId`): completed count, scored count, min, max. */
+export function scoreRangesByNode(executionId: number, uptoId: number): NodeScoreRange[] {
+  const r = evaluationResultsTable;
+  const completedScore = sql`case when ${r.status} = 'completed' then ${r.score} end`;
+  return getDb()
+    .select({
+      nodeId: r.pipelineNodeId,
+      name: pipelineNodesTable.name,
+      outputType: pipelineNodesTable.outputType,
+      completed: sql<number>`sum(${r.status} = 'completed')`.mapWith(Number),
+      scored: sql<number>`count(${completedScore})`.mapWith(Number),
+      min: sql<number | null>`min(${completedScore})`,
+      max: sql<number | null>`max(${completedScore})`,
+    })
+    .from(r)
+    .innerJoin(pipelineNodesTable, eq(pipelineNodesTable.id, r.pipelineNodeId))
+    .where(and(eq(r.executionId, executionId), lte(r.id, uptoId)))
+    .groupBy(r.pipelineNodeId)
+    .orderBy(asc(pipelineNodesTable.position), asc(r.pipelineNodeId))
+    .all();
+}
+
+/** A keyset page of the scores of completed results, just the three columns aggregation needs. */
+export function listScorePage(
+  executionId: number,
+  opts: { afterId: number; uptoId: number; limit: number },
+): Array<{ id: number; nodeId: number; score: number }> {
+  const r = evaluationResultsTable;
+  return getDb()
+    .select({ id: r.id, nodeId: r.pipelineNodeId, score: sql<number>`${r.score}` })
+    .from(r)
+    .where(
+      and(
+        eq(r.executionId, executionId),
+        gt(r.id, opts.afterId),
+        lte(r.id, opts.uptoId),
+        eq(r.status, "completed"),
+        isNotNull(r.score),
+      ),
+    )
+    .orderBy(asc(r.id))
+    .limit(opts.limit)
+    .all();
+}

@@ -1,0 +1,117 @@
+import { idParams } from "@/lib/schemas/common";
+import { executionResultsSchema, exportQuery, gridQuery, gridRowSchema } from "@/lib/schemas/executions";
+import { badRequest, notFoundResponse, totalCountHeader } from "./shared";
+import type { Operation } from "./types";
+
+const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
+
+const exportColumns =
+  "result_id, execution_id, metric_id, metric_name, output_type, entity_type, entity_id, conversation_id, message_id, " +
+  "step_id, status, score, value, reasoning, result_json, error, model_name, input_tokens, output_tokens, " +
+  "execution_time_ms, cached, created_at";
+
+const aggregatedDescription =
+  "`aggregated` maps each metric id with results in the execution to an Aggregated: over completed results with a " +
+  "score (progress → score, checkbox → 1/0, number → value, json → its numeric `score`), `std_dev` is the population " +
+  'standard deviation; `distribution` is five bins `"0.0-0.2"` … `"0.8-1.0"` for progress (a bin holds its lower edge, ' +
+  'the last also 1.0), `"true"`/`"false"` for checkbox, five equal-width bins `"a-b"` between min and max for number ' +
+  '(one bin `"a-a"` when all are equal), progress-style bins for json when all its scores are within [0, 1] (else ' +
+  "number-style), and `{}` with null scores for text, whose `total` is its number of completed results.";
+
+export const resultOperations: Operation[] = [
+  {
+    method: "get",
+    path: "/evaluation-pipeline-executions/{id}/results",
+    operationId: "getExecutionResults",
+    summary: "Every result of an execution, with per-metric aggregates",
+    description:
+      "Results in the order they were saved. " +
+      aggregatedDescription +
+      " `errors` are the execution's errors. For a running execution, the answer covers the results saved when it was " +
+      "asked. The body is streamed.",
+    tag: "Executions",
+    params: idParams,
+    responses: {
+      200: { description: "Results, aggregates and errors", schema: executionResultsSchema },
+      400: badRequest,
+      404: notFoundResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/evaluation-pipeline-executions/{id}/export",
+    operationId: "exportExecutionResults",
+    summary: "Download an execution's results as CSV, JSON or XLSX",
+    description:
+      'An attachment named `execution-<id>-results.<csv|json|xlsx>`, streamed. CSV (header row) and the XLSX "Results" ' +
+      `sheet have the columns ${exportColumns}; \`value\` is the verdict's value for checkbox, number and text metrics, ` +
+      "`result_json` the whole verdict. In CSV and XLSX, a text cell starting with `=`, `+`, `-`, `@`, a tab or a " +
+      "carriage return is prefixed with `'` so spreadsheets do not run it as a formula (numbers stay numbers). The XLSX " +
+      'has typed cells (numbers, booleans, dates), a frozen, filterable header, and a "Summary" sheet of aggregates per ' +
+      "metric (metric, output type, total, average, min, max, std dev, distribution). JSON is `{execution, metrics, " +
+      "aggregated, results}`. " +
+      aggregatedDescription,
+    tag: "Executions",
+    params: idParams,
+    query: exportQuery,
+    responses: {
+      200: {
+        description: "The file (`Content-Disposition: attachment`)",
+        headers: {
+          "Content-Disposition": {
+            description: 'attachment; filename="execution-<id>-results.<format>"',
+            schema: { type: "string" },
+          },
+        },
+        content: {
+          "text/csv": { type: "string", description: "UTF-8 CSV with a header row" },
+          "application/json": {
+            type: "object",
+            required: ["execution", "metrics", "aggregated", "results"],
+            properties: {
+              execution: ref("Execution"),
+              metrics: {
+                type: "array",
+                items: {
+                  type: "object",
+                  properties: { id: { type: "integer" }, name: { type: "string" }, output_type: { type: "string" } },
+                },
+              },
+              aggregated: { type: "object", additionalProperties: ref("Aggregated") },
+              results: { type: "array", items: ref("IndividualResult") },
+            },
+          },
+          "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
+            type: "string",
+            contentMediaType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            description: 'Workbook with "Results" and "Summary" sheets',
+          },
+        },
+      },
+      400: badRequest,
+      404: notFoundResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/datasets/{id}/grid",
+    operationId: "getDatasetGrid",
+    summary: "A page of the dataset grid: rows of one level with their latest result per metric",
+    description:
+      "Rows in grid order (conversation position, then message position, then step position): conversations, " +
+      "assistant messages (message-level metrics evaluate those) or every step. `conversation_id` keeps one " +
+      "conversation's rows (expanding a grid row). `cells` holds, for each metric of that level, the latest result of " +
+      "that (metric, entity) across all executions. `label`: a conversation's name or `Conversation <position+1>`; the " +
+      "first ~80 characters of a message on one line, or `(no content)`; what a step does (`tool_call <name>`, " +
+      "`tool_result`, `output`, `thinking`). `role` is the message's role (for a step, its message's). A page costs the " +
+      "same few queries at any size.",
+    tag: "Datasets",
+    params: idParams,
+    query: gridQuery,
+    responses: {
+      200: { description: "A page of rows", schema: gridRowSchema, array: true, headers: totalCountHeader },
+      400: badRequest,
+      404: notFoundResponse,
+    },
+  },
+];

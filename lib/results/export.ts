@@ -1,0 +1,64 @@
+/**
+ * Exports of an execution's results as CSV, JSON or XLSX, and the results document itself. Every
+ * body is a stream read from keyset pages, so 100,000 results go out without being held in memory.
+ */
+import "server-only";
+import { pipeline, Readable } from "node:stream";
+import { stringify } from "csv-stringify";
+import { log } from "@/lib/log";
+import { EXPORT_COLUMNS, toExportRecord, type ExportRecord } from "./export-rows";
+import { XLSX_CONTENT_TYPE, xlsxExport } from "./export-xlsx";
+import { executionResultsJson, exportJson } from "./json";
+import { openSnapshot, resultPages, type ExecutionSnapshot } from "./read";
+import { fromNodeReadable, textStream } from "./stream";
+
+export type ExportFormat = "csv" | "json" | "xlsx";
+
+export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
+  csv: "text/csv; charset=utf-8",
+  json: "application/json; charset=utf-8",
+  xlsx: XLSX_CONTENT_TYPE,
+};
+
+export type ExportFile = { body: ReadableStream<Uint8Array>; contentType: string; filename: string };
+
+function* exportRecords(snapshot: ExecutionSnapshot): Generator<ExportRecord> {
+  const metrics = new Map(snapshot.metrics.map((m) => [m.nodeId, m]));
+  for (const page of resultPages(snapshot)) {
+    for (const row of page) yield toExportRecord(row, metrics.get(row.pipelineNodeId));
+  }
+}
+
+function csvExport(snapshot: ExecutionSnapshot): Readable {
+  const csv = stringify({
+    header: true,
+    columns: [...EXPORT_COLUMNS],
+    // Prefixes `'` to strings starting with = + - @ tab or CR; numbers stay numbers.
+    escape_formulas: true,
+    cast: { boolean: (v) => (v ? "true" : "false") },
+  });
+  pipeline(Readable.from(exportRecords(snapshot)), csv, (error) => {
+    // A client that stops reading ends the pipeline early: that is not a failure worth logging.
+    if (error && (error as NodeJS.ErrnoException).code !== "ERR_STREAM_PREMATURE_CLOSE") {
+      log.error("csv export failed", { execution_id: snapshot.execution.id, error });
+    }
+  });
+  return csv;
+}
+
+/** A download of the execution's results (404 AppError for an unknown execution). */
+export function exportExecution(executionId: number, format: ExportFormat): ExportFile {
+  const snapshot = openSnapshot(executionId);
+  const body =
+    format === "csv"
+      ? fromNodeReadable(csvExport(snapshot))
+      : format === "xlsx"
+        ? fromNodeReadable(xlsxExport(snapshot))
+        : textStream(exportJson(snapshot));
+  return { body, contentType: EXPORT_CONTENT_TYPES[format], filename: `execution-${executionId}-results.${format}` };
+}
+
+/** The body of `GET /evaluation-pipeline-executions/{id}/results`, streamed (404 AppError if unknown). */
+export function executionResultsStream(executionId: number): ReadableStream<Uint8Array> {
+  return textStream(executionResultsJson(openSnapshot(executionId)));
+}

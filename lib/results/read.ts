@@ -1,0 +1,70 @@
+/**
+ * Reading an execution's results for summaries and exports without holding them all: a snapshot fixes
+ * the last result id (so rows a running execution adds later do not join half-way), then results are
+ * read in keyset pages and aggregates are fed score by score.
+ */
+import "server-only";
+import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { listScorePage, maxResultId, scoreRangesByNode, type NodeScoreRange } from "@/db/repositories/results";
+import type { EvaluationResultRow, PipelineExecutionRow } from "@/db/schema";
+import { notFound } from "@/lib/api/errors";
+import type { Aggregated } from "@/lib/schemas/executions";
+import { Aggregator, hasScore } from "./aggregate";
+
+export const PAGE_SIZE = 1000;
+const SCORE_PAGE_SIZE = 5000;
+
+export type ExecutionSnapshot = {
+  execution: PipelineExecutionRow;
+  /** Results with a larger id were saved after the snapshot and are left out. */
+  uptoId: number;
+  /** Metrics with results in the execution, in column order, with their score ranges. */
+  metrics: NodeScoreRange[];
+};
+
+/** The execution (404 if unknown), its last result id and its metrics' score ranges. */
+export function openSnapshot(executionId: number): ExecutionSnapshot {
+  const execution = getExecutionRow(executionId);
+  if (!execution) throw notFound("Execution", executionId);
+  const uptoId = maxResultId(executionId);
+  return { execution, uptoId, metrics: uptoId ? scoreRangesByNode(executionId, uptoId) : [] };
+}
+
+/** The snapshot's results in id order, one keyset page at a time. */
+export function* resultPages(snapshot: ExecutionSnapshot, pageSize = PAGE_SIZE): Generator<EvaluationResultRow[]> {
+  let afterId = 0;
+  while (afterId < snapshot.uptoId) {
+    const rows = listResultRows(snapshot.execution.id, { afterId, limit: pageSize });
+    const page = rows.filter((r) => r.id <= snapshot.uptoId);
+    if (page.length) yield page;
+    if (rows.length < pageSize || page.length < rows.length) return;
+    afterId = rows[rows.length - 1].id;
+  }
+}
+
+/** One aggregator per metric of the snapshot, to be fed with `feed` and read with `finishAggregates`. */
+export function newAggregators(snapshot: ExecutionSnapshot): Map<number, Aggregator> {
+  return new Map(snapshot.metrics.map((m) => [m.nodeId, new Aggregator(m.outputType, m)]));
+}
+
+/** Feed one result row to its metric's aggregator. */
+export function feed(aggregators: Map<number, Aggregator>, row: EvaluationResultRow): void {
+  if (hasScore(row)) aggregators.get(row.pipelineNodeId)?.add(row.score);
+}
+
+export function finishAggregates(aggregators: Map<number, Aggregator>): Record<string, Aggregated> {
+  return Object.fromEntries([...aggregators].map(([nodeId, a]) => [String(nodeId), a.result()]));
+}
+
+/** Aggregates of the whole snapshot from light pages of scores only (used before streaming rows). */
+export function aggregateSnapshot(snapshot: ExecutionSnapshot): Record<string, Aggregated> {
+  const aggregators = newAggregators(snapshot);
+  let afterId = 0;
+  for (;;) {
+    const page = listScorePage(snapshot.execution.id, { afterId, uptoId: snapshot.uptoId, limit: SCORE_PAGE_SIZE });
+    for (const s of page) if (Number.isFinite(s.score)) aggregators.get(s.nodeId)?.add(s.score);
+    if (page.length < SCORE_PAGE_SIZE) break;
+    afterId = page[page.length - 1].id;
+  }
+  return finishAggregates(aggregators);
+}

@@ -1,0 +1,63 @@
+/** Test-only helpers for metrics, executions and results on top of the conversation fixture. */
+import { insertExecution, insertResult, type NewResult } from "@/db/repositories/executions";
+import { createNode } from "@/db/repositories/metrics";
+import type { EvaluationLevel, OutputType, PipelineNodeRow } from "@/db/schema";
+import { createDataset } from "@/lib/datasets";
+
+export function createTestDataset(name = "results fixture") {
+  return createDataset({ name, userId: "default" });
+}
+
+export function createTestMetric(datasetId: number, level: EvaluationLevel, outputType: OutputType, name?: string): PipelineNodeRow {
+  return createNode(datasetId, {
+    name: name ?? `${level} ${outputType}`,
+    evaluationLevel: level,
+    prompt: "Judge this.",
+    outputType,
+  });
+}
+
+export function createTestExecution(node: PipelineNodeRow) {
+  return insertExecution({
+    evaluationPipelineId: node.evaluationPipelineId,
+    datasetId: node.datasetId,
+    pipelineNodeId: null,
+    totalEvaluations: 0,
+    meta: {},
+  });
+}
+
+export type ResultInput = {
+  executionId: number;
+  node: PipelineNodeRow;
+  entity: { type: EvaluationLevel; id: number; conversationId: number; messageId?: number | null; stepId?: number | null };
+  result?: unknown;
+  score?: number | null;
+  status?: "completed" | "failed";
+  error?: string | null;
+  extra?: Partial<NewResult>;
+};
+
+/** Save one result the way the runner does (counted on its execution). */
+export function addTestResult(input: ResultInput) {
+  const status = input.status ?? "completed";
+  return insertResult({
+    executionId: input.executionId,
+    pipelineNodeId: input.node.id,
+    datasetId: input.node.datasetId,
+    entityType: input.entity.type,
+    entityId: input.entity.id,
+    conversationId: input.entity.conversationId,
+    messageId: input.entity.messageId ?? null,
+    stepId: input.entity.stepId ?? null,
+    result: input.result ?? null,
+    score: input.score ?? null,
+    status,
+    error: input.error ?? null,
+    modelName: "judge-double",
+    inputTokens: 10,
+    outputTokens: 5,
+    executionTime: 42,
+    ...input.extra,
+  });
+}
