@@ -1,6 +1,6 @@
 "use client";
 
-import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent, type ReactNode } from "react";
+import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from "react";
 import { createPortal } from "react-dom";
 import { cn } from "./cn";
 
@@ -28,7 +28,7 @@ export function Popover({
   role?: "dialog" | "menu";
   className?: string;
   align?: "start" | "end";
-  onKeyDown?: (e: KeyboardEvent<HTMLDivElement>) => void;
+  onKeyDown?: (e: ReactKeyboardEvent<HTMLDivElement>) => void;
 }) {
   const panel = useRef<HTMLDivElement>(null);
   const [pos, setPos] = useState<Position | null>(null);
@@ -65,25 +65,24 @@ export function Popover({
       if (panel.current?.contains(e.target as Node)) return;
       onClose();
     };
+    // Capture on window: Escape closes this popover only, not also a side panel listening below it.
+    const onEscape = (e: KeyboardEvent) => {
+      if (e.key !== "Escape") return;
+      e.stopPropagation();
+      onClose();
+      anchor.focus();
+    };
     document.addEventListener("mousedown", onPointer);
+    window.addEventListener("keydown", onEscape, true);
     window.addEventListener("scroll", onScroll, true);
     window.addEventListener("resize", onClose);
     return () => {
       document.removeEventListener("mousedown", onPointer);
+      window.removeEventListener("keydown", onEscape, true);
       window.removeEventListener("scroll", onScroll, true);
       window.removeEventListener("resize", onClose);
     };
   }, [anchor, onClose]);
-
-  function keyDown(e: KeyboardEvent<HTMLDivElement>) {
-    if (e.key === "Escape") {
-      e.stopPropagation();
-      onClose();
-      anchor.focus();
-      return;
-    }
-    onKeyDown?.(e);
-  }
 
   return createPortal(
     <div
@@ -91,7 +90,7 @@ export function Popover({
       role={role}
       tabIndex={-1}
       aria-label={label}
-      onKeyDown={keyDown}
+      onKeyDown={onKeyDown}
       style={pos ? { top: pos.top, left: pos.left } : { top: -9999, left: -9999 }}
       className={cn("fixed z-50 rounded-lg border focus:outline-none border-slate-200 bg-white shadow-lg ring-1 ring-black/5", className)}
     >
@@ -119,7 +118,7 @@ export function Menu({
   const button = useRef<HTMLButtonElement>(null);
   const close = useCallback(() => setAnchor(null), []);
 
-  function moveFocus(e: KeyboardEvent<HTMLDivElement>) {
+  function moveFocus(e: ReactKeyboardEvent<HTMLDivElement>) {
     if (e.key !== "ArrowDown" && e.key !== "ArrowUp" && e.key !== "Home" && e.key !== "End") return;
     e.preventDefault();
     const items = [...e.currentTarget.querySelectorAll<HTMLElement>("[role=menuitem]:not([aria-disabled=true])")];
