@@ -14,7 +14,6 @@ import {
   type PipelineExecutionRow,
 } from "../schema";
 
-const nowIso = () => new Date().toISOString();
 const MAX_STORED_ERRORS = 1000;
 
 export type NewExecution = {

@@ -52,9 +52,9 @@ export function getMetric(id: number): Metric {
  * Create a metric, appended as the dataset's last column. With `template_id` the template's fields are
  * copied (the body overrides them); the copy never follows later edits of the template.
  */
-export function createMetric(input: CreateMetricInput): Metric {
+export function createMetric(input: CreateMetricInput, userId?: string): Metric {
   assertDatasetExists(input.dataset_id);
-  const template = input.template_id != null ? getTemplateRow(input.template_id) : undefined;
+  const template = input.template_id != null ? getTemplateRow(input.template_id, userId) : undefined;
   // The body schema requires these four without a template, so the fallbacks only apply with one.
   const name = input.name ?? template?.name;
   const evaluationLevel = input.evaluation_level ?? template?.evaluationLevel;

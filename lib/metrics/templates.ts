@@ -55,15 +55,18 @@ export function listTemplates(opts: { userId: string; evaluationLevel?: Evaluati
   return repo.listTemplates(opts).map(toTemplate);
 }
 
-/** The template row, or a 404 AppError. Any template can be read (and copied); only owners change theirs. */
-export function getTemplateRow(id: number): MetricTemplateRow {
+/**
+ * The template row, or a 404 AppError. With `viewer`, another user's template is invisible (404):
+ * callers read and copy system templates and their own; only owners change theirs.
+ */
+export function getTemplateRow(id: number, viewer?: string): MetricTemplateRow {
   const row = repo.getTemplate({ id });
-  if (!row) throw notFound("Metric template", id);
+  if (!row || (viewer !== undefined && !row.isSystem && row.userId !== viewer)) throw notFound("Metric template", id);
   return row;
 }
 
-export function getTemplate(id: number): MetricTemplate {
-  return toTemplate(getTemplateRow(id));
+export function getTemplate(id: number, viewer: string): MetricTemplate {
+  return toTemplate(getTemplateRow(id, viewer));
 }
 
 export function createTemplate(input: CreateTemplateInput, userId: string): MetricTemplate {

@@ -90,6 +90,20 @@ describe("POST /api/evaluation-pipeline-nodes", () => {
     expect(p.status).toBe(200);
   });
 
+  it("cannot copy another user's template (it is invisible to them)", async () => {
+    const t = (await call(templates.POST, "POST", "/api/metric-templates", { body: { ...scratch, name: "Private" }, headers: { "x-user-id": "alice" } })).json;
+    const stolen = await call(collection.POST, "POST", "/api/evaluation-pipeline-nodes", {
+      body: { dataset_id: other.datasetId, template_id: t.id },
+      headers: { "x-user-id": "bob" },
+    });
+    expect(stolen.status).toBe(404);
+    const own = await call(collection.POST, "POST", "/api/evaluation-pipeline-nodes", {
+      body: { dataset_id: other.datasetId, template_id: t.id },
+      headers: { "x-user-id": "alice" },
+    });
+    expect(own.status).toBe(201);
+  });
+
   it("requires name, evaluation_level, prompt and output_type without a template (400 per field)", async () => {
     const res = await create({ dataset_id: sample.datasetId, name: "x" });
     expect(res.status).toBe(400);

@@ -9,5 +9,5 @@ export const GET = route({
 
 export const POST = route({
   body: createMetricBody,
-  handler: ({ body }) => json(createMetric(body), { status: 201 }),
+  handler: ({ body, userId }) => json(createMetric(body, userId), { status: 201 }),
 });

@@ -31,7 +31,8 @@ const as = (user?: string) => (user ? { "x-user-id": user } : undefined);
 const list = async (query = "", user?: string) =>
   (await call(collection.GET, "GET", `/api/metric-templates${query}`, { headers: as(user) })).json as Template[];
 const create = (body: unknown, user?: string) => call(collection.POST, "POST", "/api/metric-templates", { body, headers: as(user) });
-const get = (id: number) => call(item.GET, "GET", `/api/metric-templates/${id}`, { params: { id } });
+const get = (id: number, user?: string) =>
+  call(item.GET, "GET", `/api/metric-templates/${id}`, { params: { id }, headers: user ? { "x-user-id": user } : {} });
 const patch = (id: number, body: unknown, user?: string) =>
   call(item.PATCH, "PATCH", `/api/metric-templates/${id}`, { body, params: { id }, headers: as(user) });
 const remove = (id: number, user?: string) => call(item.DELETE, "DELETE", `/api/metric-templates/${id}`, { params: { id }, headers: as(user) });
@@ -113,8 +114,10 @@ describe("user templates", () => {
     expect((await patch(t.id, { name: "Hijacked" }, "eve")).status).toBe(403);
     expect((await remove(t.id, "eve")).status).toBe(403);
     expect((await remove(t.id)).status).toBe(403);
-    // Other users' templates are readable (and copyable), just not changeable.
-    expect((await get(t.id)).status).toBe(200);
+    // Other users' templates are invisible to them (404), and changing one is forbidden (403).
+    expect((await get(t.id, "dave")).status).toBe(200);
+    expect((await get(t.id, "eve")).status).toBe(404);
+    expect((await get(t.id)).status).toBe(404);
 
     const updated = await patch(t.id, { prompt: "Judge @CURRENT_MESSAGE.role only", description: null }, "dave");
     expect(updated.status).toBe(200);
@@ -122,7 +125,7 @@ describe("user templates", () => {
     expect(updated.json.updated_at >= t.updated_at).toBe(true);
 
     expect((await remove(t.id, "dave")).status).toBe(204);
-    const gone = await get(t.id);
+    const gone = await get(t.id, "dave");
     expect(gone.status).toBe(404);
     expect(gone.json.error).toMatchObject({ code: "not_found", message: `Metric template ${t.id} does not exist` });
     expect((await patch(t.id, { name: "x" }, "dave")).status).toBe(404);
@@ -146,7 +149,7 @@ describe("user templates", () => {
     const moved = await patch(t.id, { evaluation_level: "conversation" }, "frank");
     expect(moved.status).toBe(422);
     expect(moved.json.error.message).toContain("@CONTENT");
-    expect((await get(t.id)).json.evaluation_level).toBe("message");
+    expect((await get(t.id, "frank")).json.evaluation_level).toBe("message");
   });
 
   it("require a JSON object schema for json output, and drop it for other types", async () => {

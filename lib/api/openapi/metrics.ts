@@ -53,7 +53,7 @@ export const metricOperations: Operation[] = [
     path: "/metric-templates/{id}",
     operationId: "getMetricTemplate",
     summary: "Get a template",
-    description: "Any template can be read (and used to create a metric); only its owner can change it.",
+    description: "System templates and the caller's own; another user's template is invisible (404) and cannot be copied into a metric.",
     tag: templates,
     params: idParams,
     responses: { 200: { description: "The template", schema: metricTemplateSchema }, 400: badRequest, 404: notFoundResponse },

@@ -5,7 +5,7 @@ import { updateTemplateBody } from "@/lib/schemas/metrics";
 
 export const GET = route({
   params: idParams,
-  handler: ({ params }) => json(getTemplate(params.id)),
+  handler: ({ params, userId }) => json(getTemplate(params.id, userId)),
 });
 
 export const PATCH = route({
