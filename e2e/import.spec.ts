@@ -47,7 +47,7 @@ test.describe("import page", () => {
 
     await success.getByRole("link", { name: "Open dataset →" }).click();
     await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
-    await expect(page.getByRole("table", { name: "Conversations" }).getByRole("row")).toHaveCount(6);
+    await expect(page.getByRole("table", { name: "Evaluation grid" }).getByTestId("grid-row")).toHaveCount(5);
     await expect(page.getByText("Flight to Lisbon")).toBeVisible();
   });
 

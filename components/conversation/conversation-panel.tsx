@@ -67,7 +67,7 @@ export function ConversationPanel({ conversationId, focus, onClose }: { conversa
     <aside
       aria-label="Conversation"
       data-testid="conversation-panel"
-      className="fixed inset-y-0 right-0 z-40 flex w-[min(42rem,100vw)] flex-col border-l border-slate-200 bg-white shadow-2xl"
+      className="fixed bottom-0 right-0 top-14 z-40 flex w-[min(42rem,100vw)] flex-col border-l border-slate-200 bg-white shadow-2xl"
     >
       <div className="flex items-start gap-3 border-b border-slate-200 px-5 py-4">
         <div className="min-w-0 flex-1">

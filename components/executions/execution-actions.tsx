@@ -37,11 +37,19 @@ export function ExportMenu({ executionId }: { executionId: number }) {
       label={`Export run #${executionId}`}
       align="end"
       trigger={<>Export ▾</>}
-      triggerClassName="inline-flex h-8 items-center rounded-md border border-slate-300 bg-white px-3 text-sm font-medium text-slate-800 shadow-sm hover:bg-slate-50"
+      triggerClassName="inline-flex h-8 items-center whitespace-nowrap rounded-md border border-slate-300 bg-white px-3 text-sm font-medium text-slate-800 shadow-sm hover:bg-slate-50"
     >
-      {() =>
+      {(close) =>
         formats.map((f) => (
-          <a key={f.format} role="menuitem" href={`/api/evaluation-pipeline-executions/${executionId}/export?format=${f.format}`} download className={menuItemClass}>
+          <a
+            key={f.format}
+            role="menuitem"
+            href={`/api/evaluation-pipeline-executions/${executionId}/export?format=${f.format}`}
+            download
+            className={menuItemClass}
+            // A download leaves the page where it is, so the menu must close by itself.
+            onClick={close}
+          >
             {f.label}
           </a>
         ))
@@ -85,16 +93,16 @@ export function ExecutionActions({
   return (
     <div className="flex items-center justify-end gap-1.5">
       {isRunning(execution) ? (
-        <Button variant="danger" size={size} disabled={cancel.isPending} onClick={() => cancel.mutate()} aria-label={`Cancel run #${execution.id}`}>
+        <Button variant="danger" size={size} className="whitespace-nowrap" disabled={cancel.isPending} onClick={() => cancel.mutate()} aria-label={`Cancel run #${execution.id}`}>
           {cancel.isPending ? "Cancelling…" : "Cancel"}
         </Button>
       ) : (
         <>
-          <Button variant="secondary" size={size} disabled={rerun.isPending} onClick={() => rerun.mutate(false)} aria-label={`Re-run run #${execution.id}`}>
+          <Button variant="secondary" size={size} className="whitespace-nowrap" disabled={rerun.isPending} onClick={() => rerun.mutate(false)} aria-label={`Re-run run #${execution.id}`}>
             Re-run
           </Button>
           {execution.failed_evaluations > 0 || execution.status !== "completed" ? (
-            <Button variant="secondary" size={size} disabled={rerun.isPending} onClick={() => rerun.mutate(true)} aria-label={`Retry failed of run #${execution.id}`}>
+            <Button variant="secondary" size={size} className="whitespace-nowrap" disabled={rerun.isPending} onClick={() => rerun.mutate(true)} aria-label={`Retry failed of run #${execution.id}`}>
               Retry failed
             </Button>
           ) : null}

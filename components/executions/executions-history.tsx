@@ -126,49 +126,56 @@ export function ExecutionsHistory({
         <Table aria-label="Executions">
           <thead>
             <tr>
-              <Th>Run</Th>
-              <Th>Status</Th>
-              <Th>Scope</Th>
-              <Th>Metric</Th>
-              <Th>Mode</Th>
-              <Th>Started</Th>
-              <Th className="text-right">Duration</Th>
-              <Th className="text-right">Results</Th>
-              <Th className="text-right">Tokens</Th>
-              <Th className="text-right">Actions</Th>
+              <Th className="px-3">Run</Th>
+              <Th className="px-3">Scope · metric</Th>
+              <Th className="px-3">Mode · model</Th>
+              <Th className="px-3">Started · duration</Th>
+              <Th className="px-3 text-right">Results</Th>
+              <Th className="px-3 text-right">Tokens</Th>
+              <Th className="px-3 text-right">Actions</Th>
             </tr>
           </thead>
           <tbody className="divide-y divide-slate-100">
             {items.map((e) => (
               <tr key={e.id} data-testid="execution-row" data-execution={e.id} className="hover:bg-slate-50">
-                <Td className="whitespace-nowrap">
+                <Td className="whitespace-nowrap px-3">
                   <Link href={`/executions/${e.id}`} className="font-medium text-brand-700 hover:underline">
                     #{e.id}
                   </Link>
+                  <div className="mt-1">
+                    <ExecutionStatusBadge status={e.status} />
+                  </div>
                 </Td>
-                <Td>
-                  <ExecutionStatusBadge status={e.status} />
+                <Td className="max-w-56 px-3">
+                  <span className="block whitespace-nowrap">{scopeText(e)}</span>
+                  <span className="block truncate text-xs text-slate-500" title={metricName(e.pipeline_node_id)}>
+                    {metricName(e.pipeline_node_id)}
+                  </span>
                 </Td>
-                <Td className="whitespace-nowrap">{scopeText(e)}</Td>
-                <Td className="max-w-48 truncate" title={metricName(e.pipeline_node_id)}>
-                  {metricName(e.pipeline_node_id)}
+                <Td className="max-w-48 px-3">
+                  <span className="block whitespace-nowrap">{e.meta.execution_mode === "async" ? `async ×${e.meta.batch_size}` : "sync"}</span>
+                  <span className="block truncate text-xs text-slate-500" title={e.meta.model ?? undefined}>
+                    {e.meta.model ?? "metric's or default model"}
+                  </span>
                 </Td>
-                <Td className="whitespace-nowrap">
-                  {e.meta.execution_mode === "async" ? `async ×${e.meta.batch_size}` : "sync"}
-                  {e.meta.model ? <span className="block text-xs text-slate-500">{e.meta.model}</span> : null}
+                <Td className="whitespace-nowrap px-3 text-slate-600">
+                  {formatDateTime(e.started_at ?? e.created_at)}
+                  <span className="block text-xs tabular-nums text-slate-500">{isRunning(e) ? "running…" : formatDuration(e.duration_ms)}</span>
                 </Td>
-                <Td className="whitespace-nowrap text-slate-600">{formatDateTime(e.started_at ?? e.created_at)}</Td>
-                <Td className="whitespace-nowrap text-right tabular-nums">{isRunning(e) ? "running…" : formatDuration(e.duration_ms)}</Td>
-                <Td className="whitespace-nowrap text-right tabular-nums">
-                  <span className="text-emerald-700">{e.successful_evaluations}</span>
-                  {" / "}
-                  <span className={e.failed_evaluations ? "text-red-700" : "text-slate-400"}>{e.failed_evaluations}</span>
-                  <span className="text-slate-400"> of {e.total_evaluations}</span>
+                <Td className="whitespace-nowrap px-3 text-right tabular-nums">
+                  <span className="text-emerald-700" title="succeeded">
+                    {e.successful_evaluations} ✓
+                  </span>{" "}
+                  <span className={e.failed_evaluations ? "text-red-700" : "text-slate-400"} title="failed">
+                    {e.failed_evaluations} ✗
+                  </span>
+                  <span className="block text-xs text-slate-500">of {e.total_evaluations}</span>
                 </Td>
-                <Td className="whitespace-nowrap text-right tabular-nums text-slate-600">
-                  {formatTokens(e.meta.input_tokens)} in · {formatTokens(e.meta.output_tokens)} out
+                <Td className="whitespace-nowrap px-3 text-right tabular-nums text-slate-600">
+                  {formatTokens(e.meta.input_tokens)} in
+                  <span className="block text-xs text-slate-500">{formatTokens(e.meta.output_tokens)} out</span>
                 </Td>
-                <Td>
+                <Td className="px-3">
                   <ExecutionActions execution={e} onStarted={onStarted} onError={onError} compact />
                 </Td>
               </tr>

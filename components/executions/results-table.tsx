@@ -35,19 +35,39 @@ export function ResultsTable({ results, metrics }: { results: IndividualResult[]
   return (
     <div>
       <div className="flex flex-wrap items-center gap-3 border-b border-slate-200 px-5 py-3">
-        <Select aria-label="Filter results by metric" value={metric} className="h-9 w-56" onChange={(e) => { setMetric(e.target.value); setPage(0); }}>
-          <option value="">Every metric</option>
-          {nodeIds.map((id) => (
-            <option key={id} value={id}>
-              {byId.get(id)?.name ?? `Metric ${id}`}
-            </option>
-          ))}
-        </Select>
-        <Select aria-label="Filter results by status" value={status} className="h-9 w-40" onChange={(e) => { setStatus(e.target.value); setPage(0); }}>
-          <option value="">Any status</option>
-          <option value="completed">completed</option>
-          <option value="failed">failed</option>
-        </Select>
+        <div className="w-56">
+          <Select
+            aria-label="Filter results by metric"
+            value={metric}
+            className="h-9"
+            onChange={(e) => {
+              setMetric(e.target.value);
+              setPage(0);
+            }}
+          >
+            <option value="">Every metric</option>
+            {nodeIds.map((id) => (
+              <option key={id} value={id}>
+                {byId.get(id)?.name ?? `Metric ${id}`}
+              </option>
+            ))}
+          </Select>
+        </div>
+        <div className="w-40">
+          <Select
+            aria-label="Filter results by status"
+            value={status}
+            className="h-9"
+            onChange={(e) => {
+              setStatus(e.target.value);
+              setPage(0);
+            }}
+          >
+            <option value="">Any status</option>
+            <option value="completed">completed</option>
+            <option value="failed">failed</option>
+          </Select>
+        </div>
         <span className="text-sm text-slate-500">{filtered.length.toLocaleString()} results</span>
       </div>
       {shown.length === 0 ? (

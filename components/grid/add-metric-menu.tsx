@@ -62,7 +62,7 @@ export function AddMetricMenu({ datasetId, onAdded, onError }: { datasetId: numb
     <Menu
       label="Add metric"
       align="end"
-      trigger={<>{add.isPending ? "Adding…" : "＋ Add metric"}</>}
+      trigger={<>{add.isPending ? "Adding…" : "+ Add metric"}</>}
       triggerClassName="inline-flex h-9 items-center gap-1 rounded-md border border-slate-300 bg-white px-3 text-sm font-medium text-slate-800 shadow-sm hover:bg-slate-50"
     >
       {(close) => (

@@ -81,7 +81,8 @@ export function CellDetail({ anchor, metric, row, onClose }: { anchor: HTMLEleme
         <Button
           size="sm"
           onClick={() => {
-            actions.runCell(metric, row);
+            // Asking again on purpose: a cached verdict would only repeat the same answer.
+            actions.runCell(metric, row, { fresh: true });
             close();
           }}
         >

@@ -12,8 +12,8 @@ import { MetricHeader } from "./metric-header";
 import type { DisplayRow } from "./types";
 
 const ROW_HEIGHT = 44;
-const ENTITY_WIDTH = 400;
-const METRIC_WIDTH = 220;
+const ENTITY_WIDTH = 380;
+const METRIC_WIDTH = 210;
 
 function buildColumns(metrics: Metric[], datasetId: number, onRunColumn: (m: Metric, retry: boolean) => void): ColumnDef<DisplayRow>[] {
   return [

@@ -3,7 +3,7 @@
 import { cn } from "@/components/ui/cn";
 import type { GridRow } from "@/lib/schemas/executions";
 import { useGridActions, useRowState } from "./grid-context";
-import { levelNames, levelTones } from "./labels";
+import { levelNames, levelShortNames, levelTones } from "./labels";
 
 const iconButton =
   "inline-flex h-7 shrink-0 items-center justify-center rounded px-1.5 text-xs font-medium text-slate-500 hover:bg-slate-200 hover:text-slate-900";
@@ -37,13 +37,15 @@ export function EntityCell({ row, depth, expandable, index }: { row: GridRow; de
       <span
         className={cn("shrink-0 rounded px-1.5 py-px text-[10px] font-semibold uppercase tracking-wide ring-1 ring-inset", levelTones[row.entity_type])}
         data-testid="row-level"
+        title={levelNames[row.entity_type]}
       >
-        {levelNames[row.entity_type]}
+        {levelShortNames[row.entity_type]}
       </span>
       <span className={cn("min-w-0 flex-1 truncate", depth === 0 ? "font-medium text-slate-900" : "text-slate-700", row.entity_type === "step" && "font-mono text-xs")} title={row.label}>
         {row.label}
       </span>
-      <span className="flex shrink-0 items-center gap-0.5 opacity-0 transition-opacity group-hover/row:opacity-100 group-focus-within/row:opacity-100">
+      {/* Shown on hover or keyboard focus only, so that labels keep the room the rest of the time. */}
+      <span className="hidden shrink-0 items-center gap-0.5 group-hover/row:flex group-focus-within/row:flex">
         <button
           type="button"
           className={iconButton}

@@ -12,7 +12,7 @@ import type { LiveCells } from "./live-store";
 export type GridActions = {
   store: LiveCells;
   datasetId: number;
-  runCell: (metric: Metric, row: GridRow) => void;
+  runCell: (metric: Metric, row: GridRow, opts?: { fresh?: boolean }) => void;
   runRow: (row: GridRow) => void;
   openDetail: (anchor: HTMLElement, metric: Metric, row: GridRow) => void;
   openRow: (row: GridRow) => void;

@@ -3,6 +3,9 @@ import type { EvaluationLevel, OutputType } from "@/db/schema";
 
 export const levelNames: Record<EvaluationLevel, string> = { conversation: "Conversation", message: "Message", step: "Step" };
 
+/** The row's level in the grid's first column, where room is short. */
+export const levelShortNames: Record<EvaluationLevel, string> = { conversation: "Conv", message: "Msg", step: "Step" };
+
 export const outputTypeNames: Record<OutputType, string> = {
   progress: "Score 0–1",
   checkbox: "Pass / fail",

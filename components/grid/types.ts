@@ -53,4 +53,6 @@ export type RunScope = {
   entity_type?: EvaluationLevel;
   entity_id?: number;
   retry?: boolean;
+  /** Ask the judge again even when an unchanged cell has a cached verdict. */
+  no_cache?: boolean;
 };

@@ -74,7 +74,11 @@ export function Workspace({
     () => ({
       store,
       datasetId,
-      runCell: (metric, row) => run({ pipeline_node_id: metric.id, entity_type: row.entity_type, entity_id: row.entity_id }, `Cell · ${metric.name} · ${row.label}`),
+      runCell: (metric, row, opts) =>
+        run(
+          { pipeline_node_id: metric.id, entity_type: row.entity_type, entity_id: row.entity_id, ...(opts?.fresh ? { no_cache: true } : {}) },
+          `Cell · ${metric.name} · ${row.label}`,
+        ),
       runRow: (row) => run({ entity_type: row.entity_type, entity_id: row.entity_id }, `Row · ${row.label}`),
       openDetail: (anchor, metric, row) => setDetail({ anchor, metric, row }),
       openRow: (row) =>

@@ -8,8 +8,8 @@ type Position = { top: number; left: number };
 
 /**
  * A floating panel anchored to an element, in a portal so that scroll containers never clip it.
- * Closes on Escape (focus goes back to the anchor), on a click outside, and when the page scrolls
- * under it.
+ * Closes on Escape (focus goes back to the anchor) and on a click outside; follows its anchor when
+ * the page scrolls, and closes when the anchor scrolls out of sight.
  */
 export function Popover({
   anchor,
@@ -33,7 +33,7 @@ export function Popover({
   const panel = useRef<HTMLDivElement>(null);
   const [pos, setPos] = useState<Position | null>(null);
 
-  useLayoutEffect(() => {
+  const place = useCallback(() => {
     const a = anchor.getBoundingClientRect();
     const p = panel.current?.getBoundingClientRect();
     const width = p?.width ?? 0;
@@ -43,9 +43,11 @@ export function Popover({
     // Open upwards when there is no room below.
     const below = a.bottom + 4;
     const top = below + height > window.innerHeight - 8 && a.top - height - 4 > 8 ? a.top - height - 4 : below;
-    // Measuring needs the panel rendered first; this runs once per open.
-    setPos({ top, left });
+    setPos((prev) => (prev && prev.top === top && prev.left === left ? prev : { top, left }));
   }, [anchor, align]);
+
+  // Measuring needs the panel rendered first, hence a layout effect.
+  useLayoutEffect(place, [place]);
 
   const placed = pos !== null;
   useEffect(() => {
@@ -61,9 +63,12 @@ export function Popover({
       if (panel.current?.contains(target) || anchor.contains(target)) return;
       onClose();
     };
+    // Scrolling moves the anchor: follow it, and close once it is gone (a virtualised row unmounts).
     const onScroll = (e: Event) => {
       if (panel.current?.contains(e.target as Node)) return;
-      onClose();
+      const a = anchor.getBoundingClientRect();
+      if (!anchor.isConnected || a.bottom < 0 || a.top > window.innerHeight) onClose();
+      else place();
     };
     // Capture on window: Escape closes this popover only, not also a side panel listening below it.
     const onEscape = (e: KeyboardEvent) => {
@@ -75,14 +80,14 @@ export function Popover({
     document.addEventListener("mousedown", onPointer);
     window.addEventListener("keydown", onEscape, true);
     window.addEventListener("scroll", onScroll, true);
-    window.addEventListener("resize", onClose);
+    window.addEventListener("resize", place);
     return () => {
       document.removeEventListener("mousedown", onPointer);
       window.removeEventListener("keydown", onEscape, true);
       window.removeEventListener("scroll", onScroll, true);
-      window.removeEventListener("resize", onClose);
+      window.removeEventListener("resize", place);
     };
-  }, [anchor, onClose]);
+  }, [anchor, onClose, place]);
 
   return createPortal(
     <div

@@ -1,0 +1,84 @@
+/** Shared steps of the workspace specs: datasets and metrics through the public API, the judge double. */
+import fs from "node:fs";
+import path from "node:path";
+import { expect, type APIRequestContext, type Page } from "@playwright/test";
+
+export const fixtures = path.join(__dirname, "fixtures");
+export const judge = `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? 4010}/__double`;
+
+export type Execution = {
+  id: number;
+  status: string;
+  total_evaluations: number;
+  successful_evaluations: number;
+  meta: { model: string | null; execution_mode: string; batch_size: number };
+};
+
+/** A new dataset with a fixture file imported into it, as a script would do it. */
+export async function importFixture(request: APIRequestContext, file: string, name: string): Promise<number> {
+  const created = await request.post("/api/datasets", { data: { name } });
+  expect(created.status()).toBe(201);
+  const { id } = (await created.json()) as { id: number };
+  const imported = await request.post(`/api/datasets/${id}/import`, {
+    multipart: {
+      file: { name: file, mimeType: "application/json", buffer: fs.readFileSync(path.join(fixtures, file)) },
+      get_feedback: "false",
+    },
+  });
+  expect(imported.status(), await imported.text()).toBe(200);
+  return id;
+}
+
+/** Add system templates to a dataset as metrics (columns), by name. */
+export async function addSystemMetrics(request: APIRequestContext, datasetId: number, names: string[]): Promise<number[]> {
+  const templates = (await (await request.get("/api/metric-templates")).json()) as Array<{ id: number; name: string; is_system: boolean }>;
+  const ids: number[] = [];
+  for (const name of names) {
+    const template = templates.find((t) => t.is_system && t.name === name);
+    expect(template, `system template ${name}`).toBeTruthy();
+    const res = await request.post("/api/evaluation-pipeline-nodes", { data: { dataset_id: datasetId, template_id: template!.id } });
+    expect(res.status(), await res.text()).toBe(201);
+    ids.push(((await res.json()) as { id: number }).id);
+  }
+  return ids;
+}
+
+export async function latestExecutions(request: APIRequestContext, datasetId: number): Promise<Execution[]> {
+  return (await (await request.get(`/api/evaluation-pipeline-executions?dataset_id=${datasetId}`)).json()) as Execution[];
+}
+
+/**
+ * Record, in the page, every state each grid cell shows (`empty`, `pending`, `processing`,
+ * `completed`, `failed`) in order, so a test can prove cells changed live rather than on reload.
+ */
+export async function recordCellStates(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    const seen: Record<string, string[]> = {};
+    const record = (el: Element) => {
+      const key = el.getAttribute("data-cell");
+      const state = el.getAttribute("data-state");
+      if (!key || !state) return;
+      const list = (seen[key] ??= []);
+      if (list[list.length - 1] !== state) list.push(state);
+    };
+    document.querySelectorAll("[data-testid=grid-cell]").forEach(record);
+    new MutationObserver((mutations) => {
+      for (const m of mutations) {
+        if (m.type === "attributes" && m.target instanceof Element) record(m.target);
+        m.addedNodes.forEach((n) => {
+          if (!(n instanceof Element)) return;
+          if (n.matches("[data-testid=grid-cell]")) record(n);
+          n.querySelectorAll("[data-testid=grid-cell]").forEach(record);
+        });
+      }
+    }).observe(document.body, { subtree: true, childList: true, attributes: true, attributeFilter: ["data-state"] });
+    Object.assign(window, { __cellStates: seen, __noReload: true });
+  });
+}
+
+export async function recordedCellStates(page: Page): Promise<{ states: Record<string, string[]>; reloaded: boolean }> {
+  return page.evaluate(() => {
+    const w = window as unknown as { __cellStates?: Record<string, string[]>; __noReload?: boolean };
+    return { states: w.__cellStates ?? {}, reloaded: w.__noReload !== true };
+  });
+}
