@@ -142,12 +142,19 @@ test.describe("dataset workspace", () => {
     await expect(failed.getByRole("button")).toHaveAttribute("title", /click to retry/);
 
     await expect(failed.getByRole("button")).toHaveAttribute("title", /model refused the request/);
+    const [failedRun] = await latestExecutions(request, datasetId);
+    expect(failedRun.status).toBe("failed");
 
     await request.post(`${judge}/reset`);
     await failed.getByRole("button").click();
     await expect(row.locator('[data-testid=grid-cell][data-state="completed"]')).toBeVisible();
     const [retried] = await latestExecutions(request, datasetId);
     expect(retried.meta.model).toBe(model);
+
+    // The failed run's page lists the error.
+    await page.goto(`/executions/${failedRun.id}`);
+    await expect(page.getByRole("table", { name: "Errors" }).getByTestId("execution-error")).toContainText("model refused the request");
+    await expect(page.getByRole("table", { name: "Individual results" }).getByTestId("result-row")).toHaveAttribute("data-status", "failed");
   });
 
   test("renders markup in conversation content as text", async ({ page, request }) => {
