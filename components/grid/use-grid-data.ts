@@ -54,7 +54,7 @@ function combineData<T>(results: QueryObserverResult<T>[]) {
 }
 
 /** Messages with their steps under them; steps of other messages (user, tool) follow at message depth. */
-function childRows(conversationId: number, children: Children): DisplayRow[] {
+export function childRows(conversationId: number, children: Children): DisplayRow[] {
   const out: DisplayRow[] = [];
   const byMessage = new Map<number, GridRow[]>();
   for (const s of children.steps) {
