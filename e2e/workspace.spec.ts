@@ -95,7 +95,7 @@ test.describe("dataset workspace", () => {
     await expect(panel).toBeHidden();
   });
 
-  test("runs a single cell, a row and a column from their controls", async ({ page, request }) => {
+  test("runs a single cell, a row, a column and two runs at once from their controls", async ({ page, request }) => {
     const datasetId = await importFixture(request, "sample-dataset.json", `Workspace scopes ${Date.now()}`);
     await addSystemMetrics(request, datasetId, ["Task Completion", "Goal Achievement"]);
     await page.goto(`/datasets/${datasetId}`);
@@ -123,6 +123,19 @@ test.describe("dataset workspace", () => {
     await page.getByRole("menuitem", { name: "Run column" }).click();
     await expect(page.getByTestId("run-status").filter({ hasText: "Column · Goal Achievement" })).toHaveAttribute("data-status", "completed");
     await expect(grid.locator('[data-testid=grid-cell][data-cell*=":conversation:"][data-state="completed"]')).toHaveCount(6);
+
+    // Two runs at once (both columns, a fresh model so nothing comes from the verdict cache): both are
+    // followed live and every cell ends complete.
+    await page.getByLabel("Model override").fill(`concurrent-${Date.now()}`);
+    await request.post(`${judge}/latency`, { data: 250 });
+    for (const name of ["Task Completion", "Goal Achievement"]) {
+      await grid.getByTestId("metric-header").filter({ hasText: name }).getByRole("button", { name: `${name} column actions` }).click();
+      await page.getByRole("menuitem", { name: "Run column" }).click();
+    }
+    const concurrent = page.getByTestId("run-status").filter({ hasText: "Column ·" });
+    await expect(concurrent.and(page.locator('[data-status="pending"], [data-status="processing"]'))).toHaveCount(2);
+    await expect(page.locator('[data-testid=run-status][data-status="completed"]')).toHaveCount(5, { timeout: 30_000 });
+    await expect(grid.locator('[data-testid=grid-cell][data-cell*=":conversation:"][data-state="completed"]')).toHaveCount(10);
   });
 
   test("shows a failed cell's message on hover and retries it on click", async ({ page, request }) => {
