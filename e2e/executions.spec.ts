@@ -53,6 +53,15 @@ test.describe("execution history and results", () => {
     await expect(rows).toHaveCount(2);
     await page.screenshot({ path: "test-results/screenshots/history.png", fullPage: true });
 
+    // Back on the grid by a client-side navigation, the cells show the stored results (not a page cached
+    // before the runs), then back to the history.
+    await page.getByRole("link", { name: /^← History/ }).click();
+    const grid = page.getByRole("table", { name: "Evaluation grid" });
+    await expect(grid.getByTestId("grid-cell")).toHaveCount(10);
+    await expect(grid.locator('[data-testid=grid-cell][data-state="empty"]')).toHaveCount(0);
+    await page.getByRole("link", { name: "History", exact: true }).click();
+    await expect(rows).toHaveCount(2);
+
     // Exports of the completed run.
     const results = (await (await request.get(`/api/evaluation-pipeline-executions/${completed.id}/results`)).json()) as {
       results: unknown[];

@@ -14,12 +14,16 @@ const CHILD_PAGE_SIZE = 500;
 type Page = { items: GridRow[]; total: number };
 type Children = { messages: GridRow[]; steps: GridRow[] };
 
-export function gridPageKey(datasetId: number, page: number) {
-  return ["grid", datasetId, "conversation", page] as const;
+// Each visit to the page reads the grid afresh: the live overlay starts empty on every visit, so pages
+// cached on an earlier visit would show results from before the runs that happened since.
+let visits = 0;
+
+function gridPageKey(datasetId: number, visit: number, page: number) {
+  return ["grid", datasetId, visit, "conversation", page] as const;
 }
 
-export function gridChildrenKey(datasetId: number, conversationId: number) {
-  return ["grid", datasetId, "children", conversationId] as const;
+function gridChildrenKey(datasetId: number, visit: number, conversationId: number) {
+  return ["grid", datasetId, visit, "children", conversationId] as const;
 }
 
 async function fetchPage(datasetId: number, page: number): Promise<Page> {
@@ -79,6 +83,7 @@ export function childRows(conversationId: number, children: Children): DisplayRo
 
 /** Rows of the grid for the virtualiser, and the calls that widen what is loaded. */
 export function useGridData(datasetId: number, initial: Page) {
+  const [visit] = useState(() => ++visits);
   const [requested, setRequested] = useState<ReadonlySet<number>>(() => new Set([0]));
   const [expanded, setExpanded] = useState<ReadonlySet<number>>(() => new Set());
   const pageList = useMemo(() => [...requested].sort((a, b) => a - b), [requested]);
@@ -86,7 +91,7 @@ export function useGridData(datasetId: number, initial: Page) {
 
   const pages = useQueries({
     queries: pageList.map((page) => ({
-      queryKey: gridPageKey(datasetId, page),
+      queryKey: gridPageKey(datasetId, visit, page),
       queryFn: () => fetchPage(datasetId, page),
       // Cells change through the live stream, so a loaded page need not be fetched again on its own.
       staleTime: 5 * 60_000,
@@ -97,7 +102,7 @@ export function useGridData(datasetId: number, initial: Page) {
 
   const children = useQueries({
     queries: expandedList.map((conversationId) => ({
-      queryKey: gridChildrenKey(datasetId, conversationId),
+      queryKey: gridChildrenKey(datasetId, visit, conversationId),
       queryFn: () => fetchChildren(datasetId, conversationId),
       staleTime: 5 * 60_000,
     })),
