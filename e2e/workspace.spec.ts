@@ -79,6 +79,14 @@ test.describe("dataset workspace", () => {
     await page.keyboard.press("Escape");
     await expect(detail).toBeHidden();
 
+    // A JSON result: its score, and the whole object in a viewer.
+    await grid.locator('[data-testid=grid-row][data-level="step"]').first().getByRole("button", { name: /^Tool Selection on .*: show result/ }).click();
+    const jsonDetail = page.getByRole("dialog", { name: "Tool Selection result" });
+    await expect(jsonDetail.getByLabel("Judge's answer")).toBeVisible();
+    await page.screenshot({ path: "test-results/screenshots/cell-detail-json.png" });
+    await page.keyboard.press("Escape");
+    await expect(jsonDetail).toBeHidden();
+
     // Clicking the row opens the conversation with its steps, tool calls and arguments as text.
     await lisbon.getByText("Flight to Lisbon", { exact: true }).click();
     const panel = page.getByRole("complementary", { name: "Conversation" });

@@ -40,9 +40,11 @@ export function Popover({
     const height = p?.height ?? 0;
     let left = align === "end" ? a.right - width : a.left;
     left = Math.max(8, Math.min(left, window.innerWidth - width - 8));
-    // Open upwards when there is no room below.
+    // Below the anchor; above it when there is no room below; else as low as still fits on screen.
     const below = a.bottom + 4;
-    const top = below + height > window.innerHeight - 8 && a.top - height - 4 > 8 ? a.top - height - 4 : below;
+    const fitsBelow = below + height <= window.innerHeight - 8;
+    const fitsAbove = a.top - height - 4 >= 8;
+    const top = fitsBelow ? below : fitsAbove ? a.top - height - 4 : Math.max(8, window.innerHeight - height - 8);
     setPos((prev) => (prev && prev.top === top && prev.left === left ? prev : { top, left }));
   }, [anchor, align]);
 
