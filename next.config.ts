@@ -5,6 +5,9 @@ const nextConfig: NextConfig = {
   // exceljs (and archiver under it) is plain Node code with dynamic requires: loaded as is, not bundled.
   serverExternalPackages: ["better-sqlite3", "exceljs"],
   poweredByHeader: false,
+  // Compressing every API response costs CPU the runner and other readers need; a reverse proxy in
+  // front can compress for slow links, and SSE streams must not be buffered by a compressor anyway.
+  compress: false,
 };
 
 export default nextConfig;

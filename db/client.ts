@@ -13,7 +13,7 @@ import * as schema from "./schema";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
-type OpenDb = { db: Db; sqlite: Database.Database; path: string };
+type OpenDb = { db: Db; sqlite: Database.Database; path: string; statements: Map<string, Database.Statement> };
 const globalKey = Symbol.for("turnscope.db");
 type GlobalWithDb = typeof globalThis & { [globalKey]?: OpenDb };
 
@@ -40,7 +40,7 @@ function openDatabase(file: string): OpenDb {
   sqlite.pragma("synchronous = NORMAL");
   const db = drizzle(sqlite, { schema }) as Db;
   migrate(db, { migrationsFolder: migrationsFolder() });
-  return { db, sqlite, path: file };
+  return { db, sqlite, path: file, statements: new Map() };
 }
 
 /** The process-wide database handle, opened and migrated on first use. */
@@ -58,6 +58,21 @@ export function getDb(): Db {
     for (const hook of afterOpenHooks) hook(open.db);
   }
   return open.db;
+}
+
+/**
+ * A prepared statement, compiled once per open database. For the per-cell hot paths (saving a result,
+ * the verdict cache), where building and preparing the query on every call cost more than running it.
+ */
+export function statement(sqlText: string): Database.Statement {
+  getDb();
+  const open = (globalThis as GlobalWithDb)[globalKey]!;
+  let stmt = open.statements.get(sqlText);
+  if (!stmt) {
+    stmt = open.sqlite.prepare(sqlText);
+    open.statements.set(sqlText, stmt);
+  }
+  return stmt;
 }
 
 /** Close the handle (graceful shutdown, tests). The next getDb() opens it again. */

@@ -1,14 +1,14 @@
 /** Datasets and their conversations, messages and steps: the only place these tables are queried. */
 import "server-only";
 import { asc, count, desc, eq, sql } from "drizzle-orm";
-import { getDb } from "../client";
+import { getDb, statement } from "../client";
 import {
   conversationsTable,
   datasetsTable,
-  messagesTable,
-  stepsTable,
   type ConversationRow,
   type DatasetRow,
+  type MessageRow,
+  type StepRow,
 } from "../schema";
 
 export type DatasetWithCounts = DatasetRow & {
@@ -107,30 +107,45 @@ export function listConversations(opts: { datasetId: number; limit: number; offs
   return { items, total };
 }
 
-/** One conversation with its messages and their steps, in position order (three queries in all). */
+const json = (text: string | null): unknown => (text === null ? null : (JSON.parse(text) as unknown));
+
+type RawConversation = {
+  id: number; dataset_id: number; position: number; name: string | null; description: string | null; meta: string | null;
+  agents: string | null; goal: string | null; goal_generated_by: string | null; created_at: string; message_count: number; step_count: number;
+};
+type RawMessage = { id: number; conversation_id: number; dataset_id: number; position: number; role: MessageRow["role"]; content: string | null; meta: string | null; created_at: string };
+type RawStep = {
+  id: number; message_id: number; conversation_id: number; dataset_id: number; position: number; thinking: string | null; tool_call: string | null;
+  tool_result: string | null; output_content: string | null; output_structured: string | null; model_name: string | null; agent_name: string | null; created_at: string;
+};
+
+/**
+ * One conversation with its messages and their steps, in position order (three queries in all). The
+ * runner loads one per evaluated conversation, so the statements are prepared once.
+ */
 export function getConversationTree({ id }: { id: number }) {
-  const db = getDb();
-  const conversation = db
-    .select({ ...conversationColumns(), ...conversationCounts })
-    .from(conversationsTable)
-    .where(eq(conversationsTable.id, id))
-    .get();
-  if (!conversation) return undefined;
-  const messages = db
-    .select()
-    .from(messagesTable)
-    .where(eq(messagesTable.conversationId, id))
-    .orderBy(asc(messagesTable.position))
-    .all();
-  const steps = messages.length
-    ? db
-        .select()
-        .from(stepsTable)
-        .where(eq(stepsTable.conversationId, id))
-        .orderBy(asc(stepsTable.messageId), asc(stepsTable.position))
-        .all()
-    : [];
-  const stepsByMessage = new Map<number, typeof steps>();
+  const c = statement(
+    `select c.*, (select count(*) from messages m where m.conversation_id = c.id) as message_count,
+       (select count(*) from steps s where s.conversation_id = c.id) as step_count
+     from conversations c where c.id = ?`,
+  ).get(id) as RawConversation | undefined;
+  if (!c) return undefined;
+  const conversation: ConversationWithCounts = {
+    id: c.id, datasetId: c.dataset_id, position: c.position, name: c.name, description: c.description, meta: json(c.meta),
+    agents: json(c.agents), goal: c.goal, goalGeneratedBy: c.goal_generated_by, createdAt: c.created_at,
+    messageCount: c.message_count, stepCount: c.step_count,
+  };
+  const messages = (statement("select * from messages where conversation_id = ? order by position").all(id) as RawMessage[]).map(
+    (m): MessageRow => ({ id: m.id, conversationId: m.conversation_id, datasetId: m.dataset_id, position: m.position, role: m.role, content: m.content, meta: json(m.meta), createdAt: m.created_at }),
+  );
+  const steps = (statement("select * from steps where conversation_id = ? order by message_id, position").all(id) as RawStep[]).map(
+    (s): StepRow => ({
+      id: s.id, messageId: s.message_id, conversationId: s.conversation_id, datasetId: s.dataset_id, position: s.position, thinking: s.thinking,
+      toolCall: json(s.tool_call), toolResult: json(s.tool_result), outputContent: s.output_content, outputStructured: json(s.output_structured),
+      modelName: s.model_name, agentName: s.agent_name, createdAt: s.created_at,
+    }),
+  );
+  const stepsByMessage = new Map<number, StepRow[]>();
   for (const step of steps) {
     const list = stepsByMessage.get(step.messageId) ?? [];
     list.push(step);

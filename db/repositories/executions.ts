@@ -1,7 +1,7 @@
 /** Executions and their evaluation results: the only place these tables are queried. */
 import "server-only";
 import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
-import { getDb } from "../client";
+import { getDb, statement } from "../client";
 import {
   conversationsTable,
   evaluationResultsTable,
@@ -50,38 +50,103 @@ export function updateExecution(
 
 export type NewResult = Omit<typeof evaluationResultsTable.$inferInsert, "id" | "createdAt">;
 
+type RawResult = {
+  id: number;
+  execution_id: number;
+  pipeline_node_id: number;
+  dataset_id: number;
+  entity_type: EvaluationLevel;
+  entity_id: number;
+  conversation_id: number;
+  message_id: number | null;
+  step_id: number | null;
+  result: string | null;
+  score: number | null;
+  status: "completed" | "failed";
+  error: string | null;
+  raw_output: string | null;
+  execution_time: number;
+  model_name: string | null;
+  input_tokens: number;
+  output_tokens: number;
+  cached: number;
+  created_at: string;
+};
+
+function fromRaw(r: RawResult): EvaluationResultRow {
+  return {
+    id: r.id,
+    executionId: r.execution_id,
+    pipelineNodeId: r.pipeline_node_id,
+    datasetId: r.dataset_id,
+    entityType: r.entity_type,
+    entityId: r.entity_id,
+    conversationId: r.conversation_id,
+    messageId: r.message_id,
+    stepId: r.step_id,
+    result: r.result === null ? null : (JSON.parse(r.result) as unknown),
+    score: r.score,
+    status: r.status,
+    error: r.error,
+    rawOutput: r.raw_output,
+    executionTime: r.execution_time,
+    modelName: r.model_name,
+    inputTokens: r.input_tokens,
+    outputTokens: r.output_tokens,
+    cached: r.cached === 1,
+    createdAt: r.created_at,
+  };
+}
+
+const insertResultSql = `insert into evaluation_results (execution_id, pipeline_node_id, dataset_id, entity_type, entity_id,
+  conversation_id, message_id, step_id, result, score, status, error, raw_output, execution_time, model_name, input_tokens,
+  output_tokens, cached) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`;
+const countSuccessSql = "update pipeline_executions set successful_evaluations = successful_evaluations + 1 where id = ?";
+const countFailureSql = `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
+  errors = case when json_array_length(errors) < ${MAX_STORED_ERRORS} then json_insert(errors, '$[#]', json(?)) else errors end
+  where id = ?`;
+
 /**
  * Save one cell's result and count it on its execution in one transaction, so the counters always
- * add up to the rows; a failure is also appended to the execution's `errors` (capped).
+ * add up to the rows; a failure is also appended to the execution's `errors` (capped). Runs once per
+ * cell, so its statements are prepared once (see `statement`).
  */
 export function insertResult(values: NewResult, errorMessage?: string): EvaluationResultRow {
-  const db = getDb();
-  return db.transaction((tx) => {
-    const row = tx.insert(evaluationResultsTable).values(values).returning().get();
-    const failed = values.status === "failed";
-    const error = failed
-      ? JSON.stringify({
-          pipeline_node_id: values.pipelineNodeId,
-          entity_type: values.entityType,
-          entity_id: values.entityId,
-          message: errorMessage ?? values.error ?? "failed",
-        })
-      : null;
-    tx.update(pipelineExecutionsTable)
-      .set(
-        failed
-          ? {
-              failedEvaluations: sql`${pipelineExecutionsTable.failedEvaluations} + 1`,
-              errors: sql`case when json_array_length(${pipelineExecutionsTable.errors}) < ${MAX_STORED_ERRORS}
-                then json_insert(${pipelineExecutionsTable.errors}, '$[#]', json(${error}))
-                else ${pipelineExecutionsTable.errors} end`,
-            }
-          : { successfulEvaluations: sql`${pipelineExecutionsTable.successfulEvaluations} + 1` },
-      )
-      .where(eq(pipelineExecutionsTable.id, values.executionId))
-      .run();
-    return row;
-  });
+  const sqlite = getDb().$client;
+  return sqlite.transaction(() => {
+    const raw = statement(insertResultSql).get(
+      values.executionId,
+      values.pipelineNodeId,
+      values.datasetId,
+      values.entityType,
+      values.entityId,
+      values.conversationId,
+      values.messageId ?? null,
+      values.stepId ?? null,
+      values.result === undefined || values.result === null ? null : JSON.stringify(values.result),
+      values.score ?? null,
+      values.status,
+      values.error ?? null,
+      values.rawOutput ?? null,
+      values.executionTime ?? 0,
+      values.modelName ?? null,
+      values.inputTokens ?? 0,
+      values.outputTokens ?? 0,
+      values.cached ? 1 : 0,
+    ) as RawResult;
+    if (values.status === "failed") {
+      const error = {
+        pipeline_node_id: values.pipelineNodeId,
+        entity_type: values.entityType,
+        entity_id: values.entityId,
+        message: errorMessage ?? values.error ?? "failed",
+      };
+      statement(countFailureSql).run(JSON.stringify(error), values.executionId);
+    } else {
+      statement(countSuccessSql).run(values.executionId);
+    }
+    return fromRaw(raw);
+  })();
 }
 
 export function listExecutionRows(opts: {

@@ -1,37 +1,25 @@
 /** The judge's tables: the verdict cache, and the goal stored on a conversation. */
 import "server-only";
-import { eq, sql } from "drizzle-orm";
-import { getDb } from "../client";
+import { eq } from "drizzle-orm";
+import { getDb, statement } from "../client";
 import { conversationsTable, judgeCacheTable } from "../schema";
 
 export type CachedVerdict = { response: unknown; inputTokens: number; outputTokens: number };
 
-/** A cached verdict, counting the hit. */
+/** A cached verdict. Read once per cell, so it is a prepared statement and counts nothing. */
 export function readJudgeCache(key: string): CachedVerdict | undefined {
-  const db = getDb();
-  const row = db
-    .select({ response: judgeCacheTable.response, inputTokens: judgeCacheTable.inputTokens, outputTokens: judgeCacheTable.outputTokens })
-    .from(judgeCacheTable)
-    .where(eq(judgeCacheTable.key, key))
-    .get();
-  if (row) {
-    db.update(judgeCacheTable)
-      .set({ hits: sql`${judgeCacheTable.hits} + 1`, lastUsedAt: new Date().toISOString() })
-      .where(eq(judgeCacheTable.key, key))
-      .run();
-  }
-  return row;
+  const row = statement("select response, input_tokens, output_tokens from judge_cache where key = ?").get(key) as
+    | { response: string; input_tokens: number; output_tokens: number }
+    | undefined;
+  return row && { response: JSON.parse(row.response) as unknown, inputTokens: row.input_tokens, outputTokens: row.output_tokens };
 }
 
 export function writeJudgeCache(entry: { key: string; model: string } & CachedVerdict): void {
-  getDb()
-    .insert(judgeCacheTable)
-    .values(entry)
-    .onConflictDoUpdate({
-      target: judgeCacheTable.key,
-      set: { response: entry.response, inputTokens: entry.inputTokens, outputTokens: entry.outputTokens },
-    })
-    .run();
+  statement(
+    `insert into judge_cache (key, model, response, input_tokens, output_tokens) values (?, ?, ?, ?, ?)
+     on conflict (key) do update set response = excluded.response, input_tokens = excluded.input_tokens,
+       output_tokens = excluded.output_tokens, last_used_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')`,
+  ).run(entry.key, entry.model, JSON.stringify(entry.response), entry.inputTokens, entry.outputTokens);
 }
 
 export function clearJudgeCache(): number {
