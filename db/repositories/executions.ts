@@ -1,6 +1,6 @@
 /** Executions and their evaluation results: the only place these tables are queried. */
 import "server-only";
-import { and, asc, count, desc, eq, gt, inArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import { getDb, statement } from "../client";
 import {
   conversationsTable,
@@ -182,12 +182,11 @@ export function listActiveExecutionIds(): number[] {
 
 /** A page of an execution's results in the order they were saved (keyset paging on id). */
 export function listResultRows(executionId: number, opts: { afterId?: number; limit?: number } = {}): EvaluationResultRow[] {
-  const q = getDb()
-    .select()
-    .from(evaluationResultsTable)
-    .where(and(eq(evaluationResultsTable.executionId, executionId), gt(evaluationResultsTable.id, opts.afterId ?? 0)))
-    .orderBy(asc(evaluationResultsTable.id));
-  return opts.limit ? q.limit(opts.limit).all() : q.all();
+  // Read for every results page, export page and SSE snapshot: a prepared statement.
+  const rows = statement(
+    "select * from evaluation_results where execution_id = ? and id > ? order by id limit ?",
+  ).all(executionId, opts.afterId ?? 0, opts.limit ?? -1) as RawResult[];
+  return rows.map(fromRaw);
 }
 
 export type CellKey = { pipelineNodeId: number; entityType: EvaluationLevel; entityId: number };
@@ -204,9 +203,13 @@ export function latestStatusByCell(datasetId: number): Map<string, "completed" |
   return new Map(rows.map((r) => [`${r.node}:${r.type}:${r.entity}`, r.status]));
 }
 
-/** The latest result of each (metric, entity) for the given entities of one level: one query per page. */
-export function latestResultsFor(datasetId: number, entityType: EvaluationLevel, entityIds: number[]): EvaluationResultRow[] {
-  if (entityIds.length === 0) return [];
+/**
+ * The latest result of each (metric, entity) for the given metrics and entities of one level: one
+ * query per grid page. Filtering on the metrics lets SQLite walk the (node, type, entity, id) index
+ * instead of every result of the dataset.
+ */
+export function latestResultsFor(nodeIds: number[], entityType: EvaluationLevel, entityIds: number[]): EvaluationResultRow[] {
+  if (entityIds.length === 0 || nodeIds.length === 0) return [];
   const db = getDb();
   const latest = db
     // Not aliased "id": drizzle renders the join column bare, which would be ambiguous with the table's id.
@@ -214,7 +217,7 @@ export function latestResultsFor(datasetId: number, entityType: EvaluationLevel,
     .from(evaluationResultsTable)
     .where(
       and(
-        eq(evaluationResultsTable.datasetId, datasetId),
+        inArray(evaluationResultsTable.pipelineNodeId, nodeIds),
         eq(evaluationResultsTable.entityType, entityType),
         inArray(evaluationResultsTable.entityId, entityIds),
       ),

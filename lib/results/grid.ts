@@ -85,11 +85,10 @@ export function getGridPage(datasetId: number, q: GridQuery): { items: GridRow[]
   assertDatasetExists(datasetId);
   const { entities, total } = entityPage(datasetId, q);
   // Results whose metric has since moved to another level are not this level's columns.
-  const columns = new Set(repo.listNodeIdsAtLevel(datasetId, q.level));
-  const latest = latestResultsFor(datasetId, q.level, entities.map((e) => e.entity_id));
+  const columns = repo.listNodeIdsAtLevel(datasetId, q.level);
+  const latest = latestResultsFor(columns, q.level, entities.map((e) => e.entity_id));
   const cellsByEntity = new Map<number, GridRow["cells"]>();
   for (const r of latest) {
-    if (!columns.has(r.pipelineNodeId)) continue;
     let cells = cellsByEntity.get(r.entityId);
     if (!cells) cellsByEntity.set(r.entityId, (cells = {}));
     cells[String(r.pipelineNodeId)] = toCell(r);
