@@ -1,0 +1,6 @@
+/** Types of scripts/project.mjs for the TypeScript scripts that import it. */
+export const root: string;
+export const nextBin: string;
+export function run(cmd: string, args: string[], opts?: { env?: Record<string, string> }): void;
+export function ensureDependencies(): void;
+export function ensureBuild(): void;
