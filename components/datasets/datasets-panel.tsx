@@ -9,6 +9,7 @@ import { Field, Input, Textarea } from "@/components/ui/field";
 import { Table, Td, Th } from "@/components/ui/table";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import type { Dataset } from "@/lib/schemas/datasets";
+import { Pager } from "@/components/ui/pager";
 
 const PAGE_SIZE = 50;
 
@@ -72,21 +73,7 @@ export function DatasetsPanel({ initial }: { initial: { items: Dataset[]; total:
             </tbody>
           </Table>
         )}
-        {total > PAGE_SIZE ? (
-          <div className="flex items-center justify-between border-t border-slate-200 px-5 py-3 text-sm text-slate-600">
-            <span>
-              {offset + 1}–{Math.min(offset + PAGE_SIZE, total)} of {total}
-            </span>
-            <div className="flex gap-2">
-              <Button variant="secondary" size="sm" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
-                Previous
-              </Button>
-              <Button variant="secondary" size="sm" disabled={offset + PAGE_SIZE >= total} onClick={() => setOffset(offset + PAGE_SIZE)}>
-                Next
-              </Button>
-            </div>
-          </div>
-        ) : null}
+        <Pager offset={offset} pageSize={PAGE_SIZE} total={total} onOffset={setOffset} />
       </Card>
       <CreateDatasetForm onCreated={() => setOffset(0)} />
     </div>

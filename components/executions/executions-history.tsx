@@ -3,7 +3,6 @@
 import { keepPreviousData, useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { useState } from "react";
-import { Button } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
 import { Select } from "@/components/ui/select";
 import { Table, Td, Th } from "@/components/ui/table";
@@ -13,6 +12,7 @@ import type { Execution } from "@/lib/schemas/executions";
 import type { Metric } from "@/lib/schemas/metrics";
 import { ExecutionActions, isRunning } from "./execution-actions";
 import { ExecutionStatusBadge } from "./status-badge";
+import { Pager } from "@/components/ui/pager";
 
 const PAGE_SIZE = 25;
 const statuses = ["pending", "processing", "completed", "failed", "cancelled"] as const;
@@ -183,21 +183,7 @@ export function ExecutionsHistory({
           </tbody>
         </Table>
       )}
-      {total > PAGE_SIZE ? (
-        <div className="flex items-center justify-between border-t border-slate-200 px-5 py-3 text-sm text-slate-600">
-          <span>
-            {offset + 1}–{Math.min(offset + PAGE_SIZE, total)} of {total}
-          </span>
-          <div className="flex gap-2">
-            <Button variant="secondary" size="sm" disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>
-              Previous
-            </Button>
-            <Button variant="secondary" size="sm" disabled={offset + PAGE_SIZE >= total} onClick={() => setOffset(offset + PAGE_SIZE)}>
-              Next
-            </Button>
-          </div>
-        </div>
-      ) : null}
+      <Pager offset={offset} pageSize={PAGE_SIZE} total={total} onOffset={setOffset} />
     </Card>
   );
 }

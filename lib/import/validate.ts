@@ -3,6 +3,7 @@
  * each `role`), then field types and values. A stage with errors stops the next one; within a stage
  * every error is reported (up to the cap). What passes comes out typed, ready to insert.
  */
+import type { BulkConversation, BulkMessage, BulkStep } from "@/db/repositories/imports";
 import { messageRoles, type MessageRole } from "@/db/schema";
 import type { ImportIssue } from "@/lib/schemas/imports";
 import { clip, IssueList, isRecord, joinPath, jsonTypeOf, preview } from "./issues";
@@ -17,23 +18,10 @@ import {
 } from "./suggestions";
 import { checkToolCall, collectDeclaredTools, type DeclaredTools } from "./tool-calls";
 
-export type ImportStep = {
-  thinking: string | null;
-  toolCall: unknown;
-  toolResult: unknown;
-  outputContent: string | null;
-  outputStructured: unknown;
-  modelName: string | null;
-  agentName: string | null;
-};
-export type ImportMessage = { role: MessageRole; content: string | null; meta: unknown; steps: ImportStep[] };
-export type ImportConversation = {
-  name: string | null;
-  description: string | null;
-  meta: unknown;
-  agents: unknown;
-  messages: ImportMessage[];
-};
+/** What passes validation is exactly what the bulk insert takes. */
+export type ImportStep = BulkStep;
+export type ImportMessage = BulkMessage;
+export type ImportConversation = BulkConversation;
 export type ImportCounts = { conversations: number; messages: number; steps: number };
 
 export type ValidationResult =

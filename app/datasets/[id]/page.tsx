@@ -1,29 +1,18 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { Workspace } from "@/components/grid/workspace";
 import { GRID_PAGE_SIZE } from "@/components/grid/types";
 import { MetricsList } from "@/components/metrics/metrics-list";
 import { Badge } from "@/components/ui/badge";
-import { AppError } from "@/lib/api/errors";
 import { getDataset } from "@/lib/datasets";
 import { judgeSettings } from "@/lib/judge";
 import { listMetrics } from "@/lib/metrics";
 import { getGridPage } from "@/lib/results/grid";
-import { idParam } from "@/lib/schemas/common";
+import { loadForPage } from "@/lib/page-params";
 
 export const dynamic = "force-dynamic";
 
-function load(rawId: string) {
-  const parsed = idParam.safeParse(rawId);
-  if (!parsed.success) notFound();
-  try {
-    return getDataset(parsed.data);
-  } catch (e) {
-    if (e instanceof AppError && e.status === 404) notFound();
-    throw e;
-  }
-}
+const load = (rawId: string) => loadForPage(rawId, getDataset);
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
   return { title: load((await params).id).name };

@@ -1,25 +1,15 @@
 import type { Metadata } from "next";
 import Link from "next/link";
-import { notFound } from "next/navigation";
 import { ExecutionsHistory } from "@/components/executions/executions-history";
-import { AppError } from "@/lib/api/errors";
 import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
 import { idParam } from "@/lib/schemas/common";
 import { executionSchema } from "@/lib/schemas/executions";
+import { loadForPage } from "@/lib/page-params";
 
 export const dynamic = "force-dynamic";
 
-function load(rawId: string) {
-  const parsed = idParam.safeParse(rawId);
-  if (!parsed.success) notFound();
-  try {
-    return getDataset(parsed.data);
-  } catch (e) {
-    if (e instanceof AppError && e.status === 404) notFound();
-    throw e;
-  }
-}
+const load = (rawId: string) => loadForPage(rawId, getDataset);
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
   return { title: `Runs · ${load((await params).id).name}` };
