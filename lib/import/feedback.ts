@@ -4,10 +4,9 @@
  * is configured; deterministic rules write it otherwise, and whenever the model call fails or is slow.
  * Building feedback never throws and never takes longer than its time limit.
  */
-import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, Output } from "ai";
 import { z } from "zod";
-import { getConfig } from "@/lib/config";
+import { judgeLanguageModel } from "@/lib/judge/judge";
 import { log } from "@/lib/log";
 import type { ImportFormat, ImportIssue, LlmFeedback, SuggestedTransformation } from "@/lib/schemas/imports";
 import { isRecord } from "./issues";
@@ -150,14 +149,13 @@ function modelPrompt(input: FeedbackInput, hint: LlmFeedback): string {
   ].join("\n");
 }
 
-/** The configured judge model's feedback, or undefined when no model is configured. */
+/** The configured judge model's feedback (through the judge's own client), or undefined without one. */
 function defaultModelFeedback(timeoutMs: number): ((input: FeedbackInput) => Promise<LlmFeedback>) | undefined {
-  const config = getConfig();
-  if (!config.OPENAI_BASE_URL && !config.OPENAI_API_KEY) return undefined;
+  const judge = judgeLanguageModel();
+  if (!judge) return undefined;
   return async (input) => {
-    const provider = createOpenAI({ baseURL: config.OPENAI_BASE_URL, apiKey: config.OPENAI_API_KEY ?? "not-needed" });
     const { output } = await generateText({
-      model: provider.chat(config.JUDGE_MODEL),
+      model: judge.model,
       output: Output.object({ schema: modelAnswerSchema, name: "import_feedback" }),
       prompt: modelPrompt(input, rulesFeedback(input)),
       maxRetries: 0,
@@ -171,7 +169,7 @@ function defaultModelFeedback(timeoutMs: number): ((input: FeedbackInput) => Pro
     return {
       analysis: output.analysis,
       suggested_transformation: t ? { from: t.from, to: t.to, mapping } : null,
-      generated_by: config.JUDGE_MODEL,
+      generated_by: judge.name,
     };
   };
 }

@@ -258,6 +258,23 @@ describe("adaptive limiter", () => {
     (await waiting)();
   });
 
+  it("sends fewer calls at once after a 429", async () => {
+    configure({ JUDGE_MAX_CONCURRENCY: "4" });
+    double.setLatency(60);
+    const peakOf = async (n: number, tag: string) => {
+      let peak = 0;
+      const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 3);
+      await Promise.all(Array.from({ length: n }, (_, i) => judge({ ...progress(`${tag} ${i}`), model: "after-429" }, deps)));
+      clearInterval(timer);
+      return peak;
+    };
+    expect(await peakOf(8, "before")).toBe(4);
+    double.enqueue({ kind: "rate_limit", retryAfterSeconds: 0 });
+    await judge({ ...progress("trigger"), model: "after-429" }, deps);
+    expect(await peakOf(6, "after")).toBeLessThanOrEqual(2);
+    configure({ JUDGE_MAX_CONCURRENCY: undefined });
+  });
+
   it("limits calls in flight across concurrent judge calls to JUDGE_MAX_CONCURRENCY", async () => {
     configure({ JUDGE_MAX_CONCURRENCY: "3" });
     double.setLatency(80);

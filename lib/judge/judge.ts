@@ -65,6 +65,17 @@ export function defaultLanguageModel(model: string, config: JudgeConfig): Langua
   return provider.chat(model);
 }
 
+/**
+ * The judge client for other structured calls (import feedback): the same provider, configuration
+ * and chat-completions model as every verdict; undefined when no provider is configured.
+ */
+export function judgeLanguageModel(model?: string | null): { model: LanguageModel; name: string } | undefined {
+  const config = getJudgeConfig();
+  if (!config.configured) return undefined;
+  const name = model?.trim() || config.defaultModel;
+  return { model: defaultLanguageModel(name, config), name };
+}
+
 /** The cache key: everything that decides the answer. */
 export function judgeCacheKey(req: Pick<JudgeRequest, "model" | "system" | "prompt" | "outputType">, schema: JsonSchema): string {
   const material = JSON.stringify({ v: 1, model: req.model, system: req.system ?? "", prompt: req.prompt, type: req.outputType, schema, temperature: 0 });

@@ -13,3 +13,4 @@ export {
 } from "./run";
 export { executionEventStream } from "./stream";
 export { getExecution, listExecutions } from "./queries";
+export { conversationGoal } from "./goal";

@@ -14,14 +14,14 @@ import {
 } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
-import { costOf, ensureGoal, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { log } from "@/lib/log";
 import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@/lib/metrics";
-import { transcript } from "@/lib/metrics/transcript";
 import { processSingleton } from "@/lib/process-state";
 import { toExecution, toResult } from "@/lib/results/serialize";
 import type { Execution, ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
 import { emit, progressOf } from "./events";
+import { withGoal } from "./goal";
 import { planRun, type Cell, type Plan } from "./plan";
 
 export type RunnerDeps = { judge?: JudgeDeps; now?: () => number };
@@ -214,20 +214,7 @@ async function loadTreeWithGoal(
 ): Promise<ConversationTree> {
   const tree = loadConversationTree(conversationId);
   // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
-  if (!tree.conversation.goal && judgeConfigured && cell.node.templateVariables?.includes("@GOAL")) {
-    const firstUser = tree.messages.find((m) => m.role === "user")?.content ?? null;
-    const goal = await ensureGoal(
-      {
-        conversationId,
-        transcript: transcript(tree.messages, tree.messages.length - 1) ?? "",
-        firstUserMessage: firstUser,
-        model: req.model_name,
-        signal,
-      },
-      deps.judge,
-    );
-    if (goal.generated_by !== "first_user_message") tree.conversation.goal = goal.goal;
-  }
+  if (judgeConfigured && cell.node.templateVariables?.includes("@GOAL")) return withGoal(tree, { model: req.model_name, signal }, deps.judge);
   return tree;
 }
 

@@ -3,6 +3,7 @@ import * as collection from "@/app/api/evaluation-pipeline-executions/route";
 import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
+import * as goal from "@/app/api/conversations/[id]/goal/route";
 import { insertExecution, listResultRows, updateExecution } from "@/db/repositories/executions";
 import { clearJudgeCache } from "@/db/repositories/judge";
 import { resetConfig } from "@/lib/config";
@@ -86,6 +87,18 @@ describe("POST /run", () => {
     expect(double.count()).toBe(5 + 35 - done.meta.cached_evaluations);
   });
 
+  it("never overlaps judge calls in sync mode", async () => {
+    const s = setup();
+    double.setLatency(15);
+    let peak = 0;
+    const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 2);
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, execution_mode: "sync", batch_size: 16 });
+    const done = await finished(res.json.id);
+    clearInterval(timer);
+    expect(done).toMatchObject({ status: "completed", successful_evaluations: 9, meta: { execution_mode: "sync", batch_size: 1 } });
+    expect(peak).toBe(1);
+  });
+
   it("runs up to batch_size evaluations at once in async mode", async () => {
     const s = setup();
     double.setLatency(60);
@@ -149,6 +162,30 @@ describe("POST /run", () => {
     }
     const list = await call(collection.GET, "GET", `/api/evaluation-pipeline-executions?dataset_id=${s.datasetId}`);
     expect(list.headers.get("x-total-count")).toBe("0");
+  });
+});
+
+describe("@GOAL", () => {
+  it("is extracted once per conversation however many metrics and runs use it, and refreshed when asked", async () => {
+    const s = setup();
+    createMetric({ dataset_id: s.datasetId, name: "Goal 2", evaluation_level: "conversation", prompt: "Was @GOAL met? Judge strictly. @HISTORY", output_type: "checkbox" });
+    createMetric({ dataset_id: s.datasetId, name: "Msg goal", evaluation_level: "message", prompt: "Does @CURRENT_MESSAGE.output serve @GOAL?", output_type: "progress" });
+    const goalCalls = () => double.requests.filter((r) => JSON.stringify(r.body).includes("What is the user's goal?")).length;
+    await finished((await start({ dataset_id: s.datasetId, execution_mode: "async", batch_size: 8 })).json.id);
+    expect(goalCalls()).toBe(5);
+    await finished((await start({ dataset_id: s.datasetId, no_cache: true })).json.id);
+    expect(goalCalls()).toBe(5);
+
+    const conv = s.conversations[0].id;
+    const stored = await call(goal.GET, "GET", "/x", { params: { id: conv } });
+    expect(stored.json).toEqual({ conversation_id: conv, goal: expect.any(String), generated_by: "gpt-4o-mini" });
+    double.enqueue({ kind: "verdict", body: { goal: "Book a flight to Lisbon" } });
+    const refreshed = await call(goal.POST, "POST", "/x", { params: { id: conv } });
+    expect(refreshed.json).toEqual({ conversation_id: conv, goal: "Book a flight to Lisbon", generated_by: "gpt-4o-mini" });
+    expect(goalCalls()).toBe(6);
+    expect((await call(goal.GET, "GET", "/x", { params: { id: conv } })).json.goal).toBe("Book a flight to Lisbon");
+    expect((await call(goal.GET, "GET", "/x", { params: { id: 999999 } })).status).toBe(404);
+    expect((await call(goal.POST, "POST", "/x", { params: { id: conv }, body: { refresh: "yes" } })).status).toBe(400);
   });
 });
 
@@ -217,6 +254,8 @@ describe("cancel", () => {
     expect(kept).toBeLessThan(21);
     expect(cancel.json.successful_evaluations + cancel.json.failed_evaluations).toBe(kept);
     await expect.poll(() => double.inFlight()).toBe(0);
+    // The judge server saw the calls in flight at the cancel end without an answer (connection closed).
+    expect(double.requests.some((r) => r.path === "/v1/chat/completions" && r.status === null)).toBe(true);
     await new Promise((r) => setTimeout(r, 400));
     expect(listResultRows(id).length).toBe(kept);
     const again = await call(item.DELETE, "DELETE", "/x", { params: { id } });

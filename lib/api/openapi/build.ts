@@ -6,6 +6,7 @@ import { z } from "zod";
 import { integerTextSchemas } from "@/lib/schemas/common";
 import { datasetOperations } from "./datasets";
 import { executionOperations } from "./executions";
+import { goalOperations } from "./goal";
 import { healthOperations } from "./health";
 import { settingsOperations } from "./settings";
 import { importOperations } from "./imports";
@@ -14,7 +15,7 @@ import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations];
 
 type JsonSchema = Record<string, unknown>;
 
