@@ -189,6 +189,15 @@ export function listResultRows(executionId: number, opts: { afterId?: number; li
   return rows.map(fromRaw);
 }
 
+/** One offset page of an execution's results up to a snapshot id, and how many there are in all. */
+export function listResultPage(executionId: number, uptoId: number, limit: number, offset: number): { rows: EvaluationResultRow[]; total: number } {
+  const rows = statement(
+    "select * from evaluation_results where execution_id = ? and id <= ? order by id limit ? offset ?",
+  ).all(executionId, uptoId, limit, offset) as RawResult[];
+  const total = (statement("select count(*) as n from evaluation_results where execution_id = ? and id <= ?").get(executionId, uptoId) as { n: number }).n;
+  return { rows: rows.map(fromRaw), total };
+}
+
 export type CellKey = { pipelineNodeId: number; entityType: EvaluationLevel; entityId: number };
 
 /** The latest result status of every cell of a dataset that has one, keyed `node:type:entity`. */

@@ -3,6 +3,7 @@
  * rows nor the serialised text of 100,000 results is ever held at once.
  */
 import "server-only";
+import { listResultPage } from "@/db/repositories/executions";
 import { toExecution, toResult } from "./serialize";
 import { aggregateSnapshot, feed, finishAggregates, newAggregators, resultPages, type ExecutionSnapshot } from "./read";
 
@@ -21,6 +22,14 @@ export function* executionResultsJson(snapshot: ExecutionSnapshot): Generator<st
   }
   const { errors } = toExecution(snapshot.execution);
   yield `],"aggregated":${JSON.stringify(finishAggregates(aggregators))},"errors":${JSON.stringify(errors)}}`;
+}
+
+/** One page of `GET /executions/{id}/results` (`limit`/`offset`), with aggregates over all results. */
+export function executionResultsPage(snapshot: ExecutionSnapshot, limit: number, offset: number): { body: string; total: number } {
+  const { rows, total } = listResultPage(snapshot.execution.id, snapshot.uptoId, limit, offset);
+  const { errors } = toExecution(snapshot.execution);
+  const body = `{"execution_id":${snapshot.execution.id},"results":[${rows.map((r) => JSON.stringify(toResult(r))).join(",")}],"aggregated":${JSON.stringify(aggregateSnapshot(snapshot))},"errors":${JSON.stringify(errors)}}`;
+  return { body, total };
 }
 
 /** The JSON export: `{execution, metrics, aggregated, results}`; aggregates come first, from a light pass. */

@@ -145,6 +145,11 @@ export const listExecutionsQuery = z.object({
   sort: z.enum(["started_at", "-started_at"]).optional().default("-started_at"),
 });
 
+export const resultsQuery = z.object({
+  limit: intText({ min: 1, max: 5000 }).optional().describe("Return one page of results of this size (default: all, streamed)"),
+  offset: intText({ min: 0 }).optional().describe("With limit: results to skip (default 0)"),
+});
+
 export const exportQuery = z.object({ format: z.enum(["csv", "json", "xlsx"]) });
 
 export const gridQuery = z.object({

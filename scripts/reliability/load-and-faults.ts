@@ -33,7 +33,7 @@ export async function loadSection(server: TurnscopeServer, double: JudgeDouble, 
     () => `/api/datasets/${datasetId}/grid?level=step&limit=50&offset=${Math.floor(Math.random() * sizes.loadConversations * 2)}`,
     () => `/api/evaluation-pipeline-executions?dataset_id=${datasetId}&limit=20`,
     () => `/api/evaluation-pipeline-executions/${run.id}`,
-    () => `/api/evaluation-pipeline-executions/${small.id}/results`,
+    () => `/api/evaluation-pipeline-executions/${small.id}/results?limit=100&offset=${Math.floor(Math.random() * sizes.loadConversations)}`,
     () => `/api/datasets?limit=20`,
   ];
   const client = async () => {

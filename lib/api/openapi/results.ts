@@ -1,5 +1,5 @@
 import { idParams } from "@/lib/schemas/common";
-import { executionResultsSchema, exportQuery, gridQuery, gridRowSchema } from "@/lib/schemas/executions";
+import { executionResultsSchema, exportQuery, gridQuery, gridRowSchema, resultsQuery } from "@/lib/schemas/executions";
 import { badRequest, notFoundResponse, totalCountHeader } from "./shared";
 import type { Operation } from "./types";
 
@@ -28,11 +28,13 @@ export const resultOperations: Operation[] = [
       "Results in the order they were saved. " +
       aggregatedDescription +
       " `errors` are the execution's errors. For a running execution, the answer covers the results saved when it was " +
-      "asked. The body is streamed.",
+      "asked. Without `limit` every result is returned, streamed; with `limit` (and `offset`) one page, `X-Total-Count` " +
+      "giving the number of results, while `aggregated` still covers them all.",
     tag: "Executions",
     params: idParams,
+    query: resultsQuery,
     responses: {
-      200: { description: "Results, aggregates and errors", schema: executionResultsSchema },
+      200: { description: "Results, aggregates and errors", schema: executionResultsSchema, headers: totalCountHeader },
       400: badRequest,
       404: notFoundResponse,
     },

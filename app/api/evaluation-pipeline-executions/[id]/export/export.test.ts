@@ -91,6 +91,21 @@ describe("GET /api/evaluation-pipeline-executions/{id}/results", () => {
     expect((await call(resultsRoute.GET, "GET", "/x", { params: { id: "abc" } })).status).toBe(400);
   });
 
+  it("returns one page with limit/offset, counting them all and aggregating over all", async () => {
+    const whole = (await call(resultsRoute.GET, "GET", "/x", { params: { id: fx.exec.id } })).json;
+    const page = await call(resultsRoute.GET, "GET", `/x?limit=4&offset=2`, { params: { id: fx.exec.id } });
+    expect(page.status).toBe(200);
+    expect(page.headers.get("x-total-count")).toBe("6");
+    expect(page.json.results).toEqual(whole.results.slice(2, 6));
+    expect(page.json.aggregated).toEqual(whole.aggregated);
+    expect(page.json.errors).toEqual(whole.errors);
+    const past = await call(resultsRoute.GET, "GET", `/x?limit=4&offset=10`, { params: { id: fx.exec.id } });
+    expect(past.json.results).toEqual([]);
+    for (const q of ["limit=0", "limit=abc", "limit=5001", "offset=-1"]) {
+      expect((await call(resultsRoute.GET, "GET", `/x?${q}`, { params: { id: fx.exec.id } })).status, q).toBe(400);
+    }
+  });
+
   it("returns an empty document for an execution without results", async () => {
     const exec = createTestExecution(fx.nodes.progress);
     const res = await call(resultsRoute.GET, "GET", "/x", { params: { id: exec.id } });
