@@ -81,6 +81,65 @@ test.describe("import page", () => {
     expect(datasets.some((d) => d.name.startsWith("Never created"))).toBe(false);
   });
 
+  test("applies the suggested fix to the refused file and ends with an imported dataset", async ({ page, request }) => {
+    // The judge model fails, so the rules' deterministic transformation is the one offered.
+    await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });
+    const name = `Fixed roles ${Date.now()}`;
+    await page.goto("/import");
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "invalid-roles.json"));
+    await page.getByLabel("Dataset name").fill(name);
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+
+    await expect(page.getByTestId("import-failure")).toContainText("Nothing was imported. 4 errors to fix");
+    await expect(page.getByTestId("import-error")).toHaveCount(4);
+    const fix = page.getByTestId("apply-fix");
+    await expect(fix).toContainText("The fix replaces 4 values.");
+    await expect(fix).toContainText("invalid-roles.fixed.json");
+
+    // The fixed file can be looked at first: the download is the file that will be imported.
+    const [download] = await Promise.all([page.waitForEvent("download"), fix.getByRole("button", { name: "Download the fixed file" }).click()]);
+    expect(download.suggestedFilename()).toBe("invalid-roles.fixed.json");
+    const downloaded = JSON.parse(fs.readFileSync(await download.path(), "utf8")) as { conversations: Array<{ messages: Array<{ role: string }> }> };
+    expect(downloaded.conversations[0].messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+
+    await fix.getByRole("button", { name: "Apply the suggested fix and import" }).click();
+    const success = page.getByTestId("import-success");
+    await expect(success.getByRole("status")).toContainText("1 conversations");
+    await expect(success.getByRole("status")).toContainText("4 messages");
+    await expect(success.getByRole("status")).toContainText(`New dataset “${name}”`);
+    await expect(page.getByTestId("fix-applied")).toContainText("Imported with the suggested fix applied to invalid-roles.json");
+    await expect(page.getByTestId("chosen-file")).toContainText("invalid-roles.fixed.json");
+    await page.screenshot({ path: "test-results/screenshots/import-fixed.png", fullPage: true });
+
+    const href = await success.getByRole("link", { name: "Open dataset →" }).getAttribute("href");
+    const datasetId = Number(/\/datasets\/(\d+)$/.exec(href ?? "")?.[1]);
+    expect(datasetId).toBeGreaterThan(0);
+    const conversations = (await (await request.get(`/api/datasets/${datasetId}/conversations`)).json()) as Array<{ id: number; name: string }>;
+    expect(conversations.map((c) => c.name)).toEqual(["legacy export"]);
+    const conversation = (await (await request.get(`/api/conversations/${conversations[0].id}`)).json()) as {
+      messages: Array<{ role: string; content: string }>;
+    };
+    expect(conversation.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(conversation.messages[1].content).toBe("hello! how can I help?");
+  });
+
+  test("says so when the fixed file is still refused", async ({ page, request }) => {
+    await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });
+    await page.goto("/import");
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "invalid-missing-role.json"));
+    await page.getByLabel("Dataset name").fill(`Never created either ${Date.now()}`);
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    await expect(page.getByTestId("import-error")).toHaveCount(2);
+
+    // The speaker rename fixes one message; the message with no role at all is left for a person.
+    await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });
+    await page.getByRole("button", { name: "Apply the suggested fix and import" }).click();
+    await expect(page.getByTestId("fix-still-fails")).toContainText("the fixed file was refused too");
+    await expect(page.getByTestId("import-error")).toHaveCount(1);
+    await expect(page.getByTestId("import-error")).toContainText("conversations[0].messages[1].role");
+    await expect(page.getByTestId("apply-fix")).toHaveCount(0);
+  });
+
   test("drag-and-drop into an existing dataset, with the judge model's feedback on a syntax error", async ({ page, request }) => {
     const created = await request.post("/api/datasets", { data: { name: `Drop target ${Date.now()}` } });
     const dataset = (await created.json()) as { id: number; name: string };

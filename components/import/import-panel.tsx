@@ -1,18 +1,20 @@
 "use client";
 
 import { useQueryClient } from "@tanstack/react-query";
-import { useState, type DragEvent, type FormEvent } from "react";
+import { useRef, useState, type DragEvent, type FormEvent } from "react";
 import { Button } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
 import { cn } from "@/components/ui/cn";
 import { Field, Input, Textarea } from "@/components/ui/field";
 import type { Dataset } from "@/lib/schemas/datasets";
 import type { ImportFailure, ImportSuccess } from "@/lib/schemas/imports";
+import { ApplyFix } from "./apply-fix";
 import { ImportFailed, ImportSucceeded } from "./import-result";
 
+/** `fixedFrom`: the refused file's name, when the upload was its suggested fix. */
 type Outcome =
-  | { kind: "success"; result: ImportSuccess }
-  | { kind: "failure"; status: number; result: ImportFailure }
+  | { kind: "success"; result: ImportSuccess; fixedFrom?: string }
+  | { kind: "failure"; status: number; result: ImportFailure; file: File; fixedFrom?: string; attempt: number }
   | { kind: "error"; message: string };
 
 function formatSize(bytes: number): string {
@@ -36,6 +38,8 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
   const [formError, setFormError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
+  // Numbers each upload, so a new failure gets a fresh fix panel rather than the last one's state.
+  const attempts = useRef(0);
 
   function choose(next: File | undefined) {
     if (!next) return;
@@ -55,11 +59,26 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
     e.preventDefault();
     setOutcome(null);
     if (!file) return setFormError("Choose a file to import");
-    if (mode === "new" && !name.trim()) return setFormError("Give the new dataset a name");
-    if (mode === "existing" && !datasetId) return setFormError("Choose a dataset");
-    setFormError(null);
+    if (checkForm()) await send(file);
+  }
+
+  function checkForm(): boolean {
+    const problem =
+      mode === "new" && !name.trim() ? "Give the new dataset a name" : mode === "existing" && !datasetId ? "Choose a dataset" : null;
+    setFormError(problem);
+    return !problem;
+  }
+
+  /** The refused file's suggested fix goes in as a new file, with the same dataset choice. */
+  async function importFixed(fixed: File, refused: File) {
+    setFile(fixed);
+    // The failure view stays until the answer replaces it, so the button can show that it is working.
+    if (checkForm()) await send(fixed, refused.name);
+  }
+
+  async function send(upload: File, fixedFrom?: string) {
     const form = new FormData();
-    form.append("file", file);
+    form.append("file", upload);
     form.append("get_feedback", String(feedback));
     if (mode === "new") {
       form.append("name", name.trim());
@@ -71,10 +90,11 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
       const res = await fetch(url, { method: "POST", body: form });
       const body = (await res.json().catch(() => null)) as (ImportSuccess | ImportFailure | { error?: { message?: string } }) | null;
       if (body && "success" in body && body.success) {
-        setOutcome({ kind: "success", result: body });
+        setOutcome({ kind: "success", result: body, fixedFrom });
         await queryClient.invalidateQueries({ queryKey: ["datasets"] });
-      } else if (body && "success" in body) setOutcome({ kind: "failure", status: res.status, result: body });
-      else setOutcome({ kind: "error", message: body?.error?.message ?? `The server answered ${res.status}` });
+      } else if (body && "success" in body) {
+        setOutcome({ kind: "failure", status: res.status, result: body, file: upload, fixedFrom, attempt: ++attempts.current });
+      } else setOutcome({ kind: "error", message: body?.error?.message ?? `The server answered ${res.status}` });
     } catch (error) {
       setOutcome({ kind: "error", message: `The upload did not reach the server: ${(error as Error).message}` });
     } finally {
@@ -181,8 +201,25 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
       </Card>
 
       <div aria-live="polite">
-        {outcome?.kind === "success" ? <ImportSucceeded result={outcome.result} /> : null}
-        {outcome?.kind === "failure" ? <ImportFailed result={outcome.result} status={outcome.status} /> : null}
+        {outcome?.kind === "success" ? <ImportSucceeded result={outcome.result} fixedFrom={outcome.fixedFrom} /> : null}
+        {outcome?.kind === "failure" ? (
+          <ImportFailed
+            result={outcome.result}
+            status={outcome.status}
+            fixedFrom={outcome.fixedFrom}
+            fixAction={
+              outcome.result.llm_feedback?.suggested_transformation ? (
+                <ApplyFix
+                  key={outcome.attempt}
+                  file={outcome.file}
+                  transformation={outcome.result.llm_feedback.suggested_transformation}
+                  pending={pending}
+                  onImport={(fixed) => void importFixed(fixed, outcome.file)}
+                />
+              ) : null
+            }
+          />
+        ) : null}
         {outcome?.kind === "error" ? (
           <Card className="border-red-200">
             <p role="alert" className="px-5 py-4 text-sm text-red-700">

@@ -1,4 +1,5 @@
 import Link from "next/link";
+import type { ReactNode } from "react";
 import { Badge } from "@/components/ui/badge";
 import { Card, CardHeader } from "@/components/ui/card";
 import { Table, Td, Th } from "@/components/ui/table";
@@ -44,7 +45,7 @@ function IssueTable({ issues, label }: { issues: ImportIssue[]; label: string })
   );
 }
 
-function Feedback({ feedback }: { feedback: LlmFeedback }) {
+function Feedback({ feedback, fixAction }: { feedback: LlmFeedback; fixAction?: ReactNode }) {
   const t = feedback.suggested_transformation;
   const mapping = t ? Object.entries(t.mapping) : [];
   return (
@@ -86,6 +87,7 @@ function Feedback({ feedback }: { feedback: LlmFeedback }) {
               <summary className="cursor-pointer">As JSON</summary>
               <pre className="mt-2 overflow-x-auto rounded bg-slate-50 p-3 text-slate-700">{JSON.stringify(t, null, 2)}</pre>
             </details>
+            {fixAction}
           </div>
         ) : null}
       </div>
@@ -93,7 +95,8 @@ function Feedback({ feedback }: { feedback: LlmFeedback }) {
   );
 }
 
-export function ImportSucceeded({ result }: { result: ImportSuccess }) {
+/** `fixedFrom`: the name of the refused file when this import was of its fixed version. */
+export function ImportSucceeded({ result, fixedFrom }: { result: ImportSuccess; fixedFrom?: string }) {
   return (
     <div className="space-y-4">
       <Card data-testid="import-success">
@@ -112,6 +115,11 @@ export function ImportSucceeded({ result }: { result: ImportSuccess }) {
           <Badge tone="success">{result.steps_imported.toLocaleString()} steps</Badge>
           {result.dataset ? <Badge tone="brand">New dataset “{result.dataset.name}”</Badge> : null}
         </div>
+        {fixedFrom ? (
+          <p className="px-5 pb-4 text-sm text-slate-600" data-testid="fix-applied">
+            Imported with the suggested fix applied to {fixedFrom}.
+          </p>
+        ) : null}
       </Card>
       {result.warnings.length ? (
         <Card>
@@ -123,9 +131,27 @@ export function ImportSucceeded({ result }: { result: ImportSuccess }) {
   );
 }
 
-export function ImportFailed({ result, status }: { result: ImportFailure; status: number }) {
+export function ImportFailed({
+  result,
+  status,
+  fixedFrom,
+  fixAction,
+}: {
+  result: ImportFailure;
+  status: number;
+  /** The name of the refused file when this was the attempt with its suggested fix applied. */
+  fixedFrom?: string;
+  /** Shown under the suggested transformation: the buttons that apply it. */
+  fixAction?: ReactNode;
+}) {
   return (
     <div className="space-y-4">
+      {fixedFrom ? (
+        <p role="alert" data-testid="fix-still-fails" className="rounded-lg border border-amber-300 bg-amber-50 px-5 py-3 text-sm text-amber-900">
+          The suggested fix was applied to {fixedFrom}, but the fixed file was refused too: the fix did not cover every problem. Nothing
+          was imported. The remaining errors are below.
+        </p>
+      ) : null}
       <Card data-testid="import-failure" className="border-red-200">
         <CardHeader
           title={statusTitles[status] ?? "The import failed"}
@@ -138,7 +164,7 @@ export function ImportFailed({ result, status }: { result: ImportFailure; status
         </div>
         <IssueTable issues={result.errors} label="Errors" />
       </Card>
-      {result.llm_feedback ? <Feedback feedback={result.llm_feedback} /> : null}
+      {result.llm_feedback ? <Feedback feedback={result.llm_feedback} fixAction={fixAction} /> : null}
       {result.warnings.length ? (
         <Card>
           <CardHeader title="Warnings" />
