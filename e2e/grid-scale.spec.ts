@@ -15,10 +15,11 @@ function generate(): Buffer {
   return Buffer.from(JSON.stringify({ conversations }));
 }
 
-/** Figures are recorded for people (bench-results.json, git-ignored); nothing here asserts a timing. */
+/** Figures are recorded for people (bench/results.json, git-ignored); nothing here asserts a timing. */
 function recordBench(figures: Record<string, unknown>) {
-  const file = path.join(__dirname, "..", "bench-results.json");
+  const file = path.join(__dirname, "..", "bench", "results.json");
   try {
+    fs.mkdirSync(path.dirname(file), { recursive: true });
     const current = fs.existsSync(file) ? (JSON.parse(fs.readFileSync(file, "utf8")) as Record<string, unknown>) : {};
     fs.writeFileSync(file, JSON.stringify({ ...current, grid_open_10k: figures }, null, 2) + "\n");
   } catch {

@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: runs every `*.bench.ts` under app, lib and db (or the ones named on the command line),
- * each in its own process so peak memory is its own, and merges their figures into bench-results.json.
- * A bench file prints one line `BENCH_RESULT {"key": {...figures}}`; keys from other benches are kept.
+ * each in its own process so peak memory is its own, and merges their figures into bench/results.json
+ * (git-ignored). A bench file prints one line `BENCH_RESULT {"key": {...figures}}`; keys from other
+ * benches, and from e2e/grid-scale.spec.ts, are kept.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
@@ -9,7 +10,7 @@ import os from "node:os";
 import path from "node:path";
 
 const root = path.resolve(import.meta.dirname, "..");
-const resultsFile = path.join(root, "bench-results.json");
+const resultsFile = path.join(root, "bench", "results.json");
 
 function findBenches(dir: string, out: string[] = []): string[] {
   if (!fs.existsSync(dir)) return out;
@@ -50,6 +51,7 @@ for (const file of benches) {
   console.log(JSON.stringify(figures, null, 2));
 }
 
+fs.mkdirSync(path.dirname(resultsFile), { recursive: true });
 fs.writeFileSync(resultsFile, JSON.stringify(results, null, 2) + "\n");
 console.log(`Wrote ${path.relative(root, resultsFile)}`);
 process.exit(failed ? 1 : 0);
