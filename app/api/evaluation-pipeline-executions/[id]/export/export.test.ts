@@ -114,6 +114,32 @@ describe("GET /api/evaluation-pipeline-executions/{id}/results", () => {
 });
 
 describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
+  it("exports the same results as the results endpoint, in CSV, XLSX and JSON", async () => {
+    const api = (await call(resultsRoute.GET, "GET", "/x", { params: { id: fx.exec.id } })).json as {
+      results: Array<{ id: number; status: string; error: string | null; model_name: string | null; input_tokens: number; output_tokens: number; entity_id: number; result: unknown }>;
+    };
+    const csv: Record<string, string>[] = parse(await (await download(fx.exec.id, "csv")).text(), { columns: true });
+    expect(csv.map((r) => Number(r.result_id))).toEqual(api.results.map((r) => r.id));
+    for (const [i, r] of api.results.entries()) {
+      expect(csv[i]).toMatchObject({
+        status: r.status,
+        error: r.error ?? "",
+        model_name: r.model_name ?? "",
+        input_tokens: String(r.input_tokens),
+        output_tokens: String(r.output_tokens),
+        entity_id: String(r.entity_id),
+      });
+    }
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(await (await download(fx.exec.id, "xlsx")).arrayBuffer());
+    const sheet = book.getWorksheet("Results")!;
+    const ids: number[] = [];
+    sheet.eachRow((row, n) => void (n > 1 && ids.push(Number(row.getCell(1).value))));
+    expect(ids).toEqual(api.results.map((r) => r.id));
+    const json = JSON.parse(await (await download(fx.exec.id, "json")).text()) as { results: unknown[] };
+    expect(json.results).toEqual(api.results);
+  });
+
   it("exports CSV with every column, typed values and neutralised formulas", async () => {
     const res = await download(fx.exec.id, "csv");
     expect(res.status).toBe(200);
