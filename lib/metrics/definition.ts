@@ -20,6 +20,34 @@ export type DerivedFields = {
   outputSchema: Record<string, unknown> | null;
 };
 
+/** The columns a template and a metric share, stored the same way on both. */
+type StoredDefinition = {
+  name: string;
+  description: string | null;
+  evaluationLevel: EvaluationLevel;
+  prompt: string;
+  outputType: OutputType;
+  outputSchema: unknown;
+  modelName: string | null;
+  isAdvanced: boolean;
+  templateVariables: string[];
+};
+
+/** The shared definition fields as the API shows them (snake_case), for templates and metrics alike. */
+export function definitionToWire(row: StoredDefinition) {
+  return {
+    name: row.name,
+    description: row.description,
+    evaluation_level: row.evaluationLevel,
+    prompt: row.prompt,
+    output_type: row.outputType,
+    output_schema: row.outputSchema ?? null,
+    model_name: row.modelName,
+    is_advanced: row.isAdvanced,
+    template_variables: row.templateVariables,
+  };
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }

@@ -6,7 +6,7 @@ import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
-import { assertPromptVariables, deriveDefinition } from "./definition";
+import { assertPromptVariables, definitionToWire, deriveDefinition } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
 import { getTemplateRow } from "./templates";
 
@@ -16,15 +16,7 @@ export function toMetric(row: PipelineNodeRow): Metric {
     evaluation_pipeline_id: row.evaluationPipelineId,
     dataset_id: row.datasetId,
     template_id: row.templateId,
-    name: row.name,
-    description: row.description,
-    evaluation_level: row.evaluationLevel,
-    prompt: row.prompt,
-    output_type: row.outputType,
-    output_schema: row.outputSchema ?? null,
-    model_name: row.modelName,
-    is_advanced: row.isAdvanced,
-    template_variables: row.templateVariables,
+    ...definitionToWire(row),
     position: row.position,
     created_at: row.createdAt,
     updated_at: row.updatedAt,

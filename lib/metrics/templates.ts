@@ -4,7 +4,7 @@ import * as repo from "@/db/repositories/templates";
 import type { EvaluationLevel, MetricTemplateRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import type { CreateTemplateInput, MetricTemplate, UpdateTemplateInput } from "@/lib/schemas/metrics";
-import { deriveDefinition } from "./definition";
+import { definitionToWire, deriveDefinition } from "./definition";
 import { systemTemplates } from "./system-templates";
 
 /** The system templates as rows to upsert, with their derived fields (validated like any template). */
@@ -33,15 +33,7 @@ repo.seedSystemTemplatesOnOpen(systemTemplateValues);
 export function toTemplate(row: MetricTemplateRow): MetricTemplate {
   return {
     id: row.id,
-    name: row.name,
-    description: row.description,
-    evaluation_level: row.evaluationLevel,
-    prompt: row.prompt,
-    output_type: row.outputType,
-    output_schema: row.outputSchema ?? null,
-    model_name: row.modelName,
-    is_advanced: row.isAdvanced,
-    template_variables: row.templateVariables,
+    ...definitionToWire(row),
     category: row.category,
     is_system: row.isSystem,
     user_id: row.userId,
