@@ -1,25 +1,16 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { clearJudgeCache, getStoredGoal } from "@/db/repositories/judge";
+import { beforeEach, describe, expect, it } from "vitest";
+import { getStoredGoal } from "@/db/repositories/judge";
 import { resetConfig } from "@/lib/config";
 import { createDataset } from "@/lib/datasets";
-import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
+import type { JudgeDouble } from "@/lib/testing/judge-double/server";
+import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { insertConversationFixture } from "@/lib/testing/seed";
 import { ensureGoal } from "./goal";
 
+const judgeDouble = withJudgeDouble();
 let double: JudgeDouble;
-beforeAll(async () => {
-  double = await startJudgeDouble();
-});
-afterAll(async () => {
-  delete process.env.OPENAI_BASE_URL;
-  resetConfig();
-  await double.close();
-});
 beforeEach(() => {
-  double.reset();
-  clearJudgeCache();
-  process.env.OPENAI_BASE_URL = double.baseURL;
-  resetConfig();
+  double = judgeDouble();
 });
 
 function conversation() {

@@ -1,35 +1,24 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import * as collection from "@/app/api/evaluation-pipeline-executions/route";
 import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import * as goal from "@/app/api/conversations/[id]/goal/route";
 import { insertExecution, listResultRows, updateExecution } from "@/db/repositories/executions";
-import { clearJudgeCache } from "@/db/repositories/judge";
 import { resetConfig } from "@/lib/config";
 import { createDataset } from "@/lib/datasets";
 import { createMetric } from "@/lib/metrics";
-import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
+import type { JudgeDouble } from "@/lib/testing/judge-double/server";
+import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { call } from "@/lib/testing/http";
 import { loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
 import { readSse } from "@/lib/testing/sse";
 import { recoverInterruptedExecutions, waitForExecution } from "./run";
 
+const judgeDouble = withJudgeDouble({ JUDGE_MAX_RETRIES: "0" });
 let double: JudgeDouble;
-beforeAll(async () => {
-  double = await startJudgeDouble();
-});
-afterAll(async () => {
-  delete process.env.OPENAI_BASE_URL;
-  resetConfig();
-  await double.close();
-});
 beforeEach(() => {
-  double.reset();
-  clearJudgeCache();
-  process.env.OPENAI_BASE_URL = double.baseURL;
-  process.env.JUDGE_MAX_RETRIES = "0";
-  resetConfig();
+  double = judgeDouble();
 });
 
 type Setup = LoadedSample & { conv: number; msg: number; step: number };
