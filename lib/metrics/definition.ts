@@ -48,6 +48,25 @@ export function definitionToWire(row: StoredDefinition) {
   };
 }
 
+/** The shared definition fields a PATCH body changes, as column values (absent fields stay as they are). */
+export function definitionPatch(patch: {
+  name?: string;
+  description?: string | null;
+  evaluation_level?: EvaluationLevel;
+  prompt?: string;
+  output_type?: OutputType;
+  model_name?: string | null;
+}) {
+  return {
+    ...(patch.name !== undefined && { name: patch.name }),
+    ...(patch.description !== undefined && { description: patch.description }),
+    ...(patch.evaluation_level !== undefined && { evaluationLevel: patch.evaluation_level }),
+    ...(patch.prompt !== undefined && { prompt: patch.prompt }),
+    ...(patch.output_type !== undefined && { outputType: patch.output_type }),
+    ...(patch.model_name !== undefined && { modelName: patch.model_name }),
+  };
+}
+
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
 }

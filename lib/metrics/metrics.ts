@@ -6,7 +6,7 @@ import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
-import { assertPromptVariables, definitionToWire, deriveDefinition } from "./definition";
+import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
 import { getTemplateRow } from "./templates";
 
@@ -86,12 +86,7 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
   const updated = repo.updateNode(
     id,
     {
-      ...(patch.name !== undefined && { name: patch.name }),
-      ...(patch.description !== undefined && { description: patch.description }),
-      ...(patch.evaluation_level !== undefined && { evaluationLevel: patch.evaluation_level }),
-      ...(patch.prompt !== undefined && { prompt: patch.prompt }),
-      ...(patch.output_type !== undefined && { outputType: patch.output_type }),
-      ...(patch.model_name !== undefined && { modelName: patch.model_name }),
+      ...definitionPatch(patch),
       ...derived,
     },
     patch.position,

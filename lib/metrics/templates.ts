@@ -4,7 +4,7 @@ import * as repo from "@/db/repositories/templates";
 import type { EvaluationLevel, MetricTemplateRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import type { CreateTemplateInput, MetricTemplate, UpdateTemplateInput } from "@/lib/schemas/metrics";
-import { definitionToWire, deriveDefinition } from "./definition";
+import { definitionPatch, definitionToWire, deriveDefinition } from "./definition";
 import { systemTemplates } from "./system-templates";
 
 /** The system templates as rows to upsert, with their derived fields (validated like any template). */
@@ -103,12 +103,7 @@ export function updateTemplate(id: number, patch: UpdateTemplateInput, userId: s
     outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
   });
   const updated = repo.updateTemplate(id, {
-    ...(patch.name !== undefined && { name: patch.name }),
-    ...(patch.description !== undefined && { description: patch.description }),
-    ...(patch.evaluation_level !== undefined && { evaluationLevel: patch.evaluation_level }),
-    ...(patch.prompt !== undefined && { prompt: patch.prompt }),
-    ...(patch.output_type !== undefined && { outputType: patch.output_type }),
-    ...(patch.model_name !== undefined && { modelName: patch.model_name }),
+    ...definitionPatch(patch),
     ...(patch.category !== undefined && { category: patch.category }),
     ...derived,
   });
