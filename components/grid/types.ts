@@ -27,18 +27,7 @@ export type LiveCell =
     };
 
 /** The state a cell shows: the newer of the live overlay and the grid's latest result. */
-export type CellView =
-  | { status: "empty" }
-  | { status: "pending"; executionId: number }
-  | { status: "processing"; executionId: number; progress: number }
-  | {
-      status: "completed" | "failed";
-      executionId: number;
-      result: unknown;
-      error: string | null;
-      updatedAt: string;
-      detail: IndividualResult | null;
-    };
+export type CellView = { status: "empty" } | LiveCell;
 
 export function cellKey(nodeId: number, entityType: EvaluationLevel, entityId: number): string {
   return `${nodeId}:${entityType}:${entityId}`;

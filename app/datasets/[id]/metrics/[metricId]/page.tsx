@@ -4,15 +4,16 @@ import { notFound } from "next/navigation";
 import { MetricEditor } from "@/components/metrics/metric-editor";
 import { getMetric } from "@/lib/metrics/metrics";
 import { listTemplates } from "@/lib/metrics/templates";
-import { loadDataset, or404, parseIdOr404 } from "../load";
+import { getDataset } from "@/lib/datasets";
+import { loadForPage } from "@/lib/page-params";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Edit metric" };
 
 export default async function EditMetricPage({ params }: { params: Promise<{ id: string; metricId: string }> }) {
   const { id, metricId } = await params;
-  const dataset = loadDataset(id);
-  const metric = or404(() => getMetric(parseIdOr404(metricId)));
+  const dataset = loadForPage(id, getDataset);
+  const metric = loadForPage(metricId, getMetric);
   if (metric.dataset_id !== dataset.id) notFound();
   const templates = listTemplates({ userId: "default" });
   return (

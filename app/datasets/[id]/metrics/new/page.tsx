@@ -3,7 +3,8 @@ import Link from "next/link";
 import { MetricEditor } from "@/components/metrics/metric-editor";
 import { listTemplates } from "@/lib/metrics/templates";
 import { idParam } from "@/lib/schemas/common";
-import { loadDataset } from "../load";
+import { getDataset } from "@/lib/datasets";
+import { loadForPage } from "@/lib/page-params";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "New metric" };
@@ -15,7 +16,7 @@ export default async function NewMetricPage({
   params: Promise<{ id: string }>;
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const dataset = loadDataset((await params).id);
+  const dataset = loadForPage((await params).id, getDataset);
   const wanted = idParam.safeParse((await searchParams).template);
   const templates = listTemplates({ userId: "default" });
   return (
