@@ -40,6 +40,8 @@ const envSchema = z.object({
   MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),
   /** On SIGTERM, how long cells in flight may finish before the rest are aborted and marked for retry. */
   SHUTDOWN_GRACE_MS: positiveInt(5_000),
+  /** With API_TOKEN set: how long a page sign-in lasts before the token must be entered again. */
+  SESSION_TTL_HOURS: positiveInt(12),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
