@@ -117,6 +117,44 @@ describe("POST /run", () => {
     await finished(row.json.id);
   });
 
+  it("takes the seed's own body: entity_type with entity_id null is the column, or every row of that type (POST and streaming GET)", async () => {
+    const s = setup();
+    // The spec's seed body, which answered 400 "entity_id is required with entity_type" before.
+    const column = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv, entity_type: "conversation", entity_id: null });
+    expect(column.status).toBe(202);
+    expect(column.json).toMatchObject({ total_evaluations: 5, pipeline_node_id: s.conv, meta: { scope: "column", entity_type: "conversation", entity_id: null } });
+    const done = await finished(column.json.id);
+    expect(done).toMatchObject({ status: "completed", successful_evaluations: 5 });
+    expect(new Set(listResultRows(column.json.id).map((r) => r.entityType))).toEqual(new Set(["conversation"]));
+
+    // Without a metric: every row of the type. Message rows hold message and step cells (9 + 21).
+    const messageRows = await start({ dataset_id: s.datasetId, entity_type: "message", entity_id: null });
+    expect(messageRows.json).toMatchObject({ total_evaluations: 30, meta: { scope: "rows", entity_type: "message" } });
+    const stepRows = await start({ dataset_id: s.datasetId, entity_type: "step" });
+    expect(stepRows.json).toMatchObject({ total_evaluations: 21, meta: { scope: "rows" } });
+    const conversationRows = await start({ dataset_id: s.datasetId, entity_type: "conversation", entity_id: null });
+    expect(conversationRows.json.total_evaluations).toBe(35);
+    for (const r of [messageRows, stepRows, conversationRows]) await finished(r.json.id);
+
+    // A metric's column of another level has no such cells: 422 naming the field.
+    const mismatch = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, entity_type: "conversation", entity_id: null });
+    expect(mismatch.status).toBe(422);
+    expect(mismatch.json.error.details[0].path).toBe("entity_type");
+
+    // The streaming GET takes the same (entity_id empty or "null" = absent).
+    for (const id of ["", "null"]) {
+      const res = await run.GET(
+        new Request(`http://localhost/api/evaluation-pipeline-executions/run?dataset_id=${s.datasetId}&pipeline_node_id=${s.conv}&entity_type=conversation&entity_id=${id}`),
+        { params: Promise.resolve({}) },
+      );
+      expect(res.status).toBe(200);
+      const events = await readSse(res);
+      const last = events[events.length - 1];
+      expect(last.event).toBe("done");
+      expect(last.data.execution).toMatchObject({ total_evaluations: 5, meta: { scope: "column" } });
+    }
+  });
+
   it("runs one cell", async () => {
     const s = setup();
     const msg = s.conversations[0].messages.find((m) => m.role === "assistant")!;
