@@ -26,7 +26,8 @@ const envSchema = z.object({
   OPENAI_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as http://127.0.0.1:11434/v1" }).optional()),
   OPENAI_API_KEY: optionalText,
   JUDGE_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
-  JUDGE_TIMEOUT_MS: positiveInt(60_000),
+  /** A judge call that has not answered by then is abandoned (and retried): hung calls must not hold a run. */
+  JUDGE_TIMEOUT_MS: positiveInt(30_000),
   JUDGE_MAX_RETRIES: z
     .string()
     .trim()
@@ -34,7 +35,8 @@ const envSchema = z.object({
     .transform(Number)
     .optional()
     .transform((v) => v ?? 3),
-  JUDGE_MAX_CONCURRENCY: positiveInt(8),
+  /** Process-wide ceiling of calls in flight per model. High, so a run gets the batch_size it asks for; a provider's 429s lower the live limit. */
+  JUDGE_MAX_CONCURRENCY: positiveInt(128),
   /** JSON object: model name → {input, output} price in USD per million tokens. */
   JUDGE_PRICES: optionalText,
   MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),

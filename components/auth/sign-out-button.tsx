@@ -1,9 +1,11 @@
 "use client";
 
+import { useRouter } from "next/navigation";
 import { useEffect, useState } from "react";
 
 /** Shown only when the server asks for sign-in and this browser is signed in; ends the session. */
 export function SignOutButton() {
+  const router = useRouter();
   const [show, setShow] = useState(false);
   useEffect(() => {
     let live = true;
@@ -22,7 +24,8 @@ export function SignOutButton() {
       className="ml-auto rounded-md px-3 py-1.5 text-sm text-slate-600 hover:bg-slate-100 hover:text-slate-900"
       onClick={async () => {
         await fetch("/api/session", { method: "DELETE" });
-        window.location.assign("/signin");
+        router.replace("/signin");
+        router.refresh();
       }}
     >
       Sign out

@@ -15,6 +15,7 @@ import {
 import type { PipelineExecutionRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import { costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { existingLimiter } from "@/lib/judge/limiter";
 import { log } from "@/lib/log";
 import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@/lib/metrics";
 import { processSingleton } from "@/lib/process-state";
@@ -92,7 +93,16 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   const startedAt = now();
   updateExecution(row.id, { status: "processing", startedAt: new Date(startedAt).toISOString() }, { onlyIfActive: true });
   const total = plan.cells.length;
-  const totals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true };
+  const totals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true, rateLimits: 0 };
+  let lastModel = resolveModelName(req.model_name, plan.cells[0]?.node.modelName);
+  const limitNow = () => existingLimiter(lastModel)?.currentLimit ?? null;
+  // The live limiter figures also go into `meta` while the run goes on, at most once a second.
+  let metaWrittenAt = now();
+  const writeLiveMeta = () => {
+    const current = getExecutionRow(row.id);
+    if (!current || (current.status !== "processing" && current.status !== "pending")) return;
+    updateExecution(row.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, concurrency_limit: limitNow() } }, { onlyIfActive: true });
+  };
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
 
@@ -109,8 +119,12 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   const evaluate = async (cell: Cell) => {
     if (signal.aborted || lifecycle.draining) return;
     const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
-    emit(row.id, { event: "processing", data: { ...base, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total } });
     const model = resolveModelName(req.model_name, cell.node.modelName);
+    lastModel = model;
+    emit(row.id, {
+      event: "processing",
+      data: { ...base, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total, concurrency_limit: limitNow(), rate_limits: totals.rateLimits },
+    });
     const started = now();
     let outcome: JudgeOutcome;
     try {
@@ -155,6 +169,11 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
       cached: outcome.cached,
     });
     totals.done++;
+    totals.rateLimits += outcome.rateLimited ?? 0;
+    if (now() - metaWrittenAt >= 1000) {
+      metaWrittenAt = now();
+      writeLiveMeta();
+    }
     totals.inputTokens += outcome.inputTokens;
     totals.outputTokens += outcome.outputTokens;
     if (outcome.cached) totals.cached++;
@@ -180,6 +199,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     output_tokens: totals.outputTokens,
     cached_evaluations: totals.cached,
     cost_usd: totals.priced && totals.done > 0 ? totals.cost : totals.done === 0 ? 0 : null,
+    rate_limits: totals.rateLimits,
+    concurrency_limit: limitNow(),
   };
   // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.
   const cancelled = signal.aborted && (signal.reason as Error | undefined)?.message === "cancelled";

@@ -261,9 +261,31 @@ describe("failures, retry and recovery", () => {
     expect(got.status).toBe("failed");
     expect(got.errors.at(-1).message).toBe("interrupted: server restarted");
     expect(got.meta.interrupted).toBe(true);
+    // Nothing of it was evaluated: every cell counts as skipped, so the counts add up to the total.
+    expect(got).toMatchObject({ total_evaluations: 21, successful_evaluations: 0, failed_evaluations: 0, skipped_evaluations: 21 });
     const retry = await start({ dataset_id: s.datasetId, retry: true });
     expect(retry.json.total_evaluations).toBe(5 + 21); // the message column is already complete
     await finished(retry.json.id);
+  });
+});
+
+describe("limiter figures", () => {
+  it("reports the live concurrency limit and the provider's 429s in processing events and in meta", async () => {
+    const s = setup();
+    double.enqueue({ kind: "rate_limit", retryAfterSeconds: 0 }, { kind: "rate_limit", retryAfterSeconds: 0 });
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, execution_mode: "async", batch_size: 4 });
+    const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${res.json.id}/events`), { params: Promise.resolve({ id: String(res.json.id) }) });
+    const got = await readSse(stream);
+    const processing = got.filter((e) => e.event === "processing");
+    expect(processing.length).toBeGreaterThan(0);
+    for (const e of processing) expect(e.data).toMatchObject({ rate_limits: expect.any(Number) });
+    expect(processing.some((e) => typeof e.data.concurrency_limit === "number" && e.data.concurrency_limit >= 1)).toBe(true);
+    const done = await finished(res.json.id);
+    // No retries in this file, so the two 429s fail two cells; both are counted, and the limiter halved.
+    expect(done.meta.rate_limits).toBe(2);
+    expect(done.failed_evaluations).toBe(2);
+    expect(done.meta.concurrency_limit).toBeGreaterThanOrEqual(1);
+    expect(done.meta.concurrency_limit).toBeLessThan(128);
   });
 });
 
@@ -280,6 +302,9 @@ describe("cancel", () => {
     const kept = listResultRows(id).length;
     expect(kept).toBeLessThan(21);
     expect(cancel.json.successful_evaluations + cancel.json.failed_evaluations).toBe(kept);
+    await expect.poll(async () => (await call(item.GET, "GET", "/x", { params: { id } })).json.skipped_evaluations).toBe(21 - listResultRows(id).length);
+    const after = (await call(item.GET, "GET", "/x", { params: { id } })).json;
+    expect(after.successful_evaluations + after.failed_evaluations + after.skipped_evaluations).toBe(after.total_evaluations);
     await expect.poll(() => double.inFlight()).toBe(0);
     // The judge server saw the calls in flight at the cancel end without an answer (connection closed).
     expect(double.requests.some((r) => r.path === "/v1/chat/completions" && r.status === null)).toBe(true);

@@ -78,6 +78,8 @@ export const executionMetaSchema = z.object({
   cached_evaluations: z.number().int().describe("Cells answered from the verdict cache"),
   cost_usd: z.number().nullable().describe("From JUDGE_PRICES; null when the model has no price"),
   interrupted: z.boolean().optional(),
+  rate_limits: z.number().int().optional().describe("Judge calls of this run the provider answered with 429"),
+  concurrency_limit: z.number().int().optional().describe("The model's adaptive limit of calls in flight (process-wide) when last reported"),
 });
 
 export const executionSchema = z
@@ -93,6 +95,13 @@ export const executionSchema = z
     total_evaluations: z.number().int(),
     successful_evaluations: z.number().int(),
     failed_evaluations: z.number().int(),
+    skipped_evaluations: z
+      .number()
+      .int()
+      .describe(
+        "Cells not evaluated: not applicable, dependency not met, or never run because the run was interrupted or cancelled. " +
+          "Once final, successful + failed + skipped = total",
+      ),
     errors: z.array(executionErrorSchema),
     meta: executionMetaSchema,
     created_at: isoTimestamp,

@@ -21,7 +21,7 @@ describe("judge settings", () => {
     process.env.OPENAI_API_KEY = "sk-very-secret-key";
     resetConfig();
     const res = await call(settings.GET, "GET", "/api/settings/judge");
-    expect(res.json).toMatchObject({ configured: true, base_url: double.baseURL, api_key_set: true, default_model: "gpt-4o-mini", max_concurrency: 8 });
+    expect(res.json).toMatchObject({ configured: true, base_url: double.baseURL, api_key_set: true, default_model: "gpt-4o-mini", max_concurrency: 128 });
     expect(res.text).not.toContain("sk-very-secret-key");
   });
 
