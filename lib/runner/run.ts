@@ -14,6 +14,7 @@ import {
 } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
+import { assertDatasetExists, deleteDataset } from "@/lib/datasets";
 import { costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
 import { log } from "@/lib/log";
@@ -27,7 +28,7 @@ import { planRun, type Cell, type Plan } from "./plan";
 
 export type RunnerDeps = { judge?: JudgeDeps; now?: () => number };
 
-type ActiveRun = { controller: AbortController; finished: Promise<void> };
+type ActiveRun = { controller: AbortController; finished: Promise<void>; datasetId: number };
 const active = processSingleton("runner.active", () => new Map<number, ActiveRun>());
 /** Set on SIGTERM: no new runs, no new cells; cells in flight may finish. */
 const lifecycle = processSingleton("runner.lifecycle", () => ({ draining: false }));
@@ -74,7 +75,7 @@ export function startExecution(req: RunRequest, userId: string, deps: RunnerDeps
         });
     });
   });
-  active.set(row.id, { controller, finished });
+  active.set(row.id, { controller, finished, datasetId: req.dataset_id });
   return toExecution(row);
 }
 
@@ -286,6 +287,25 @@ export async function cancelExecution(executionId: number): Promise<Execution> {
     { onlyIfActive: true },
   );
   return toExecution(getExecutionRow(executionId)!);
+}
+
+/**
+ * Delete a dataset whose runs may be going on: cancel them first (each ends `cancelled` and tells its
+ * streams `done`), then delete, so no run writes into rows that are gone. 404 for an unknown dataset.
+ */
+export async function deleteDatasetStoppingRuns(datasetId: number): Promise<void> {
+  assertDatasetExists(datasetId);
+  // Loop: a run started while we waited is cancelled too; the delete itself is synchronous.
+  for (let runs = runsOf(datasetId); runs.length; runs = runsOf(datasetId)) {
+    for (const run of runs) run.controller.abort(new Error("cancelled"));
+    await Promise.race([Promise.all(runs.map((r) => r.finished)), new Promise((r) => setTimeout(r, 10_000))]);
+    if (runs.every((r) => [...active.values()].includes(r))) break; // stuck: delete anyway, the run stops on its own
+  }
+  deleteDataset(datasetId);
+}
+
+function runsOf(datasetId: number): ActiveRun[] {
+  return [...active.values()].filter((r) => r.datasetId === datasetId);
 }
 
 /**

@@ -4,6 +4,8 @@ import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import * as goal from "@/app/api/conversations/[id]/goal/route";
+import * as dataset from "@/app/api/datasets/[id]/route";
+import { deleteDataset } from "@/db/repositories/datasets";
 import { insertExecution, listResultRows, updateExecution } from "@/db/repositories/executions";
 import { resetConfig } from "@/lib/config";
 import { createDataset } from "@/lib/datasets";
@@ -314,6 +316,45 @@ describe("cancel", () => {
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe("conflict");
     expect((await call(item.DELETE, "DELETE", "/x", { params: { id: 999999 } })).status).toBe(404);
+  });
+});
+
+describe("deleting a dataset during its run", () => {
+  it("cancels the run first, ends its streams with done, and deletes without a database error", async () => {
+    const s = setup();
+    double.setLatency(150);
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 2 });
+    const id = res.json.id;
+    await expect.poll(() => listResultRows(id).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${id}/events`), { params: Promise.resolve({ id: String(id) }) });
+    const reading = readSse(stream);
+    const del = await call(dataset.DELETE, "DELETE", "/x", { params: { id: s.datasetId } });
+    expect(del.status).toBe(204);
+    const got = await reading;
+    const last = got.at(-1)!;
+    expect(last.event).toBe("done");
+    expect(last.data.status).toBe("cancelled");
+    expect(JSON.stringify(last.data.execution.errors)).not.toMatch(/FOREIGN KEY|run stopped/);
+    expect((await call(item.GET, "GET", "/x", { params: { id } })).status).toBe(404);
+    expect((await call(dataset.GET, "GET", "/x", { params: { id: s.datasetId } })).status).toBe(404);
+    await expect.poll(() => double.inFlight()).toBe(0);
+  });
+
+  it("closes a stream whose execution disappears without a run to tell it", async () => {
+    const s = setup();
+    const orphan = insertExecution({ evaluationPipelineId: null, datasetId: s.datasetId, pipelineNodeId: s.step, totalEvaluations: 21, meta: {} });
+    // Followed while the snapshot says it is still going on in this process? It is not: done at once.
+    const first = await readSse(await events.GET(new Request("http://x/events"), { params: Promise.resolve({ id: String(orphan.id) }) }));
+    expect(first.at(-1)!.event).toBe("done");
+    // A run that is followed and then vanishes with its dataset: the stream closes on its own.
+    double.setLatency(400);
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv });
+    const stream = await events.GET(new Request("http://x/events"), { params: Promise.resolve({ id: String(res.json.id) }) });
+    const reading = readSse(stream);
+    deleteDataset({ id: s.datasetId }); // behind the runner's back, as another tool on the file would
+    const got = await reading; // resolves only when the stream ends
+    expect(got.every((e) => e.event !== "complete" || e.data.execution_id === res.json.id)).toBe(true);
+    await waitForExecution(res.json.id);
   });
 });
 
