@@ -12,7 +12,8 @@ import { GridActionsContext, RowStateContext, type GridActions } from "./grid-co
 import { LiveCells } from "./live-store";
 import { RunList } from "./run-list";
 import { RunToolbar } from "./run-toolbar";
-import type { RunScope, RunSettings } from "./types";
+import type { RunScope } from "./types";
+import { useRunSettings } from "./use-run-settings";
 import { useGridData } from "./use-grid-data";
 import { useRuns } from "./use-runs";
 
@@ -32,7 +33,7 @@ export function Workspace({
   defaultModel: string;
 }) {
   const [store] = useState(() => new LiveCells());
-  const [settings, setSettings] = useState<RunSettings>({ mode: "sync", batchSize: 8, model: "" });
+  const [settings, setSettings] = useRunSettings();
   const [panel, setPanel] = useState<Panel | null>(null);
   const [detail, setDetail] = useState<Detail | null>(null);
   const [notice, setNotice] = useState<Error | null>(null);
