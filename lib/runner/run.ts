@@ -14,7 +14,7 @@ import {
 } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
-import { costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { log } from "@/lib/log";
 import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@/lib/metrics";
 import { processSingleton } from "@/lib/process-state";
@@ -115,7 +115,12 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
-      const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId } });
+      const prompt = buildJudgePrompt({
+        metric: cell.node,
+        tree,
+        entity: { type: cell.entityType, id: cell.entityId },
+        contextTokens: contextTokensFor(model),
+      });
       outcome = await judge(
         {
           model,
