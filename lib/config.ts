@@ -39,6 +39,10 @@ const envSchema = z.object({
   JUDGE_MAX_CONCURRENCY: positiveInt(128),
   /** JSON object: model name → {input, output} price in USD per million tokens. */
   JUDGE_PRICES: optionalText,
+  /** Context window of the judge model in tokens: conversation evidence is cut to fit it. */
+  JUDGE_CONTEXT_TOKENS: positiveInt(128_000),
+  /** JSON object: model name → context window in tokens, for models that differ from the default. */
+  JUDGE_CONTEXT_TOKENS_BY_MODEL: optionalText,
   MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),
   /** On SIGTERM, how long cells in flight may finish before the rest are aborted and marked for retry. */
   SHUTDOWN_GRACE_MS: positiveInt(5_000),

@@ -5,6 +5,7 @@ import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import type { Metric } from "@/lib/schemas/metrics";
 import { AddMetricMenu } from "./add-metric-menu";
+import { GridExportMenu } from "./grid-export-menu";
 import type { RunSettings } from "./types";
 import { MAX_BATCH_SIZE } from "./use-run-settings";
 
@@ -118,6 +119,7 @@ export function RunToolbar({
         >
           History
         </Link>
+        <GridExportMenu datasetId={datasetId} />
         <Link href={`/import?dataset_id=${datasetId}`} className="inline-flex h-9 items-center rounded-md px-3 text-sm font-medium text-slate-700 hover:bg-slate-100">
           Import
         </Link>

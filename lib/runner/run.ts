@@ -15,7 +15,7 @@ import {
 import type { PipelineExecutionRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import { assertDatasetExists, deleteDataset } from "@/lib/datasets";
-import { costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
 import { log } from "@/lib/log";
 import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@/lib/metrics";
@@ -130,7 +130,12 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
-      const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId } });
+      const prompt = buildJudgePrompt({
+        metric: cell.node,
+        tree,
+        entity: { type: cell.entityType, id: cell.entityId },
+        contextTokens: contextTokensFor(model),
+      });
       outcome = await judge(
         {
           model,

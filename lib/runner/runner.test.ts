@@ -15,6 +15,8 @@ import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { call } from "@/lib/testing/http";
 import { loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
 import { readSse } from "@/lib/testing/sse";
+import { upload } from "@/lib/testing/multipart";
+import * as createAndImport from "@/app/api/datasets/import/route";
 import { recoverInterruptedExecutions, waitForExecution } from "./run";
 
 const judgeDouble = withJudgeDouble({ JUDGE_MAX_RETRIES: "0" });
@@ -215,6 +217,50 @@ describe("@GOAL", () => {
     expect((await call(goal.GET, "GET", "/x", { params: { id: conv } })).json.goal).toBe("Book a flight to Lisbon");
     expect((await call(goal.GET, "GET", "/x", { params: { id: 999999 } })).status).toBe(404);
     expect((await call(goal.POST, "POST", "/x", { params: { id: conv }, body: { refresh: "yes" } })).status).toBe(400);
+  });
+});
+
+describe("the judge model's context", () => {
+  it("cuts a long run's evidence to the run model's context, in the metric prompt and the goal call, never the final output", async () => {
+    const rows = Array.from({ length: 300 }, (_, i) => ({ region: `r${i}`, sales: i * 37 }));
+    const report = `Report:\n${Array.from({ length: 40 }, (_, i) => `finding ${i}: region r${i} grew.`).join("\n")}\nEnd.`;
+    const file = JSON.stringify({
+      conversations: [
+        {
+          messages: [
+            { role: "user", content: "Summarise sales by region." },
+            { role: "assistant", content: report, steps: [{ tool_call: { name: "query", arguments: {} } }, { tool_result: { rows } }, { output_content: report }] },
+          ],
+        },
+      ],
+    });
+    const imported = await upload(createAndImport.POST, "/api/datasets/import", { file, fields: { name: "long run" } });
+    expect(imported.status).toBe(201);
+    const datasetId = imported.json.dataset_id as number;
+    createMetric({ dataset_id: datasetId, name: "Supported", evaluation_level: "conversation", prompt: "Does @HISTORY support the report for @GOAL?", output_type: "checkbox" });
+    process.env.JUDGE_CONTEXT_TOKENS_BY_MODEL = JSON.stringify({ "tiny-judge": 2500 });
+    resetConfig();
+    try {
+      const done = await finished((await start({ dataset_id: datasetId, model_name: "tiny-judge" })).json.id);
+      expect(done).toMatchObject({ status: "completed", successful_evaluations: 1 });
+      const prompts = double.requests.map((r) => (r.body as { messages: Array<{ content: string }> }).messages.at(-1)!.content);
+      const goalPrompt = prompts.find((p) => p.includes("What is the user's goal?"));
+      const metricPrompt = prompts.find((p) => p.includes("support the report"));
+      for (const prompt of [goalPrompt, metricPrompt]) {
+        expect(prompt).toMatch(/\[… \d+ characters cut here to fit the judge's context …\]/);
+        expect(prompt!.split(report).length - 1).toBe(1);
+        // Within the 2500-token window at 3 characters a token (the system message included).
+        expect(prompt!.length).toBeLessThan(2500 * 3);
+      }
+      // The same run on a model with the default window sends the whole tool result.
+      await finished((await start({ dataset_id: datasetId, model_name: "big-judge", no_cache: true })).json.id);
+      const last = (double.requests.at(-1)!.body as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+      expect(last).toContain(JSON.stringify({ rows }));
+      expect(last).not.toMatch(/characters cut here/);
+    } finally {
+      delete process.env.JUDGE_CONTEXT_TOKENS_BY_MODEL;
+      resetConfig();
+    }
   });
 });
 
