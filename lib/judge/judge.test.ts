@@ -4,7 +4,7 @@ import { resetConfig } from "@/lib/config";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import { costOf, resolveModelName } from "./config";
 import { judge, type JudgeDeps } from "./judge";
-import { limiterFor } from "./limiter";
+import { AdaptiveLimiter, limiterFor, type Slot } from "./limiter";
 
 let double: JudgeDouble;
 const sleeps: number[] = [];
@@ -223,31 +223,59 @@ describe("cache", () => {
 });
 
 describe("adaptive limiter", () => {
-  it("halves once per window of 429s and grows back by one per window of successes (AIMD)", async () => {
+  it("AIMD per answer: a window of 429s halves the limit, a window of successes adds one, a steady share of 429s does not collapse it", async () => {
     const limiter = limiterFor("limiter-unit", 64);
-    const sent = await limiter.acquire();
-    sent.release();
-    // A burst of 429s on calls sent in the same window is one congestion signal: one cut, not four.
-    for (let i = 0; i < 4; i++) limiter.onRateLimit(sent.epoch);
+    // Each 429 takes half a slot: a whole window (64 answers) of 429s halves the limit.
+    for (let i = 0; i < 64; i++) limiter.onRateLimit();
     expect(limiter.currentLimit).toBe(32);
-    expect(limiter.stats().rate_limits).toBe(4);
-    // A 429 on a call sent after the cut is a new signal.
-    const after = await limiter.acquire();
-    after.release();
-    limiter.onRateLimit(after.epoch);
-    expect(limiter.currentLimit).toBe(16);
-    // Recovery is proportional: 16 successes (one window at limit 16) → 17, then 17 more → 18.
-    for (let i = 0; i < 15; i++) limiter.onSuccess();
-    expect(limiter.currentLimit).toBe(16);
+    expect(limiter.stats().rate_limits).toBe(64);
+    // Recovery is proportional: 32 successes (one window at limit 32) → 33, then 33 more → 34.
+    for (let i = 0; i < 31; i++) limiter.onSuccess();
+    expect(limiter.currentLimit).toBe(32);
     limiter.onSuccess();
-    expect(limiter.currentLimit).toBe(17);
-    for (let i = 0; i < 17; i++) limiter.onSuccess();
-    expect(limiter.currentLimit).toBe(18);
+    expect(limiter.currentLimit).toBe(33);
+    for (let i = 0; i < 33; i++) limiter.onSuccess();
+    expect(limiter.currentLimit).toBe(34);
     // From the floor of 1 it takes 1 + 2 + 3 successes to reach 4 (not 10 in a row per step).
-    for (let i = 0; i < 10; i++) limiter.onRateLimit();
+    for (let i = 0; i < 200; i++) limiter.onRateLimit();
     expect(limiter.currentLimit).toBe(1);
     for (let i = 0; i < 6; i++) limiter.onSuccess();
     expect(limiter.currentLimit).toBe(4);
+    // A provider that refuses one call in five whatever the load: the limit settles near 2(1 − r)/r = 8,
+    // where the field saw it stuck at 1–3.
+    const flaky = limiterFor("limiter-flaky", 128);
+    const seen: number[] = [];
+    for (let i = 0; i < 5000; i++) {
+      if (i % 5 === 4) flaky.onRateLimit();
+      else flaky.onSuccess();
+      if (i >= 4000) seen.push(flaky.currentLimit);
+    }
+    expect(Math.min(...seen)).toBeGreaterThanOrEqual(5);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(12);
+  });
+
+  it("lets calls behind a hung one go once it has stalled, and never exceeds the ceiling", async () => {
+    const limiter = new AdaptiveLimiter(2, { minStallMs: 30 });
+    for (let i = 0; i < 4; i++) limiter.onRateLimit(); // limit 2 → 1 … floor 1
+    expect(limiter.currentLimit).toBe(1);
+    const hung = await limiter.acquire(); // never answered
+    let next: Slot | undefined;
+    void limiter.acquire().then((s) => (next = s));
+    await new Promise((r) => setTimeout(r, 5));
+    expect(next).toBeUndefined();
+    await expect.poll(() => next !== undefined, { timeout: 1000 }).toBe(true);
+    expect(limiter.stats()).toMatchObject({ in_flight: 1, stalled: 1 });
+    // Two in flight (one stalled) is the ceiling of 2: a third waits even when the second stalls.
+    let third: Slot | undefined;
+    void limiter.acquire().then((s) => (third = s));
+    await new Promise((r) => setTimeout(r, 80));
+    expect(limiter.stats().stalled).toBe(2);
+    expect(third).toBeUndefined();
+    hung.release();
+    await expect.poll(() => third !== undefined).toBe(true);
+    next!.release();
+    third!.release();
+    expect(limiter.stats()).toMatchObject({ in_flight: 0, stalled: 0 });
   });
 
   it("lets a retry that waited its Retry-After in ahead of calls not yet tried", async () => {

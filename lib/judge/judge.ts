@@ -212,7 +212,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
         sentInEpoch = slot.epoch;
         try {
           const res = await callOnce(model, messages, req.system, schema, config.timeoutMs, req.signal);
-          limiter.onSuccess();
+          limiter.onSuccess(slot);
           inputTokens += res.inputTokens;
           outputTokens += res.outputTokens;
           return res;

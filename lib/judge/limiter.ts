@@ -1,33 +1,49 @@
 /**
- * Adaptive concurrency per model, shared by every running execution, as TCP's congestion control does
- * it (AIMD): at most `limit` calls in flight; a 429 halves the limit once per window (the 429s of calls
- * sent before the last cut are the same congestion signal and do not cut again); every `limit`
- * successes in a row of the current window grow it by one, up to `max`. A retry waiting out its
- * Retry-After holds no slot, and when it is due it goes to the front of the queue.
+ * Adaptive concurrency per model, shared by every running execution: TCP's AIMD in its per-answer form
+ * (as DCTCP does it, in proportion to how many answers were refused). At most `limit` calls in flight;
+ * every success grows the limit by one per window (one `limit` of successes), every 429 takes half a
+ * slot away. A window of nothing but 429s therefore halves the limit, a clean window adds one, and a
+ * provider that refuses a steady share r of calls whatever the load settles near 2(1 − r)/r instead of
+ * collapsing to 1 — the 429 count says how much refusing there is.
+ * A call with no answer after `stallMs` (4× the usual latency, at least 2 s) leaves the window: it goes
+ * on until its own timeout, but a hung call no longer blocks the calls behind it. Calls in flight,
+ * stalled ones included, never exceed `max`. A retry waiting out its Retry-After holds no slot, and
+ * when it is due it goes to the front of the queue.
  */
 import { processSingleton } from "@/lib/process-state";
 
-/** A slot in flight: release it when the call ends; `epoch` is the window it was sent in. */
-export type Slot = { release: () => void; epoch: number };
+/** A slot in flight: release it when the call ends. `epoch` counts the limit's cuts (for reports). */
+export type Slot = { release: () => void; epoch: number; startedAt: number };
 
 type Waiter = { resolve: (slot: Slot) => void; reject: (e: unknown) => void; signal?: AbortSignal; onAbort?: () => void };
 
-export type LimiterStats = { limit: number; max: number; in_flight: number; waiting: number; rate_limits: number };
+export type LimiterStats = { limit: number; max: number; in_flight: number; stalled: number; waiting: number; rate_limits: number };
+
+export type LimiterOptions = { minStallMs?: number };
 
 export class AdaptiveLimiter {
+  /** Fractional: 429s take half a slot each; the usable limit is its floor. */
   private limit: number;
   private active = 0;
+  private stalled = 0;
   private successes = 0;
   private epoch = 0;
   private rateLimits = 0;
+  /** Smoothed latency of answered calls, for the stall threshold. */
+  private latencyMs = 0;
+  private readonly minStallMs: number;
   private readonly waiting: Waiter[] = [];
 
-  constructor(readonly max: number) {
+  constructor(
+    readonly max: number,
+    opts: LimiterOptions = {},
+  ) {
     this.limit = max;
+    this.minStallMs = opts.minStallMs ?? 2000;
   }
 
   get currentLimit(): number {
-    return this.limit;
+    return Math.max(1, Math.floor(this.limit));
   }
 
   get inFlight(): number {
@@ -36,7 +52,12 @@ export class AdaptiveLimiter {
 
   /** Figures for progress events, execution meta and the settings page. */
   stats(): LimiterStats {
-    return { limit: this.limit, max: this.max, in_flight: this.active, waiting: this.waiting.length, rate_limits: this.rateLimits };
+    return { limit: this.currentLimit, max: this.max, in_flight: this.active, stalled: this.stalled, waiting: this.waiting.length, rate_limits: this.rateLimits };
+  }
+
+  /** How long a call may go without an answer before it stops counting against the limit. */
+  get stallMs(): number {
+    return Math.max(this.minStallMs, Math.round(4 * this.latencyMs));
   }
 
   /**
@@ -45,7 +66,7 @@ export class AdaptiveLimiter {
    */
   acquire(signal?: AbortSignal, opts: { priority?: boolean } = {}): Promise<Slot> {
     if (signal?.aborted) return Promise.reject(signal.reason);
-    if (this.active < this.limit) {
+    if (this.hasRoom()) {
       this.active++;
       return Promise.resolve(this.slot());
     }
@@ -64,40 +85,58 @@ export class AdaptiveLimiter {
     });
   }
 
-  /** A 429 on a call sent in `epoch` (omitted: treat it as current): halve once per window, never below 1. */
-  onRateLimit(epoch: number = this.epoch): void {
+  /** A 429: half a slot less, never below 1. (`_epoch` is accepted for callers that track it.) */
+  onRateLimit(_epoch?: number): void {
     this.rateLimits++;
-    if (epoch !== this.epoch) return;
-    this.limit = Math.max(1, Math.floor(this.limit / 2));
-    this.successes = 0;
-    this.epoch++;
+    const before = this.currentLimit;
+    this.limit = Math.max(1, this.limit - 0.5);
+    if (this.currentLimit < before) this.epoch++;
   }
 
-  /** A call answered: one more success in this window; a full window of them grows the limit by one. */
-  onSuccess(): void {
+  /** A call answered (`slot` gives its latency): a full window of successes grows the limit by one. */
+  onSuccess(slot?: Slot): void {
+    if (slot) {
+      const ms = Date.now() - slot.startedAt;
+      this.latencyMs = this.latencyMs === 0 ? ms : 0.8 * this.latencyMs + 0.2 * ms;
+    }
     if (this.limit >= this.max) return;
-    if (++this.successes >= this.limit) {
-      this.limit++;
+    if (++this.successes >= this.currentLimit) {
+      this.limit = Math.min(this.max, Math.floor(this.limit) + 1);
       this.successes = 0;
       this.drain();
     }
   }
 
+  private hasRoom(): boolean {
+    return this.active < this.currentLimit && this.active + this.stalled < this.max;
+  }
+
   private slot(): Slot {
-    let released = false;
+    let state: "running" | "stalled" | "released" = "running";
+    const timer = setTimeout(() => {
+      if (state !== "running") return;
+      state = "stalled";
+      this.active--;
+      this.stalled++;
+      this.drain();
+    }, this.stallMs);
+    timer.unref?.();
     return {
       epoch: this.epoch,
+      startedAt: Date.now(),
       release: () => {
-        if (released) return;
-        released = true;
-        this.active--;
+        if (state === "released") return;
+        clearTimeout(timer);
+        if (state === "stalled") this.stalled--;
+        else this.active--;
+        state = "released";
         this.drain();
       },
     };
   }
 
   private drain(): void {
-    while (this.active < this.limit && this.waiting.length) {
+    while (this.hasRoom() && this.waiting.length) {
       const next = this.waiting.shift()!;
       if (next.signal && next.onAbort) next.signal.removeEventListener("abort", next.onAbort);
       this.active++;
