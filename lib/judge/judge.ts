@@ -59,8 +59,8 @@ const providers = new Map<string, ReturnType<typeof createOpenAI>>();
 /**
  * The platform's fetch, not the one Next.js patches for its data cache: judge calls are POSTs never
  * cached, and a run goes on long after the request that started it, so the patch's per-call tracing
- * and bookkeeping (tied to that request) are pure cost — measured at about a third of each call's
- * time under a 100 ms judge. Looked up per call: Next.js patches after this module loads.
+ * and bookkeeping (tied to that request) are pure cost: a served 2,000-cell run under a 100 ms
+ * judge took 8.9 s with them and 7.7 s without. Looked up per call: Next.js patches after this module loads.
  */
 const judgeFetch: typeof fetch = (input, init) => {
   const current = globalThis.fetch as typeof fetch & { _nextOriginalFetch?: typeof fetch };
