@@ -3,11 +3,21 @@
  * not leak into a half-written export), per-metric score ranges in SQL, and light keyset pages of scores.
  */
 import "server-only";
-import { and, asc, eq, gt, isNotNull, lte, max, sql } from "drizzle-orm";
+import { count, and, asc, eq, gt, isNotNull, lte, max, sql } from "drizzle-orm";
 import { getDb } from "../client";
 import { evaluationResultsTable, pipelineNodesTable, type OutputType } from "../schema";
 
 /** The highest result id of an execution now (0 when it has none). */
+/** The last result id and the number of results of an execution: one walk of the (execution, id) index. */
+export function resultStats(executionId: number): { maxId: number; count: number } {
+  const row = getDb()
+    .select({ maxId: max(evaluationResultsTable.id), count: count() })
+    .from(evaluationResultsTable)
+    .where(eq(evaluationResultsTable.executionId, executionId))
+    .get();
+  return { maxId: row?.maxId ?? 0, count: row?.count ?? 0 };
+}
+
 export function maxResultId(executionId: number): number {
   return (
     getDb()

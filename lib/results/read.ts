@@ -5,9 +5,10 @@
  */
 import "server-only";
 import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
-import { listScorePage, maxResultId, scoreRangesByNode, type NodeScoreRange } from "@/db/repositories/results";
+import { listScorePage, resultStats, scoreRangesByNode, type NodeScoreRange } from "@/db/repositories/results";
 import type { EvaluationResultRow, PipelineExecutionRow } from "@/db/schema";
 import { notFound } from "@/lib/api/errors";
+import { processSingleton } from "@/lib/process-state";
 import type { Aggregated } from "@/lib/schemas/executions";
 import { Aggregator, hasScore } from "./aggregate";
 
@@ -20,14 +21,35 @@ export type ExecutionSnapshot = {
   uptoId: number;
   /** Metrics with results in the execution, in column order, with their score ranges. */
   metrics: NodeScoreRange[];
+  /** Identifies exactly this set of results: execution, last id and count. */
+  key: string;
 };
+
+/**
+ * Summaries of a set of results, which never change once written: results are only appended, and a
+ * deleted metric takes its results away, which changes the count. Keyed by (execution, last id, count),
+ * so a reader polling a finished execution's results — or a page of them — no longer re-reads and
+ * re-aggregates every score of it per request (the largest cost found under the load test's readers).
+ */
+type Summary = { metrics: NodeScoreRange[]; aggregated?: Record<string, Aggregated> };
+const SUMMARY_CACHE = 256;
+const summaries = processSingleton("results.summaries", () => new Map<string, Summary>());
+
+function remember(key: string, summary: Summary): Summary {
+  summaries.delete(key);
+  summaries.set(key, summary);
+  if (summaries.size > SUMMARY_CACHE) summaries.delete(summaries.keys().next().value!);
+  return summary;
+}
 
 /** The execution (404 if unknown), its last result id and its metrics' score ranges. */
 export function openSnapshot(executionId: number): ExecutionSnapshot {
   const execution = getExecutionRow(executionId);
   if (!execution) throw notFound("Execution", executionId);
-  const uptoId = maxResultId(executionId);
-  return { execution, uptoId, metrics: uptoId ? scoreRangesByNode(executionId, uptoId) : [] };
+  const { maxId: uptoId, count } = resultStats(executionId);
+  const key = `${executionId}:${uptoId}:${count}`;
+  const summary = summaries.get(key) ?? remember(key, { metrics: uptoId ? scoreRangesByNode(executionId, uptoId) : [] });
+  return { execution, uptoId, metrics: summary.metrics, key };
 }
 
 /** The snapshot's results in id order, one keyset page at a time. */
@@ -58,6 +80,14 @@ export function finishAggregates(aggregators: Map<number, Aggregator>): Record<s
 
 /** Aggregates of the whole snapshot from light pages of scores only (used before streaming rows). */
 export function aggregateSnapshot(snapshot: ExecutionSnapshot): Record<string, Aggregated> {
+  const summary = summaries.get(snapshot.key);
+  if (summary?.aggregated) return summary.aggregated;
+  const aggregated = computeAggregates(snapshot);
+  remember(snapshot.key, { metrics: snapshot.metrics, aggregated });
+  return aggregated;
+}
+
+function computeAggregates(snapshot: ExecutionSnapshot): Record<string, Aggregated> {
   const aggregators = newAggregators(snapshot);
   let afterId = 0;
   for (;;) {

@@ -56,6 +56,26 @@ async function download(id: number | string, format: string): Promise<Response> 
 }
 
 describe("GET /api/evaluation-pipeline-executions/{id}/results", () => {
+  it("keeps its summaries right while they are remembered: a new result or a deleted metric shows at once", async () => {
+    const ds = createTestDataset();
+    const conv = insertConversationFixture(ds.id, { name: "cache" });
+    const a = createTestMetric(ds.id, "conversation", "progress", "A");
+    const b = createTestMetric(ds.id, "conversation", "progress", "B");
+    const exec = createTestExecution(a);
+    const entity = { type: "conversation" as const, id: conv.conversationId, conversationId: conv.conversationId };
+    addTestResult({ executionId: exec.id, node: a, entity, result: { score: 0.2, reasoning: "r" }, score: 0.2 });
+    addTestResult({ executionId: exec.id, node: b, entity, result: { score: 0.6, reasoning: "r" }, score: 0.6 });
+    const read = async () => (await call(resultsRoute.GET, "GET", "/x?limit=1", { params: { id: exec.id } })).json.aggregated;
+    expect((await read())[a.id]).toMatchObject({ total: 1, average_score: 0.2 });
+    expect(await read()).toEqual(await read()); // served from memory, the same figures
+    addTestResult({ executionId: exec.id, node: a, entity, result: { score: 0.8, reasoning: "r" }, score: 0.8 });
+    expect((await read())[a.id]).toMatchObject({ total: 2, average_score: 0.5 });
+    const { deleteMetric } = await import("@/lib/metrics");
+    deleteMetric(b.id);
+    expect(Object.keys(await read())).toEqual([String(a.id)]);
+  });
+
+
   it("returns every result with per-metric aggregates and the execution's errors", async () => {
     const res = await call(resultsRoute.GET, "GET", "/x", { params: { id: fx.exec.id } });
     expect(res.status).toBe(200);
