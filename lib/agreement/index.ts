@@ -48,7 +48,8 @@ export type AgreementFigures = {
 const passFail = (pass: boolean) => (pass ? "pass" : "fail");
 
 function categoryOf(kind: AgreementKind, r: Reading, threshold: number | undefined): string {
-  if (kind === "binary") return passFail(r === true);
+  // A pass/fail reading (a reference with a rule) stays pass/fail whatever the metric's scale.
+  if (kind === "binary" || typeof r === "boolean") return passFail(r === true);
   if (kind === "score" && threshold !== undefined) return passFail(Number(r) >= threshold);
   return String(r);
 }

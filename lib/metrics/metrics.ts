@@ -8,6 +8,9 @@ import { assertDatasetExists } from "@/lib/datasets";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
 import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
+import { recordPromptVersion } from "@/db/repositories/prompt-versions";
+import type { MetricReference } from "@/lib/schemas/labels";
+import { assertReference } from "./reference";
 import { getTemplateRow } from "./templates";
 
 export function toMetric(row: PipelineNodeRow): Metric {
@@ -17,6 +20,7 @@ export function toMetric(row: PipelineNodeRow): Metric {
     dataset_id: row.datasetId,
     template_id: row.templateId,
     ...definitionToWire(row),
+    reference: (row.reference ?? null) as MetricReference | null,
     position: row.position,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -61,6 +65,7 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     outputType,
     outputSchema: input.output_schema !== undefined ? input.output_schema : template?.outputSchema,
   });
+  assertReference(input.reference, { evaluationLevel, outputType });
   const row = repo.createNode(input.dataset_id, {
     templateId: template?.id ?? null,
     name,
@@ -69,8 +74,10 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     prompt,
     outputType,
     modelName: input.model_name !== undefined ? input.model_name : (template?.modelName ?? null),
+    reference: input.reference ?? null,
     ...derived,
   });
+  recordPromptVersion(row);
   return toMetric(row);
 }
 
@@ -83,15 +90,23 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
     outputType: patch.output_type ?? row.outputType,
     outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
   });
+  assertReference(patch.reference !== undefined ? patch.reference : (row.reference as MetricReference | null), {
+    evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
+    outputType: patch.output_type ?? row.outputType,
+  });
+  // Metrics saved before versions were kept get their definition recorded as the first version.
+  recordPromptVersion(row);
   const updated = repo.updateNode(
     id,
     {
       ...definitionPatch(patch),
+      ...(patch.reference !== undefined && { reference: patch.reference }),
       ...derived,
     },
     patch.position,
   );
   if (!updated) throw notFound("Metric", id);
+  recordPromptVersion(updated);
   return toMetric(updated);
 }
 

@@ -10,12 +10,13 @@ import { goalOperations } from "./goal";
 import { healthOperations } from "./health";
 import { settingsOperations } from "./settings";
 import { importOperations } from "./imports";
+import { labelOperations } from "./labels";
 import { metricOperations } from "./metrics";
 import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...labelOperations];
 
 type JsonSchema = Record<string, unknown>;
 
