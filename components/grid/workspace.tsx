@@ -25,15 +25,26 @@ export function Workspace({
   initialMetrics,
   initialGrid,
   defaultModel,
+  initialOpen,
 }: {
   datasetId: number;
   initialMetrics: Metric[];
   initialGrid: { items: GridRow[]; total: number };
   defaultModel: string;
+  /** A cell to open on arrival (links from the agreement page): its conversation, focused on the entity. */
+  initialOpen?: { entityType: string; entityId: number; conversationId: number } | null;
 }) {
   const [store] = useState(() => new LiveCells());
   const [settings, setSettings] = useState<RunSettings>({ mode: "sync", batchSize: 8, model: "" });
-  const [panel, setPanel] = useState<Panel | null>(null);
+  const [panel, setPanel] = useState<Panel | null>(() =>
+    initialOpen
+      ? {
+          conversationId: initialOpen.conversationId,
+          focus: initialOpen.entityType === "conversation" ? null : `${initialOpen.entityType}:${initialOpen.entityId}`,
+          selected: `${initialOpen.entityType}:${initialOpen.entityId}`,
+        }
+      : null,
+  );
   const [detail, setDetail] = useState<Detail | null>(null);
   const [notice, setNotice] = useState<Error | null>(null);
 
