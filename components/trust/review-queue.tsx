@@ -300,7 +300,11 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
                   <p className="mt-1 text-2xl font-semibold" data-testid="review-verdict">
                     <Badge tone={verdict.failed ? "danger" : verdict.verdict === "fail" ? "warning" : "success"}>{verdict.verdict}</Badge>
                   </p>
-                  {verdict.reasoning ? <p className="mt-2 whitespace-pre-wrap text-sm text-slate-700">{verdict.reasoning}</p> : null}
+                  {verdict.reasoning ? (
+                    <p className="mt-2 whitespace-pre-wrap text-sm text-slate-700" data-testid="review-reasoning">
+                      {verdict.reasoning}
+                    </p>
+                  ) : null}
                 </>
               ) : (
                 <p className="mt-1 text-sm text-slate-500">Not run yet.</p>

@@ -115,3 +115,21 @@ export function metaReadingRows(datasetId: number, level: EvaluationLevel, from:
     .where(eq(stepsTable.datasetId, datasetId))
     .all();
 }
+
+export type CellResultRow = ResultReadingRow & { pipelineNodeId: number; inputTokens: number; outputTokens: number };
+
+/** The last result of every cell (metric × entity) of one execution. */
+export function executionCellRows(executionId: number, pipelineNodeId?: number): CellResultRow[] {
+  const db = getDb();
+  const latest = db
+    .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
+    .from(r)
+    .where(and(eq(r.executionId, executionId), pipelineNodeId !== undefined ? eq(r.pipelineNodeId, pipelineNodeId) : undefined))
+    .groupBy(r.pipelineNodeId, r.entityType, r.entityId)
+    .as("latest");
+  return db
+    .select({ ...readingColumns, pipelineNodeId: r.pipelineNodeId, inputTokens: r.inputTokens, outputTokens: r.outputTokens })
+    .from(r)
+    .innerJoin(latest, eq(latest.id, r.id))
+    .all();
+}

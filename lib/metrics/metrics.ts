@@ -8,8 +8,8 @@ import { assertDatasetExists } from "@/lib/datasets";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
 import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
-import { recordPromptVersion } from "@/db/repositories/prompt-versions";
-import type { MetricReference } from "@/lib/schemas/labels";
+import { listPromptVersions, recordPromptVersion } from "@/db/repositories/prompt-versions";
+import type { MetricReference, MetricVersion } from "@/lib/schemas/labels";
 import { assertReference } from "./reference";
 import { getTemplateRow } from "./templates";
 
@@ -165,4 +165,18 @@ export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
     ]);
   }
   return buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity });
+}
+
+/** A metric's saved judge definitions, oldest first (metrics from before versions were kept start at their first save). */
+export function listMetricVersions(id: number): MetricVersion[] {
+  getMetricRow(id);
+  return listPromptVersions(id).map((v) => ({
+    version: v.version,
+    prompt: v.prompt,
+    evaluation_level: v.evaluationLevel,
+    output_type: v.outputType,
+    output_schema: v.outputSchema ?? null,
+    model_name: v.modelName,
+    created_at: v.createdAt,
+  }));
 }

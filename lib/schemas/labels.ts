@@ -123,6 +123,20 @@ export const agreementSchema = z
   .meta({ id: "Agreement" });
 
 export type Agreement = z.infer<typeof agreementSchema>;
+
+export const metricVersionSchema = z
+  .object({
+    version: z.number().int().describe("1 for the definition the metric was created with, then one more per saved change"),
+    prompt: z.string(),
+    evaluation_level: entityType,
+    output_type: z.string(),
+    output_schema: jsonValue,
+    model_name: z.string().nullable(),
+    created_at: isoTimestamp,
+  })
+  .meta({ id: "MetricVersion" });
+
+export type MetricVersion = z.infer<typeof metricVersionSchema>;
 export type Label = z.infer<typeof labelSchema>;
 export type CreateLabelInput = z.infer<typeof createLabelBody>;
 export type ListLabelsQuery = z.infer<typeof listLabelsQuery>;

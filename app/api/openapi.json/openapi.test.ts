@@ -23,6 +23,11 @@ describe("GET /api/openapi.json", () => {
     expect(doc.paths["/agreement"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Agreement" });
     expect(Object.keys(doc.components.schemas.Label.properties)).toContain("superseded_at");
     expect(doc.components.schemas.Metric.properties.reference).toBeDefined();
+    expect(doc.paths["/evaluation-pipeline-executions/compare"].get.responses["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/ExecutionComparison",
+    });
+    expect(doc.paths["/evaluation-pipeline-nodes/{id}/versions"].get).toBeDefined();
+    expect(doc.paths["/datasets/{id}/grid"].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["meta", "sort", "filter"]));
   });
 
   it("is generated from the route schemas: integers, required fields and the Dataset shape", async () => {

@@ -63,6 +63,9 @@ export default async function DatasetPage({
             <Link href={`/datasets/${dataset.id}/agreement`} className="ml-2 text-sm font-medium text-brand-700 hover:underline">
               Agreement
             </Link>
+            <Link href={`/datasets/${dataset.id}/compare`} className="ml-2 text-sm font-medium text-brand-700 hover:underline">
+              Compare runs
+            </Link>
           </div>
         </div>
         {dataset.description ? <p className="mt-1 text-sm text-slate-500">{dataset.description}</p> : null}

@@ -1,5 +1,6 @@
 import { idParams } from "@/lib/schemas/common";
-import { agreementQuery, agreementSchema, createLabelBody, labelSchema, listLabelsQuery } from "@/lib/schemas/labels";
+import { compareQuery, comparisonSchema } from "@/lib/schemas/compare";
+import { agreementQuery, agreementSchema, createLabelBody, labelSchema, listLabelsQuery, metricVersionSchema } from "@/lib/schemas/labels";
 import { badRequest, forbiddenResponse, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 
@@ -75,5 +76,39 @@ export const labelOperations: Operation[] = [
       404: notFoundResponse,
       422: { description: "The metric is not of the dataset, an execution of another dataset, or `reference` without one", schema: unprocessableResponse.schema },
     },
+  },
+
+  {
+    method: "get",
+    path: "/evaluation-pipeline-executions/compare",
+    operationId: "compareExecutions",
+    summary: "Compare two executions of a dataset",
+    description:
+      "Per cell (metric × entity, each run's last result) both sides `{status, value, score, model_name}` (null when the run " +
+      "has no result there), `flip` (both completed and the pass/fail, category or score differs) and `delta` (b − a of the " +
+      "scores). Per metric: `n` cells completed in both, flips, mean delta, accuracy, kappa (pass/fail and categories) or " +
+      "Spearman (scores), the models that answered in each run, the prompt version in effect when each run was created, and " +
+      "`changed` naming what differs (`model`, `prompt`). Per run: results, completed, failed, tokens and cost (`cost_usd` " +
+      "null when the model has no price). Executions of different datasets are a 422.",
+    tag: "Executions",
+    query: compareQuery,
+    responses: {
+      200: { description: "The comparison", schema: comparisonSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      422: unprocessableResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/evaluation-pipeline-nodes/{id}/versions",
+    operationId: "listMetricVersions",
+    summary: "A metric's prompt version history",
+    description:
+      "Every saved judge definition of the metric (prompt, level, output type and schema, model), oldest first. A save that " +
+      "changes none of these adds no version. Metrics created before versions were kept get version 1 at their next save.",
+    tag: "Metrics",
+    params: idParams,
+    responses: { 200: { description: "Versions", schema: metricVersionSchema, array: true }, 400: badRequest, 404: notFoundResponse },
   },
 ];
