@@ -21,6 +21,16 @@ function trajectories(): string {
   });
 }
 
+async function runAndWait(request: APIRequestContext, datasetId: number, metricId: number, model: string): Promise<number> {
+  const run = await request.post("/api/evaluation-pipeline-executions/run", { data: { dataset_id: datasetId, pipeline_node_id: metricId, model_name: model } });
+  expect(run.status(), await run.text()).toBe(202);
+  const executionId = ((await run.json()) as { id: number }).id;
+  await expect
+    .poll(async () => ((await (await request.get(`/api/evaluation-pipeline-executions/${executionId}`)).json()) as { status: string }).status, { timeout: 30_000 })
+    .toBe("completed");
+  return executionId;
+}
+
 async function setUp(request: APIRequestContext) {
   const created = await request.post("/api/datasets", { data: { name: `Trust ${Date.now()}` } });
   expect(created.status()).toBe(201);
@@ -41,12 +51,7 @@ async function setUp(request: APIRequestContext) {
   });
   expect(metric.status(), await metric.text()).toBe(201);
   const metricId = ((await metric.json()) as { id: number }).id;
-  const run = await request.post("/api/evaluation-pipeline-executions/run", { data: { dataset_id: datasetId, pipeline_node_id: metricId } });
-  expect(run.status(), await run.text()).toBe(202);
-  const executionId = ((await run.json()) as { id: number }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/evaluation-pipeline-executions/${executionId}`)).json()) as { status: string }).status, { timeout: 30_000 })
-    .toBe("completed");
+  const executionId = await runAndWait(request, datasetId, metricId, "judge-alpha");
   return { datasetId, metricId, executionId };
 }
 
@@ -126,5 +131,32 @@ test.describe("judge trust", () => {
     await expect(page.getByTestId("conversation-panel")).toBeVisible();
     await expect(page.getByTestId("conversation-panel").getByRole("heading", { name: "Trajectory 04" })).toBeVisible();
     await expect(page.getByRole("table", { name: "Evaluation grid" })).toBeVisible();
+  });
+
+  test("compares two runs of the same metric under two judge models", async ({ page, request }) => {
+    const { datasetId, metricId, executionId: alpha } = await setUp(request);
+    // The second model sees trajectory 1 differently.
+    const rule = await request.post(`${judge}/rules`, {
+      data: { match: { regex: "Task 1: " }, behaviour: { kind: "verdict", body: { value: false, reasoning: "Beta disagrees." } } },
+    });
+    expect(rule.ok()).toBe(true);
+    const beta = await runAndWait(request, datasetId, metricId, "judge-beta");
+
+    await page.goto(`/datasets/${datasetId}`);
+    await page.getByRole("link", { name: "Compare runs" }).click();
+    await expect(page.getByRole("heading", { name: "Compare two runs", level: 1 })).toBeVisible();
+    await expect(page.getByLabel("Run A")).toHaveValue(String(alpha));
+    await expect(page.getByLabel("Run B")).toHaveValue(String(beta));
+    await expect(page.getByTestId("compare-models-a")).toHaveText("judge-alpha");
+    await expect(page.getByTestId("compare-models-b")).toHaveText("judge-beta");
+    const row = page.getByTestId("compare-metrics").locator(`[data-metric="${metricId}"]`);
+    await expect(row.getByTestId("compare-changed")).toContainText("model");
+    await expect(row.getByTestId("compare-changed")).toContainText("judge-alpha → judge-beta");
+    await expect(row.getByTestId("compare-flips")).toHaveText("1");
+    await expect(page.getByTestId("compare-cell")).toHaveCount(12);
+    await page.getByLabel("Only flips").check();
+    await expect(page.getByTestId("compare-cell")).toHaveCount(1);
+    await expect(page.getByTestId("compare-cell")).toContainText("pass");
+    await expect(page.getByTestId("compare-cell")).toContainText("fail");
   });
 });
