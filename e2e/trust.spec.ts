@@ -130,7 +130,23 @@ test.describe("judge trust", () => {
     await falsePass.getByRole("link").first().click();
     await expect(page.getByTestId("conversation-panel")).toBeVisible();
     await expect(page.getByTestId("conversation-panel").getByRole("heading", { name: "Trajectory 04" })).toBeVisible();
-    await expect(page.getByRole("table", { name: "Evaluation grid" })).toBeVisible();
+    const grid = page.getByRole("table", { name: "Evaluation grid" });
+    await expect(grid).toBeVisible();
+    await page.keyboard.press("Escape");
+
+    // The same false passes straight in the grid: the reward as a column, filtered with the judge's verdict.
+    await page.getByLabel("Meta columns").fill("reward,task");
+    await page.getByLabel("Filter rows").fill(`meta.reward==0;metric.${metricId}==pass`);
+    await page.getByLabel("Sort rows").fill("-meta.reward");
+    await page.getByRole("button", { name: "Apply" }).click();
+    await expect(grid.getByTestId("grid-row")).toHaveCount(2);
+    // Equal rewards keep grid order.
+    await expect(grid.getByTestId("grid-row").nth(0)).toContainText("Trajectory 04");
+    await expect(grid.getByTestId("grid-row").nth(1)).toContainText("Trajectory 06");
+    await expect(grid.getByTestId("grid-row").nth(0).locator('[data-testid=meta-cell][data-key="reward"]')).toHaveText("0");
+    await expect(grid.getByTestId("grid-row").nth(0).locator('[data-testid=meta-cell][data-key="task"]')).toHaveText("search");
+    await page.getByRole("button", { name: "Clear" }).click();
+    await expect(grid.getByTestId("grid-row")).toHaveCount(12);
   });
 
   test("compares two runs of the same metric under two judge models", async ({ page, request }) => {

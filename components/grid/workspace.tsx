@@ -13,7 +13,8 @@ import { LiveCells } from "./live-store";
 import { RunList } from "./run-list";
 import { RunToolbar } from "./run-toolbar";
 import type { RunScope, RunSettings } from "./types";
-import { useGridData } from "./use-grid-data";
+import { GridViewBar } from "@/components/trust/grid-view-bar";
+import { emptyView, useGridData, type GridView } from "./use-grid-data";
 import { useRuns } from "./use-runs";
 
 type Detail = { anchor: HTMLElement; metric: Metric; row: GridRow };
@@ -54,7 +55,9 @@ export function Workspace({
     initialData: initialMetrics,
   });
   const metrics = metricsQuery.data;
-  const grid = useGridData(datasetId, initialGrid);
+  const [view, setView] = useState<GridView>(emptyView);
+  const metaKeys = useMemo(() => (view.meta ? view.meta.split(",").map((k) => k.trim()).filter(Boolean) : []), [view.meta]);
+  const grid = useGridData(datasetId, initialGrid, view);
   const runs = useRuns({ datasetId, store });
 
   // Run callbacks are stable (the grid's columns and cells never re-render because of them) and read
@@ -124,12 +127,13 @@ export function Workspace({
           />
           {error ? <ErrorNotice error={error} onDismiss={() => (notice ? setNotice(null) : runs.clearError())} /> : null}
           <RunList runs={runs.runs} metrics={metrics} onCancel={runs.cancel} onDismiss={runs.dismiss} />
-          {grid.total === 0 ? (
+          <GridViewBar view={view} onApply={setView} metrics={metrics} />
+          {grid.total === 0 && !view.meta && !view.filter && !view.sort ? (
             <p className="rounded-lg border border-dashed border-slate-300 bg-white px-5 py-10 text-center text-sm text-slate-500">
               No conversations yet. Import some to fill the grid.
             </p>
           ) : (
-            <DataGrid datasetId={datasetId} metrics={metrics} rows={grid.rows} requestRows={grid.requestRows} onRunColumn={runColumn} />
+            <DataGrid datasetId={datasetId} metrics={metrics} rows={grid.rows} requestRows={grid.requestRows} onRunColumn={runColumn} metaKeys={metaKeys} />
           )}
           <p className="text-xs text-slate-500">
             {grid.total.toLocaleString()} conversations · click a row to open it, a result for the judge&apos;s reasoning, an error to retry it.
