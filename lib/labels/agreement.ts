@@ -103,6 +103,12 @@ export function getAgreement(q: { dataset_id: number; pipeline_node_id: number; 
   items.sort((x, y) => x.conversation_id - y.conversation_id || x.entity_id - y.entity_id);
   const kind = agreementKind(node.outputType);
   const threshold = q.threshold ?? defaultThreshold(node, [q.a, q.b]);
+  if (kind === "score" && threshold === undefined && items.some((i) => typeof i.a === "boolean" || typeof i.b === "boolean")) {
+    // A pass/fail reference cannot be ranked against scores; it needs the score that counts as a pass.
+    throw new AppError("unprocessable", "Invalid query: the reference reads pass/fail; give threshold, the score that counts as a pass", [
+      { path: "threshold", message: `is required to compare a ${node.outputType} metric with a pass/fail reference` },
+    ]);
+  }
   const figures = computeAgreement(kind, items, { threshold });
   return {
     dataset_id: node.datasetId,

@@ -209,4 +209,48 @@ describe("GET /api/agreement", () => {
     expect((await agree(`${base}&a=somewhere&b=labels`)).status).toBe(400);
     expect((await agree(`dataset_id=999999&pipeline_node_id=${scoreMetric}&a=latest&b=labels`)).status).toBe(404);
   });
+
+  it("compares scores: Spearman with ties and MAE by hand, pass/fail figures at a threshold or through a rule", async () => {
+    const convApi = await import("@/app/api/conversations/[id]/route");
+    const messageIds: number[] = [];
+    for (const id of conversationIds.slice(0, 5)) {
+      const conv = await call(convApi.GET, "GET", "", { params: { id } });
+      messageIds.push(conv.json.messages.find((m: { role: string }) => m.role === "assistant").id);
+    }
+    const node = getMetricRow(scoreMetric);
+    const execution = createTestExecution(node);
+    const judged = [0.2, 0.4, 0.6, 0.8, 1];
+    const labelled = [0.25, 0.25, 0.75, 1, 0.75];
+    messageIds.forEach((id, i) => {
+      addTestResult({ executionId: execution.id, node, entity: { type: "message", id, conversationId: conversationIds[i], messageId: id }, result: { score: judged[i], reasoning: "r" }, score: judged[i] });
+    });
+    for (const [i, id] of messageIds.entries()) {
+      expect((await post({ dataset_id: datasetId, pipeline_node_id: scoreMetric, entity_type: "message", entity_id: id, value: labelled[i] })).status).toBe(201);
+    }
+    const base = `dataset_id=${datasetId}&pipeline_node_id=${scoreMetric}&a=execution:${execution.id}&b=labels`;
+    const res = await agree(base);
+    expect(res.status).toBe(200);
+    // Ranks: a 1..5; b 1.5, 1.5, 3.5, 5, 3.5 → Σdxdy = 7.5, Σdx² = 10, Σdy² = 9 → ρ = 7.5/√90.
+    expect(res.json).toMatchObject({ kind: "score", n: 5, kappa: null, confusion: null });
+    expect(res.json.spearman).toBeCloseTo(7.5 / Math.sqrt(90), 12);
+    const half = 1.959963984540054 / Math.sqrt(2);
+    expect(res.json.intervals.spearman[0]).toBeCloseTo(Math.tanh(Math.atanh(7.5 / Math.sqrt(90)) - half), 12);
+    // |errors| 0.05, 0.15, 0.15, 0.2, 0.25 → 0.16.
+    expect(res.json.mae).toBeCloseTo(0.16, 12);
+    expect(res.json.accuracy).toBe(0);
+
+    const cut = await agree(`${base}&threshold=0.5`);
+    expect(cut.json).toMatchObject({ accuracy: 1, kappa: 1, confusion: { counts: [[3, 0], [0, 2]] } });
+
+    // A pass/fail rule on a progress metric compares at 0.5 by default: judged F F T T T, rewards 1 1 0 0 1.
+    const patched = await call(metricItem.PATCH, "PATCH", "", {
+      params: { id: scoreMetric },
+      body: { reference: { source: "meta", level: "conversation", path: "meta.reward", rule: { op: ">=", value: 1 } } },
+    });
+    expect(patched.status).toBe(200);
+    const ref = await agree(`dataset_id=${datasetId}&pipeline_node_id=${scoreMetric}&a=execution:${execution.id}&b=reference`);
+    expect(ref.status).toBe(200);
+    expect(ref.json.n).toBe(5);
+    expect(ref.json.confusion.counts).toEqual([[1, 2], [2, 0]]);
+  });
 });

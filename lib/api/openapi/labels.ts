@@ -64,7 +64,8 @@ export const labelOperations: Operation[] = [
       "pass/fail: accuracy, Cohen's kappa and a 2×2 confusion matrix (rows a, columns b, order pass, fail) whose " +
       "`false_pass` (a pass, b fail) and `false_fail` cells list the entities; b is taken as the truth. Text metrics compare " +
       "as categories. Score metrics get Spearman's rho (average ranks for ties) and mean absolute error; with `threshold` " +
-      "(or a reference with a rule on a progress metric, threshold 0.5) also the pass/fail figures. Intervals are two-sided " +
+      "(or a reference with a rule on a progress metric, threshold 0.5) also the pass/fail figures; other score metrics " +
+      "compared with a pass/fail reference need `threshold` (422 otherwise). Intervals are two-sided " +
       "95%: accuracy Wilson score; kappa ± 1.96·SE with Cohen's large-sample SE, clipped to [−1, 1]; Spearman Fisher z " +
       "(SE 1/√(n−3), null below 4 pairs); MAE ± 1.96·s/√n (null below 2 pairs). A figure that is undefined (no pairs, a " +
       "constant side) is null.",
@@ -74,7 +75,7 @@ export const labelOperations: Operation[] = [
       200: { description: "Agreement figures", schema: agreementSchema },
       400: badRequest,
       404: notFoundResponse,
-      422: { description: "The metric is not of the dataset, an execution of another dataset, or `reference` without one", schema: unprocessableResponse.schema },
+      422: { description: "The metric is not of the dataset, an execution of another dataset, `reference` without one, or a missing threshold", schema: unprocessableResponse.schema },
     },
   },
 
