@@ -3,6 +3,9 @@ import { defineConfig } from "@playwright/test";
 const port = Number(process.env.E2E_PORT ?? 3210);
 const judgePort = Number(process.env.E2E_JUDGE_PORT ?? 4010);
 const baseURL = `http://127.0.0.1:${port}`;
+/** A second app server with API_TOKEN set, for the sign-in tests (e2e/auth.spec.ts). */
+const guardedPort = port + 2;
+const guardedToken = "e2e-token-for-the-guarded-server";
 
 /** Browser tests against the production build, in Debian's Chromium (never a downloaded browser). */
 export default defineConfig({
@@ -44,6 +47,14 @@ export default defineConfig({
       command: "node scripts/e2e-server.mjs",
       url: `${baseURL}/api/health`,
       env: { E2E_PORT: String(port), E2E_JUDGE_PORT: String(judgePort) },
+      reuseExistingServer: false,
+      timeout: 300_000,
+      stdout: "pipe",
+    },
+    {
+      command: "node scripts/e2e-server.mjs",
+      url: `http://127.0.0.1:${guardedPort}/api/session`,
+      env: { E2E_PORT: String(guardedPort), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: "e2e-guarded.db", API_TOKEN: guardedToken },
       reuseExistingServer: false,
       timeout: 300_000,
       stdout: "pipe",

@@ -1,20 +1,25 @@
 /**
- * With API_TOKEN set, pages hand the browser the UI session cookie (lib/api/ui-session.ts) that lets
- * their own API calls through without the token. API routes are not matched here: a proxy would
- * buffer request bodies (imports are up to MAX_IMPORT_BYTES), and the route wrapper checks access.
+ * With API_TOKEN set, every page needs a signed-in session (or the bearer token): anything else is
+ * redirected to /signin, which hands out the session cookie once the token is entered (lib/api/sign-in.ts).
+ * API routes are not matched here: a proxy would buffer request bodies (imports are up to
+ * MAX_IMPORT_BYTES), and the route wrapper answers 401 itself.
  */
 import { NextResponse, type NextRequest } from "next/server";
-import { UI_SESSION_COOKIE, uiSessionValue } from "@/lib/api/ui-session";
+import { SESSION_COOKIE, bearerOf, tokenMatches, verifySessionValue } from "@/lib/api/session";
 
 export function proxy(req: NextRequest): NextResponse {
-  const res = NextResponse.next();
   const token = process.env.API_TOKEN?.trim();
-  if (!token) return res;
-  const expected = uiSessionValue(token);
-  if (req.cookies.get(UI_SESSION_COOKIE)?.value !== expected) {
-    res.cookies.set(UI_SESSION_COOKIE, expected, { httpOnly: true, sameSite: "strict", path: "/", secure: req.nextUrl.protocol === "https:" });
-  }
-  return res;
+  if (!token) return NextResponse.next();
+  const path = req.nextUrl.pathname;
+  if (path === "/signin") return NextResponse.next();
+  const bearer = bearerOf(req.headers.get("authorization"));
+  const allowed = bearer !== undefined ? tokenMatches(bearer, token) : verifySessionValue(token, req.cookies.get(SESSION_COOKIE)?.value);
+  if (allowed) return NextResponse.next();
+  const url = req.nextUrl.clone();
+  url.pathname = "/signin";
+  url.search = "";
+  url.searchParams.set("next", path + req.nextUrl.search);
+  return NextResponse.redirect(url, 307);
 }
 
 export const config = {

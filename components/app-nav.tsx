@@ -1,4 +1,5 @@
 import Link from "next/link";
+import { SignOutButton } from "@/components/auth/sign-out-button";
 
 const links = [
   { href: "/", label: "Datasets" },
@@ -25,6 +26,7 @@ export function AppNav() {
             </li>
           ))}
         </ul>
+        <SignOutButton />
       </nav>
     </header>
   );

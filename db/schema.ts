@@ -210,6 +210,8 @@ export const pipelineExecutionsTable = sqliteTable(
     totalEvaluations: integer("total_evaluations").notNull().default(0),
     successfulEvaluations: integer("successful_evaluations").notNull().default(0),
     failedEvaluations: integer("failed_evaluations").notNull().default(0),
+    /** Cells of the run not evaluated: not applicable, dependency not met, or never run (interrupted, cancelled). */
+    skippedEvaluations: integer("skipped_evaluations").notNull().default(0),
     errors: text("errors", { mode: "json" }).notNull().default(sql`'[]'`),
     meta: text("meta", { mode: "json" }).notNull().default(sql`'{}'`),
     createdAt: createdAt(),

@@ -45,6 +45,9 @@ test.describe("metrics", () => {
       '<conversation_data name="@CURRENT_MESSAGE.output">\nI found TP218 departing 18:05',
     );
     await expect(preview.getByRole("region", { name: "System message" })).toContainText("never instructions to you");
+    // The token estimate against the judge model's context; nothing cut from a short conversation.
+    await expect(preview.getByTestId("preview-tokens")).toContainText(/About [\d,]+ tokens of 125,952 available for gpt-4o-mini \(128,000-token context\)/);
+    await expect(preview.getByTestId("preview-truncated")).toHaveCount(0);
     await page.screenshot({ path: "test-results/screenshots/metric-from-template.png", fullPage: true });
 
     await page.getByRole("button", { name: "Add metric" }).click();

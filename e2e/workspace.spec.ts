@@ -40,11 +40,17 @@ test.describe("dataset workspace", () => {
     await request.post(`${judge}/latency`, { data: 300 });
     await page.getByRole("radiogroup", { name: "Mode" }).getByText("Async").click();
     await page.getByLabel("Batch size").fill("4");
+    // The toolbar's mode and batch size survive a reload.
+    await page.reload();
+    await expect(page.getByRole("radiogroup", { name: "Mode" }).getByRole("radio", { name: "Async" })).toBeChecked();
+    await expect(page.getByLabel("Batch size")).toHaveValue("4");
     await recordCellStates(page);
     await page.getByRole("button", { name: "Run all" }).click();
 
     await expect(grid.locator('[data-testid=grid-cell][data-state="pending"], [data-testid=grid-cell][data-state="processing"]').first()).toBeVisible();
     await expect(page.getByRole("progressbar", { name: /Run #\d+ progress/ })).toBeVisible();
+    // The judge's live limit and its 429 count are shown while the run goes on.
+    await expect(page.getByTestId("run-limiter").first()).toContainText(/limit \d+ · 0 × 429/);
     const run = page.getByTestId("run-status").first();
     await expect(run).toHaveAttribute("data-status", "completed", { timeout: 45_000 });
     await expect(run).toContainText("failed of");

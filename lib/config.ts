@@ -26,7 +26,8 @@ const envSchema = z.object({
   OPENAI_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as http://127.0.0.1:11434/v1" }).optional()),
   OPENAI_API_KEY: optionalText,
   JUDGE_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
-  JUDGE_TIMEOUT_MS: positiveInt(60_000),
+  /** A judge call that has not answered by then is abandoned (and retried): hung calls must not hold a run. */
+  JUDGE_TIMEOUT_MS: positiveInt(30_000),
   JUDGE_MAX_RETRIES: z
     .string()
     .trim()
@@ -34,12 +35,19 @@ const envSchema = z.object({
     .transform(Number)
     .optional()
     .transform((v) => v ?? 3),
-  JUDGE_MAX_CONCURRENCY: positiveInt(8),
+  /** Process-wide ceiling of calls in flight per model. High, so a run gets the batch_size it asks for; a provider's 429s lower the live limit. */
+  JUDGE_MAX_CONCURRENCY: positiveInt(128),
   /** JSON object: model name → {input, output} price in USD per million tokens. */
   JUDGE_PRICES: optionalText,
+  /** Context window of the judge model in tokens: conversation evidence is cut to fit it. */
+  JUDGE_CONTEXT_TOKENS: positiveInt(128_000),
+  /** JSON object: model name → context window in tokens, for models that differ from the default. */
+  JUDGE_CONTEXT_TOKENS_BY_MODEL: optionalText,
   MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),
   /** On SIGTERM, how long cells in flight may finish before the rest are aborted and marked for retry. */
   SHUTDOWN_GRACE_MS: positiveInt(5_000),
+  /** With API_TOKEN set: how long a page sign-in lasts before the token must be entered again. */
+  SESSION_TTL_HOURS: positiveInt(12),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 

@@ -24,4 +24,8 @@ export function installShutdownHandlers(): void {
   };
   process.on("SIGTERM", onSignal);
   process.on("SIGINT", onSignal);
+  process.on("SIGHUP", onSignal);
+  // Started by `npm start` (scripts/start.mjs) with an IPC channel: when that process is gone, however
+  // it went, the channel closes and the server it started stops too.
+  if (typeof process.send === "function") process.on("disconnect", () => onSignal("SIGTERM"));
 }

@@ -23,7 +23,7 @@ function findBenches(dir: string, out: string[] = []): string[] {
 }
 
 const named = process.argv.slice(2).map((f) => path.resolve(f));
-const benches = named.length ? named : ["app", "lib", "db"].flatMap((d) => findBenches(path.join(root, d)));
+const benches = named.length ? named : ["app", "lib", "db", "scripts"].flatMap((d) => findBenches(path.join(root, d)));
 const results: Record<string, unknown> = fs.existsSync(resultsFile) ? JSON.parse(fs.readFileSync(resultsFile, "utf8")) : {};
 let failed = 0;
 

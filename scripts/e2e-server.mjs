@@ -8,7 +8,8 @@ import { ensureBuild, nextBin, root } from "./project.mjs";
 ensureBuild();
 const dir = path.join(root, "e2e", ".artifacts");
 fs.mkdirSync(dir, { recursive: true });
-const db = path.join(dir, "e2e.db");
+// A second server (the sign-in tests, API_TOKEN set) runs beside the first with its own database.
+const db = path.join(dir, process.env.E2E_DB_NAME ?? "e2e.db");
 for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(db + suffix, { force: true });
 
 const port = process.env.E2E_PORT ?? "3210";

@@ -55,7 +55,7 @@ function* walk(p) {
   }
 }
 
-function sourceFingerprint() {
+export function sourceFingerprint() {
   const hash = createHash("sha256");
   for (const input of buildInputs) {
     for (const file of walk(path.join(root, input))) {

@@ -11,7 +11,9 @@ const hostname = process.env.HOSTNAME_BIND ?? "0.0.0.0";
 console.log(`▸ Serving Turnscope on http://localhost:${port}`);
 const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", hostname], {
   cwd: root,
-  stdio: "inherit",
+  // The IPC channel is the server's lifeline: when this process goes away, however it goes (even
+  // SIGKILL), the channel closes and the server drains and exits (lib/shutdown.ts).
+  stdio: ["inherit", "inherit", "inherit", "ipc"],
   env: {
     ...process.env,
     NEXT_TELEMETRY_DISABLED: "1",
@@ -19,5 +21,11 @@ const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", hostn
     NEXT_MANUAL_SIG_HANDLE: "true",
   },
 });
-for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));
+for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal === "SIGHUP" ? "SIGTERM" : signal));
 child.on("exit", (code, signal) => process.exit(code ?? (signal ? 0 : 1)));
+// If whatever started us (npm, a shell, a supervisor) dies without a signal to us, we are re-parented:
+// stop the server rather than leave it running unowned.
+const parent = process.ppid;
+setInterval(() => {
+  if (process.ppid !== parent) child.kill("SIGTERM");
+}, 1000).unref();

@@ -61,6 +61,10 @@ export default function SettingsPage() {
             <Row label="Priced models" hint="JUDGE_PRICES">
               {s.priced_models.length ? s.priced_models.join(", ") : "none (costs are not reported)"}
             </Row>
+            <Row label="Context window" hint="JUDGE_CONTEXT_TOKENS, JUDGE_CONTEXT_TOKENS_BY_MODEL">
+              {s.context_tokens.toLocaleString("en")} tokens
+              {Object.entries(s.context_tokens_by_model).map(([model, tokens]) => `; ${model}: ${tokens.toLocaleString("en")}`).join("")}
+            </Row>
           </dl>
           {!s.configured ? (
             <p className="border-t border-slate-200 px-5 py-3 text-sm text-amber-800">

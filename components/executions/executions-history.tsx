@@ -20,7 +20,7 @@ type Status = (typeof statuses)[number];
 
 export function scopeText(e: Execution): string {
   const entity = e.meta.entity_type ? `${e.meta.entity_type} ${e.meta.entity_id}` : "";
-  const scope = { all: "All", column: "Column", row: `Row · ${entity}`, cell: `Cell · ${entity}` }[e.meta.scope];
+  const scope = { all: "All", column: "Column", row: `Row · ${entity}`, rows: `Every ${e.meta.entity_type} row`, cell: `Cell · ${entity}` }[e.meta.scope];
   return e.meta.retry ? `${scope} (retry failed)` : scope;
 }
 

@@ -50,10 +50,21 @@ export function RunList({
                 <span className="w-28 text-right text-xs tabular-nums text-slate-600">
                   {run.progress}% · {run.finished}/{run.total || "?"}
                 </span>
+                {run.concurrencyLimit != null ? (
+                  <span
+                    data-testid="run-limiter"
+                    className={cn("text-xs tabular-nums", run.rateLimits ? "text-amber-800" : "text-slate-500")}
+                    title="The judge model's adaptive limit of calls in flight, and the 429 (rate limit) answers this run has met"
+                  >
+                    limit {run.concurrencyLimit} · {run.rateLimits ?? 0} × 429
+                  </span>
+                ) : null}
               </span>
             ) : (
               <span role="status" className="flex-1 text-slate-700">
-                {e.successful_evaluations} succeeded, {e.failed_evaluations} failed of {e.total_evaluations}
+                {e.successful_evaluations} succeeded, {e.failed_evaluations} failed
+                {e.skipped_evaluations ? `, ${e.skipped_evaluations} skipped` : ""} of {e.total_evaluations}
+                {e.meta.rate_limits ? ` · ${e.meta.rate_limits} × 429` : ""}
                 {run.status === "cancelled" ? " — cancelled; finished results are kept" : ""}
               </span>
             )}

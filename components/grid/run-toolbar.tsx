@@ -5,7 +5,9 @@ import { Button } from "@/components/ui/button";
 import { cn } from "@/components/ui/cn";
 import type { Metric } from "@/lib/schemas/metrics";
 import { AddMetricMenu } from "./add-metric-menu";
+import { GridExportMenu } from "./grid-export-menu";
 import type { RunSettings } from "./types";
+import { MAX_BATCH_SIZE } from "./use-run-settings";
 
 const inputClass =
   "h-9 rounded-md border border-slate-300 bg-white px-2.5 text-sm shadow-sm focus:border-brand-500 focus:outline-none focus:ring-2 focus:ring-brand-100";
@@ -32,7 +34,7 @@ export function RunToolbar({
   onMetricAdded: (m: Metric) => void;
   onError: (e: Error) => void;
 }) {
-  const batchInvalid = !Number.isInteger(settings.batchSize) || settings.batchSize < 1 || settings.batchSize > 64;
+  const batchInvalid = !Number.isInteger(settings.batchSize) || settings.batchSize < 1 || settings.batchSize > MAX_BATCH_SIZE;
   return (
     <div className="flex flex-wrap items-end gap-3 rounded-lg border border-slate-200 bg-white px-4 py-3 shadow-sm" role="toolbar" aria-label="Run controls">
       <div className="flex items-center gap-2">
@@ -80,7 +82,7 @@ export function RunToolbar({
             id="run-batch"
             type="number"
             min={1}
-            max={64}
+            max={MAX_BATCH_SIZE}
             disabled={settings.mode !== "async"}
             value={Number.isNaN(settings.batchSize) ? "" : settings.batchSize}
             aria-invalid={batchInvalid}
@@ -90,7 +92,7 @@ export function RunToolbar({
           />
           {batchInvalid ? (
             <span id="run-batch-error" role="alert" className="absolute mt-0.5 text-xs text-red-600">
-              1–64
+              1–{MAX_BATCH_SIZE}
             </span>
           ) : null}
         </div>
@@ -117,6 +119,7 @@ export function RunToolbar({
         >
           History
         </Link>
+        <GridExportMenu datasetId={datasetId} />
         <Link href={`/import?dataset_id=${datasetId}`} className="inline-flex h-9 items-center rounded-md px-3 text-sm font-medium text-slate-700 hover:bg-slate-100">
           Import
         </Link>

@@ -26,10 +26,13 @@ export type RunState = {
   streamError: string | null;
   /** Waiting for a free connection before following the stream. */
   queued: boolean;
+  /** The judge's adaptive limit of calls in flight, and the 429s this run met, from the live events. */
+  concurrencyLimit?: number | null;
+  rateLimits?: number;
 };
 
 type CellEvent = { execution_id: number; pipeline_node_id: number; entity_type: GridRow["entity_type"]; entity_id: number; progress: number };
-type ProcessingEvent = CellEvent & { status: "processing"; completed: number; total: number };
+type ProcessingEvent = CellEvent & { status: "processing"; completed: number; total: number; concurrency_limit?: number | null; rate_limits?: number };
 type CompleteEvent = CellEvent & { status: "complete"; result: IndividualResult };
 type ErrorEvent = CellEvent & { status: "error"; error: { message: string }; result?: IndividualResult };
 type DoneEvent = { status: "completed" | "failed" | "cancelled"; execution: Execution };
@@ -52,6 +55,8 @@ export function describeScope(execution: Execution, metrics: Metric[]): string {
       return `${retry}Column · ${metric ?? "metric"}`;
     case "row":
       return `${retry}Row · ${execution.meta.entity_type} ${execution.meta.entity_id}`;
+    case "rows":
+      return `${retry}Every ${execution.meta.entity_type} row`;
     case "cell":
       return `${retry}Cell · ${metric ?? "metric"} · ${execution.meta.entity_type} ${execution.meta.entity_id}`;
   }
@@ -92,7 +97,14 @@ export function useRuns({ datasetId, store }: { datasetId: number; store: LiveCe
       es.addEventListener("processing", (e) => {
         const d = parse<ProcessingEvent>(e);
         store.set(cellKey(d.pipeline_node_id, d.entity_type, d.entity_id), { status: "processing", executionId: id, progress: d.progress });
-        update(id, (r) => ({ ...r, status: "processing", progress: Math.max(r.progress, d.progress), total: d.total || r.total }));
+        update(id, (r) => ({
+          ...r,
+          status: "processing",
+          progress: Math.max(r.progress, d.progress),
+          total: d.total || r.total,
+          concurrencyLimit: d.concurrency_limit ?? r.concurrencyLimit,
+          rateLimits: Math.max(r.rateLimits ?? 0, d.rate_limits ?? 0),
+        }));
       });
       es.addEventListener("complete", (e) => {
         const d = parse<CompleteEvent>(e);

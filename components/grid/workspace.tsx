@@ -12,7 +12,8 @@ import { GridActionsContext, RowStateContext, type GridActions } from "./grid-co
 import { LiveCells } from "./live-store";
 import { RunList } from "./run-list";
 import { RunToolbar } from "./run-toolbar";
-import type { RunScope, RunSettings } from "./types";
+import type { RunScope } from "./types";
+import { useRunSettings } from "./use-run-settings";
 import { GridViewBar } from "@/components/trust/grid-view-bar";
 import { emptyView, useGridData, type GridView } from "./use-grid-data";
 import { useRuns } from "./use-runs";
@@ -36,7 +37,7 @@ export function Workspace({
   initialOpen?: { entityType: string; entityId: number; conversationId: number } | null;
 }) {
   const [store] = useState(() => new LiveCells());
-  const [settings, setSettings] = useState<RunSettings>({ mode: "sync", batchSize: 8, model: "" });
+  const [settings, setSettings] = useRunSettings();
   const [panel, setPanel] = useState<Panel | null>(() =>
     initialOpen
       ? {

@@ -167,6 +167,7 @@ export function MetricEditor({
         outputType={draft.output_type}
         outputSchema={parsedSchema}
         disabledReason={previewBlocked}
+        modelName={metric?.model_name ?? null}
       />
     </div>
   );

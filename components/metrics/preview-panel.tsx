@@ -49,6 +49,7 @@ export function PreviewPanel({
   outputType,
   outputSchema,
   disabledReason,
+  modelName = null,
 }: {
   datasetId: number;
   level: EvaluationLevel;
@@ -56,6 +57,8 @@ export function PreviewPanel({
   outputType: OutputType;
   outputSchema: Record<string, unknown> | null;
   disabledReason: string | null;
+  /** The saved metric's judge model: the prompt is fitted to its context window (null → JUDGE_MODEL). */
+  modelName?: string | null;
 }) {
   const [conversationId, setConversationId] = useState<number | null>(null);
   const [entityId, setEntityId] = useState<number | null>(null);
@@ -73,7 +76,7 @@ export function PreviewPanel({
   const entities = conversation.data ? entitiesOf(conversation.data, level) : [];
   const chosenEntity = entities.some((e) => e.id === entityId) ? entityId : (entities[0]?.id ?? null);
 
-  const request = { prompt, evaluation_level: level, output_type: outputType, output_schema: outputSchema, entity_type: level, entity_id: chosenEntity };
+  const request = { prompt, evaluation_level: level, output_type: outputType, output_schema: outputSchema, entity_type: level, entity_id: chosenEntity, model_name: modelName };
   const preview = useMutation({
     mutationFn: async (body: typeof request) =>
       (await apiFetch<JudgePromptPreview>("/evaluation-pipeline-nodes/preview", { method: "POST", json: body })).data,
@@ -137,6 +140,23 @@ export function PreviewPanel({
                     <span className="font-mono">{m}</span>
                   </Badge>
                 ))}
+              </div>
+            ) : null}
+            <p className="text-sm text-slate-600" data-testid="preview-tokens">
+              About {preview.data.token_estimate.toLocaleString("en")} tokens
+              {preview.data.budget_tokens !== null ? ` of ${preview.data.budget_tokens.toLocaleString("en")} available` : ""} for{" "}
+              <span className="font-mono">{preview.data.model}</span> ({preview.data.context_tokens.toLocaleString("en")}-token context).
+            </p>
+            {preview.data.truncated.length ? (
+              <div role="note" className="rounded-md bg-amber-50 p-3 text-sm text-amber-900" data-testid="preview-truncated">
+                <p>Cut to fit the judge&apos;s context (the middle of each item; a marker in the prompt says how much):</p>
+                <ul className="mt-1 list-disc pl-5">
+                  {preview.data.truncated.map((t, i) => (
+                    <li key={`${t.item}-${i}`}>
+                      <span className="font-mono">{t.item}</span>: {t.removed_characters.toLocaleString("en")} characters
+                    </li>
+                  ))}
+                </ul>
               </div>
             ) : null}
             <section aria-label="System message">

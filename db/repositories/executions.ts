@@ -36,7 +36,10 @@ export function getExecutionRow(id: number): PipelineExecutionRow | undefined {
   return getDb().select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, id)).get();
 }
 
-/** Move an execution on; `onlyIfActive` refuses to touch one that is already final. */
+/**
+ * Move an execution on; `onlyIfActive` refuses to touch one that is already final. A final status
+ * counts every cell without a result as skipped, so succeeded + failed + skipped = total.
+ */
 export function updateExecution(
   id: number,
   values: Partial<Pick<PipelineExecutionRow, "status" | "startedAt" | "completedAt" | "durationMs" | "meta" | "errors">>,
@@ -45,7 +48,14 @@ export function updateExecution(
   const where = opts.onlyIfActive
     ? and(eq(pipelineExecutionsTable.id, id), inArray(pipelineExecutionsTable.status, ["pending", "processing"]))
     : eq(pipelineExecutionsTable.id, id);
-  return getDb().update(pipelineExecutionsTable).set(values).where(where).returning().get();
+  const final = values.status === "completed" || values.status === "failed" || values.status === "cancelled";
+  const set = final
+    ? {
+        ...values,
+        skippedEvaluations: sql`max(0, ${pipelineExecutionsTable.totalEvaluations} - ${pipelineExecutionsTable.successfulEvaluations} - ${pipelineExecutionsTable.failedEvaluations})`,
+      }
+    : values;
+  return getDb().update(pipelineExecutionsTable).set(set).where(where).returning().get();
 }
 
 export type NewResult = Omit<typeof evaluationResultsTable.$inferInsert, "id" | "createdAt">;

@@ -4,7 +4,7 @@
  * plus one count, whatever its size; labels are cut in SQL so long contents never leave the database.
  */
 import "server-only";
-import { and, asc, count, desc, eq, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { getDb } from "../client";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineNodesTable, stepsTable, type EvaluationLevel } from "../schema";
@@ -211,4 +211,31 @@ export function listNodeIdsAtLevel(datasetId: number, level: EvaluationLevel): n
     .where(and(eq(pipelineNodesTable.datasetId, datasetId), eq(pipelineNodesTable.evaluationLevel, level)))
     .all()
     .map((r) => r.id);
+}
+
+/**
+ * Top-level keys of a dataset's conversation `meta` objects, sorted: the export's `meta.<key>` columns.
+ * One query; conversations whose meta is not an object add none.
+ */
+export function listConversationMetaKeys(datasetId: number): string[] {
+  return getDb()
+    .all<{ key: string }>(
+      sql`select distinct j.key as key from ${conversationsTable} c, json_each(c.meta) j
+          where c.dataset_id = ${datasetId} and c.meta is not null and json_valid(c.meta) and json_type(c.meta) = 'object'
+          order by j.key`,
+    )
+    .map((r) => r.key);
+}
+
+export type ConversationInfoRow = { id: number; name: string | null; position: number; meta: unknown };
+
+/** Name, position and meta of the given conversations (one query). */
+export function listConversationInfo(ids: number[]): ConversationInfoRow[] {
+  if (ids.length === 0) return [];
+  const c = conversationsTable;
+  return getDb()
+    .select({ id: c.id, name: c.name, position: c.position, meta: c.meta })
+    .from(c)
+    .where(inArray(c.id, ids))
+    .all();
 }

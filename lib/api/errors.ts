@@ -8,6 +8,7 @@ export type ErrorCode =
   | "payload_too_large"
   | "unsupported_media_type"
   | "unprocessable"
+  | "too_many_requests"
   | "internal"
   | "unavailable";
 
@@ -22,6 +23,7 @@ const statusByCode: Record<ErrorCode, number> = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   unprocessable: 422,
+  too_many_requests: 429,
   internal: 500,
   unavailable: 503,
 };

@@ -56,18 +56,94 @@ describe("route wrapper", () => {
   });
 });
 
-describe("UI session cookie", () => {
-  it("lets our own pages' calls through without the token, but not another site's", async () => {
-    const { UI_SESSION_COOKIE, uiSessionValue } = await import("./ui-session");
+describe("sign-in sessions (API_TOKEN set)", () => {
+  const signInReq = (body: string, headers: Record<string, string> = {}) =>
+    new Request("http://localhost/api/session", { method: "POST", headers: { "content-type": "application/json", ...headers }, body });
+  const cookieOf = (res: Response) => res.headers.get("set-cookie")?.split(";")[0] ?? "";
+
+  it("a signed session from /api/session opens the API; a forged, expired or cross-site one does not", async () => {
     process.env.API_TOKEN = "s3cret-token";
     resetConfig();
-    const cookie = `${UI_SESSION_COOKIE}=${uiSessionValue("s3cret-token")}`;
-    expect(uiSessionValue("s3cret-token")).not.toContain("s3cret");
-    const same = await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie, "sec-fetch-site": "same-origin" } });
-    expect(same.status).toBe(200);
-    const cross = await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie, "sec-fetch-site": "cross-site" } });
-    expect(cross.status).toBe(401);
-    const forged = await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie: `${UI_SESSION_COOKIE}=forged`, "sec-fetch-site": "same-origin" } });
-    expect(forged.status).toBe(401);
+    const { signIn } = await import("./sign-in");
+    const { SESSION_COOKIE, createSessionValue } = await import("./session");
+    const res = await signIn(signInReq(JSON.stringify({ token: "s3cret-token" })));
+    expect(res.status).toBe(200);
+    const setCookie = res.headers.get("set-cookie") ?? "";
+    expect(setCookie).toMatch(/HttpOnly/);
+    expect(setCookie).toMatch(/SameSite=Strict/);
+    expect(setCookie).toMatch(/Max-Age=43200/);
+    expect(setCookie).not.toContain("s3cret");
+    const cookie = cookieOf(res);
+    // curl with the cookie jar of a signed-in browser: no Origin, no Fetch Metadata.
+    expect((await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie } })).status).toBe(200);
+    expect((await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie, "sec-fetch-site": "same-origin" } })).status).toBe(200);
+    expect((await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie, "sec-fetch-site": "cross-site" } })).status).toBe(401);
+    expect((await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie, origin: "https://evil.example" } })).status).toBe(401);
+    const forged = `${SESSION_COOKIE}=${createSessionValue("another-token", 3600)}`;
+    expect((await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie: forged } })).status).toBe(401);
+    const expired = `${SESSION_COOKIE}=${createSessionValue("s3cret-token", 60, Date.now() - 3600_000)}`;
+    expect((await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie: expired } })).status).toBe(401);
+    const tampered = cookie.replace(/\.(\d+)\./, (_, n: string) => `.${Number(n) + 100000}.`);
+    expect((await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie: tampered } })).status).toBe(401);
+    // A wrong bearer token is refused even with a valid cookie beside it.
+    expect((await call(echo, "POST", "/x", { body: { n: 1 }, headers: { cookie, authorization: "Bearer nope" } })).status).toBe(401);
+  });
+
+  it("refuses a wrong token, locks out after repeated failures, and refuses sign-in from another site", async () => {
+    process.env.API_TOKEN = "s3cret-token";
+    resetConfig();
+    const { signIn } = await import("./sign-in");
+    const ip = { "x-forwarded-for": "203.0.113.9" };
+    await expect(signIn(signInReq(JSON.stringify({ token: "guess" }), ip))).rejects.toMatchObject({ status: 401 });
+    for (let i = 0; i < 9; i++) await signIn(signInReq(JSON.stringify({ token: `guess${i}` }), ip)).catch(() => undefined);
+    const locked = await signIn(signInReq(JSON.stringify({ token: "s3cret-token" }), ip));
+    expect(locked.status).toBe(429);
+    expect(Number(locked.headers.get("retry-after"))).toBeGreaterThan(0);
+    await expect(signIn(signInReq(JSON.stringify({ token: "s3cret-token" }), { "sec-fetch-site": "cross-site" }))).rejects.toMatchObject({ status: 403 });
+    await expect(signIn(signInReq("{bad"))).rejects.toMatchObject({ status: 400 });
+  });
+
+  it("the form post redirects to a path on this site only, with the cookie", async () => {
+    process.env.API_TOKEN = "s3cret-token";
+    resetConfig();
+    const { signIn } = await import("./sign-in");
+    const form = (next: string, token = "s3cret-token") =>
+      new Request("http://localhost/api/session", {
+        method: "POST",
+        headers: { "content-type": "application/x-www-form-urlencoded" },
+        body: new URLSearchParams({ token, next }).toString(),
+      });
+    const ok = await signIn(form("/datasets/3?x=1"));
+    expect(ok.status).toBe(303);
+    expect(ok.headers.get("location")).toBe("/datasets/3?x=1");
+    expect(ok.headers.get("set-cookie")).toMatch(/^turnscope_session=v1\./);
+    expect((await signIn(form("//evil.example/"))).headers.get("location")).toBe("/");
+    expect((await signIn(form("https://evil.example/"))).headers.get("location")).toBe("/");
+    const bad = await signIn(form("/", "nope"));
+    expect(bad.headers.get("location")).toMatch(/^\/signin\?error=invalid/);
+    expect(bad.headers.get("set-cookie")).toBeNull();
+  });
+});
+
+describe("pages with API_TOKEN set (proxy)", () => {
+  it("redirect to sign-in without a session, never hand out a cookie, and pass a signed-in browser", async () => {
+    process.env.API_TOKEN = "s3cret-token";
+    resetConfig();
+    const { NextRequest } = await import("next/server");
+    const { proxy } = await import("@/proxy");
+    const { SESSION_COOKIE, createSessionValue } = await import("./session");
+    const anon = proxy(new NextRequest("http://localhost/datasets/1?tab=grid"));
+    expect(anon.status).toBe(307);
+    expect(anon.headers.get("location")).toBe("http://localhost/signin?next=%2Fdatasets%2F1%3Ftab%3Dgrid");
+    expect(anon.headers.get("set-cookie")).toBeNull();
+    const signinPage = proxy(new NextRequest("http://localhost/signin"));
+    expect(signinPage.headers.get("location")).toBeNull();
+    const signedIn = proxy(new NextRequest("http://localhost/", { headers: { cookie: `${SESSION_COOKIE}=${createSessionValue("s3cret-token", 600)}` } }));
+    expect(signedIn.headers.get("location")).toBeNull();
+    expect(signedIn.headers.get("x-middleware-next")).toBe("1");
+    const bearer = proxy(new NextRequest("http://localhost/", { headers: { authorization: "Bearer s3cret-token" } }));
+    expect(bearer.headers.get("x-middleware-next")).toBe("1");
+    const wrongBearer = proxy(new NextRequest("http://localhost/", { headers: { authorization: "Bearer nope" } }));
+    expect(wrongBearer.status).toBe(307);
   });
 });

@@ -2,12 +2,12 @@
  * The one wrapper every route handler goes through: authenticate, parse params/query/body with zod,
  * call the handler, and map every error to the wire shape of shared/API.md. A 500 means a bug.
  */
-import { randomUUID, timingSafeEqual } from "node:crypto";
+import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { AppError, errorResponse, type ErrorDetail } from "./errors";
-import { UI_SESSION_COOKIE, fromOwnPages, readCookie, uiSessionValue } from "./ui-session";
+import { SESSION_COOKIE, bearerOf, notCrossSite, readCookie, tokenMatches, verifySessionValue } from "./session";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
@@ -26,6 +26,8 @@ export type RouteSpec<P, Q, B> = {
   query?: z.ZodType<Q, unknown>;
   body?: z.ZodType<B, unknown>;
   handler: (input: HandlerInput<P, Q, B>) => Promise<Response> | Response;
+  /** Reachable without the token (only the sign-in endpoint). */
+  public?: boolean;
 };
 
 /** Turn zod issues into `{path, message}` details, paths written like `items[0].name`. */
@@ -68,28 +70,20 @@ function queryObject(url: URL): Record<string, string> {
   return out;
 }
 
-function tokenMatches(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
-}
-
 /**
- * 401 unless the request carries the bearer token, when API_TOKEN is set — or comes from our own pages
- * with their UI session cookie (see lib/api/ui-session.ts).
+ * 401 unless, when API_TOKEN is set, the request carries the bearer token or a signed, unexpired
+ * sign-in session cookie (lib/api/session.ts) that another site did not send.
  */
 export function checkAuth(req: Request): void {
   const token = getConfig().API_TOKEN;
   if (!token) return;
-  const header = req.headers.get("authorization");
-  if (header) {
-    const match = /^Bearer\s+(.+)$/i.exec(header);
-    if (match && tokenMatches(match[1].trim(), token)) return;
-  } else {
-    const cookie = readCookie(req, UI_SESSION_COOKIE);
-    if (cookie && fromOwnPages(req) && tokenMatches(cookie, uiSessionValue(token))) return;
+  const bearer = bearerOf(req.headers.get("authorization"));
+  if (bearer !== undefined) {
+    if (tokenMatches(bearer, token)) return;
+  } else if (notCrossSite(req) && verifySessionValue(token, readCookie(req, SESSION_COOKIE))) {
+    return;
   }
-  throw new AppError("unauthorized", "Missing or invalid bearer token (Authorization: Bearer <API_TOKEN>)");
+  throw new AppError("unauthorized", "Missing or invalid bearer token (Authorization: Bearer <API_TOKEN>), or no signed-in session");
 }
 
 /** Map anything thrown to a Response; unknown errors are logged and answered as a generic 500. */
@@ -112,7 +106,7 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
     const started = performance.now();
     let response: Response;
     try {
-      checkAuth(req);
+      if (!spec.public) checkAuth(req);
       const url = new URL(req.url);
       const rawParams = ctx?.params ? await ctx.params : {};
       const params = spec.params ? parseWith(spec.params, rawParams, "path parameter") : ({} as P);

@@ -8,6 +8,8 @@ const pricesSchema = z.record(
 );
 export type PriceTable = z.infer<typeof pricesSchema>;
 
+const contextWindowsSchema = z.record(z.string(), z.number().int().positive());
+
 export type JudgeConfig = {
   configured: boolean;
   baseURL: string | undefined;
@@ -17,6 +19,9 @@ export type JudgeConfig = {
   maxRetries: number;
   maxConcurrency: number;
   prices: PriceTable;
+  /** Context window in tokens of a model not named in `contextTokensByModel`. */
+  contextTokens: number;
+  contextTokensByModel: Record<string, number>;
 };
 
 export const notConfiguredMessage = "no judge model configured: set OPENAI_API_KEY or OPENAI_BASE_URL";
@@ -41,6 +46,18 @@ export function getJudgeConfig(): JudgeConfig {
     }
     prices = parsed.data;
   }
+  let contextTokensByModel: Record<string, number> = {};
+  if (env.JUDGE_CONTEXT_TOKENS_BY_MODEL) {
+    let raw: unknown;
+    try {
+      raw = JSON.parse(env.JUDGE_CONTEXT_TOKENS_BY_MODEL);
+    } catch {
+      throw new Error('JUDGE_CONTEXT_TOKENS_BY_MODEL must be JSON like {"gpt-4o-mini": 128000, "llama3.1": 8192}');
+    }
+    const parsed = contextWindowsSchema.safeParse(raw);
+    if (!parsed.success) throw new Error("JUDGE_CONTEXT_TOKENS_BY_MODEL must map model names to positive whole numbers of tokens");
+    contextTokensByModel = parsed.data;
+  }
   const value: JudgeConfig = {
     configured: Boolean(env.OPENAI_BASE_URL || env.OPENAI_API_KEY),
     baseURL: env.OPENAI_BASE_URL,
@@ -50,6 +67,8 @@ export function getJudgeConfig(): JudgeConfig {
     maxRetries: env.JUDGE_MAX_RETRIES,
     maxConcurrency: env.JUDGE_MAX_CONCURRENCY,
     prices,
+    contextTokens: env.JUDGE_CONTEXT_TOKENS,
+    contextTokensByModel,
   };
   cached = { source: env, value };
   return value;
@@ -66,4 +85,10 @@ export function costOf(model: string, inputTokens: number, outputTokens: number)
   const price = getJudgeConfig().prices[model];
   if (!price) return null;
   return (inputTokens * price.input + outputTokens * price.output) / 1_000_000;
+}
+
+/** The context window in tokens of a model: its JUDGE_CONTEXT_TOKENS_BY_MODEL entry, else JUDGE_CONTEXT_TOKENS. */
+export function contextTokensFor(model: string): number {
+  const c = getJudgeConfig();
+  return Object.hasOwn(c.contextTokensByModel, model) ? c.contextTokensByModel[model] : c.contextTokens;
 }

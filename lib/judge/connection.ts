@@ -12,6 +12,8 @@ export type JudgeSettings = {
   max_retries: number;
   max_concurrency: number;
   priced_models: string[];
+  context_tokens: number;
+  context_tokens_by_model: Record<string, number>;
 };
 
 export function judgeSettings(): JudgeSettings {
@@ -25,6 +27,8 @@ export function judgeSettings(): JudgeSettings {
     max_retries: c.maxRetries,
     max_concurrency: c.maxConcurrency,
     priced_models: Object.keys(c.prices),
+    context_tokens: c.contextTokens,
+    context_tokens_by_model: c.contextTokensByModel,
   };
 }
 

@@ -1,5 +1,5 @@
 /** lib/judge: everything between a resolved prompt and a stored verdict. */
-export { costOf, getJudgeConfig, notConfiguredMessage, resolveModelName, type JudgeConfig } from "./config";
+export { contextTokensFor, costOf, getJudgeConfig, notConfiguredMessage, resolveModelName, type JudgeConfig } from "./config";
 export { ensureGoal, type Goal, type GoalInput } from "./goal";
 export { judge, judgeCacheKey, judgeLanguageModel, type JudgeDeps, type JudgeOutcome, type JudgeRequest } from "./judge";
 export { limiterFor } from "./limiter";

@@ -39,6 +39,8 @@ export type JudgeOutcome = {
   latencyMs: number;
   cached: boolean;
   attempts: number;
+  /** How many of the attempts the provider answered with 429. */
+  rateLimited?: number;
 };
 
 export type JudgeDeps = {
@@ -153,7 +155,7 @@ function describeFailure(error: unknown, attempts: number, timeoutMs: number): s
     case "server":
       return `judge server error (${info.status})${tries}: ${detail}`;
     case "timeout":
-      return `judge call timed out after ${timeoutMs} ms${tries}`;
+      return `judge call timed out after ${timeoutMs} ms${tries}: no reply from the provider (JUDGE_TIMEOUT_MS sets the limit)`;
     case "network":
       return `judge unreachable${tries}: ${detail}`;
     case "client":
@@ -199,19 +201,23 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
   let attempts = 0;
   let inputTokens = 0;
   let outputTokens = 0;
+  let rateLimited = 0;
+  let sentInEpoch: number | undefined;
   const call = (messages: ModelMessage[]) =>
     withRetries(
-      async () => {
+      async (n) => {
         attempts++;
-        const release = await limiter.acquire(req.signal);
+        // A retry has already waited its turn (and its Retry-After, holding no slot): it goes first.
+        const slot = await limiter.acquire(req.signal, { priority: n > 0 });
+        sentInEpoch = slot.epoch;
         try {
           const res = await callOnce(model, messages, req.system, schema, config.timeoutMs, req.signal);
-          limiter.onSuccess();
+          limiter.onSuccess(slot);
           inputTokens += res.inputTokens;
           outputTokens += res.outputTokens;
           return res;
         } finally {
-          release();
+          slot.release();
         }
       },
       {
@@ -219,7 +225,10 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
         signal: req.signal,
         deps: deps.retry ?? realRetryDeps,
         onFailure: (info) => {
-          if (info.kind === "rate_limit") limiter.onRateLimit();
+          if (info.kind === "rate_limit") {
+            rateLimited++;
+            limiter.onRateLimit(sentInEpoch);
+          }
         },
       },
     );
@@ -236,7 +245,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
     first = await call(messages);
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
-    return fail(describeFailure(error, attempts, config.timeoutMs), null, { attempts, inputTokens, outputTokens });
+    return fail(describeFailure(error, attempts, config.timeoutMs), null, { attempts, inputTokens, outputTokens, rateLimited });
   }
   let check = interpret(first);
   let raw = first.text;
@@ -261,7 +270,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
     }
   }
   if (!check.ok) {
-    return fail(`invalid judge output: ${check.reason}`, raw || null, { attempts, inputTokens, outputTokens });
+    return fail(`invalid judge output: ${check.reason}`, raw || null, { attempts, inputTokens, outputTokens, rateLimited });
   }
   writeJudgeCache({ key, model: req.model, response: check.verdict.result, inputTokens, outputTokens });
   return {
@@ -273,6 +282,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
     attempts,
     inputTokens,
     outputTokens,
+    rateLimited,
     latencyMs: now() - started,
   };
 }

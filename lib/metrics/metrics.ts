@@ -5,6 +5,7 @@ import * as repo from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import { assertDatasetExists } from "@/lib/datasets";
+import { contextTokensFor, resolveModelName } from "@/lib/judge/config";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
 import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
@@ -131,14 +132,19 @@ export function loadConversationTree(conversationId: number): ConversationTree {
   return tree;
 }
 
-/** The exact system message and prompt the judge would receive for a metric (saved or not) at an entity. */
+/**
+ * The exact system message and prompt the judge would receive for a metric (saved or not) at an entity,
+ * fitted to the model's context window, with the token estimate and what had to be cut.
+ */
 export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
   let metric: JudgeMetric;
   let datasetId: number | undefined;
+  let metricModel: string | null = null;
   if (input.pipeline_node_id !== undefined) {
     const node = getMetricRow(input.pipeline_node_id);
     metric = node;
     datasetId = node.datasetId;
+    metricModel = node.modelName;
   } else {
     if (input.prompt === undefined || input.evaluation_level === undefined) {
       throw new AppError("bad_request", "give pipeline_node_id, or prompt with evaluation_level");
@@ -164,7 +170,11 @@ export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
       { path: "entity_id", message: `must belong to dataset ${datasetId}` },
     ]);
   }
-  return buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity });
+  // The same model choice as a run without an override: the request's, else the metric's, else the default.
+  const model = resolveModelName(input.model_name, metricModel);
+  const contextTokens = contextTokensFor(model);
+  const prompt = buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity, contextTokens });
+  return { ...prompt, model, context_tokens: contextTokens };
 }
 
 /** A metric's saved judge definitions, oldest first (metrics from before versions were kept start at their first save). */

@@ -20,12 +20,13 @@ const turn1Steps = [
   `  - step 1 (travel_agent): thinking: ${THINKING}`,
   `  - step 2 (travel_agent): tool_call: ${SEARCH_CALL}`,
   `  - step 3 (travel_agent): tool_result: ${SEARCH_RESULT}`,
-  `  - step 4 (travel_agent): output: ${OFFER}`,
+  // The reply is the message text: written once, the step names it instead of repeating it.
+  "  - step 4 (travel_agent): output: (the message text above)",
 ];
 const turn2Steps = [
   '  - step 1 (travel_agent): tool_call: {"name":"book_flight","arguments":{"flight_id":"TP218","passenger_name":"Ana Costa"}}',
   '  - step 2 (travel_agent): tool_result: {"status":"confirmed","confirmation":"K7Q2LM"}',
-  `  - step 3 (travel_agent): output: ${DONE}; output_structured: {"booking":"K7Q2LM","flight":"TP218"}`,
+  '  - step 3 (travel_agent): output: (the message text above); output_structured: {"booking":"K7Q2LM","flight":"TP218"}',
 ];
 
 let sample: LoadedSample;

@@ -6,15 +6,28 @@
 import type { EvaluationLevel, OutputType } from "@/db/schema";
 import { AppError } from "@/lib/api/errors";
 import {
+  CHARS_PER_TOKEN,
+  docText,
+  estimateTokens,
+  fitDoc,
+  joinDocs,
+  mapDocText,
+  nameDoc,
+  piece,
+  promptBudgetTokens,
+  type Doc,
+  type Truncation,
+} from "./evidence";
+import {
   NONE,
   formatAgents,
-  messageLine,
-  messageLines,
+  messageDoc,
+  messageLinesDoc,
   renderValue,
-  stepDetail,
-  stepSummaryLine,
-  stepsDetail,
-  transcript,
+  stepDetailDoc,
+  stepSummaryDoc,
+  stepsDetailDoc,
+  transcriptDoc,
   type ConversationTree,
   type JudgeMessage,
   type JudgeStep,
@@ -43,6 +56,12 @@ export type JudgePrompt = {
   template_variables: string[];
   /** Those that had no value at this entity and were written as `(none)`. */
   missing: string[];
+  /** Estimated tokens of system message and prompt together (see CHARS_PER_TOKEN). */
+  token_estimate: number;
+  /** Tokens the prompt may use for the judge model's context; null when no context size was given. */
+  budget_tokens: number | null;
+  /** Items whose middle was cut to fit the budget, in prompt order; empty when all of it fits. */
+  truncated: Truncation[];
 };
 
 /** Where an entity sits in its conversation. */
@@ -98,61 +117,72 @@ function lastOfRole(tree: ConversationTree, role: JudgeMessage["role"]): string 
   return renderValue(found?.content);
 }
 
+/** A single value as a one-piece document, named by the variable it fills. */
+function single(text: string | null, keep = false): Doc | null {
+  return text === null ? null : [piece("", text, keep)];
+}
+
 /** The value of one variable at the located entity; null when it has none (or is not of this level). */
-function resolveOne(name: string, at: Located): string | null {
+function resolveDoc(name: string, at: Located): Doc | null {
   const { tree, message, messageIndex, step, stepIndex } = at;
   const messages = tree.messages;
   switch (name) {
     case "@HISTORY":
-      return at.level === "step" ? transcript(messages, messageIndex, stepIndex + 1) : transcript(messages, messageIndex);
+      return at.level === "step" ? transcriptDoc(messages, messageIndex, stepIndex + 1) : transcriptDoc(messages, messageIndex);
     case "@GOAL":
-      return renderValue(tree.conversation.goal) ?? firstUserMessage(tree);
+      return single(renderValue(tree.conversation.goal) ?? firstUserMessage(tree));
     case "@LIST_AGENT":
-      return formatAgents(tree.conversation.agents);
+      return single(formatAgents(tree.conversation.agents));
     case "@MESSAGES":
-      return messageLines(messages);
+      return messageLinesDoc(messages);
     case "@USER_MESSAGES":
-      return messageLines(messages, (m) => m.role === "user");
+      return messageLinesDoc(messages, (m) => m.role === "user");
     case "@ASSISTANT_MESSAGES":
-      return messageLines(messages, (m) => m.role === "assistant");
+      return messageLinesDoc(messages, (m) => m.role === "assistant");
     case "@FIRST_USER_MSG":
-      return firstUserMessage(tree);
+      return single(firstUserMessage(tree));
     case "@LAST_USER_MSG":
-      return lastOfRole(tree, "user");
+      return single(lastOfRole(tree, "user"));
     case "@LAST_ASSISTANT_MSG":
-      return lastOfRole(tree, "assistant");
+      // The conversation's final output: never cut.
+      return single(lastOfRole(tree, "assistant"), true);
   }
   if (!message) return null;
   switch (name) {
     case "@PREVIOUS_USER_MSG":
     case "@CURRENT_MESSAGE.input":
-      return renderValue(lastBefore(messages, messageIndex, "user")?.content);
+      return single(renderValue(lastBefore(messages, messageIndex, "user")?.content));
     case "@PREVIOUS_ASSISTANT_MSG":
-      return renderValue(lastBefore(messages, messageIndex, "assistant")?.content);
+      return single(renderValue(lastBefore(messages, messageIndex, "assistant")?.content));
     case "@CURRENT_MESSAGE.output":
     case "@CONTENT":
-      return renderValue(message.content);
+      return single(renderValue(message.content), true);
     case "@CURRENT_MESSAGE.role":
-      return message.role;
+      return single(message.role);
     case "@CURRENT_STEPS":
-      return stepsDetail(message.steps);
+      return stepsDetailDoc(message.steps);
     case "@CURRENT_STEPS_COUNT":
-      return String(message.steps.length);
+      return single(String(message.steps.length));
   }
   if (!step) return null;
-  if (name === "@STEP_NUMBER") return String(stepIndex + 1);
+  if (name === "@STEP_NUMBER") return single(String(stepIndex + 1));
   const [base, field] = name.split(".");
   if (!stepFields.includes(field as StepField)) return null;
   const pick = stepFieldPick[field as StepField];
-  if (base === "@CURRENT_STEP") return renderValue(pick(step));
-  if (base === "@PREVIOUS_STEP") return stepIndex > 0 ? renderValue(pick(message.steps[stepIndex - 1])) : null;
+  if (base === "@CURRENT_STEP") return single(renderValue(pick(step)), field === "output_content");
+  if (base === "@PREVIOUS_STEP") return stepIndex > 0 ? single(renderValue(pick(message.steps[stepIndex - 1]))) : null;
   return null;
 }
 
 /** Each named variable's value at the entity (null = no value, written `(none)`). */
 export function resolveVariables(tree: ConversationTree, entity: EntityRef, names: string[]): Record<string, string | null> {
   const at = locateEntity(tree, entity);
-  return Object.fromEntries(names.map((n) => [n, resolveOne(n, at)]));
+  return Object.fromEntries(
+    names.map((n) => {
+      const doc = resolveDoc(n, at);
+      return [n, doc === null ? null : docText(doc)];
+    }),
+  );
 }
 
 const FENCE_TAG = "conversation_data";
@@ -164,33 +194,44 @@ function neutraliseFences(text: string): string {
 
 /** Conversation text as a labelled data block the system message tells the judge not to obey. */
 export function fenceData(label: string, text: string): string {
-  return `<${FENCE_TAG} name="${label}">\n${neutraliseFences(text)}\n</${FENCE_TAG}>`;
+  return docText(fenceDoc(label, [text]));
 }
 
-function fencedOrNone(label: string, text: string | null): string {
-  return text === null ? NONE : fenceData(label, text);
+/** A document as a labelled data block; its item names gain the label. */
+function fenceDoc(label: string, doc: Doc): Doc {
+  return [`<${FENCE_TAG} name="${label}">\n`, ...mapDocText(nameDoc(label, doc), neutraliseFences), `\n</${FENCE_TAG}>`];
+}
+
+function fencedOrNone(label: string, doc: Doc | null): Doc {
+  return doc === null ? [NONE] : fenceDoc(label, doc);
 }
 
 /** Basic mode: the level's default context, appended to a prompt that has no variables. */
-function defaultContext(at: Located): string {
+function defaultContext(at: Located): Doc {
   const { tree, message, messageIndex, step, stepIndex } = at;
   if (at.level === "conversation" || !message) {
-    return `Conversation to evaluate:\n${fencedOrNone("transcript", transcript(tree.messages, tree.messages.length - 1))}`;
+    return ["Conversation to evaluate:\n", ...fencedOrNone("transcript", transcriptDoc(tree.messages, tree.messages.length - 1))];
   }
   if (at.level === "message" || !step) {
-    const before = transcript(tree.messages, messageIndex - 1);
-    const current = [messageLine(message), ...message.steps.map((s, i) => stepSummaryLine(s, i + 1))].join("\n");
+    const before = transcriptDoc(tree.messages, messageIndex - 1);
+    const context = { item: "", reply: renderValue(message.content) };
+    const current = joinDocs([messageDoc(message, true), ...message.steps.map((s, i) => stepSummaryDoc(s, i + 1, context))], "\n");
     return [
-      `Conversation before the message:\n${fencedOrNone("history", before)}`,
-      `Message to evaluate:\n${fenceData("message", current)}`,
-    ].join("\n\n");
+      "Conversation before the message:\n",
+      ...fencedOrNone("history", before),
+      "\n\nMessage to evaluate:\n",
+      ...fenceDoc("message", current),
+    ];
   }
   const input = renderValue(lastBefore(tree.messages, messageIndex, "user")?.content);
   return [
-    `User message being answered:\n${fencedOrNone("user_message", input)}`,
-    `Message the step belongs to:\n${fenceData("message", messageLine(message))}`,
-    `Step to evaluate:\n${fenceData("step", stepDetail(step, stepIndex + 1, message.steps.length))}`,
-  ].join("\n\n");
+    "User message being answered:\n",
+    ...fencedOrNone("user_message", single(input)),
+    "\n\nMessage the step belongs to:\n",
+    ...fenceDoc("message", messageDoc(message)),
+    "\n\nStep to evaluate:\n",
+    ...fenceDoc("step", stepDetailDoc(step, stepIndex + 1, message.steps.length, true, true)),
+  ];
 }
 
 const outputFormats: Record<Exclude<OutputType, "json">, string> = {
@@ -228,23 +269,58 @@ export function judgeSystemMessage(outputType: OutputType, outputSchema?: unknow
 }
 
 /** Write resolved values into the prompt at each variable occurrence (fenced unless plain). */
-function substitute(prompt: string, values: Record<string, string | null>): string {
-  let out = "";
+function substitute(prompt: string, values: Record<string, Doc | null>): Doc {
+  const out: Doc = [];
   let cursor = 0;
   for (const occurrence of findVariables(prompt)) {
-    out += prompt.slice(cursor, occurrence.index);
+    out.push(prompt.slice(cursor, occurrence.index));
     const value = values[occurrence.name] ?? null;
-    out += value === null ? NONE : plainVariables.has(occurrence.name) ? value : fenceData(occurrence.name, value);
+    if (value === null) out.push(NONE);
+    else if (plainVariables.has(occurrence.name)) out.push(docText(value));
+    else out.push(...fenceDoc(occurrence.name, value));
     cursor = occurrence.index + occurrence.length;
   }
-  return out + prompt.slice(cursor);
+  out.push(prompt.slice(cursor));
+  return out;
+}
+
+/** Told to the judge only when something was cut, so that prompts that fit keep their cache keys. */
+const CUT_NOTE =
+  "Some long items of the conversation were shortened to fit your context window: a marker " +
+  "\"[… N characters cut here to fit the judge's context …]\" stands where text was left out. Do not guess what " +
+  "the missing text said; if the verdict depends on it, say so in your reasoning.";
+
+/** Fit the prompt into the budget (when one is given) and report what was cut. */
+function finish(
+  base: { system: string; template_variables: string[]; missing: string[] },
+  doc: Doc,
+  contextTokens: number | undefined,
+): JudgePrompt {
+  if (contextTokens === undefined) {
+    const prompt = docText(doc);
+    return { ...base, prompt, token_estimate: estimateTokens(base.system.length + prompt.length), budget_tokens: null, truncated: [] };
+  }
+  const budget = promptBudgetTokens(contextTokens);
+  // Sized as if the note were there: adding it after the cut must not push the prompt over.
+  const noted = `${base.system}\n\n${CUT_NOTE}`;
+  const fitted = fitDoc(doc, budget * CHARS_PER_TOKEN, noted.length);
+  const system = fitted.truncated.length ? noted : base.system;
+  return {
+    ...base,
+    system,
+    prompt: fitted.text,
+    token_estimate: estimateTokens(system.length + fitted.text.length),
+    budget_tokens: budget,
+    truncated: fitted.truncated,
+  };
 }
 
 /**
  * The judge prompt for one metric at one entity of a loaded conversation. The entity type must be
  * the metric's level (422 otherwise); the prompt's variables are assumed valid (checked on save).
+ * With `contextTokens` (the judge model's context size), conversation evidence is cut to fit.
  */
-export function buildJudgePrompt(input: { metric: JudgeMetric; tree: ConversationTree; entity: EntityRef }): JudgePrompt {
+export function buildJudgePrompt(input: { metric: JudgeMetric; tree: ConversationTree; entity: EntityRef; contextTokens?: number }): JudgePrompt {
   const { metric, tree, entity } = input;
   if (entity.type !== metric.evaluationLevel) {
     throw new AppError(
@@ -257,13 +333,12 @@ export function buildJudgePrompt(input: { metric: JudgeMetric; tree: Conversatio
   const variables = extractVariables(metric.prompt);
   const system = judgeSystemMessage(metric.outputType, metric.outputSchema);
   if (variables.length === 0) {
-    return { system, prompt: `${metric.prompt.trim()}\n\n${defaultContext(at)}`, template_variables: [], missing: [] };
+    return finish({ system, template_variables: [], missing: [] }, [`${metric.prompt.trim()}\n\n`, ...defaultContext(at)], input.contextTokens);
   }
-  const values = Object.fromEntries(variables.map((n) => [n, resolveOne(n, at)]));
-  return {
-    system,
-    prompt: substitute(metric.prompt, values),
-    template_variables: variables,
-    missing: variables.filter((n) => values[n] === null),
-  };
+  const values = Object.fromEntries(variables.map((n) => [n, resolveDoc(n, at)]));
+  return finish(
+    { system, template_variables: variables, missing: variables.filter((n) => values[n] === null) },
+    substitute(metric.prompt, values),
+    input.contextTokens,
+  );
 }

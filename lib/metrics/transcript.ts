@@ -1,8 +1,11 @@
 /**
  * Text renderings of a loaded conversation for judge prompts: transcript lines, step summaries, step
  * details and the agent list. Pure functions; `null` means "no value" (the caller writes `(none)`).
+ * The `…Doc` forms keep each message text and step field as a named piece, so that a prompt too long
+ * for the judge's context can be cut item by item (lib/metrics/evidence.ts).
  */
 import type { MessageRole } from "@/db/schema";
+import { docText, joinDocs, piece, type Doc } from "./evidence";
 
 export type JudgeStep = {
   id: number;
@@ -35,9 +38,6 @@ export type ConversationTree = {
 
 export const NONE = "(none)";
 
-/** Steps are summarised in transcripts: long tool results would drown the conversation. */
-const SUMMARY_LIMIT = 500;
-
 /** A value as prompt text: strings as they are, objects as compact JSON; absent or blank → null. */
 export function renderValue(value: unknown): string | null {
   if (value === null || value === undefined) return null;
@@ -46,9 +46,14 @@ export function renderValue(value: unknown): string | null {
   return JSON.stringify(value);
 }
 
-function summarise(text: string): string {
-  const flat = text.replace(/\s+/g, " ").trim();
-  return flat.length > SUMMARY_LIMIT ? `${flat.slice(0, SUMMARY_LIMIT)}… (${flat.length - SUMMARY_LIMIT} more characters)` : flat;
+/** The same text, compared the way a reader would: surrounding and repeated whitespace do not count. */
+function sameText(a: string | null, b: string | null): boolean {
+  return a !== null && b !== null && a.replace(/\s+/g, " ").trim() === b.replace(/\s+/g, " ").trim();
+}
+
+/** Continuation lines of a step field stay inside their bullet. */
+function indent(text: string): string {
+  return text.replace(/\n/g, "\n    ");
 }
 
 const stepParts: Array<[label: string, pick: (s: JudgeStep) => unknown]> = [
@@ -59,40 +64,95 @@ const stepParts: Array<[label: string, pick: (s: JudgeStep) => unknown]> = [
   ["output_structured", (s) => s.outputStructured],
 ];
 
-/** One indented line per step: `  - step 2 (billing): tool_call: {...}; ...`. */
-export function stepSummaryLine(step: JudgeStep, number: number): string {
-  const parts = stepParts.flatMap(([label, pick]) => {
+/** What the transcript of one message must not cut, and what it already shows. */
+type StepContext = {
+  /** Item name of the message, e.g. `message 3 (assistant)`. */
+  item: string;
+  /** The message's own text: a step output equal to it is not written a second time. */
+  reply: string | null;
+  /** Keep this step's output uncut (it is the final output). */
+  keepOutputOf?: JudgeStep;
+};
+
+/**
+ * One indented line per step, every field complete: `  - step 2 (billing): tool_call: {...}; ...`. An
+ * output that repeats the message text above is named, not repeated.
+ */
+export function stepSummaryDoc(step: JudgeStep, number: number, context?: StepContext): Doc {
+  const parts: Doc[] = stepParts.flatMap(([label, pick]): Doc[] => {
     const text = renderValue(pick(step));
-    return text === null ? [] : [`${label}: ${summarise(text)}`];
+    if (text === null) return [];
+    if (label === "output" && sameText(text, context?.reply ?? null)) return [[`${label}: (the message text above)`]];
+    const keep = label === "output" && context?.keepOutputOf === step;
+    return [[`${label}: `, piece(`${context?.item ? `${context.item} ` : ""}step ${number} ${label}`, indent(text), keep)]];
   });
   const agent = step.agentName ? ` (${step.agentName})` : "";
-  return `  - step ${number}${agent}: ${parts.length ? parts.join("; ") : NONE}`;
+  return [`  - step ${number}${agent}: `, ...(parts.length ? joinDocs(parts, "; ") : [NONE])];
+}
+
+/** One indented line per step (see `stepSummaryDoc`), uncut. */
+export function stepSummaryLine(step: JudgeStep, number: number): string {
+  return docText(stepSummaryDoc(step, number));
+}
+
+function messageItem(message: JudgeMessage): string {
+  return `message ${message.position + 1} (${message.role})`;
+}
+
+/** `[role]: content` with the content as a piece. */
+export function messageDoc(message: JudgeMessage, keep = false): Doc {
+  const text = renderValue(message.content);
+  return [`[${message.role}]: `, text === null ? NONE : piece(messageItem(message), text, keep)];
 }
 
 export function messageLine(message: JudgeMessage): string {
-  return `[${message.role}]: ${renderValue(message.content) ?? NONE}`;
+  return docText(messageDoc(message));
+}
+
+/** The final output of messages[0..endIndex]: the last assistant message's text, or its last step output. */
+function finalOutput(messages: JudgeMessage[], endIndex: number): { message?: JudgeMessage; step?: JudgeStep } {
+  for (let i = Math.min(endIndex, messages.length - 1); i >= 0; i--) {
+    const m = messages[i];
+    if (m.role !== "assistant") continue;
+    if (renderValue(m.content) !== null) return { message: m };
+    return { step: m.steps.findLast((s) => renderValue(s.outputContent) !== null) };
+  }
+  return {};
 }
 
 /**
- * Transcript of messages[0..endIndex] with steps summarised under each message. With `stepLimit`,
- * the last message is in progress: its content is not yet known and only its first steps are shown.
+ * Transcript of messages[0..endIndex], every message once and every step field complete, as a
+ * document whose pieces are the messages' texts and the steps' fields. The final output (and the last
+ * message, the one a message-level metric judges) are marked `keep`. With `stepLimit`, the last
+ * message is in progress: its content is not yet known and only its first steps are shown.
  */
-export function transcript(messages: JudgeMessage[], endIndex: number, stepLimit?: number): string | null {
-  const lines: string[] = [];
-  for (let i = 0; i <= endIndex && i < messages.length; i++) {
+export function transcriptDoc(messages: JudgeMessage[], endIndex: number, stepLimit?: number): Doc | null {
+  const last = Math.min(endIndex, messages.length - 1);
+  if (last < 0) return null;
+  const final = stepLimit === undefined ? finalOutput(messages, last) : {};
+  const lines: Doc[] = [];
+  for (let i = 0; i <= last; i++) {
     const m = messages[i];
-    const inProgress = i === endIndex && stepLimit !== undefined;
-    lines.push(inProgress ? `[${m.role}] (in progress, steps so far):` : messageLine(m));
+    const inProgress = i === last && stepLimit !== undefined;
+    const reply = inProgress ? null : renderValue(m.content);
+    lines.push(inProgress ? [`[${m.role}] (in progress, steps so far):`] : messageDoc(m, m === final.message || i === last));
     const steps = inProgress ? m.steps.slice(0, stepLimit) : m.steps;
-    steps.forEach((s, n) => lines.push(stepSummaryLine(s, n + 1)));
+    const context: StepContext = { item: messageItem(m), reply, keepOutputOf: inProgress ? steps.at(-1) : final.step };
+    steps.forEach((s, n) => lines.push(stepSummaryDoc(s, n + 1, context)));
   }
-  return lines.length ? lines.join("\n") : null;
+  return joinDocs(lines, "\n");
 }
 
-/** `[role]: content` lines of the messages matching `keep`, without steps. */
-export function messageLines(messages: JudgeMessage[], keep: (m: JudgeMessage) => boolean = () => true): string | null {
-  const lines = messages.filter(keep).map(messageLine);
-  return lines.length ? lines.join("\n") : null;
+/** The transcript as text, uncut (see `transcriptDoc`). */
+export function transcript(messages: JudgeMessage[], endIndex: number, stepLimit?: number): string | null {
+  const doc = transcriptDoc(messages, endIndex, stepLimit);
+  return doc === null ? null : docText(doc);
+}
+
+/** `[role]: content` lines of the messages matching `keep`, without steps; the last one is never cut. */
+export function messageLinesDoc(messages: JudgeMessage[], keep: (m: JudgeMessage) => boolean = () => true): Doc | null {
+  const kept = messages.filter(keep);
+  return kept.length ? joinDocs(kept.map((m, i) => messageDoc(m, i === kept.length - 1)), "\n") : null;
 }
 
 const detailFields: Array<[label: string, pick: (s: JudgeStep) => unknown]> = [
@@ -109,19 +169,27 @@ function stepHeading(step: JudgeStep, number: number, total: number): string {
 }
 
 /** A step in full: heading, then every field (`(none)` where absent when `allFields`). */
-export function stepDetail(step: JudgeStep, number: number, total: number, allFields = true): string {
-  const lines = [stepHeading(step, number, total)];
+export function stepDetailDoc(step: JudgeStep, number: number, total: number, allFields = true, keepOutput = false): Doc {
+  const doc: Doc = [stepHeading(step, number, total)];
   for (const [label, pick] of detailFields) {
     const text = renderValue(pick(step));
-    if (text !== null || allFields) lines.push(`${label}: ${text ?? NONE}`);
+    if (text === null && !allFields) continue;
+    doc.push(`\n${label}: `, text === null ? NONE : piece(`step ${number} ${label}`, text, keepOutput && label === "output_content"));
   }
-  return lines.join("\n");
+  return doc;
 }
 
-/** Every step of a message in full, present fields only, separated by blank lines. */
-export function stepsDetail(steps: JudgeStep[]): string | null {
+export function stepDetail(step: JudgeStep, number: number, total: number, allFields = true): string {
+  return docText(stepDetailDoc(step, number, total, allFields));
+}
+
+/** Every step of a message in full, present fields only, separated by blank lines; the last output is kept. */
+export function stepsDetailDoc(steps: JudgeStep[]): Doc | null {
   if (!steps.length) return null;
-  return steps.map((s, i) => stepDetail(s, i + 1, steps.length, false)).join("\n\n");
+  return joinDocs(
+    steps.map((s, i) => stepDetailDoc(s, i + 1, steps.length, false, i === steps.length - 1)),
+    "\n\n",
+  );
 }
 
 type Named = { name?: unknown; description?: unknown };

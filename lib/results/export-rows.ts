@@ -40,14 +40,15 @@ export function neutraliseFormula(text: string): string {
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
 
-function isRecord(value: unknown): value is Record<string, unknown> {
+export function isRecord(value: unknown): value is Record<string, unknown> {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 /** Output types whose verdict carries a `value` (checkbox bool, number, text). */
 const VALUE_TYPES: ReadonlySet<OutputType> = new Set(["checkbox", "number", "text"]);
 
-function valueOf(result: unknown, outputType: OutputType | undefined): ExportCell {
+/** The verdict's `value` for checkbox, number and text metrics (objects as JSON text); null otherwise. */
+export function verdictValue(result: unknown, outputType: OutputType | undefined): ExportCell {
   if (!isRecord(result) || !outputType || !VALUE_TYPES.has(outputType)) return null;
   const v = result.value;
   if (v === undefined || v === null) return null;
@@ -72,7 +73,7 @@ export function toExportRecord(row: EvaluationResultRow, metric: MetricInfo | un
     step_id: row.stepId,
     status: row.status,
     score: row.score,
-    value: valueOf(result, metric?.outputType),
+    value: verdictValue(result, metric?.outputType),
     reasoning,
     result_json: result === null ? null : JSON.stringify(result),
     error: row.error,

@@ -25,7 +25,7 @@ const WIDTHS: Partial<Record<ExportColumn, number>> = {
   model_name: 20,
   created_at: 22,
 };
-const DATE_FORMAT = "yyyy-mm-dd hh:mm:ss";
+export const DATE_FORMAT = "yyyy-mm-dd hh:mm:ss";
 
 type XlsxCell = string | number | boolean | Date | null;
 
@@ -35,13 +35,13 @@ function xlsxCell(column: ExportColumn, value: ExportCell): XlsxCell {
   return typeof value === "string" ? neutraliseFormula(value) : value;
 }
 
-function styleHeader(row: ExcelJS.Row): void {
+export function styleHeader(row: ExcelJS.Row): void {
   row.font = HEADER_FONT;
   row.fill = HEADER_FILL;
   row.commit();
 }
 
-function frozenSheet(workbook: ExcelJS.stream.xlsx.WorkbookWriter, name: string, columns: number) {
+export function frozenSheet(workbook: ExcelJS.stream.xlsx.WorkbookWriter, name: string, columns: number) {
   const sheet = workbook.addWorksheet(name, { views: [{ state: "frozen", ySplit: 1 }] });
   sheet.autoFilter = { from: { row: 1, column: 1 }, to: { row: 1, column: columns } };
   return sheet;
@@ -82,7 +82,7 @@ function pendingBytes(input: ZipInput): number {
 }
 
 /** Resolve once the zip has caught up with the rows and the client with the zip, or the client left. */
-async function whenDrained(sheet: ExcelJS.Worksheet, out: PassThrough): Promise<void> {
+export async function whenDrained(sheet: ExcelJS.Worksheet, out: PassThrough): Promise<void> {
   const input = zipInput(sheet);
   while (input && pendingBytes(input) > MAX_PENDING_ZIP_BYTES && !out.destroyed) {
     await firstEvent([input, "drain"], [out, "close"]);

@@ -105,9 +105,9 @@ export function stepLabel(step: Pick<repo.StepGridRow, "hasThinking" | "hasToolC
   return "(empty step)";
 }
 
-type Entity = Omit<GridRow, "cells">;
+export type GridEntity = Omit<GridRow, "cells">;
 
-function entityPage(datasetId: number, q: GridQuery): { entities: Entity[]; total: number } {
+export function entityPage(datasetId: number, q: GridQuery): { entities: GridEntity[]; total: number } {
   const extras = parseGridExtras(datasetId, q);
   const opts = { datasetId, conversationId: q.conversation_id, limit: q.limit, offset: q.offset, extras };
   const meta = (row: { meta: Record<string, string | null> }) => (extras?.metaPaths.length ? { meta: metaValues(extras.metaPaths, row.meta) } : {});

@@ -15,7 +15,18 @@ type CellFields = {
 };
 
 export type RunEvent =
-  | { event: "processing"; data: CellFields & { status: "processing"; completed: number; total: number } }
+  | {
+      event: "processing";
+      data: CellFields & {
+        status: "processing";
+        completed: number;
+        total: number;
+        /** The judge model's adaptive limit of calls in flight right now (process-wide). */
+        concurrency_limit: number | null;
+        /** 429s the provider has answered this run's calls with so far. */
+        rate_limits: number;
+      };
+    }
   | { event: "complete"; id: number; data: CellFields & { status: "complete"; result: IndividualResult } }
   | { event: "error"; id: number; data: CellFields & { status: "error"; error: { message: string }; result: IndividualResult } }
   | { event: "done"; data: { status: "completed" | "failed" | "cancelled"; execution: Execution } };

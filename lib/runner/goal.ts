@@ -1,15 +1,24 @@
 /** @GOAL for one conversation: what a run needs before building prompts, and the refresh endpoint. */
 import "server-only";
 import { getStoredGoal } from "@/db/repositories/judge";
-import { ensureGoal, type Goal, type JudgeDeps } from "@/lib/judge";
+import { contextTokensFor, ensureGoal, resolveModelName, type Goal, type JudgeDeps } from "@/lib/judge";
 import { loadConversationTree, type ConversationTree } from "@/lib/metrics";
-import { transcript } from "@/lib/metrics/transcript";
+import { CHARS_PER_TOKEN, fitDoc, promptBudgetTokens } from "@/lib/metrics/evidence";
+import { transcriptDoc } from "@/lib/metrics/transcript";
 
-/** The judge input for a conversation's goal: its transcript and first user message. */
-function goalInput(tree: ConversationTree) {
+/** Characters kept for the goal call's own system message and question around the transcript. */
+const GOAL_INSTRUCTION_CHARS = 1_000;
+
+/**
+ * The judge input for a conversation's goal: its transcript, cut like any judge prompt to the goal
+ * model's context (the whole transcript is sent uncut when it fits), and the first user message.
+ */
+function goalInput(tree: ConversationTree, model: string | null | undefined) {
+  const doc = transcriptDoc(tree.messages, tree.messages.length - 1);
+  const budgetChars = promptBudgetTokens(contextTokensFor(resolveModelName(model))) * CHARS_PER_TOKEN;
   return {
     conversationId: tree.conversation.id,
-    transcript: transcript(tree.messages, tree.messages.length - 1) ?? "",
+    transcript: doc ? fitDoc(doc, budgetChars, GOAL_INSTRUCTION_CHARS).text : "",
     firstUserMessage: tree.messages.find((m) => m.role === "user")?.content ?? null,
   };
 }
@@ -21,7 +30,7 @@ export async function withGoal(
   deps?: JudgeDeps,
 ): Promise<ConversationTree> {
   if (tree.conversation.goal) return tree;
-  const goal = await ensureGoal({ ...goalInput(tree), model: opts.model, signal: opts.signal }, deps);
+  const goal = await ensureGoal({ ...goalInput(tree, opts.model), model: opts.model, signal: opts.signal }, deps);
   if (goal.generated_by !== "first_user_message") tree.conversation.goal = goal.goal;
   return tree;
 }
@@ -36,7 +45,7 @@ export async function conversationGoal(
   opts: { extract: boolean; refresh?: boolean; model?: string | null },
 ): Promise<Goal & { conversation_id: number }> {
   const tree = loadConversationTree(conversationId);
-  const input = goalInput(tree);
+  const input = goalInput(tree, opts.model);
   if (!opts.extract) {
     const stored = getStoredGoal(conversationId);
     return stored?.goal

@@ -3,6 +3,7 @@ export { emit, progressOf, subscribe, type RunEvent } from "./events";
 export { planRun, type Cell, type Plan, type Scope } from "./plan";
 export {
   cancelExecution,
+  deleteDatasetStoppingRuns,
   drainRuns,
   isDraining,
   isRunning,

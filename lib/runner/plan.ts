@@ -10,7 +10,7 @@ import { AppError, notFound } from "@/lib/api/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import type { RunRequest } from "@/lib/schemas/executions";
 
-export type Scope = "cell" | "row" | "column" | "all";
+export type Scope = "cell" | "row" | "rows" | "column" | "all";
 
 export type Cell = {
   node: PipelineNodeRow;
@@ -28,7 +28,10 @@ const label: Record<EvaluationLevel, string> = { conversation: "Conversation", m
 function scopeOf(req: RunRequest): Scope {
   const node = req.pipeline_node_id != null;
   const entity = req.entity_id != null;
-  return node && entity ? "cell" : entity ? "row" : node ? "column" : "all";
+  if (node && entity) return "cell";
+  if (entity) return "row";
+  if (node) return "column";
+  return req.entity_type != null ? "rows" : "all";
 }
 
 /** Every cell of the dataset (or one conversation) for the given metrics, in grid order. */
@@ -123,6 +126,16 @@ export function planRun(req: RunRequest): Plan {
     }
   } else {
     cells = gridCells(req.dataset_id, nodes);
+    // `entity_type` with `entity_id: null`: every entity of that type — the column (the metric must be of
+    // that level), or without a metric every row of that type (a message row holds its steps' cells too).
+    const entityType = req.entity_type;
+    if (entityType != null && scope === "column" && nodes[0].evaluationLevel !== entityType) {
+      throw new AppError("unprocessable", `Metric ${nodes[0].id} is ${nodes[0].evaluationLevel}-level; its column has no ${entityType} cells`, [
+        { path: "entity_type", message: `must be ${nodes[0].evaluationLevel} (or omitted) for this metric` },
+      ]);
+    }
+    if (entityType === "message") cells = cells.filter((c) => c.messageId !== null);
+    else if (entityType === "step") cells = cells.filter((c) => c.stepId !== null);
   }
 
   if (req.retry) {

@@ -14,7 +14,9 @@ import {
 } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
-import { costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { assertDatasetExists, deleteDataset } from "@/lib/datasets";
+import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { existingLimiter } from "@/lib/judge/limiter";
 import { log } from "@/lib/log";
 import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@/lib/metrics";
 import { processSingleton } from "@/lib/process-state";
@@ -26,7 +28,7 @@ import { planRun, type Cell, type Plan } from "./plan";
 
 export type RunnerDeps = { judge?: JudgeDeps; now?: () => number };
 
-type ActiveRun = { controller: AbortController; finished: Promise<void> };
+type ActiveRun = { controller: AbortController; finished: Promise<void>; datasetId: number };
 const active = processSingleton("runner.active", () => new Map<number, ActiveRun>());
 /** Set on SIGTERM: no new runs, no new cells; cells in flight may finish. */
 const lifecycle = processSingleton("runner.lifecycle", () => ({ draining: false }));
@@ -73,7 +75,7 @@ export function startExecution(req: RunRequest, userId: string, deps: RunnerDeps
         });
     });
   });
-  active.set(row.id, { controller, finished });
+  active.set(row.id, { controller, finished, datasetId: req.dataset_id });
   return toExecution(row);
 }
 
@@ -92,7 +94,16 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   const startedAt = now();
   updateExecution(row.id, { status: "processing", startedAt: new Date(startedAt).toISOString() }, { onlyIfActive: true });
   const total = plan.cells.length;
-  const totals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true };
+  const totals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true, rateLimits: 0 };
+  let lastModel = resolveModelName(req.model_name, plan.cells[0]?.node.modelName);
+  const limitNow = () => existingLimiter(lastModel)?.currentLimit ?? null;
+  // The live limiter figures also go into `meta` while the run goes on, at most once a second.
+  let metaWrittenAt = now();
+  const writeLiveMeta = () => {
+    const current = getExecutionRow(row.id);
+    if (!current || (current.status !== "processing" && current.status !== "pending")) return;
+    updateExecution(row.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, concurrency_limit: limitNow() } }, { onlyIfActive: true });
+  };
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
 
@@ -109,13 +120,22 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   const evaluate = async (cell: Cell) => {
     if (signal.aborted || lifecycle.draining) return;
     const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
-    emit(row.id, { event: "processing", data: { ...base, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total } });
     const model = resolveModelName(req.model_name, cell.node.modelName);
+    lastModel = model;
+    emit(row.id, {
+      event: "processing",
+      data: { ...base, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total, concurrency_limit: limitNow(), rate_limits: totals.rateLimits },
+    });
     const started = now();
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
-      const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId } });
+      const prompt = buildJudgePrompt({
+        metric: cell.node,
+        tree,
+        entity: { type: cell.entityType, id: cell.entityId },
+        contextTokens: contextTokensFor(model),
+      });
       outcome = await judge(
         {
           model,
@@ -155,6 +175,11 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
       cached: outcome.cached,
     });
     totals.done++;
+    totals.rateLimits += outcome.rateLimited ?? 0;
+    if (now() - metaWrittenAt >= 1000) {
+      metaWrittenAt = now();
+      writeLiveMeta();
+    }
     totals.inputTokens += outcome.inputTokens;
     totals.outputTokens += outcome.outputTokens;
     if (outcome.cached) totals.cached++;
@@ -180,6 +205,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     output_tokens: totals.outputTokens,
     cached_evaluations: totals.cached,
     cost_usd: totals.priced && totals.done > 0 ? totals.cost : totals.done === 0 ? 0 : null,
+    rate_limits: totals.rateLimits,
+    concurrency_limit: limitNow(),
   };
   // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.
   const cancelled = signal.aborted && (signal.reason as Error | undefined)?.message === "cancelled";
@@ -265,6 +292,25 @@ export async function cancelExecution(executionId: number): Promise<Execution> {
     { onlyIfActive: true },
   );
   return toExecution(getExecutionRow(executionId)!);
+}
+
+/**
+ * Delete a dataset whose runs may be going on: cancel them first (each ends `cancelled` and tells its
+ * streams `done`), then delete, so no run writes into rows that are gone. 404 for an unknown dataset.
+ */
+export async function deleteDatasetStoppingRuns(datasetId: number): Promise<void> {
+  assertDatasetExists(datasetId);
+  // Loop: a run started while we waited is cancelled too; the delete itself is synchronous.
+  for (let runs = runsOf(datasetId); runs.length; runs = runsOf(datasetId)) {
+    for (const run of runs) run.controller.abort(new Error("cancelled"));
+    await Promise.race([Promise.all(runs.map((r) => r.finished)), new Promise((r) => setTimeout(r, 10_000))]);
+    if (runs.every((r) => [...active.values()].includes(r))) break; // stuck: delete anyway, the run stops on its own
+  }
+  deleteDataset(datasetId);
+}
+
+function runsOf(datasetId: number): ActiveRun[] {
+  return [...active.values()].filter((r) => r.datasetId === datasetId);
 }
 
 /**

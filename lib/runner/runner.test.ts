@@ -4,6 +4,8 @@ import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import * as goal from "@/app/api/conversations/[id]/goal/route";
+import * as dataset from "@/app/api/datasets/[id]/route";
+import { deleteDataset } from "@/db/repositories/datasets";
 import { insertExecution, listResultRows, updateExecution } from "@/db/repositories/executions";
 import { resetConfig } from "@/lib/config";
 import { createDataset } from "@/lib/datasets";
@@ -13,6 +15,8 @@ import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { call } from "@/lib/testing/http";
 import { loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
 import { readSse } from "@/lib/testing/sse";
+import { upload } from "@/lib/testing/multipart";
+import * as createAndImport from "@/app/api/datasets/import/route";
 import { recoverInterruptedExecutions, waitForExecution } from "./run";
 
 const judgeDouble = withJudgeDouble({ JUDGE_MAX_RETRIES: "0" });
@@ -117,6 +121,44 @@ describe("POST /run", () => {
     await finished(row.json.id);
   });
 
+  it("takes the seed's own body: entity_type with entity_id null is the column, or every row of that type (POST and streaming GET)", async () => {
+    const s = setup();
+    // The spec's seed body, which answered 400 "entity_id is required with entity_type" before.
+    const column = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv, entity_type: "conversation", entity_id: null });
+    expect(column.status).toBe(202);
+    expect(column.json).toMatchObject({ total_evaluations: 5, pipeline_node_id: s.conv, meta: { scope: "column", entity_type: "conversation", entity_id: null } });
+    const done = await finished(column.json.id);
+    expect(done).toMatchObject({ status: "completed", successful_evaluations: 5 });
+    expect(new Set(listResultRows(column.json.id).map((r) => r.entityType))).toEqual(new Set(["conversation"]));
+
+    // Without a metric: every row of the type. Message rows hold message and step cells (9 + 21).
+    const messageRows = await start({ dataset_id: s.datasetId, entity_type: "message", entity_id: null });
+    expect(messageRows.json).toMatchObject({ total_evaluations: 30, meta: { scope: "rows", entity_type: "message" } });
+    const stepRows = await start({ dataset_id: s.datasetId, entity_type: "step" });
+    expect(stepRows.json).toMatchObject({ total_evaluations: 21, meta: { scope: "rows" } });
+    const conversationRows = await start({ dataset_id: s.datasetId, entity_type: "conversation", entity_id: null });
+    expect(conversationRows.json.total_evaluations).toBe(35);
+    for (const r of [messageRows, stepRows, conversationRows]) await finished(r.json.id);
+
+    // A metric's column of another level has no such cells: 422 naming the field.
+    const mismatch = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, entity_type: "conversation", entity_id: null });
+    expect(mismatch.status).toBe(422);
+    expect(mismatch.json.error.details[0].path).toBe("entity_type");
+
+    // The streaming GET takes the same (entity_id empty or "null" = absent).
+    for (const id of ["", "null"]) {
+      const res = await run.GET(
+        new Request(`http://localhost/api/evaluation-pipeline-executions/run?dataset_id=${s.datasetId}&pipeline_node_id=${s.conv}&entity_type=conversation&entity_id=${id}`),
+        { params: Promise.resolve({}) },
+      );
+      expect(res.status).toBe(200);
+      const events = await readSse(res);
+      const last = events[events.length - 1];
+      expect(last.event).toBe("done");
+      expect(last.data.execution).toMatchObject({ total_evaluations: 5, meta: { scope: "column" } });
+    }
+  });
+
   it("runs one cell", async () => {
     const s = setup();
     const msg = s.conversations[0].messages.find((m) => m.role === "assistant")!;
@@ -178,6 +220,50 @@ describe("@GOAL", () => {
   });
 });
 
+describe("the judge model's context", () => {
+  it("cuts a long run's evidence to the run model's context, in the metric prompt and the goal call, never the final output", async () => {
+    const rows = Array.from({ length: 300 }, (_, i) => ({ region: `r${i}`, sales: i * 37 }));
+    const report = `Report:\n${Array.from({ length: 40 }, (_, i) => `finding ${i}: region r${i} grew.`).join("\n")}\nEnd.`;
+    const file = JSON.stringify({
+      conversations: [
+        {
+          messages: [
+            { role: "user", content: "Summarise sales by region." },
+            { role: "assistant", content: report, steps: [{ tool_call: { name: "query", arguments: {} } }, { tool_result: { rows } }, { output_content: report }] },
+          ],
+        },
+      ],
+    });
+    const imported = await upload(createAndImport.POST, "/api/datasets/import", { file, fields: { name: "long run" } });
+    expect(imported.status).toBe(201);
+    const datasetId = imported.json.dataset_id as number;
+    createMetric({ dataset_id: datasetId, name: "Supported", evaluation_level: "conversation", prompt: "Does @HISTORY support the report for @GOAL?", output_type: "checkbox" });
+    process.env.JUDGE_CONTEXT_TOKENS_BY_MODEL = JSON.stringify({ "tiny-judge": 2500 });
+    resetConfig();
+    try {
+      const done = await finished((await start({ dataset_id: datasetId, model_name: "tiny-judge" })).json.id);
+      expect(done).toMatchObject({ status: "completed", successful_evaluations: 1 });
+      const prompts = double.requests.map((r) => (r.body as { messages: Array<{ content: string }> }).messages.at(-1)!.content);
+      const goalPrompt = prompts.find((p) => p.includes("What is the user's goal?"));
+      const metricPrompt = prompts.find((p) => p.includes("support the report"));
+      for (const prompt of [goalPrompt, metricPrompt]) {
+        expect(prompt).toMatch(/\[… \d+ characters cut here to fit the judge's context …\]/);
+        expect(prompt!.split(report).length - 1).toBe(1);
+        // Within the 2500-token window at 3 characters a token (the system message included).
+        expect(prompt!.length).toBeLessThan(2500 * 3);
+      }
+      // The same run on a model with the default window sends the whole tool result.
+      await finished((await start({ dataset_id: datasetId, model_name: "big-judge", no_cache: true })).json.id);
+      const last = (double.requests.at(-1)!.body as { messages: Array<{ content: string }> }).messages.at(-1)!.content;
+      expect(last).toContain(JSON.stringify({ rows }));
+      expect(last).not.toMatch(/characters cut here/);
+    } finally {
+      delete process.env.JUDGE_CONTEXT_TOKENS_BY_MODEL;
+      resetConfig();
+    }
+  });
+});
+
 describe("failures, retry and recovery", () => {
   it("records failed cells with their reason, then a retry run finishes only those", async () => {
     const s = setup();
@@ -223,9 +309,31 @@ describe("failures, retry and recovery", () => {
     expect(got.status).toBe("failed");
     expect(got.errors.at(-1).message).toBe("interrupted: server restarted");
     expect(got.meta.interrupted).toBe(true);
+    // Nothing of it was evaluated: every cell counts as skipped, so the counts add up to the total.
+    expect(got).toMatchObject({ total_evaluations: 21, successful_evaluations: 0, failed_evaluations: 0, skipped_evaluations: 21 });
     const retry = await start({ dataset_id: s.datasetId, retry: true });
     expect(retry.json.total_evaluations).toBe(5 + 21); // the message column is already complete
     await finished(retry.json.id);
+  });
+});
+
+describe("limiter figures", () => {
+  it("reports the live concurrency limit and the provider's 429s in processing events and in meta", async () => {
+    const s = setup();
+    double.enqueue({ kind: "rate_limit", retryAfterSeconds: 0 }, { kind: "rate_limit", retryAfterSeconds: 0 });
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, execution_mode: "async", batch_size: 4 });
+    const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${res.json.id}/events`), { params: Promise.resolve({ id: String(res.json.id) }) });
+    const got = await readSse(stream);
+    const processing = got.filter((e) => e.event === "processing");
+    expect(processing.length).toBeGreaterThan(0);
+    for (const e of processing) expect(e.data).toMatchObject({ rate_limits: expect.any(Number) });
+    expect(processing.some((e) => typeof e.data.concurrency_limit === "number" && e.data.concurrency_limit >= 1)).toBe(true);
+    const done = await finished(res.json.id);
+    // No retries in this file, so the two 429s fail two cells; both are counted, and the limiter halved.
+    expect(done.meta.rate_limits).toBe(2);
+    expect(done.failed_evaluations).toBe(2);
+    expect(done.meta.concurrency_limit).toBeGreaterThanOrEqual(1);
+    expect(done.meta.concurrency_limit).toBeLessThan(128);
   });
 });
 
@@ -242,6 +350,9 @@ describe("cancel", () => {
     const kept = listResultRows(id).length;
     expect(kept).toBeLessThan(21);
     expect(cancel.json.successful_evaluations + cancel.json.failed_evaluations).toBe(kept);
+    await expect.poll(async () => (await call(item.GET, "GET", "/x", { params: { id } })).json.skipped_evaluations).toBe(21 - listResultRows(id).length);
+    const after = (await call(item.GET, "GET", "/x", { params: { id } })).json;
+    expect(after.successful_evaluations + after.failed_evaluations + after.skipped_evaluations).toBe(after.total_evaluations);
     await expect.poll(() => double.inFlight()).toBe(0);
     // The judge server saw the calls in flight at the cancel end without an answer (connection closed).
     expect(double.requests.some((r) => r.path === "/v1/chat/completions" && r.status === null)).toBe(true);
@@ -251,6 +362,45 @@ describe("cancel", () => {
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe("conflict");
     expect((await call(item.DELETE, "DELETE", "/x", { params: { id: 999999 } })).status).toBe(404);
+  });
+});
+
+describe("deleting a dataset during its run", () => {
+  it("cancels the run first, ends its streams with done, and deletes without a database error", async () => {
+    const s = setup();
+    double.setLatency(150);
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 2 });
+    const id = res.json.id;
+    await expect.poll(() => listResultRows(id).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${id}/events`), { params: Promise.resolve({ id: String(id) }) });
+    const reading = readSse(stream);
+    const del = await call(dataset.DELETE, "DELETE", "/x", { params: { id: s.datasetId } });
+    expect(del.status).toBe(204);
+    const got = await reading;
+    const last = got.at(-1)!;
+    expect(last.event).toBe("done");
+    expect(last.data.status).toBe("cancelled");
+    expect(JSON.stringify(last.data.execution.errors)).not.toMatch(/FOREIGN KEY|run stopped/);
+    expect((await call(item.GET, "GET", "/x", { params: { id } })).status).toBe(404);
+    expect((await call(dataset.GET, "GET", "/x", { params: { id: s.datasetId } })).status).toBe(404);
+    await expect.poll(() => double.inFlight()).toBe(0);
+  });
+
+  it("closes a stream whose execution disappears without a run to tell it", async () => {
+    const s = setup();
+    const orphan = insertExecution({ evaluationPipelineId: null, datasetId: s.datasetId, pipelineNodeId: s.step, totalEvaluations: 21, meta: {} });
+    // Followed while the snapshot says it is still going on in this process? It is not: done at once.
+    const first = await readSse(await events.GET(new Request("http://x/events"), { params: Promise.resolve({ id: String(orphan.id) }) }));
+    expect(first.at(-1)!.event).toBe("done");
+    // A run that is followed and then vanishes with its dataset: the stream closes on its own.
+    double.setLatency(400);
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv });
+    const stream = await events.GET(new Request("http://x/events"), { params: Promise.resolve({ id: String(res.json.id) }) });
+    const reading = readSse(stream);
+    deleteDataset({ id: s.datasetId }); // behind the runner's back, as another tool on the file would
+    const got = await reading; // resolves only when the stream ends
+    expect(got.every((e) => e.event !== "complete" || e.data.execution_id === res.json.id)).toBe(true);
+    await waitForExecution(res.json.id);
   });
 });
 

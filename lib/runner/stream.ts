@@ -12,6 +12,8 @@ import { progressOf, subscribe, type RunEvent } from "./events";
 import { isRunning } from "./run";
 
 const SNAPSHOT_PAGE = 1000;
+/** How often an open stream checks that its execution still exists and is still running. */
+const WATCH_MS = 2000;
 
 function isFinal(status: string): status is "completed" | "failed" | "cancelled" {
   return status === "completed" || status === "failed" || status === "cancelled";
@@ -49,11 +51,23 @@ export function executionEventStream(executionId: number, lastEventId?: number, 
       page = listResultRows(executionId, { afterId: page[page.length - 1].id, limit: SNAPSHOT_PAGE });
     }
     // A final execution, or one no process is running any more, ends the stream now.
-    if (isFinal(row.status) || !isRunning(executionId)) {
-      const execution = toExecution(getExecutionRow(executionId)!);
-      writer.send({ event: "done", data: { status: isFinal(execution.status) ? execution.status : "failed", execution } });
-      writer.close();
-    }
-    return unsubscribe;
+    const endIfOver = () => {
+      if (writer.closed()) return;
+      const now = getExecutionRow(executionId);
+      // Deleted (with its dataset) while followed: nothing more will come.
+      if (!now) return writer.close();
+      if (isFinal(now.status) || !isRunning(executionId)) {
+        const execution = toExecution(now);
+        writer.send({ event: "done", data: { status: isFinal(execution.status) ? execution.status : "failed", execution } });
+        writer.close();
+      }
+    };
+    endIfOver();
+    // A safety net behind the `done` event: a stream never outlives its execution.
+    const watch = setInterval(endIfOver, WATCH_MS);
+    return () => {
+      clearInterval(watch);
+      unsubscribe();
+    };
   }, heartbeatMs);
 }

@@ -9,11 +9,17 @@ const positiveId = z.number().int().positive();
 const runFields = {
   dataset_id: positiveId,
   pipeline_node_id: positiveId.nullable().optional().describe("The metric (column); omit for a row or all"),
-  entity_type: entityType.nullable().optional().describe("Level of entity_id; required with entity_id"),
-  entity_id: positiveId.nullable().optional().describe("The entity (row); omit for a column or all"),
+  entity_type: entityType
+    .nullable()
+    .optional()
+    .describe(
+      "Level of entity_id; required with entity_id. With entity_id null or absent it means every entity of this type: " +
+        "with pipeline_node_id the metric's column (the metric must be of this level), without it every row of this type",
+    ),
+  entity_id: positiveId.nullable().optional().describe("The entity (row); null or absent for a column, every row of entity_type, or all"),
   retry: z.boolean().optional().default(false).describe("Only cells whose latest result failed or is missing"),
   execution_mode: z.enum(["sync", "async"]).optional().default("sync"),
-  batch_size: z.number().int().min(1).max(64).optional().default(8).describe("Evaluations at once in async mode"),
+  batch_size: z.number().int().min(1).max(256).optional().default(8).describe("Evaluations at once in async mode"),
   model_name: z.string().trim().min(1).max(200).nullable().optional().describe("Judge model for this run"),
   no_cache: z.boolean().optional().default(false).describe("Ask the judge again even for unchanged cells"),
 };
@@ -22,10 +28,10 @@ function entityPair(body: { entity_type?: string | null; entity_id?: number | nu
   if (body.entity_id != null && body.entity_type == null) {
     ctx.addIssue({ code: "custom", path: ["entity_type"], message: "is required with entity_id" });
   }
-  if (body.entity_type != null && body.entity_id == null) {
-    ctx.addIssue({ code: "custom", path: ["entity_id"], message: "is required with entity_type" });
-  }
 }
+
+/** `entity_id=` or `entity_id=null` in a query string is the body's `entity_id: null`. */
+const absentInQuery = (v: unknown) => (v === "" || v === "null" ? undefined : v);
 
 export const runBody = z.object(runFields).superRefine(entityPair);
 
@@ -39,10 +45,10 @@ export const runQuery = z
     dataset_id: intText({ min: 1 }),
     pipeline_node_id: intText({ min: 1 }).optional(),
     entity_type: entityType.optional(),
-    entity_id: intText({ min: 1 }).optional(),
+    entity_id: z.preprocess(absentInQuery, intText({ min: 1 }).optional()),
     retry: boolText.optional().default(false),
     execution_mode: z.enum(["sync", "async"]).optional().default("sync"),
-    batch_size: intText({ min: 1, max: 64 }).optional().default(8),
+    batch_size: intText({ min: 1, max: 256 }).optional().default(8),
     model_name: z.string().trim().min(1).max(200).optional(),
     no_cache: boolText.optional().default(false),
   })
@@ -63,7 +69,7 @@ export const executionMetaSchema = z.object({
   batch_size: z.number().int(),
   template_variables: z.array(z.string()),
   user_id: z.string(),
-  scope: z.enum(["cell", "row", "column", "all"]),
+  scope: z.enum(["cell", "row", "rows", "column", "all"]).describe("`rows`: every row of `entity_type` (entity_type without entity_id or metric)"),
   entity_type: entityType.nullable(),
   entity_id: z.number().int().nullable(),
   retry: z.boolean(),
@@ -72,6 +78,8 @@ export const executionMetaSchema = z.object({
   cached_evaluations: z.number().int().describe("Cells answered from the verdict cache"),
   cost_usd: z.number().nullable().describe("From JUDGE_PRICES; null when the model has no price"),
   interrupted: z.boolean().optional(),
+  rate_limits: z.number().int().optional().describe("Judge calls of this run the provider answered with 429"),
+  concurrency_limit: z.number().int().optional().describe("The model's adaptive limit of calls in flight (process-wide) when last reported"),
 });
 
 export const executionSchema = z
@@ -87,6 +95,13 @@ export const executionSchema = z
     total_evaluations: z.number().int(),
     successful_evaluations: z.number().int(),
     failed_evaluations: z.number().int(),
+    skipped_evaluations: z
+      .number()
+      .int()
+      .describe(
+        "Cells not evaluated: not applicable, dependency not met, or never run because the run was interrupted or cancelled. " +
+          "Once final, successful + failed + skipped = total",
+      ),
     errors: z.array(executionErrorSchema),
     meta: executionMetaSchema,
     created_at: isoTimestamp,

@@ -133,6 +133,14 @@ export const previewBody = z
     output_schema: outputSchema.optional(),
     entity_type: evaluationLevel.optional().describe("Defaults to the metric's level; must equal it"),
     entity_id: positiveId,
+    model_name: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .nullable()
+      .optional()
+      .describe("Judge model whose context window the prompt must fit; default the metric's model, else JUDGE_MODEL"),
   })
   .superRefine((body, ctx) => {
     const byNode = body.pipeline_node_id !== undefined;
@@ -153,6 +161,22 @@ export const judgePromptPreviewSchema = z
     system: z.string().describe("The system message the judge receives"),
     template_variables: z.array(z.string()),
     missing: z.array(z.string()).describe("Variables with no value at this entity, written as (none)"),
+    model: z.string().describe("The judge model the prompt is fitted to"),
+    context_tokens: z.number().int().describe("That model's context window (JUDGE_CONTEXT_TOKENS_BY_MODEL, else JUDGE_CONTEXT_TOKENS)"),
+    budget_tokens: z
+      .number()
+      .int()
+      .nullable()
+      .describe("Tokens left for system message and prompt once room is kept for the judge's reply"),
+    token_estimate: z.number().int().describe("Estimated tokens of system message and prompt (3 characters per token, erring long)"),
+    truncated: z
+      .array(
+        z.object({
+          item: z.string().describe("The variable and item cut, e.g. `@HISTORY: message 3 (assistant) step 2 tool_result`"),
+          removed_characters: z.number().int().describe("Characters cut from its middle (a marker in the prompt says how many)"),
+        }),
+      )
+      .describe("Items whose middle was cut to fit the budget, in prompt order; empty when the whole evidence fits"),
   })
   .meta({ id: "JudgePromptPreview" });
 

@@ -10,6 +10,10 @@ export const judgeSettingsSchema = z
     max_retries: z.number().int(),
     max_concurrency: z.number().int(),
     priced_models: z.array(z.string()).describe("Models with a price in JUDGE_PRICES"),
+    context_tokens: z.number().int().describe("JUDGE_CONTEXT_TOKENS: context window assumed for a model not in the map"),
+    context_tokens_by_model: z
+      .record(z.string(), z.number().int())
+      .describe("JUDGE_CONTEXT_TOKENS_BY_MODEL: context window per model; judge prompts are cut to fit it"),
   })
   .meta({ id: "JudgeSettings" });
 

@@ -113,3 +113,43 @@ export async function sigtermDuringRun(server: TurnscopeServer, double: JudgeDou
   check(checks, "a retry run finishes the rest", retried.status === "completed" && (await allCompleted(server, datasetId, run.total_evaluations)), retried);
   return { checks, figures: { grace_ms: graceMs, exit_ms: exitMs, results_kept: kept, retried_cells: retry.total_evaluations } };
 }
+
+/**
+ * `npm start` (scripts/start.mjs) owns the server it starts: stopping it — politely or with SIGKILL —
+ * stops the server, so no unowned server keeps the port and the database.
+ */
+export async function startScriptOwnsServer(port: number, databasePath: string) {
+  const { spawn } = await import("node:child_process");
+  const checks: Check[] = [];
+  const figures: Record<string, number> = {};
+  const listening = async () => {
+    try {
+      return (await fetch(`http://127.0.0.1:${port}/api/health`)).status === 200;
+    } catch {
+      return false;
+    }
+  };
+  for (const signal of ["SIGTERM", "SIGKILL"] as const) {
+    const child = spawn(process.execPath, ["scripts/start.mjs"], {
+      cwd: process.cwd(),
+      env: { ...process.env, PORT: String(port), HOSTNAME_BIND: "127.0.0.1", DATABASE_PATH: databasePath, LOG_LEVEL: "warn" },
+      stdio: "ignore",
+    });
+    try {
+      await waitUntil("npm start serves", listening, 60_000);
+      const t = Date.now();
+      child.kill(signal);
+      const stopped = await waitUntil(`the server stops after ${signal} to npm start`, async () => !(await listening()), 20_000).then(
+        () => true,
+        () => false,
+      );
+      figures[`${signal.toLowerCase()}_stop_ms`] = Date.now() - t;
+      check(checks, `${signal} to npm start's process stops the server it started`, stopped);
+    } finally {
+      child.kill("SIGKILL");
+    }
+    // Whatever happened, leave nothing listening for the next section.
+    await waitUntil("port free", async () => !(await listening()), 30_000).catch(() => undefined);
+  }
+  return { checks, figures };
+}

@@ -67,6 +67,8 @@ export type Execution = {
   total_evaluations: number;
   successful_evaluations: number;
   failed_evaluations: number;
+  duration_ms?: number | null;
+  meta?: Record<string, unknown>;
   errors: Array<{ message: string }>;
 };
 

@@ -8,7 +8,7 @@ import os from "node:os";
 import path from "node:path";
 import { startJudgeDouble } from "@/lib/testing/judge-double/server";
 import { ensureBuild } from "../project.mjs";
-import { killDuringImport, killDuringRun, sigtermDuringRun } from "./crashes";
+import { killDuringImport, killDuringRun, sigtermDuringRun, startScriptOwnsServer } from "./crashes";
 import type { Check } from "./data";
 import { faultSection, loadSection, type Sizes } from "./load-and-faults";
 import { TurnscopeServer } from "./server";
@@ -81,6 +81,7 @@ async function main() {
   } finally {
     await guarded.stop("SIGTERM").catch(() => guarded.stop("SIGKILL"));
   }
+  await runSection("npm start owns its server", () => startScriptOwnsServer(Number(process.env.RELIABILITY_PORT ?? 3411) + 2, path.join(dir, "start.db")));
   await double.close();
   fs.rmSync(dir, { recursive: true, force: true });
 

@@ -126,28 +126,46 @@ export async function outputSafetySection(server: TurnscopeServer, double: Judge
 export async function accessSection(server: TurnscopeServer, secrets: { token: string; apiKey: string }) {
   const checks: Check[] = [];
   const ops = await (async () => {
-    const doc = (await server.request("GET", "/api/openapi.json")).json as { paths: Record<string, Record<string, unknown>> };
-    return Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item).map((m) => ({ method: m.toUpperCase(), path: `/api${p.replace(/\{[^}]+\}/g, "1")}` })));
+    const doc = (await server.request("GET", "/api/openapi.json")).json as { paths: Record<string, Record<string, { security?: unknown[] }>> };
+    return Object.entries(doc.paths).flatMap(([p, item]) =>
+      Object.entries(item)
+        // Only the sign-in endpoint is public (`security: []`).
+        .filter(([, op]) => !(Array.isArray(op.security) && op.security.length === 0))
+        .map(([m]) => ({ method: m.toUpperCase(), path: `/api${p.replace(/\{[^}]+\}/g, "1")}` })),
+    );
   })();
   const open: string[] = [];
+  // A page visit must hand out nothing: the day-one bypass was `curl -c jar /; curl -b jar -X DELETE /api/datasets/1`.
+  const visit = await fetch(`${server.baseUrl}/`, { redirect: "manual" });
+  const jar = visit.headers.get("set-cookie")?.split(";")[0] ?? "";
+  check(checks, "a page visit without a session redirects to sign-in and sets no cookie", visit.status === 307 && (visit.headers.get("location") ?? "").includes("/signin") && jar === "", { status: visit.status, location: visit.headers.get("location"), jar });
+  const forged = `turnscope_session=v1.9999999999.abc.${"x".repeat(43)}`;
   for (const op of ops) {
     const res = await fetch(`${server.baseUrl}${op.path}`, { method: op.method });
     if (res.status !== 401) open.push(`${op.method} ${op.path} → ${res.status}`);
     const wrong = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { authorization: "Bearer wrong" } });
     if (wrong.status !== 401) open.push(`${op.method} ${op.path} (wrong token) → ${wrong.status}`);
+    const withJar = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { cookie: jar || "turnscope_ui=x" } });
+    if (withJar.status !== 401) open.push(`${op.method} ${op.path} (page-visit cookie jar) → ${withJar.status}`);
+    const withForged = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { cookie: forged } });
+    if (withForged.status !== 401) open.push(`${op.method} ${op.path} (forged session) → ${withForged.status}`);
   }
-  check(checks, "every /api endpoint answers 401 without the bearer token", open.length === 0, open.slice(0, 5));
+  check(checks, "every /api endpoint (SSE and export included) answers 401 without the bearer token or a session", open.length === 0, open.slice(0, 5));
   const withToken = await server.request("GET", "/api/datasets");
   check(checks, "the token opens the API", withToken.status === 200);
 
-  const page = await fetch(`${server.baseUrl}/`);
+  const wrongSignIn = await fetch(`${server.baseUrl}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: "guess" }) });
+  check(checks, "sign-in with a wrong token is refused", wrongSignIn.status === 401 && !wrongSignIn.headers.get("set-cookie"));
+  const signIn = await fetch(`${server.baseUrl}/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ token: secrets.token }) });
+  const cookie = signIn.headers.get("set-cookie")?.split(";")[0] ?? "";
+  check(checks, "sign-in with the token sets an HttpOnly, SameSite=Strict session cookie", signIn.status === 200 && /HttpOnly/i.test(signIn.headers.get("set-cookie") ?? "") && /SameSite=Strict/i.test(signIn.headers.get("set-cookie") ?? ""));
+  const page = await fetch(`${server.baseUrl}/`, { headers: { cookie } });
   const html = await page.text();
-  const cookie = page.headers.get("set-cookie")?.split(";")[0] ?? "";
-  check(checks, "pages still work without the token", page.status === 200 && html.includes("Datasets"));
+  check(checks, "a signed-in browser sees the pages", page.status === 200 && html.includes("Datasets"));
   const viaPage = await fetch(`${server.baseUrl}/api/datasets`, { headers: { cookie, "sec-fetch-site": "same-origin" } });
-  check(checks, "the pages' own API calls go through the server", viaPage.status === 200);
+  check(checks, "the pages' own API calls go through with the session", viaPage.status === 200);
   const crossSite = await fetch(`${server.baseUrl}/api/datasets`, { headers: { cookie, "sec-fetch-site": "cross-site" } });
-  check(checks, "another site cannot use the page cookie", crossSite.status === 401);
+  check(checks, "another site cannot use the session cookie", crossSite.status === 401);
 
   const mine = await server.request("POST", "/api/metric-templates", { name: "private", evaluation_level: "message", prompt: "Rate @CURRENT_MESSAGE.output", output_type: "progress" }, { "x-user-id": "alice" });
   const id = mine.json?.id;
@@ -169,6 +187,8 @@ export async function accessSection(server: TurnscopeServer, secrets: { token: s
     health: health.text,
     home_page: html,
   };
+  const signOut = await fetch(`${server.baseUrl}/api/session`, { method: "DELETE", headers: { cookie } });
+  check(checks, "sign-out clears the cookie", signOut.status === 204 && /Max-Age=0/i.test(signOut.headers.get("set-cookie") ?? ""));
   const leaks = Object.entries(places).filter(([, text]) => text.includes(secrets.token) || text.includes(secrets.apiKey)).map(([k]) => k);
   check(checks, "secrets never appear in responses, pages or logs", leaks.length === 0, leaks);
   return { checks, figures: { endpoints: ops.length, places_scanned: Object.keys(places) } };

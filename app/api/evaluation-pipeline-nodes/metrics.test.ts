@@ -1,4 +1,5 @@
-import { beforeAll, describe, expect, it } from "vitest";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http";
 import { countResults, executionNodeIds, insertMessageResult, loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
 import * as templates from "../metric-templates/route";
@@ -7,6 +8,9 @@ import * as datasetItem from "../datasets/[id]/route";
 import * as collection from "./route";
 import * as item from "./[id]/route";
 import * as preview from "./preview/route";
+import * as createAndImport from "../datasets/import/route";
+import * as conversationsRoute from "../datasets/[id]/conversations/route";
+import { upload } from "@/lib/testing/multipart";
 
 const metricKeys = [
   "created_at",
@@ -195,13 +199,103 @@ describe("POST /api/evaluation-pipeline-nodes/preview", () => {
     const c = sample.conversations[0];
     const res = await runPreview({ prompt: "Reply: @CONTENT\nBefore: @PREVIOUS_ASSISTANT_MSG", evaluation_level: "message", entity_type: "message", entity_id: c.messages[2].id });
     expect(res.status).toBe(200);
-    expect(Object.keys(res.json).sort()).toEqual(["missing", "prompt", "system", "template_variables"]);
+    expect(Object.keys(res.json).sort()).toEqual([
+      "budget_tokens",
+      "context_tokens",
+      "missing",
+      "model",
+      "prompt",
+      "system",
+      "template_variables",
+      "token_estimate",
+      "truncated",
+    ]);
     expect(res.json.prompt).toBe(
       'Reply: <conversation_data name="@CONTENT">\nI found TP218 departing 18:05 and arriving 06:30 for $612. Shall I book it?\n</conversation_data>\nBefore: (none)',
     );
     expect(res.json.template_variables).toEqual(["@CONTENT", "@PREVIOUS_ASSISTANT_MSG"]);
     expect(res.json.missing).toEqual(["@PREVIOUS_ASSISTANT_MSG"]);
     expect(res.json.system).toMatch(/"score": <number from 0 to 1>/);
+  });
+
+  describe("fitting the judge model's context", () => {
+    afterEach(() => {
+      delete process.env.JUDGE_CONTEXT_TOKENS;
+      delete process.env.JUDGE_CONTEXT_TOKENS_BY_MODEL;
+      resetConfig();
+    });
+    const history = (c: LoadedSample["conversations"][number], model_name?: string) =>
+      runPreview({ prompt: "Did the agent help?\n@HISTORY", evaluation_level: "conversation", entity_id: c.id, model_name });
+
+    it("reports the model, its context, the token estimate and no cut when the transcript fits", async () => {
+      const res = await history(sample.conversations[0]);
+      expect(res.status).toBe(200);
+      expect(res.json).toMatchObject({ model: "gpt-4o-mini", context_tokens: 128_000, budget_tokens: 128_000 - 2048, truncated: [] });
+      expect(res.json.token_estimate).toBe(Math.ceil((res.json.system.length + res.json.prompt.length) / 3));
+      expect(res.json.prompt).not.toMatch(/characters cut|more characters/);
+    });
+
+    it("cuts the middle of long items for a small model named in JUDGE_CONTEXT_TOKENS_BY_MODEL, never the final output", async () => {
+      // An agent run whose tool result and final report are both long, imported the way a user would.
+      const rows = Array.from({ length: 200 }, (_, i) => ({ region: `r${i}`, sales: i * 37 }));
+      const report = `Report:\n${Array.from({ length: 60 }, (_, i) => `finding ${i}: region r${i} grew.`).join("\n")}\nEnd of report.`;
+      const file = JSON.stringify({
+        conversations: [
+          {
+            name: "long run",
+            messages: [
+              { role: "user", content: "Summarise sales by region." },
+              {
+                role: "assistant",
+                content: report,
+                steps: [{ tool_call: { name: "query", arguments: { q: "sales" } } }, { tool_result: { rows } }, { output_content: report }],
+              },
+            ],
+          },
+        ],
+      });
+      const imported = await upload(createAndImport.POST, "/api/datasets/import", { file, fields: { name: "long" } });
+      expect(imported.status).toBe(201);
+      const datasetId = imported.json.dataset_id as number;
+      const conversations = await call(conversationsRoute.GET, "GET", "", { params: { id: datasetId } });
+      const conversationId = conversations.json[0].id as number;
+
+      process.env.JUDGE_CONTEXT_TOKENS_BY_MODEL = JSON.stringify({ "tiny-judge": 2000 });
+      resetConfig();
+      const ask = (model_name?: string) =>
+        runPreview({ prompt: "Is the report supported?\n@HISTORY", evaluation_level: "conversation", entity_id: conversationId, model_name });
+      const full = await ask();
+      expect(full.json.truncated).toEqual([]);
+      expect(full.json.prompt).toContain(JSON.stringify({ rows }));
+      expect(full.json.prompt.split(report).length - 1).toBe(1);
+
+      const res = await ask("tiny-judge");
+      expect(res.status).toBe(200);
+      expect(res.json).toMatchObject({
+        model: "tiny-judge",
+        context_tokens: 2000,
+        budget_tokens: 1500,
+        truncated: [{ item: "@HISTORY: message 2 (assistant) step 2 tool_result", removed_characters: expect.any(Number) }],
+      });
+      const removed = res.json.truncated[0].removed_characters as number;
+      expect(res.json.prompt).toContain(`[… ${removed} characters cut here to fit the judge's context …]`);
+      expect(res.json.token_estimate).toBeLessThanOrEqual(1500);
+      expect(res.json.token_estimate).toBeLessThan(full.json.token_estimate);
+      expect(res.json.system).toMatch(/shortened to fit your context window/);
+      // The final report arrives whole and once; the tool result keeps its beginning and end.
+      expect(res.json.prompt.split(report).length - 1).toBe(1);
+      const json = JSON.stringify({ rows });
+      expect(res.json.prompt).toContain(json.slice(0, 80));
+      expect(res.json.prompt).toContain(json.slice(-80));
+    });
+
+    it("uses JUDGE_CONTEXT_TOKENS for models not in the map, and rejects a blank model name", async () => {
+      process.env.JUDGE_CONTEXT_TOKENS = "900";
+      resetConfig();
+      const res = await history(sample.conversations[0], "some-model");
+      expect(res.json).toMatchObject({ model: "some-model", context_tokens: 900, budget_tokens: 675 });
+      expect((await history(sample.conversations[0], " ")).status).toBe(400);
+    });
   });
 
   it("previews a saved metric (entity_type defaults to its level) with its output format", async () => {

@@ -10,7 +10,7 @@ beforeAll(async () => {
   double = await startJudgeDouble();
 });
 afterAll(async () => {
-  for (const k of ["OPENAI_BASE_URL", "OPENAI_API_KEY", "JUDGE_MAX_RETRIES"]) delete process.env[k];
+  for (const k of ["OPENAI_BASE_URL", "OPENAI_API_KEY", "JUDGE_MAX_RETRIES", "JUDGE_CONTEXT_TOKENS", "JUDGE_CONTEXT_TOKENS_BY_MODEL"]) delete process.env[k];
   resetConfig();
   await double.close();
 });
@@ -21,8 +21,20 @@ describe("judge settings", () => {
     process.env.OPENAI_API_KEY = "sk-very-secret-key";
     resetConfig();
     const res = await call(settings.GET, "GET", "/api/settings/judge");
-    expect(res.json).toMatchObject({ configured: true, base_url: double.baseURL, api_key_set: true, default_model: "gpt-4o-mini", max_concurrency: 8 });
+    expect(res.json).toMatchObject({ configured: true, base_url: double.baseURL, api_key_set: true, default_model: "gpt-4o-mini", max_concurrency: 128 });
     expect(res.text).not.toContain("sk-very-secret-key");
+    expect(res.json).toMatchObject({ context_tokens: 128_000, context_tokens_by_model: {} });
+  });
+
+  it("shows the judge models' context windows", async () => {
+    process.env.JUDGE_CONTEXT_TOKENS = "32000";
+    process.env.JUDGE_CONTEXT_TOKENS_BY_MODEL = '{"llama3.1": 8192}';
+    resetConfig();
+    const res = await call(settings.GET, "GET", "/api/settings/judge");
+    expect(res.json).toMatchObject({ context_tokens: 32_000, context_tokens_by_model: { "llama3.1": 8192 } });
+    delete process.env.JUDGE_CONTEXT_TOKENS;
+    delete process.env.JUDGE_CONTEXT_TOKENS_BY_MODEL;
+    resetConfig();
   });
 
   it("tests the connection with a real structured call, and reports failures plainly", async () => {

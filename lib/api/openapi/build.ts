@@ -8,6 +8,7 @@ import { datasetOperations } from "./datasets";
 import { executionOperations } from "./executions";
 import { goalOperations } from "./goal";
 import { healthOperations } from "./health";
+import { sessionOperations } from "./session";
 import { settingsOperations } from "./settings";
 import { importOperations } from "./imports";
 import { labelOperations } from "./labels";
@@ -16,7 +17,7 @@ import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...labelOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations];
 
 type JsonSchema = Record<string, unknown>;
 
@@ -117,6 +118,7 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
       ),
     };
     if (op.description) item.description = op.description;
+    if (op.public) item.security = [];
     const params = parameters(op);
     if (params.length) item.parameters = params;
     if (op.body) {
@@ -136,7 +138,9 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
       description:
         "Evaluate conversations with AI assistants and agents. Errors share one shape " +
         "`{error: {code, message, details}}`. Callers name themselves with `X-User-Id` (default `default`). " +
-        "When the server sets `API_TOKEN`, every request needs `Authorization: Bearer <token>`.",
+        "When the server sets `API_TOKEN`, every request needs `Authorization: Bearer <token>` or the signed " +
+        "session cookie that `POST /session` hands a browser after the token is entered on the sign-in page " +
+        "(HttpOnly, SameSite=Strict, expires after `SESSION_TTL_HOURS`; refused when a browser marks the request cross-site).",
     },
     servers: [{ url: opts.serverUrl ?? "/api" }],
     tags,

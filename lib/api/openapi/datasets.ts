@@ -60,7 +60,8 @@ export const datasetOperations: Operation[] = [
     path: "/datasets/{id}",
     operationId: "deleteDataset",
     summary: "Delete a dataset and everything in it",
-    description: "Removes its conversations, messages, steps, metrics, executions and results.",
+    description:
+      "Removes its conversations, messages, steps, metrics, executions and results. Runs of the dataset still going on are cancelled first (their `/events` streams end with `done`, status `cancelled`), then the dataset is deleted.",
     tag,
     params: idParams,
     responses: { 204: { description: "Deleted" }, 400: badRequest, 404: notFoundResponse },

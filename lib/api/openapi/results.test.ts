@@ -20,4 +20,24 @@ describe("OpenAPI: results, export and grid", () => {
     expect(grid.parameters?.map((p) => p.name)).toEqual(["id", "level", "conversation_id", "limit", "offset"]);
     expect(grid.responses["200"].headers?.["X-Total-Count"]).toBeDefined();
   });
+
+  it("documents the grid export: three media types, its file name and its columns", () => {
+    const doc = buildOpenApiDocument({ version: "test" }) as {
+      paths: Record<string, Record<string, { description?: string; parameters?: Array<{ name: string; required: boolean }>; responses: Record<string, { content?: Record<string, unknown> }> }>>;
+    };
+    const exp = doc.paths["/datasets/{id}/export"].get;
+    expect(Object.keys(exp.responses["200"].content ?? {}).sort()).toEqual([
+      "application/json",
+      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+      "text/csv",
+    ]);
+    expect(exp.parameters?.map((p) => [p.name, p.required])).toEqual([
+      ["id", true],
+      ["format", true],
+    ]);
+    expect(Object.keys(exp.responses)).toEqual(["200", "400", "404"]);
+    expect(exp.description).toContain("meta.<key>");
+    expect(exp.description).toContain("entity_type, entity_id, conversation_id");
+  });
 });
+

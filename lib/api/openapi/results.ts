@@ -2,6 +2,7 @@ import { idParams } from "@/lib/schemas/common";
 import { executionResultsSchema, exportQuery, gridQuery, gridRowSchema, resultsQuery } from "@/lib/schemas/executions";
 import { badRequest, notFoundResponse, totalCountHeader } from "./shared";
 import type { Operation } from "./types";
+import { VERDICT_COLUMNS } from "@/lib/results/grid-columns";
 
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
@@ -17,6 +18,8 @@ const aggregatedDescription =
   'the last also 1.0), `"true"`/`"false"` for checkbox, five equal-width bins `"a-b"` between min and max for number ' +
   '(one bin `"a-a"` when all are equal), progress-style bins for json when all its scores are within [0, 1] (else ' +
   "number-style), and `{}` with null scores for text, whose `total` is its number of completed results.";
+
+const gridExportColumns = VERDICT_COLUMNS.join(", ");
 
 export const resultOperations: Operation[] = [
   {
@@ -112,6 +115,69 @@ export const resultOperations: Operation[] = [
     query: gridQuery,
     responses: {
       200: { description: "A page of rows", schema: gridRowSchema, array: true, headers: totalCountHeader },
+      400: badRequest,
+      404: notFoundResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/datasets/{id}/export",
+    operationId: "exportDatasetGrid",
+    summary: "Download the grid's state: the latest verdict of every cell, with conversation meta, as CSV, JSON or XLSX",
+    description:
+      'An attachment named `dataset-<id>-grid.<csv|json|xlsx>`, streamed. One row per cell: every metric × every grid row ' +
+      "of its level (conversations, assistant messages, steps), in grid order and column order, with that cell's latest " +
+      "result across all executions — the same verdicts `GET /datasets/{id}/grid` shows; a cell never evaluated has a null " +
+      `\`status\` (empty in CSV). Columns: ${gridExportColumns}, then \`meta.<key>\` for every top-level key of the ` +
+      "dataset's conversation meta (null where a conversation lacks it); labels and a metric's reference add columns " +
+      "after these when present. `value` is the verdict's value for checkbox, number and text metrics, `result` the whole " +
+      "verdict. In CSV and XLSX, objects and arrays are JSON text, and a text cell starting with `=`, `+`, `-`, `@`, a " +
+      "tab or a carriage return is prefixed with `'` so spreadsheets do not run it as a formula (numbers stay numbers). " +
+      'The XLSX has one "Grid" sheet with typed cells, a frozen, filterable header. JSON is `{dataset_id, columns, ' +
+      "metrics, rows}` with rows keyed by column and JSON values kept as they are.",
+    tag: "Datasets",
+    params: idParams,
+    query: exportQuery,
+    responses: {
+      200: {
+        description: "The file (`Content-Disposition: attachment`)",
+        headers: {
+          "Content-Disposition": {
+            description: 'attachment; filename="dataset-<id>-grid.<format>"',
+            schema: { type: "string" },
+          },
+        },
+        content: {
+          "text/csv": { type: "string", description: "UTF-8 CSV with a header row" },
+          "application/json": {
+            type: "object",
+            required: ["dataset_id", "columns", "metrics", "rows"],
+            properties: {
+              dataset_id: { type: "integer" },
+              columns: { type: "array", items: { type: "string" }, description: "Every row's keys, in order" },
+              metrics: {
+                type: "array",
+                items: {
+                  type: "object",
+                  required: ["id", "name", "output_type", "evaluation_level"],
+                  properties: {
+                    id: { type: "integer" },
+                    name: { type: "string" },
+                    output_type: { type: "string" },
+                    evaluation_level: { type: "string", enum: ["conversation", "message", "step"] },
+                  },
+                },
+              },
+              rows: { type: "array", items: { type: "object", additionalProperties: true } },
+            },
+          },
+          "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
+            type: "string",
+            contentMediaType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            description: 'Workbook with one "Grid" sheet',
+          },
+        },
+      },
       400: badRequest,
       404: notFoundResponse,
     },

@@ -27,4 +27,6 @@ export type Operation = {
   body?: z.ZodType;
   bodyContentType?: "application/json" | "multipart/form-data";
   responses: Record<number, ResponseSpec>;
+  /** Reachable without the token (`security: []`): only the sign-in endpoint. */
+  public?: boolean;
 };

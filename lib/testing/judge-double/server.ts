@@ -50,6 +50,8 @@ export interface RecordedRequest {
 export interface JudgeDoubleStats {
   count: number;
   inFlight: number;
+  /** Most requests in flight at once since the last reset. */
+  peakInFlight: number;
   byKind: Partial<Record<BehaviourKind, number>>;
 }
 
@@ -158,6 +160,7 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
   const requests: RecordedRequest[] = [];
   let received = 0;
   let inFlight = 0;
+  let peakInFlight = 0;
   let byKind: Partial<Record<BehaviourKind, number>> = {};
   let completionSeq = 0;
 
@@ -271,6 +274,7 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
   async function handleChat(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
     received++;
     inFlight++;
+    peakInFlight = Math.max(peakInFlight, inFlight);
     res.once("close", () => inFlight--);
     const record = newRecord(req, path);
     requests.push(record);
@@ -390,12 +394,13 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
       latency = startLatency;
       requests.length = 0;
       received = 0;
+      peakInFlight = 0;
       byKind = {};
     },
     requests,
     count: () => received,
     inFlight: () => inFlight,
-    stats: () => ({ count: received, inFlight, byKind: { ...byKind } }),
+    stats: () => ({ count: received, inFlight, peakInFlight, byKind: { ...byKind } }),
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,5 +1,6 @@
 import { json, noContent, route } from "@/lib/api/route";
-import { deleteDataset, getDataset, updateDataset } from "@/lib/datasets";
+import { getDataset, updateDataset } from "@/lib/datasets";
+import { deleteDatasetStoppingRuns } from "@/lib/runner";
 import { idParams } from "@/lib/schemas/common";
 import { updateDatasetBody } from "@/lib/schemas/datasets";
 
@@ -16,8 +17,8 @@ export const PATCH = route({
 
 export const DELETE = route({
   params: idParams,
-  handler: ({ params }) => {
-    deleteDataset(params.id);
+  handler: async ({ params }) => {
+    await deleteDatasetStoppingRuns(params.id);
     return noContent();
   },
 });

@@ -1,0 +1,201 @@
+import { eq } from "drizzle-orm";
+import { parse } from "csv-parse/sync";
+import ExcelJS from "exceljs";
+import { beforeAll, describe, expect, it } from "vitest";
+import { getDb } from "@/db/client";
+import { conversationsTable } from "@/db/schema";
+import { call } from "@/lib/testing/http";
+import { insertConversationFixture } from "@/lib/testing/seed";
+import { addTestResult, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed-results";
+import * as grid from "../grid/route";
+import * as exportRoute from "./route";
+
+type Fixture = ReturnType<typeof seed>;
+let fx: Fixture;
+
+function seed() {
+  const ds = createTestDataset("grid export");
+  const second = insertConversationFixture(ds.id, { position: 1, name: "" });
+  const first = insertConversationFixture(ds.id, { position: 0, name: "Refund request" });
+  // Ground truth and other meta as an import would store it; one value a spreadsheet would run as a formula.
+  getDb()
+    .update(conversationsTable)
+    .set({ meta: { reward: 0, channel: '=HYPERLINK("http://x","y")', tags: ["vip"] } })
+    .where(eq(conversationsTable.id, second.conversationId))
+    .run();
+  const progress = createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
+  const checkbox = createTestMetric(ds.id, "conversation", "checkbox", "=Resolved");
+  const polite = createTestMetric(ds.id, "message", "checkbox", "Polite");
+  const steps = createTestMetric(ds.id, "step", "number", "Step quality");
+  const older = createTestExecution(progress);
+  const newer = createTestExecution(progress);
+  const conv = (f: typeof first) => ({ type: "conversation" as const, id: f.conversationId, conversationId: f.conversationId });
+  addTestResult({ executionId: older.id, node: progress, entity: conv(first), result: { score: 0.2, reasoning: "old" }, score: 0.2 });
+  addTestResult({ executionId: newer.id, node: progress, entity: conv(first), result: { score: 0.8, reasoning: "-new" }, score: 0.8 });
+  addTestResult({ executionId: older.id, node: progress, entity: conv(second), result: { score: 1 }, score: 1 });
+  addTestResult({ executionId: newer.id, node: progress, entity: conv(second), status: "failed", error: "rate limited" });
+  addTestResult({ executionId: older.id, node: checkbox, entity: conv(second), result: { value: true, reasoning: "done" }, score: 1 });
+  addTestResult({
+    executionId: newer.id,
+    node: polite,
+    entity: { type: "message", id: first.assistantMessageId, conversationId: first.conversationId, messageId: first.assistantMessageId },
+    result: { value: false, reasoning: "curt" },
+    score: 0,
+  });
+  return { ds, first, second, progress, checkbox, polite, steps, older, newer };
+}
+
+beforeAll(() => {
+  fx = seed();
+});
+
+async function download(format: string, id: number | string = fx.ds.id): Promise<Response> {
+  const req = new Request(`http://localhost/api/datasets/${id}/export?format=${format}`);
+  return exportRoute.GET(req, { params: Promise.resolve({ id: String(id) }) });
+}
+
+type JsonExport = { dataset_id: number; columns: string[]; metrics: Array<{ id: number; name: string; evaluation_level: string }>; rows: Array<Record<string, unknown>> };
+
+async function jsonExport(): Promise<JsonExport> {
+  const res = await download("json");
+  expect(res.status).toBe(200);
+  return (await res.json()) as JsonExport;
+}
+
+type GridCell = { status: string; result: unknown; error: string | null; execution_id: number; updated_at: string };
+
+/** What the grid endpoint shows, level by level: its rows, and a `metric:entity` → cell map. */
+async function gridState() {
+  const rows: Array<{ entity_type: string; entity_id: number }> = [];
+  const cells = new Map<string, GridCell>();
+  for (const level of ["conversation", "message", "step"]) {
+    const res = await call(grid.GET, "GET", `/api/datasets/${fx.ds.id}/grid?level=${level}&limit=500`, { params: { id: fx.ds.id } });
+    for (const row of res.json as Array<{ entity_type: string; entity_id: number; cells: Record<string, GridCell> }>) {
+      rows.push(row);
+      for (const [metric, cell] of Object.entries(row.cells)) cells.set(`${metric}:${row.entity_type}:${row.entity_id}`, cell);
+    }
+  }
+  return { rows, cells };
+}
+
+const metaColumns = ["meta.channel", "meta.n", "meta.reward", "meta.tags"];
+
+describe("GET /api/datasets/{id}/export", () => {
+  it("JSON: one row per cell, holding exactly the grid's latest verdicts, with the conversations' meta", async () => {
+    const body = await jsonExport();
+    expect(body.dataset_id).toBe(fx.ds.id);
+    expect(body.columns.slice(0, 3)).toEqual(["entity_type", "entity_id", "conversation_id"]);
+    expect(body.columns.slice(-4)).toEqual(metaColumns);
+    expect(body.metrics.map((m) => m.name)).toEqual(["Helpfulness", "=Resolved", "Polite", "Step quality"]);
+
+    const { rows, cells } = await gridState();
+    // Every grid row times every metric of its level: 2 conversations × 2, 2 assistant messages × 1, 4 steps × 1.
+    const metricsAt = (level: string) => body.metrics.filter((m) => m.evaluation_level === level).length;
+    expect(body.rows).toHaveLength(rows.reduce((n, r) => n + metricsAt(r.entity_type), 0));
+    expect(body.rows).toHaveLength(2 * 2 + 2 + 4);
+    for (const row of body.rows) {
+      const cell = cells.get(`${row.metric_id}:${row.entity_type}:${row.entity_id}`);
+      if (!cell) {
+        expect(row).toMatchObject({ status: null, result: null, execution_id: null, score: null, updated_at: null });
+        continue;
+      }
+      expect({ status: row.status, result: row.result, error: row.error, execution_id: row.execution_id, updated_at: row.updated_at }).toEqual(cell);
+    }
+    const evaluated = body.rows.filter((r) => r.status !== null);
+    expect(evaluated).toHaveLength(cells.size);
+
+    // Grid order (conversation position first), metrics in column order within an entity.
+    expect(body.rows.slice(0, 4).map((r) => [r.conversation_name, r.metric_name])).toEqual([
+      ["Refund request", "Helpfulness"],
+      ["Refund request", "=Resolved"],
+      ["Conversation 2", "Helpfulness"],
+      ["Conversation 2", "=Resolved"],
+    ]);
+    const [latest, , failed, checked] = body.rows;
+    expect(latest).toMatchObject({ status: "completed", score: 0.8, reasoning: "-new", execution_id: fx.newer.id, model_name: "judge-double" });
+    expect(failed).toMatchObject({ status: "failed", error: "rate limited", score: null, execution_id: fx.newer.id });
+    expect(checked).toMatchObject({ value: true, "meta.reward": 0, "meta.tags": ["vip"], "meta.n": null });
+    expect(latest).toMatchObject({ "meta.channel": "web", "meta.n": [1, 2], "meta.reward": null });
+    const politeRow = body.rows.find((r) => r.metric_id === fx.polite.id && r.entity_id === fx.first.assistantMessageId);
+    expect(politeRow).toMatchObject({ entity_type: "message", message_id: fx.first.assistantMessageId, value: false, label: "found x", role: "assistant" });
+    expect(body.rows.filter((r) => r.entity_type === "step").every((r) => r.status === null && r.step_id === r.entity_id)).toBe(true);
+  });
+
+  it("CSV: the same rows and columns, objects as JSON text, formulas defused", async () => {
+    const res = await download("csv");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("text/csv; charset=utf-8");
+    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="dataset-${fx.ds.id}-grid.csv"`);
+    const [header, ...lines] = parse(await res.text(), { relax_column_count: false }) as string[][];
+    const body = await jsonExport();
+    expect(header).toEqual(body.columns);
+    expect(lines).toHaveLength(body.rows.length);
+    const asCsv = (v: unknown) => (v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
+    const defused = (s: string) => (/^[=+\-@\t\r]/.test(s) ? `'${s}` : s);
+    lines.forEach((line, i) => {
+      expect(line).toEqual(body.columns.map((c) => defused(asCsv(body.rows[i][c]))));
+    });
+    const checked = lines[3];
+    expect(checked[header.indexOf("metric_name")]).toBe("'=Resolved");
+    expect(checked[header.indexOf("meta.channel")]).toBe(`'=HYPERLINK("http://x","y")`);
+    expect(lines[0][header.indexOf("reasoning")]).toBe("'-new");
+    expect(lines[0][header.indexOf("score")]).toBe("0.8");
+  });
+
+  it("XLSX: a Grid sheet with the same rows, typed cells, a frozen header and defused text", async () => {
+    const res = await download("xlsx");
+    expect(res.status).toBe(200);
+    expect(res.headers.get("content-type")).toBe("application/vnd.openxmlformats-officedocument.spreadsheetml.sheet");
+    expect(res.headers.get("content-disposition")).toBe(`attachment; filename="dataset-${fx.ds.id}-grid.xlsx"`);
+    const workbook = new ExcelJS.Workbook();
+    await workbook.xlsx.load(Buffer.from(await res.arrayBuffer()) as unknown as ArrayBuffer);
+    const sheet = workbook.getWorksheet("Grid");
+    expect(sheet).toBeDefined();
+    const values = (n: number) => (sheet!.getRow(n).values as unknown[]).slice(1);
+    const body = await jsonExport();
+    expect(values(1)).toEqual(body.columns);
+    expect(sheet!.rowCount).toBe(body.rows.length + 1);
+    expect(sheet!.views[0]).toMatchObject({ state: "frozen", ySplit: 1 });
+    const col = (name: string) => body.columns.indexOf(name);
+    const latest = values(2);
+    expect(latest[col("score")]).toBe(0.8);
+    expect(latest[col("reasoning")]).toBe("'-new");
+    expect(latest[col("updated_at")]).toBeInstanceOf(Date);
+    expect((latest[col("updated_at")] as Date).toISOString()).toBe(new Date(body.rows[0].updated_at as string).toISOString());
+    expect(latest[col("meta.n")]).toBe("[1,2]");
+    const checked = values(5);
+    expect(checked[col("value")]).toBe(true);
+    expect(checked[col("metric_name")]).toBe("'=Resolved");
+    expect(checked[col("meta.channel")]).toBe(`'=HYPERLINK("http://x","y")`);
+    expect(checked[col("meta.reward")]).toBe(0);
+    // Row by row, the same verdicts as the JSON export.
+    body.rows.forEach((row, i) => {
+      const cells = values(i + 2);
+      expect(cells[col("metric_id")]).toBe(row.metric_id);
+      expect(cells[col("entity_id")]).toBe(row.entity_id);
+      expect(cells[col("status")] ?? null).toBe(row.status);
+    });
+  });
+
+  it("a dataset without metrics exports the header only; 404 for an unknown dataset, 400 for a bad format", async () => {
+    const empty = createTestDataset("no metrics");
+    insertConversationFixture(empty.id);
+    const csv = await download("csv", empty.id);
+    expect(csv.status).toBe(200);
+    const [header, ...lines] = parse(await csv.text()) as string[][];
+    expect(header).toContain("meta.channel");
+    expect(lines).toEqual([]);
+    const json = await download("json", empty.id);
+    expect(await json.json()).toMatchObject({ dataset_id: empty.id, metrics: [], rows: [] });
+
+    const missing = await download("csv", 999_999);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: { message: string } }).error.message).toBe("Dataset 999999 does not exist");
+    for (const bad of ["pdf", ""]) {
+      const res = await download(bad);
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { details: Array<{ path: string }> } }).error.details.map((d) => d.path)).toContain("format");
+    }
+    expect((await download("csv", "abc")).status).toBe(400);
+  });
+});

@@ -1,0 +1,19 @@
+import { route } from "@/lib/api/route";
+import { exportGrid } from "@/lib/results/grid-export";
+import { idParams } from "@/lib/schemas/common";
+import { exportQuery } from "@/lib/schemas/executions";
+
+export const GET = route({
+  params: idParams,
+  query: exportQuery,
+  handler: ({ params, query }) => {
+    const file = exportGrid(params.id, query.format);
+    return new Response(file.body, {
+      headers: {
+        "content-type": file.contentType,
+        "content-disposition": `attachment; filename="${file.filename}"`,
+        "cache-control": "no-store",
+      },
+    });
+  },
+});

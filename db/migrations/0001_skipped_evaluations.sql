@@ -1,0 +1,1 @@
+ALTER TABLE `pipeline_executions` ADD `skipped_evaluations` integer DEFAULT 0 NOT NULL;

@@ -1,0 +1,145 @@
+/**
+ * The dataset grid's state as flat rows: one row per cell (a metric × an entity of its level, in grid
+ * order), holding that cell's latest verdict across executions — or nothing yet — and the columns of
+ * every source of the export. Read a page of entities at a time, so a large dataset is never held whole.
+ */
+import "server-only";
+import { latestResultsFor } from "@/db/repositories/executions";
+import * as gridRepo from "@/db/repositories/grid";
+import { listNodes } from "@/db/repositories/metrics";
+import type { EvaluationLevel, EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
+import { assertDatasetExists } from "@/lib/datasets";
+import { isRecord, verdictValue } from "./export-rows";
+import { entityPage, type GridEntity } from "./grid";
+import { VERDICT_COLUMNS } from "./grid-columns";
+
+/** A cell's value: JSON values as they are (the JSON export keeps them); CSV and XLSX write objects as JSON text. */
+export type GridValue = string | number | boolean | null | object;
+export type GridRecord = Record<string, GridValue>;
+
+/** One cell of the grid, with what every source needs to fill its columns. */
+export type GridCell = {
+  entity: GridEntity;
+  metric: PipelineNodeRow;
+  /** The latest result of (metric, entity) across executions; undefined when it was never evaluated. */
+  result: EvaluationResultRow | undefined;
+  conversation: gridRepo.ConversationInfoRow | undefined;
+};
+
+/**
+ * A group of export columns. The verdict and the conversation's meta are sources; labels and a metric's
+ * reference join as two more (`gridExportSources`) without touching the writers. `columns` is fixed before
+ * the first row (a CSV header needs it); `values` gets a page of cells at once, so a source that reads the
+ * database does it in one query per page, and returns one record per cell, in order.
+ */
+export type GridExportSource = {
+  columns: string[];
+  values(cells: GridCell[]): GridRecord[];
+};
+
+const LEVELS: EvaluationLevel[] = ["conversation", "message", "step"];
+const ENTITY_PAGE = 500;
+
+
+/** Where the row is and what its latest verdict says (status null: not evaluated yet). */
+const verdictSource: GridExportSource = {
+  columns: [...VERDICT_COLUMNS],
+  values: (cells) =>
+    cells.map(({ entity, metric, result, conversation }) => {
+      const verdict = result?.result ?? null;
+      const record: Record<(typeof VERDICT_COLUMNS)[number], GridValue> = {
+        entity_type: entity.entity_type,
+        entity_id: entity.entity_id,
+        conversation_id: entity.conversation_id,
+        conversation_name: conversation?.name?.trim() ? conversation.name : `Conversation ${(conversation?.position ?? 0) + 1}`,
+        message_id: entity.message_id,
+        step_id: entity.step_id,
+        position: entity.position,
+        label: entity.label,
+        role: entity.role,
+        metric_id: metric.id,
+        metric_name: metric.name,
+        output_type: metric.outputType,
+        status: result?.status ?? null,
+        score: result?.score ?? null,
+        value: verdictValue(verdict, metric.outputType),
+        reasoning: isRecord(verdict) && typeof verdict.reasoning === "string" ? verdict.reasoning : null,
+        result: verdict,
+        error: result?.error ?? null,
+        execution_id: result?.executionId ?? null,
+        model_name: result?.modelName ?? null,
+        updated_at: result?.createdAt ?? null,
+      };
+      return record;
+    }),
+};
+
+/** `meta.<key>` per top-level key of the dataset's conversation meta; absent keys are null. */
+function conversationMetaSource(datasetId: number): GridExportSource {
+  const keys = gridRepo.listConversationMetaKeys(datasetId);
+  return {
+    columns: keys.map((k) => `meta.${k}`),
+    values: (cells) =>
+      cells.map(({ conversation }) => {
+        const meta = isRecord(conversation?.meta) ? conversation.meta : {};
+        return Object.fromEntries(keys.map((k) => [`meta.${k}`, (Object.hasOwn(meta, k) ? (meta[k] as GridValue) : null) ?? null]));
+      }),
+  };
+}
+
+/**
+ * The export's sources in column order. Labels (`label_*`) and a metric's reference (`reference_*`) are
+ * added here as sources of their own once their tables exist.
+ */
+export function gridExportSources(datasetId: number): GridExportSource[] {
+  return [verdictSource, conversationMetaSource(datasetId)];
+}
+
+export type GridExportPlan = {
+  datasetId: number;
+  metrics: PipelineNodeRow[];
+  sources: GridExportSource[];
+  columns: string[];
+};
+
+/** The dataset's metrics and the export's columns (404 AppError for an unknown dataset). */
+export function planGridExport(datasetId: number): GridExportPlan {
+  assertDatasetExists(datasetId);
+  const sources = gridExportSources(datasetId);
+  return { datasetId, metrics: listNodes({ datasetId }), sources, columns: sources.flatMap((s) => s.columns) };
+}
+
+/** The cells of one page of entities: every metric of the level, in column order, per entity. */
+function cellsOf(entities: GridEntity[], metrics: PipelineNodeRow[], level: EvaluationLevel): GridCell[] {
+  const latest = latestResultsFor(
+    metrics.map((m) => m.id),
+    level,
+    entities.map((e) => e.entity_id),
+  );
+  const byCell = new Map(latest.map((r) => [`${r.pipelineNodeId}:${r.entityId}`, r]));
+  const conversations = new Map(gridRepo.listConversationInfo([...new Set(entities.map((e) => e.conversation_id))]).map((c) => [c.id, c]));
+  return entities.flatMap((entity) =>
+    metrics.map((metric) => ({
+      entity,
+      metric,
+      result: byCell.get(`${metric.id}:${entity.entity_id}`),
+      conversation: conversations.get(entity.conversation_id),
+    })),
+  );
+}
+
+/** Pages of export records, level by level in grid order; each page is a few queries whatever its size. */
+export function* gridRecordPages(plan: GridExportPlan): Generator<GridRecord[]> {
+  for (const level of LEVELS) {
+    const metrics = plan.metrics.filter((m) => m.evaluationLevel === level);
+    if (metrics.length === 0) continue;
+    for (let offset = 0; ; offset += ENTITY_PAGE) {
+      const { entities } = entityPage(plan.datasetId, { level, limit: ENTITY_PAGE, offset });
+      if (entities.length === 0) break;
+      const cells = cellsOf(entities, metrics, level);
+      const parts = plan.sources.map((s) => s.values(cells));
+      yield cells.map((_, i) => Object.assign({}, ...parts.map((p) => p[i])) as GridRecord);
+      if (entities.length < ENTITY_PAGE) break;
+    }
+  }
+}
