@@ -178,6 +178,8 @@ export const pipelineNodesTable = sqliteTable(
     modelName: text("model_name"),
     isAdvanced: integer("is_advanced", { mode: "boolean" }).notNull().default(false),
     templateVariables: text("template_variables", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    /** Where the truth for this metric comes from (a meta field with a rule, or the human labels); see lib/labels/reference. */
+    reference: text("reference", { mode: "json" }),
     position: integer("position").notNull(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
@@ -280,6 +282,60 @@ export const judgeCacheTable = sqliteTable(
   (t) => [index("judge_cache_last_used_idx").on(t.lastUsedAt)],
 );
 
+/**
+ * Human labels of cells. A relabel by the same user inserts a new row and stamps the previous one
+ * `superseded_at`, so the current label of a (metric, entity, user) is the one without it and the
+ * history stays readable.
+ */
+export const labelsTable = sqliteTable(
+  "labels",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    pipelineNodeId: integer("pipeline_node_id")
+      .notNull()
+      .references(() => pipelineNodesTable.id, { onDelete: "cascade" }),
+    entityType: text("entity_type", { enum: evaluationLevels }).notNull(),
+    entityId: integer("entity_id").notNull(),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversationsTable.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+    /** The label as the metric's result would hold it: a boolean, a score, a string or an object. */
+    value: text("value", { mode: "json" }),
+    /** The same numeric reading as a result's score (checkbox 1/0, progress score, number value). */
+    score: real("score"),
+    note: text("note"),
+    supersededAt: text("superseded_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("labels_cell_user_idx").on(t.pipelineNodeId, t.entityType, t.entityId, t.userId, t.id),
+    index("labels_dataset_idx").on(t.datasetId, t.pipelineNodeId),
+  ],
+);
+
+/** Every saved version of a metric's judge definition, so two runs can say what changed between them. */
+export const metricPromptVersionsTable = sqliteTable(
+  "metric_prompt_versions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    pipelineNodeId: integer("pipeline_node_id")
+      .notNull()
+      .references(() => pipelineNodesTable.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    prompt: text("prompt").notNull(),
+    evaluationLevel: text("evaluation_level", { enum: evaluationLevels }).notNull(),
+    outputType: text("output_type", { enum: outputTypes }).notNull(),
+    outputSchema: text("output_schema", { mode: "json" }),
+    modelName: text("model_name"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("metric_prompt_versions_node_version_idx").on(t.pipelineNodeId, t.version)],
+);
+
 export type DatasetRow = typeof datasetsTable.$inferSelect;
 export type ConversationRow = typeof conversationsTable.$inferSelect;
 export type MessageRow = typeof messagesTable.$inferSelect;
@@ -290,3 +346,5 @@ export type PipelineNodeRow = typeof pipelineNodesTable.$inferSelect;
 export type PipelineExecutionRow = typeof pipelineExecutionsTable.$inferSelect;
 export type EvaluationResultRow = typeof evaluationResultsTable.$inferSelect;
 export type JudgeCacheRow = typeof judgeCacheTable.$inferSelect;
+export type LabelRow = typeof labelsTable.$inferSelect;
+export type MetricPromptVersionRow = typeof metricPromptVersionsTable.$inferSelect;

@@ -12,10 +12,22 @@ import { MetricHeader } from "./metric-header";
 import type { DisplayRow } from "./types";
 
 const ROW_HEIGHT = 44;
+const noMetaKeys: string[] = [];
 const ENTITY_WIDTH = 380;
 const METRIC_WIDTH = 210;
+const META_WIDTH = 130;
 
-function buildColumns(metrics: Metric[], datasetId: number, onRunColumn: (m: Metric, retry: boolean) => void): ColumnDef<DisplayRow>[] {
+function metaText(value: unknown): string {
+  if (value === null || value === undefined) return "";
+  return typeof value === "string" ? value : JSON.stringify(value);
+}
+
+function buildColumns(
+  metrics: Metric[],
+  datasetId: number,
+  onRunColumn: (m: Metric, retry: boolean) => void,
+  metaKeys: string[],
+): ColumnDef<DisplayRow>[] {
   return [
     {
       id: "entity",
@@ -26,6 +38,21 @@ function buildColumns(metrics: Metric[], datasetId: number, onRunColumn: (m: Met
         return d.kind === "entity" ? <EntityCell row={d.row} depth={d.depth} expandable={d.expandable} index={d.index} /> : null;
       },
     },
+    // Conversation meta fields asked for in the view; message and step rows leave them blank.
+    ...metaKeys.map<ColumnDef<DisplayRow>>((key) => ({
+      id: `meta-${key}`,
+      size: META_WIDTH,
+      header: () => <span className="truncate px-3 normal-case" title={`meta.${key}`}>meta.{key}</span>,
+      cell: ({ row }) => {
+        const d = row.original;
+        const text = d.kind === "entity" && d.depth === 0 ? metaText(d.row.meta?.[key]) : "";
+        return (
+          <span className="truncate px-2 font-mono text-xs text-slate-700" data-testid="meta-cell" data-key={key}>
+            {text}
+          </span>
+        );
+      },
+    })),
     ...metrics.map<ColumnDef<DisplayRow>>((metric) => ({
       id: `metric-${metric.id}`,
       size: METRIC_WIDTH,
@@ -45,15 +72,17 @@ export const DataGrid = memo(function DataGrid({
   rows,
   requestRows,
   onRunColumn,
+  metaKeys = noMetaKeys,
 }: {
   datasetId: number;
   metrics: Metric[];
   rows: DisplayRow[];
   requestRows: (indexes: number[]) => void;
   onRunColumn: (metric: Metric, retry: boolean) => void;
+  metaKeys?: string[];
 }) {
   const scroller = useRef<HTMLDivElement>(null);
-  const columns = useMemo(() => buildColumns(metrics, datasetId, onRunColumn), [metrics, datasetId, onRunColumn]);
+  const columns = useMemo(() => buildColumns(metrics, datasetId, onRunColumn, metaKeys), [metrics, datasetId, onRunColumn, metaKeys]);
   const table = useReactTable({ data: rows, columns, getCoreRowModel: getCoreRowModel(), getRowId: (r) => r.id });
   const virtualizer = useVirtualizer({
     count: rows.length,
@@ -63,8 +92,9 @@ export const DataGrid = memo(function DataGrid({
   });
   const items = virtualizer.getVirtualItems();
   const tableRows = table.getRowModel().rows;
-  const template = `${ENTITY_WIDTH}px repeat(${metrics.length}, ${METRIC_WIDTH}px)`;
-  const width = ENTITY_WIDTH + metrics.length * METRIC_WIDTH;
+  const metaTemplate = metaKeys.length ? ` repeat(${metaKeys.length}, ${META_WIDTH}px)` : "";
+  const template = `${ENTITY_WIDTH}px${metaTemplate} repeat(${metrics.length}, ${METRIC_WIDTH}px)`;
+  const width = ENTITY_WIDTH + metaKeys.length * META_WIDTH + metrics.length * METRIC_WIDTH;
 
   // Fetch the pages of the conversations that scrolled into view (placeholders) — page by page.
   const first = items[0]?.index ?? 0;
@@ -89,7 +119,7 @@ export const DataGrid = memo(function DataGrid({
       role="table"
       aria-label="Evaluation grid"
       aria-rowcount={rows.length + 1}
-      aria-colcount={metrics.length + 1}
+      aria-colcount={metrics.length + metaKeys.length + 1}
       data-testid="grid-scroller"
     >
       <div style={{ width: `max(100%, ${width}px)` }}>

@@ -18,17 +18,33 @@ type Children = { messages: GridRow[]; steps: GridRow[] };
 // cached on an earlier visit would show results from before the runs that happened since.
 let visits = 0;
 
-function gridPageKey(datasetId: number, visit: number, page: number) {
-  return ["grid", datasetId, visit, "conversation", page] as const;
+/** Optional meta columns, filter and sort of the conversation rows (the grid endpoint's `meta`, `filter`, `sort`). */
+export type GridView = { meta: string; filter: string; sort: string };
+
+export const emptyView: GridView = { meta: "", filter: "", sort: "" };
+
+const isEmptyView = (v: GridView) => !v.meta && !v.filter && !v.sort;
+
+function viewQuery(v: GridView): string {
+  const params = new URLSearchParams();
+  if (v.meta) params.set("meta", v.meta);
+  if (v.filter) params.set("filter", v.filter);
+  if (v.sort) params.set("sort", v.sort);
+  const q = params.toString();
+  return q ? `&${q}` : "";
+}
+
+function gridPageKey(datasetId: number, visit: number, page: number, view: GridView) {
+  return ["grid", datasetId, visit, "conversation", page, view.meta, view.filter, view.sort] as const;
 }
 
 function gridChildrenKey(datasetId: number, visit: number, conversationId: number) {
   return ["grid", datasetId, visit, "children", conversationId] as const;
 }
 
-async function fetchPage(datasetId: number, page: number): Promise<Page> {
+async function fetchPage(datasetId: number, page: number, view: GridView): Promise<Page> {
   const { data, total } = await apiFetch<GridRow[]>(
-    `/datasets/${datasetId}/grid?level=conversation&limit=${GRID_PAGE_SIZE}&offset=${page * GRID_PAGE_SIZE}`,
+    `/datasets/${datasetId}/grid?level=conversation&limit=${GRID_PAGE_SIZE}&offset=${page * GRID_PAGE_SIZE}${viewQuery(view)}`,
   );
   return { items: data, total: total ?? data.length };
 }
@@ -82,7 +98,7 @@ export function childRows(conversationId: number, children: Children): DisplayRo
 }
 
 /** Rows of the grid for the virtualiser, and the calls that widen what is loaded. */
-export function useGridData(datasetId: number, initial: Page) {
+export function useGridData(datasetId: number, initial: Page, view: GridView = emptyView) {
   const [visit] = useState(() => ++visits);
   const [requested, setRequested] = useState<ReadonlySet<number>>(() => new Set([0]));
   const [expanded, setExpanded] = useState<ReadonlySet<number>>(() => new Set());
@@ -91,11 +107,11 @@ export function useGridData(datasetId: number, initial: Page) {
 
   const pages = useQueries({
     queries: pageList.map((page) => ({
-      queryKey: gridPageKey(datasetId, visit, page),
-      queryFn: () => fetchPage(datasetId, page),
+      queryKey: gridPageKey(datasetId, visit, page, view),
+      queryFn: () => fetchPage(datasetId, page, view),
       // Cells change through the live stream, so a loaded page need not be fetched again on its own.
       staleTime: 5 * 60_000,
-      ...(page === 0 ? { initialData: initial } : {}),
+      ...(page === 0 && isEmptyView(view) ? { initialData: initial } : {}),
     })),
     combine: combineData<Page>,
   });
@@ -109,7 +125,7 @@ export function useGridData(datasetId: number, initial: Page) {
     combine: combineData<Children>,
   });
 
-  const total = pages[0]?.data?.total ?? initial.total;
+  const total = pages[0]?.data?.total ?? (isEmptyView(view) ? initial.total : 0);
   const pageError = pages.find((p) => p.error)?.error ?? null;
 
   const rows = useMemo(() => {

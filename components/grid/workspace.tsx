@@ -14,7 +14,8 @@ import { RunList } from "./run-list";
 import { RunToolbar } from "./run-toolbar";
 import type { RunScope } from "./types";
 import { useRunSettings } from "./use-run-settings";
-import { useGridData } from "./use-grid-data";
+import { GridViewBar } from "@/components/trust/grid-view-bar";
+import { emptyView, useGridData, type GridView } from "./use-grid-data";
 import { useRuns } from "./use-runs";
 
 type Detail = { anchor: HTMLElement; metric: Metric; row: GridRow };
@@ -26,15 +27,26 @@ export function Workspace({
   initialMetrics,
   initialGrid,
   defaultModel,
+  initialOpen,
 }: {
   datasetId: number;
   initialMetrics: Metric[];
   initialGrid: { items: GridRow[]; total: number };
   defaultModel: string;
+  /** A cell to open on arrival (links from the agreement page): its conversation, focused on the entity. */
+  initialOpen?: { entityType: string; entityId: number; conversationId: number } | null;
 }) {
   const [store] = useState(() => new LiveCells());
   const [settings, setSettings] = useRunSettings();
-  const [panel, setPanel] = useState<Panel | null>(null);
+  const [panel, setPanel] = useState<Panel | null>(() =>
+    initialOpen
+      ? {
+          conversationId: initialOpen.conversationId,
+          focus: initialOpen.entityType === "conversation" ? null : `${initialOpen.entityType}:${initialOpen.entityId}`,
+          selected: `${initialOpen.entityType}:${initialOpen.entityId}`,
+        }
+      : null,
+  );
   const [detail, setDetail] = useState<Detail | null>(null);
   const [notice, setNotice] = useState<Error | null>(null);
 
@@ -44,7 +56,9 @@ export function Workspace({
     initialData: initialMetrics,
   });
   const metrics = metricsQuery.data;
-  const grid = useGridData(datasetId, initialGrid);
+  const [view, setView] = useState<GridView>(emptyView);
+  const metaKeys = useMemo(() => (view.meta ? view.meta.split(",").map((k) => k.trim()).filter(Boolean) : []), [view.meta]);
+  const grid = useGridData(datasetId, initialGrid, view);
   const runs = useRuns({ datasetId, store });
 
   // Run callbacks are stable (the grid's columns and cells never re-render because of them) and read
@@ -114,12 +128,13 @@ export function Workspace({
           />
           {error ? <ErrorNotice error={error} onDismiss={() => (notice ? setNotice(null) : runs.clearError())} /> : null}
           <RunList runs={runs.runs} metrics={metrics} onCancel={runs.cancel} onDismiss={runs.dismiss} />
-          {grid.total === 0 ? (
+          <GridViewBar view={view} onApply={setView} metrics={metrics} />
+          {grid.total === 0 && !view.meta && !view.filter && !view.sort ? (
             <p className="rounded-lg border border-dashed border-slate-300 bg-white px-5 py-10 text-center text-sm text-slate-500">
               No conversations yet. Import some to fill the grid.
             </p>
           ) : (
-            <DataGrid datasetId={datasetId} metrics={metrics} rows={grid.rows} requestRows={grid.requestRows} onRunColumn={runColumn} />
+            <DataGrid datasetId={datasetId} metrics={metrics} rows={grid.rows} requestRows={grid.requestRows} onRunColumn={runColumn} metaKeys={metaKeys} />
           )}
           <p className="text-xs text-slate-500">
             {grid.total.toLocaleString()} conversations · click a row to open it, a result for the judge&apos;s reasoning, an error to retry it.

@@ -4,30 +4,103 @@
  * plus one count, whatever its size; labels are cut in SQL so long contents never leave the database.
  */
 import "server-only";
-import { and, asc, count, eq, inArray, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { getDb } from "../client";
-import { conversationsTable, messagesTable, pipelineNodesTable, stepsTable, type EvaluationLevel } from "../schema";
+import { conversationsTable, evaluationResultsTable, messagesTable, pipelineNodesTable, stepsTable, type EvaluationLevel } from "../schema";
 
-export type PageOpts = { datasetId: number; conversationId?: number; limit: number; offset: number };
+export type CompareOp = "==" | "!=" | ">=" | ">" | "<=" | "<";
+
+/** A row condition: a conversation meta field, a metric's latest score, or a metric's latest verdict. */
+export type GridCondition =
+  | { kind: "meta"; path: string; op: CompareOp; value: string | number }
+  | { kind: "score"; nodeId: number; op: CompareOp; value: number }
+  | { kind: "verdict"; nodeId: number; negate: boolean; verdict: "pass" | "fail" | "failed" | "none" };
+
+export type GridSort = { kind: "meta"; path: string; descending: boolean } | { kind: "score"; nodeId: number; descending: boolean };
+
+/** Optional meta columns, filters and sort of a grid page (all on the conversation's meta or the latest results). */
+export type GridExtras = { metaPaths: string[]; conditions: GridCondition[]; sort?: GridSort };
+
+export type PageOpts = { datasetId: number; conversationId?: number; limit: number; offset: number; extras?: GridExtras };
+
+/** `reward.total` → `$."reward"."total"`, the SQLite JSON path of a conversation meta key. */
+export function metaJsonPath(key: string): string {
+  return "$" + key.split(".").map((k) => `."${k.replace(/"/g, "")}"`).join("");
+}
+
+const sqlOp = (op: CompareOp) => sql.raw(op === "==" ? "=" : op);
+
+/**
+ * The SQL of a page's extras for one level: selected meta fields (JSON text), conditions and ordering.
+ * Latest results are read by correlated subqueries on the (node, type, entity, id) index, so the page
+ * stays one query.
+ */
+function extrasSql(level: EvaluationLevel, entityId: SQLiteColumn, extras: GridExtras | undefined) {
+  const meta = conversationsTable.meta;
+  const r = evaluationResultsTable;
+  const latest = (nodeId: number, column: SQL) =>
+    sql`(select ${column} from ${r} where ${r.pipelineNodeId} = ${nodeId} and ${r.entityType} = ${level} and ${r.entityId} = ${entityId} order by ${r.id} desc limit 1)`;
+  // The latest result's score, null when that result failed.
+  const latestScore = (nodeId: number) => latest(nodeId, sql`case when ${r.status} = 'completed' then ${r.score} end`);
+  const field = (path: string) => sql`(${meta} ->> ${metaJsonPath(path)})`;
+  const select: Record<string, SQL<string | null>> = {};
+  extras?.metaPaths.forEach((path, i) => {
+    select[`meta_${i}`] = sql<string | null>`(${meta} -> ${metaJsonPath(path)})`;
+  });
+  const where: SQL[] = [];
+  for (const c of extras?.conditions ?? []) {
+    if (c.kind === "meta") where.push(sql`${field(c.path)} ${sqlOp(c.op)} ${c.value}`);
+    else if (c.kind === "score") where.push(sql`${latestScore(c.nodeId)} ${sqlOp(c.op)} ${c.value}`);
+    else {
+      const holds =
+        c.verdict === "none"
+          ? sql`not exists (select 1 from ${r} where ${r.pipelineNodeId} = ${c.nodeId} and ${r.entityType} = ${level} and ${r.entityId} = ${entityId})`
+          : c.verdict === "failed"
+            ? sql`${latest(c.nodeId, sql`${r.status}`)} = 'failed'`
+            : sql`${latestScore(c.nodeId)} = ${c.verdict === "pass" ? 1 : 0}`;
+      where.push(c.negate ? sql`not coalesce(${holds}, 0)` : holds);
+    }
+  }
+  const order: SQL[] = [];
+  const s = extras?.sort;
+  if (s) {
+    const key = s.kind === "meta" ? field(s.path) : latestScore(s.nodeId);
+    // Rows without a value come last either way.
+    order.push(sql`${key} is null`, s.descending ? desc(key) : asc(key));
+  }
+  return { select, where, order };
+}
 
 /** Enough of a message's content for a one-line label. */
 const SNIPPET_CHARS = 200;
 
-export type ConversationGridRow = { id: number; position: number; name: string | null };
+/** Selected meta fields as JSON text (null when absent), keyed `meta_<i>` in the order asked. */
+type MetaColumns = Record<string, string | null>;
+
+export type ConversationGridRow = { id: number; position: number; name: string | null; meta: MetaColumns };
+
+const metaOf = <T extends Record<string, unknown>>(row: T, n: number): MetaColumns => {
+  const out: MetaColumns = {};
+  for (let i = 0; i < n; i++) out[`meta_${i}`] = (row[`meta_${i}`] as string | null | undefined) ?? null;
+  return out;
+};
 
 export function listConversationPage(opts: PageOpts): { items: ConversationGridRow[]; total: number } {
   const db = getDb();
   const c = conversationsTable;
-  const where = and(eq(c.datasetId, opts.datasetId), opts.conversationId ? eq(c.id, opts.conversationId) : undefined);
+  const x = extrasSql("conversation", c.id, opts.extras);
+  const where = and(eq(c.datasetId, opts.datasetId), opts.conversationId ? eq(c.id, opts.conversationId) : undefined, ...x.where);
+  const n = opts.extras?.metaPaths.length ?? 0;
   const items = db
-    .select({ id: c.id, position: c.position, name: c.name })
+    .select({ id: c.id, position: c.position, name: c.name, ...x.select })
     .from(c)
     .where(where)
-    .orderBy(asc(c.position))
+    .orderBy(...x.order, asc(c.position))
     .limit(opts.limit)
     .offset(opts.offset)
-    .all();
+    .all()
+    .map((row) => ({ id: row.id, position: row.position, name: row.name, meta: metaOf(row, n) }));
   const total = db.select({ n: count() }).from(c).where(where).get()?.n ?? 0;
   return { items, total };
 }
@@ -38,16 +111,20 @@ export type MessageGridRow = {
   position: number;
   role: string;
   snippet: string | null;
+  meta: MetaColumns;
 };
 
 /** Assistant messages only: message-level metrics evaluate those. */
 export function listAssistantMessagePage(opts: PageOpts): { items: MessageGridRow[]; total: number } {
   const db = getDb();
   const m = messagesTable;
+  const x = extrasSql("message", m.id, opts.extras);
+  const n = opts.extras?.metaPaths.length ?? 0;
   const where = and(
     eq(m.datasetId, opts.datasetId),
     eq(m.role, "assistant"),
     opts.conversationId ? eq(m.conversationId, opts.conversationId) : undefined,
+    ...x.where,
   );
   const items = db
     .select({
@@ -56,15 +133,18 @@ export function listAssistantMessagePage(opts: PageOpts): { items: MessageGridRo
       position: m.position,
       role: m.role,
       snippet: sql<string | null>`substr(${m.content}, 1, ${SNIPPET_CHARS})`,
+      ...x.select,
     })
     .from(m)
     .innerJoin(conversationsTable, eq(conversationsTable.id, m.conversationId))
     .where(where)
-    .orderBy(asc(conversationsTable.position), asc(m.position))
+    .orderBy(...x.order, asc(conversationsTable.position), asc(m.position))
     .limit(opts.limit)
     .offset(opts.offset)
-    .all();
-  const total = db.select({ n: count() }).from(m).where(where).get()?.n ?? 0;
+    .all()
+    .map(({ id, conversationId, position, role, snippet, ...rest }) => ({ id, conversationId, position, role, snippet, meta: metaOf(rest, n) }));
+  const total =
+    db.select({ n: count() }).from(m).innerJoin(conversationsTable, eq(conversationsTable.id, m.conversationId)).where(where).get()?.n ?? 0;
   return { items, total };
 }
 
@@ -79,6 +159,7 @@ export type StepGridRow = {
   hasToolResult: boolean;
   hasOutput: boolean;
   toolName: string | null;
+  meta: MetaColumns;
 };
 
 const present = (column: SQLiteColumn) =>
@@ -87,7 +168,9 @@ const present = (column: SQLiteColumn) =>
 export function listStepPage(opts: PageOpts): { items: StepGridRow[]; total: number } {
   const db = getDb();
   const s = stepsTable;
-  const where = and(eq(s.datasetId, opts.datasetId), opts.conversationId ? eq(s.conversationId, opts.conversationId) : undefined);
+  const x = extrasSql("step", s.id, opts.extras);
+  const n = opts.extras?.metaPaths.length ?? 0;
+  const where = and(eq(s.datasetId, opts.datasetId), opts.conversationId ? eq(s.conversationId, opts.conversationId) : undefined, ...x.where);
   const items = db
     .select({
       id: s.id,
@@ -102,16 +185,21 @@ export function listStepPage(opts: PageOpts): { items: StepGridRow[]; total: num
       // Tool calls are `{name, arguments}` objects; anything else has no name to show.
       toolName: sql<string | null>`case when json_valid(${s.toolCall}) and json_type(${s.toolCall}) = 'object'
         then cast(json_extract(${s.toolCall}, '$.name') as text) end`,
+      ...x.select,
     })
     .from(s)
     .innerJoin(messagesTable, eq(messagesTable.id, s.messageId))
     .innerJoin(conversationsTable, eq(conversationsTable.id, s.conversationId))
     .where(where)
-    .orderBy(asc(conversationsTable.position), asc(messagesTable.position), asc(s.position))
+    .orderBy(...x.order, asc(conversationsTable.position), asc(messagesTable.position), asc(s.position))
     .limit(opts.limit)
     .offset(opts.offset)
-    .all();
-  const total = db.select({ n: count() }).from(s).where(where).get()?.n ?? 0;
+    .all()
+    .map((row) => {
+      const { id, messageId, conversationId, position, role, hasThinking, hasToolCall, hasToolResult, hasOutput, toolName } = row;
+      return { id, messageId, conversationId, position, role, hasThinking, hasToolCall, hasToolResult, hasOutput, toolName, meta: metaOf(row, n) };
+    });
+  const total = db.select({ n: count() }).from(s).innerJoin(conversationsTable, eq(conversationsTable.id, s.conversationId)).where(where).get()?.n ?? 0;
   return { items, total };
 }
 

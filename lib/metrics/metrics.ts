@@ -9,6 +9,9 @@ import { contextTokensFor, resolveModelName } from "@/lib/judge/config";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
 import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
+import { listPromptVersions, recordPromptVersion } from "@/db/repositories/prompt-versions";
+import type { MetricReference, MetricVersion } from "@/lib/schemas/labels";
+import { assertReference } from "./reference";
 import { getTemplateRow } from "./templates";
 
 export function toMetric(row: PipelineNodeRow): Metric {
@@ -18,6 +21,7 @@ export function toMetric(row: PipelineNodeRow): Metric {
     dataset_id: row.datasetId,
     template_id: row.templateId,
     ...definitionToWire(row),
+    reference: (row.reference ?? null) as MetricReference | null,
     position: row.position,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -62,6 +66,7 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     outputType,
     outputSchema: input.output_schema !== undefined ? input.output_schema : template?.outputSchema,
   });
+  assertReference(input.reference, { evaluationLevel, outputType });
   const row = repo.createNode(input.dataset_id, {
     templateId: template?.id ?? null,
     name,
@@ -70,8 +75,10 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     prompt,
     outputType,
     modelName: input.model_name !== undefined ? input.model_name : (template?.modelName ?? null),
+    reference: input.reference ?? null,
     ...derived,
   });
+  recordPromptVersion(row);
   return toMetric(row);
 }
 
@@ -84,15 +91,23 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
     outputType: patch.output_type ?? row.outputType,
     outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
   });
+  assertReference(patch.reference !== undefined ? patch.reference : (row.reference as MetricReference | null), {
+    evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
+    outputType: patch.output_type ?? row.outputType,
+  });
+  // Metrics saved before versions were kept get their definition recorded as the first version.
+  recordPromptVersion(row);
   const updated = repo.updateNode(
     id,
     {
       ...definitionPatch(patch),
+      ...(patch.reference !== undefined && { reference: patch.reference }),
       ...derived,
     },
     patch.position,
   );
   if (!updated) throw notFound("Metric", id);
+  recordPromptVersion(updated);
   return toMetric(updated);
 }
 
@@ -160,4 +175,18 @@ export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
   const contextTokens = contextTokensFor(model);
   const prompt = buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity, contextTokens });
   return { ...prompt, model, context_tokens: contextTokens };
+}
+
+/** A metric's saved judge definitions, oldest first (metrics from before versions were kept start at their first save). */
+export function listMetricVersions(id: number): MetricVersion[] {
+  getMetricRow(id);
+  return listPromptVersions(id).map((v) => ({
+    version: v.version,
+    prompt: v.prompt,
+    evaluation_level: v.evaluationLevel,
+    output_type: v.outputType,
+    output_schema: v.outputSchema ?? null,
+    model_name: v.modelName,
+    created_at: v.createdAt,
+  }));
 }

@@ -5,11 +5,87 @@
 import "server-only";
 import { latestResultsFor } from "@/db/repositories/executions";
 import * as repo from "@/db/repositories/grid";
+import { getNode } from "@/db/repositories/metrics";
 import type { EvaluationLevel, EvaluationResultRow } from "@/db/schema";
+import { AppError } from "@/lib/api/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import type { GridRow } from "@/lib/schemas/executions";
 
-export type GridQuery = { level: EvaluationLevel; conversation_id?: number; limit: number; offset: number };
+export type GridQuery = {
+  level: EvaluationLevel;
+  conversation_id?: number;
+  limit: number;
+  offset: number;
+  meta?: string;
+  sort?: string;
+  filter?: string;
+};
+
+const unprocessable = (path: string, message: string) => new AppError("unprocessable", `Invalid query parameter ${path}: ${message}`, [{ path, message }]);
+
+/** A metric named by `metric.<id>` in sort/filter: it must be one of this dataset's metrics at the grid's level. */
+function metricAtLevel(datasetId: number, level: EvaluationLevel, id: number, param: string) {
+  const node = getNode({ id });
+  if (!node || node.datasetId !== datasetId) throw unprocessable(param, `metric ${id} is not a metric of dataset ${datasetId}`);
+  if (node.evaluationLevel !== level) throw unprocessable(param, `metric ${id} is a ${node.evaluationLevel}-level metric; the grid shows ${level} rows`);
+  return node;
+}
+
+/** `true`/`false` as SQLite reads JSON booleans (1/0), numbers as numbers, quoted or bare text as text. */
+function comparable(raw: string): string | number {
+  if (raw === "true") return 1;
+  if (raw === "false") return 0;
+  if (/^-?\d+(\.\d+)?$/.test(raw)) return Number(raw);
+  const quoted = /^"(.*)"$/.exec(raw);
+  return quoted ? quoted[1] : raw;
+}
+
+const conditionPattern = /^(meta\.(.+?)|metric\.(\d+))(==|!=|>=|<=|>|<)(.+)$/;
+
+/** The zod-checked `meta`, `sort` and `filter` parameters as the repository's extras (422 for a metric it cannot use). */
+export function parseGridExtras(datasetId: number, q: GridQuery): repo.GridExtras | undefined {
+  if (!q.meta && !q.sort && !q.filter) return undefined;
+  const extras: repo.GridExtras = { metaPaths: q.meta ? q.meta.split(",") : [], conditions: [] };
+  if (q.sort) {
+    const descending = q.sort.startsWith("-");
+    const field = descending ? q.sort.slice(1) : q.sort;
+    if (field.startsWith("meta.")) extras.sort = { kind: "meta", path: field.slice(5), descending };
+    else {
+      const node = metricAtLevel(datasetId, q.level, Number(field.slice(7)), "sort");
+      extras.sort = { kind: "score", nodeId: node.id, descending };
+    }
+  }
+  for (const clause of q.filter ? q.filter.split(";") : []) {
+    const m = conditionPattern.exec(clause);
+    if (!m) throw unprocessable("filter", `cannot read condition "${clause}"`);
+    const [, , metaPath, metricId, op, raw] = m as unknown as [string, string, string | undefined, string | undefined, repo.CompareOp, string];
+    if (metaPath !== undefined) {
+      extras.conditions.push({ kind: "meta", path: metaPath, op, value: comparable(raw) });
+      continue;
+    }
+    const node = metricAtLevel(datasetId, q.level, Number(metricId), "filter");
+    if (raw === "pass" || raw === "fail" || raw === "failed" || raw === "none") {
+      if (op !== "==" && op !== "!=") throw unprocessable("filter", `${raw} compares with == or != only`);
+      if ((raw === "pass" || raw === "fail") && node.outputType !== "checkbox") {
+        throw unprocessable("filter", `metric ${node.id} is a ${node.outputType} metric; pass/fail is for checkbox metrics, compare its score with a number`);
+      }
+      extras.conditions.push({ kind: "verdict", nodeId: node.id, negate: op === "!=", verdict: raw });
+      continue;
+    }
+    const value = comparable(raw);
+    if (typeof value !== "number") throw unprocessable("filter", `metric ${node.id} compares with a number, pass, fail, failed or none, not "${raw}"`);
+    extras.conditions.push({ kind: "score", nodeId: node.id, op, value });
+  }
+  return extras;
+}
+
+/** Meta columns as JSON values, keyed by the keys asked for. */
+function metaValues(paths: string[], row: Record<string, string | null>): Record<string, unknown> {
+  return Object.fromEntries(paths.map((path, i) => {
+    const text = row[`meta_${i}`];
+    return [path, text === null || text === undefined ? null : (JSON.parse(text) as unknown)];
+  }));
+}
 
 const LABEL_CHARS = 80;
 
@@ -32,7 +108,9 @@ export function stepLabel(step: Pick<repo.StepGridRow, "hasThinking" | "hasToolC
 export type GridEntity = Omit<GridRow, "cells">;
 
 export function entityPage(datasetId: number, q: GridQuery): { entities: GridEntity[]; total: number } {
-  const opts = { datasetId, conversationId: q.conversation_id, limit: q.limit, offset: q.offset };
+  const extras = parseGridExtras(datasetId, q);
+  const opts = { datasetId, conversationId: q.conversation_id, limit: q.limit, offset: q.offset, extras };
+  const meta = (row: { meta: Record<string, string | null> }) => (extras?.metaPaths.length ? { meta: metaValues(extras.metaPaths, row.meta) } : {});
   if (q.level === "conversation") {
     const { items, total } = repo.listConversationPage(opts);
     const entities = items.map((c) => ({
@@ -44,6 +122,7 @@ export function entityPage(datasetId: number, q: GridQuery): { entities: GridEnt
       position: c.position,
       label: c.name?.trim() ? c.name : `Conversation ${c.position + 1}`,
       role: null,
+      ...meta(c),
     }));
     return { entities, total };
   }
@@ -58,6 +137,7 @@ export function entityPage(datasetId: number, q: GridQuery): { entities: GridEnt
       position: m.position,
       label: messageLabel(m.snippet),
       role: m.role,
+      ...meta(m),
     }));
     return { entities, total };
   }
@@ -72,6 +152,7 @@ export function entityPage(datasetId: number, q: GridQuery): { entities: GridEnt
     label: stepLabel(s),
     // The role of the message the step belongs to.
     role: s.role,
+    ...meta(s),
   }));
   return { entities, total };
 }

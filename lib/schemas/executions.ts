@@ -167,9 +167,36 @@ export const resultsQuery = z.object({
 
 export const exportQuery = z.object({ format: z.enum(["csv", "json", "xlsx"]) });
 
+const metaKey = "[A-Za-z0-9_-]{1,100}(?:\\.[A-Za-z0-9_-]{1,100}){0,7}";
+const gridField = `(?:meta\\.${metaKey}|metric\\.\\d{1,16})`;
+
 export const gridQuery = z.object({
   level: entityType.optional().default("conversation"),
   conversation_id: intText({ min: 1 }).optional(),
+  meta: z
+    .string()
+    .regex(new RegExp(`^${metaKey}(?:,${metaKey}){0,19}$`), 'must be up to 20 comma-separated meta keys, e.g. "reward,task.kind"')
+    .optional()
+    .describe("Conversation meta keys (dotted for nested fields) to return as `meta` on each row, e.g. `reward,task.kind`"),
+  sort: z
+    .string()
+    .regex(new RegExp(`^-?${gridField}$`), "must be meta.<key> or metric.<id>, with a leading - for descending")
+    .optional()
+    .describe("Order rows by a conversation meta field (`meta.reward`) or a metric's latest score (`metric.12`); `-` first for descending. Rows without a value come last"),
+  filter: z
+    .string()
+    .max(2000)
+    .regex(
+      new RegExp(`^${gridField}(?:==|!=|>=|<=|>|<)[^;]{1,200}(?:;${gridField}(?:==|!=|>=|<=|>|<)[^;]{1,200}){0,9}$`),
+      "must be up to 10 ;-separated conditions <field><op><value>, e.g. meta.reward==0;metric.12==pass",
+    )
+    .optional()
+    .describe(
+      "Rows matching every `;`-separated condition `<field><op><value>` (ops `== != >= > <= <`). `meta.<key>` compares the conversation's " +
+        "meta field with a number, `true`/`false`, or text (rows without the field never match). `metric.<id>` compares the metric's latest " +
+        "score with a number, or (`==`/`!=` only) its latest verdict: `pass`/`fail` (checkbox metrics), `failed` (the latest result is an error), `none` (never run). " +
+        "The metric must be of the grid's level (422 otherwise)",
+    ),
   limit: intText({ min: 1, max: 500 }).optional().default(50),
   offset: intText({ min: 0 }).optional().default(0),
 });
@@ -193,6 +220,10 @@ export const gridRowSchema = z
     label: z.string(),
     role: z.string().nullable(),
     cells: z.record(z.string(), gridCellSchema).describe("Latest result per metric id, across executions"),
+    meta: z
+      .record(z.string(), jsonValue)
+      .optional()
+      .describe("With `meta=`: each asked key of the conversation's meta, null when absent"),
   })
   .meta({ id: "GridRow" });
 

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { evaluationLevels, outputTypes } from "@/db/schema";
 import { intText, isoTimestamp, jsonValue } from "./common";
+import { referenceInput } from "./labels";
 
 const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
 const description = z.string().max(5000, "must be at most 5000 characters").nullable();
@@ -15,6 +16,13 @@ const outputSchema = z
 const modelName = z.string().trim().min(1, "must not be empty").max(200).nullable().describe("Judge model; null uses the server default");
 const category = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").nullable();
 const positiveId = z.number().int().positive();
+const reference = referenceInput
+  .nullable()
+  .describe(
+    'Where the truth for this metric comes from, for agreement and the review queue: a meta field of the entity\'s conversation or ' +
+      'message, optionally turned into pass/fail by a rule (`{source: "meta", level: "conversation", path: "meta.reward", rule: {op: ">=", value: 1}}`), ' +
+      'or the human labels (`{source: "labels", user_id?}`); null for none',
+  );
 
 export const createTemplateBody = z.object({
   name,
@@ -69,6 +77,7 @@ export const createMetricBody = z
     output_type: outputType.optional(),
     output_schema: outputSchema.optional(),
     model_name: modelName.optional(),
+    reference: reference.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.template_id != null) return;
@@ -86,6 +95,7 @@ export const updateMetricBody = z
     output_type: outputType.optional(),
     output_schema: outputSchema.optional(),
     model_name: modelName.optional(),
+    reference: reference.optional(),
     position: z.number().int().min(0).optional().describe("Move the metric to this 0-based column (clamped to the last)"),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
@@ -107,6 +117,7 @@ export const metricSchema = z
     model_name: z.string().nullable(),
     is_advanced: z.boolean(),
     template_variables: z.array(z.string()),
+    reference,
     position: z.number().int().describe("0-based column order within the dataset"),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,

@@ -26,6 +26,7 @@ const metricKeys = [
   "output_type",
   "position",
   "prompt",
+  "reference",
   "template_id",
   "template_variables",
   "updated_at",

@@ -18,6 +18,16 @@ describe("GET /api/openapi.json", () => {
     expect(Object.keys(doc.paths["/datasets/{id}"]).sort()).toEqual(["delete", "get", "patch"]);
     expect(doc.paths["/datasets/{id}/conversations"].get).toBeDefined();
     expect(doc.paths["/conversations/{id}"].get).toBeDefined();
+    expect(Object.keys(doc.paths["/labels"]).sort()).toEqual(["get", "post"]);
+    expect(doc.paths["/labels/{id}"].delete).toBeDefined();
+    expect(doc.paths["/agreement"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Agreement" });
+    expect(Object.keys(doc.components.schemas.Label.properties)).toContain("superseded_at");
+    expect(doc.components.schemas.Metric.properties.reference).toBeDefined();
+    expect(doc.paths["/evaluation-pipeline-executions/compare"].get.responses["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/ExecutionComparison",
+    });
+    expect(doc.paths["/evaluation-pipeline-nodes/{id}/versions"].get).toBeDefined();
+    expect(doc.paths["/datasets/{id}/grid"].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["meta", "sort", "filter"]));
   });
 
   it("is generated from the route schemas: integers, required fields and the Dataset shape", async () => {

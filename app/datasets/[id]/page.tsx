@@ -9,6 +9,7 @@ import { judgeSettings } from "@/lib/judge";
 import { listMetrics } from "@/lib/metrics";
 import { getGridPage } from "@/lib/results/grid";
 import { loadForPage } from "@/lib/page-params";
+import { idParam } from "@/lib/schemas/common";
 
 export const dynamic = "force-dynamic";
 
@@ -18,8 +19,23 @@ export async function generateMetadata({ params }: { params: Promise<{ id: strin
   return { title: load((await params).id).name };
 }
 
-export default async function DatasetPage({ params }: { params: Promise<{ id: string }> }) {
+/** `?open=<type>:<id>&conversation=<id>` (links from the agreement page) opens that cell's conversation. */
+function readOpen(search: Record<string, string | string[] | undefined>) {
+  const open = typeof search.open === "string" ? /^(conversation|message|step):(\d+)$/.exec(search.open) : null;
+  const conversation = idParam.safeParse(search.conversation);
+  if (!open || !conversation.success) return null;
+  return { entityType: open[1], entityId: Number(open[2]), conversationId: conversation.data };
+}
+
+export default async function DatasetPage({
+  params,
+  searchParams,
+}: {
+  params: Promise<{ id: string }>;
+  searchParams: Promise<Record<string, string | string[] | undefined>>;
+}) {
   const dataset = load((await params).id);
+  const initialOpen = readOpen(await searchParams);
   // The first page of rows comes with the HTML, so the grid shows at once; the rest page in as it scrolls.
   const grid = getGridPage(dataset.id, { level: "conversation", limit: GRID_PAGE_SIZE, offset: 0 });
   const metrics = listMetrics(dataset.id);
@@ -41,11 +57,20 @@ export default async function DatasetPage({ params }: { params: Promise<{ id: st
             <Link href={`/datasets/${dataset.id}/executions`} className="ml-2 text-sm font-medium text-brand-700 hover:underline">
               Execution history
             </Link>
+            <Link href={`/datasets/${dataset.id}/review`} className="ml-2 text-sm font-medium text-brand-700 hover:underline">
+              Review queue
+            </Link>
+            <Link href={`/datasets/${dataset.id}/agreement`} className="ml-2 text-sm font-medium text-brand-700 hover:underline">
+              Agreement
+            </Link>
+            <Link href={`/datasets/${dataset.id}/compare`} className="ml-2 text-sm font-medium text-brand-700 hover:underline">
+              Compare runs
+            </Link>
           </div>
         </div>
         {dataset.description ? <p className="mt-1 text-sm text-slate-500">{dataset.description}</p> : null}
       </div>
-      <Workspace datasetId={dataset.id} initialMetrics={metrics} initialGrid={grid} defaultModel={judgeSettings().default_model} />
+      <Workspace datasetId={dataset.id} initialMetrics={metrics} initialGrid={grid} defaultModel={judgeSettings().default_model} initialOpen={initialOpen} />
       <MetricsList datasetId={dataset.id} initial={metrics} />
     </div>
   );

@@ -11,12 +11,13 @@ import { healthOperations } from "./health";
 import { sessionOperations } from "./session";
 import { settingsOperations } from "./settings";
 import { importOperations } from "./imports";
+import { labelOperations } from "./labels";
 import { metricOperations } from "./metrics";
 import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations];
 
 type JsonSchema = Record<string, unknown>;
 

@@ -17,7 +17,7 @@ describe("OpenAPI: results, export and grid", () => {
     expect(exp.parameters?.find((p) => p.name === "format")).toMatchObject({ required: true });
     expect(Object.keys(exp.responses)).toEqual(["200", "400", "404"]);
     const grid = doc.paths["/datasets/{id}/grid"].get;
-    expect(grid.parameters?.map((p) => p.name)).toEqual(["id", "level", "conversation_id", "limit", "offset"]);
+    expect(grid.parameters?.map((p) => p.name)).toEqual(["id", "level", "conversation_id", "meta", "sort", "filter", "limit", "offset"]);
     expect(grid.responses["200"].headers?.["X-Total-Count"]).toBeDefined();
   });
 

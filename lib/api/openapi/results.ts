@@ -1,6 +1,6 @@
 import { idParams } from "@/lib/schemas/common";
 import { executionResultsSchema, exportQuery, gridQuery, gridRowSchema, resultsQuery } from "@/lib/schemas/executions";
-import { badRequest, notFoundResponse, totalCountHeader } from "./shared";
+import { badRequest, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 import { VERDICT_COLUMNS } from "@/lib/results/grid-columns";
 
@@ -109,13 +109,16 @@ export const resultOperations: Operation[] = [
       "that (metric, entity) across all executions. `label`: a conversation's name or `Conversation <position+1>`; the " +
       "first ~80 characters of a message on one line, or `(no content)`; what a step does (`tool_call <name>`, " +
       "`tool_result`, `output`, `thinking`). `role` is the message's role (for a step, its message's). A page costs the " +
-      "same few queries at any size.",
+      "same few queries at any size. `meta`, `filter` and `sort` add conversation meta fields as `meta` on each row, keep " +
+      "the rows matching every condition (meta fields, a metric's latest verdict or score) and order them; `X-Total-Count` " +
+      "then counts the matching rows.",
     tag: "Datasets",
     params: idParams,
     query: gridQuery,
     responses: {
       200: { description: "A page of rows", schema: gridRowSchema, array: true, headers: totalCountHeader },
       400: badRequest,
+      422: { description: "`sort`/`filter` name a metric of another dataset or level, or compare it with what it cannot hold", schema: unprocessableResponse.schema },
       404: notFoundResponse,
     },
   },

@@ -1,0 +1,223 @@
+"use client";
+
+import { useQuery } from "@tanstack/react-query";
+import Link from "next/link";
+import { useState } from "react";
+import { Bar, BarChart, CartesianGrid, ErrorBar, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
+import { Card, CardHeader } from "@/components/ui/card";
+import { Select } from "@/components/ui/select";
+import { apiFetch } from "@/lib/client/api";
+import type { Agreement } from "@/lib/schemas/labels";
+import type { Metric } from "@/lib/schemas/metrics";
+
+type ExecutionSummary = { id: number; status: string; created_at: string; meta: { model: string | null } };
+type EntityRef = { entity_type: string; entity_id: number; conversation_id: number };
+
+const figureNames = { accuracy: "Accuracy", kappa: "Cohen's κ", spearman: "Spearman ρ", mae: "MAE" } as const;
+const intervalKinds = {
+  accuracy: "Wilson score",
+  kappa: "± 1.96 SE",
+  spearman: "Fisher z",
+  mae: "± 1.96 s/√n",
+} as const;
+
+const fmt = (x: number | null | undefined) => (x === null || x === undefined ? "—" : x.toFixed(3));
+
+/** Where a cell opens in the grid: the workspace with that row's conversation open on it. */
+export function cellHref(datasetId: number, e: EntityRef): string {
+  return `/datasets/${datasetId}?open=${e.entity_type}:${e.entity_id}&conversation=${e.conversation_id}`;
+}
+
+function sourceLabel(source: string): string {
+  if (source === "latest") return "Latest results (grid)";
+  if (source === "labels") return "Human labels";
+  if (source === "reference") return "Reference";
+  return source.replace("execution:", "Run #");
+}
+
+/**
+ * Agreement of a metric between two sources (runs, the grid's latest results, human labels, the
+ * reference): the figures with their 95% intervals, a chart, and the confusion matrix whose false-pass
+ * and false-fail cells list the conversations.
+ */
+export function AgreementView({ datasetId, metrics, initialMetricId }: { datasetId: number; metrics: Metric[]; initialMetricId: number | null }) {
+  const [metricId, setMetricId] = useState(initialMetricId ?? metrics[0]?.id ?? 0);
+  const metric = metrics.find((m) => m.id === metricId) ?? null;
+  const [a, setA] = useState("latest");
+  const [b, setB] = useState(metric?.reference ? "reference" : "labels");
+
+  const executions = useQuery({
+    queryKey: ["executions", datasetId],
+    queryFn: async () => (await apiFetch<ExecutionSummary[]>(`/evaluation-pipeline-executions?dataset_id=${datasetId}&limit=100`)).data,
+  });
+  const agreement = useQuery({
+    queryKey: ["agreement", datasetId, metricId, a, b],
+    enabled: metric !== null,
+    queryFn: async () =>
+      (await apiFetch<Agreement>(`/agreement?dataset_id=${datasetId}&pipeline_node_id=${metricId}&a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`)).data,
+    refetchOnWindowFocus: true,
+  });
+
+  const sources = ["latest", "labels", ...(metric?.reference ? ["reference"] : []), ...(executions.data ?? []).map((e) => `execution:${e.id}`)];
+  const sourceSelect = (value: string, onChange: (v: string) => void, name: string) => (
+    <label className="text-sm">
+      <span className="mb-1 block font-medium text-slate-700">{name}</span>
+      <Select value={value} onChange={(e) => onChange(e.target.value)} aria-label={name}>
+        {sources.map((s) => (
+          <option key={s} value={s}>
+            {sourceLabel(s)}
+            {s.startsWith("execution:") ? ` · ${executions.data?.find((e) => `execution:${e.id}` === s)?.meta.model ?? "default model"}` : ""}
+          </option>
+        ))}
+      </Select>
+    </label>
+  );
+
+  if (!metric) return <p className="text-sm text-slate-500">This dataset has no metrics yet.</p>;
+  const d = agreement.data;
+  const chart = d
+    ? (Object.keys(figureNames) as Array<keyof typeof figureNames>)
+        .filter((k) => d[k] !== null && k !== "mae")
+        .map((k) => {
+          const value = d[k] as number;
+          const iv = d.intervals[k];
+          return { name: figureNames[k], value, error: iv ? [value - iv[0], iv[1] - value] : [0, 0] };
+        })
+    : [];
+  return (
+    <div className="space-y-4">
+      <div className="flex flex-wrap items-end gap-4">
+        <label className="text-sm">
+          <span className="mb-1 block font-medium text-slate-700">Metric</span>
+          <Select
+            value={metricId}
+            onChange={(e) => {
+              const next = metrics.find((m) => m.id === Number(e.target.value));
+              setMetricId(Number(e.target.value));
+              if (b === "reference" && !next?.reference) setB("labels");
+            }}
+            aria-label="Metric"
+          >
+            {metrics.map((m) => (
+              <option key={m.id} value={m.id}>
+                {m.name}
+              </option>
+            ))}
+          </Select>
+        </label>
+        {sourceSelect(a, setA, "Source A (judged)")}
+        {sourceSelect(b, setB, "Source B (truth)")}
+        <Link href={`/datasets/${datasetId}/review?metric=${metricId}`} className="text-sm font-medium text-brand-700 hover:underline">
+          Review queue →
+        </Link>
+      </div>
+      {agreement.error ? (
+        <p role="alert" className="text-sm text-red-700">
+          {agreement.error.message}
+        </p>
+      ) : null}
+      {d ? (
+        <div className="grid gap-4 lg:grid-cols-2">
+          <Card>
+            <CardHeader title="Figures" description={`${d.n} cells read by both sources · 95% intervals`} />
+            <table className="w-full text-sm" data-testid="agreement-figures">
+              <tbody>
+                <tr className="border-b border-slate-100">
+                  <th className="px-5 py-2 text-left font-medium text-slate-600">n</th>
+                  <td className="px-5 py-2 font-mono" data-testid="agreement-n">
+                    {d.n}
+                  </td>
+                  <td />
+                </tr>
+                {(Object.keys(figureNames) as Array<keyof typeof figureNames>).map((k) => (
+                  <tr key={k} className="border-b border-slate-100" data-figure={k}>
+                    <th className="px-5 py-2 text-left font-medium text-slate-600">{figureNames[k]}</th>
+                    <td className="px-5 py-2 font-mono" data-testid={`agreement-${k}`}>
+                      {fmt(d[k])}
+                    </td>
+                    <td className="px-5 py-2 text-xs text-slate-500">
+                      {d.intervals[k] ? `[${fmt(d.intervals[k]![0])}, ${fmt(d.intervals[k]![1])}] ${intervalKinds[k]}` : ""}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+            {chart.length ? (
+              <figure className="h-48 w-full px-3 py-3" aria-label="Agreement chart" data-testid="agreement-chart">
+                <ResponsiveContainer width="100%" height="100%">
+                  <BarChart data={chart} margin={{ top: 8, right: 8, bottom: 0, left: -20 }}>
+                    <CartesianGrid strokeDasharray="3 3" vertical={false} stroke="#e2e8f0" />
+                    <XAxis dataKey="name" tick={{ fontSize: 11, fill: "#64748b" }} />
+                    <YAxis domain={[-1, 1]} tick={{ fontSize: 11, fill: "#64748b" }} />
+                    <Tooltip formatter={(v) => [typeof v === "number" ? v.toFixed(3) : String(v), "value"]} />
+                    <Bar dataKey="value" fill="#4f6ef7" isAnimationActive={false}>
+                      <ErrorBar dataKey="error" width={6} stroke="#0f172a" />
+                    </Bar>
+                  </BarChart>
+                </ResponsiveContainer>
+              </figure>
+            ) : null}
+          </Card>
+          {d.confusion ? <ConfusionMatrix datasetId={datasetId} agreement={d} /> : null}
+        </div>
+      ) : agreement.isPending ? (
+        <p className="text-sm text-slate-500">Computing…</p>
+      ) : null}
+    </div>
+  );
+}
+
+function ConfusionMatrix({ datasetId, agreement }: { datasetId: number; agreement: Agreement }) {
+  const c = agreement.confusion!;
+  const binary = c.labels.length === 2 && c.labels[0] === "pass";
+  const listed = (row: number, col: number): EntityRef[] => {
+    if (!binary) return [];
+    if (row === 0 && col === 1) return c.false_pass;
+    if (row === 1 && col === 0) return c.false_fail;
+    return [];
+  };
+  return (
+    <Card>
+      <CardHeader title="Confusion matrix" description={`Rows: ${sourceLabel(agreement.a)} · columns: ${sourceLabel(agreement.b)}`} />
+      <table className="w-full text-sm" data-testid="confusion-matrix">
+        <thead>
+          <tr>
+            <th />
+            {c.labels.map((l) => (
+              <th key={l} className="px-4 py-2 text-left font-medium text-slate-600">
+                B {l}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {c.labels.map((rowLabel, i) => (
+            <tr key={rowLabel} className="border-t border-slate-100 align-top">
+              <th className="px-4 py-2 text-left font-medium text-slate-600">A {rowLabel}</th>
+              {c.labels.map((colLabel, j) => {
+                const cells = listed(i, j);
+                const name = binary && i === 0 && j === 1 ? "false-pass" : binary && i === 1 && j === 0 ? "false-fail" : `${rowLabel}-${colLabel}`;
+                return (
+                  <td key={colLabel} className={`px-4 py-2 ${i === j ? "bg-emerald-50" : "bg-amber-50"}`} data-testid={`confusion-${name}`}>
+                    <span className="font-mono text-base">{c.counts[i][j]}</span>
+                    {cells.length ? (
+                      <ul className="mt-1 space-y-0.5 text-xs">
+                        {cells.map((e) => (
+                          <li key={`${e.entity_type}:${e.entity_id}`}>
+                            <Link href={cellHref(datasetId, e)} className="text-brand-700 hover:underline">
+                              {e.entity_type} #{e.entity_id}
+                            </Link>
+                          </li>
+                        ))}
+                      </ul>
+                    ) : null}
+                  </td>
+                );
+              })}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </Card>
+  );
+}

@@ -1,0 +1,135 @@
+/**
+ * What each source says about a metric's cells, read in one query per source: an execution's results,
+ * the latest result per cell (the grid), and a meta field of the entity's conversation or message.
+ */
+import "server-only";
+import { and, eq, sql } from "drizzle-orm";
+import { getDb } from "../client";
+import {
+  conversationsTable,
+  evaluationResultsTable,
+  messagesTable,
+  stepsTable,
+  type EvaluationLevel,
+  type ResultStatus,
+} from "../schema";
+
+export type ResultReadingRow = {
+  entityType: EvaluationLevel;
+  entityId: number;
+  conversationId: number;
+  status: ResultStatus;
+  result: unknown;
+  score: number | null;
+  modelName: string | null;
+};
+
+const r = evaluationResultsTable;
+const readingColumns = {
+  entityType: r.entityType,
+  entityId: r.entityId,
+  conversationId: r.conversationId,
+  status: r.status,
+  result: r.result,
+  score: r.score,
+  modelName: r.modelName,
+};
+
+/** The last result of each cell of one metric within one execution. */
+export function executionReadingRows(executionId: number, pipelineNodeId: number): ResultReadingRow[] {
+  const db = getDb();
+  const latest = db
+    .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
+    .from(r)
+    .where(and(eq(r.executionId, executionId), eq(r.pipelineNodeId, pipelineNodeId)))
+    .groupBy(r.entityType, r.entityId)
+    .as("latest");
+  return db.select(readingColumns).from(r).innerJoin(latest, eq(latest.id, r.id)).all();
+}
+
+/** The latest result of each cell of one metric across executions: what the grid shows. */
+export function latestReadingRows(pipelineNodeId: number, entityType: EvaluationLevel): ResultReadingRow[] {
+  const db = getDb();
+  const latest = db
+    .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
+    .from(r)
+    .where(and(eq(r.pipelineNodeId, pipelineNodeId), eq(r.entityType, entityType)))
+    .groupBy(r.entityId)
+    .as("latest");
+  return db.select(readingColumns).from(r).innerJoin(latest, eq(latest.id, r.id)).all();
+}
+
+export type MetaReadingRow = {
+  entityId: number;
+  conversationId: number;
+  /** The field's SQL value (JSON true/false arrive as 1/0, hence `jsonType`). */
+  value: number | string | null;
+  /** SQLite's json_type of the field: null when absent, else `true`, `false`, `integer`, `real`, `text`, `null`, … */
+  jsonType: string | null;
+};
+
+/** `meta.a.b` → `$."a"."b"`, the SQLite JSON path of that field. */
+export function jsonPathOf(metaPath: string): string {
+  return "$" + metaPath.split(".").slice(1).map((k) => `."${k.replace(/"/g, "")}"`).join("");
+}
+
+/**
+ * A meta field for every entity of a metric level in a dataset (assistant messages for the message
+ * level), read from the entity's conversation or (message and step levels) its message.
+ */
+export function metaReadingRows(datasetId: number, level: EvaluationLevel, from: "conversation" | "message", metaPath: string): MetaReadingRow[] {
+  const db = getDb();
+  const path = jsonPathOf(metaPath);
+  const field = (meta: typeof conversationsTable.meta | typeof messagesTable.meta) => ({
+    value: sql<number | string | null>`case when json_valid(${meta}) then json_extract(${meta}, ${path}) end`,
+    jsonType: sql<string | null>`case when json_valid(${meta}) then json_type(${meta}, ${path}) end`,
+  });
+  if (level === "conversation") {
+    return db
+      .select({ entityId: conversationsTable.id, conversationId: conversationsTable.id, ...field(conversationsTable.meta) })
+      .from(conversationsTable)
+      .where(eq(conversationsTable.datasetId, datasetId))
+      .all();
+  }
+  if (level === "message") {
+    return db
+      .select({
+        entityId: messagesTable.id,
+        conversationId: messagesTable.conversationId,
+        ...field(from === "message" ? messagesTable.meta : conversationsTable.meta),
+      })
+      .from(messagesTable)
+      .innerJoin(conversationsTable, eq(conversationsTable.id, messagesTable.conversationId))
+      .where(and(eq(messagesTable.datasetId, datasetId), eq(messagesTable.role, "assistant")))
+      .all();
+  }
+  return db
+    .select({
+      entityId: stepsTable.id,
+      conversationId: stepsTable.conversationId,
+      ...field(from === "message" ? messagesTable.meta : conversationsTable.meta),
+    })
+    .from(stepsTable)
+    .innerJoin(messagesTable, eq(messagesTable.id, stepsTable.messageId))
+    .innerJoin(conversationsTable, eq(conversationsTable.id, stepsTable.conversationId))
+    .where(eq(stepsTable.datasetId, datasetId))
+    .all();
+}
+
+export type CellResultRow = ResultReadingRow & { pipelineNodeId: number; inputTokens: number; outputTokens: number };
+
+/** The last result of every cell (metric × entity) of one execution. */
+export function executionCellRows(executionId: number, pipelineNodeId?: number): CellResultRow[] {
+  const db = getDb();
+  const latest = db
+    .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
+    .from(r)
+    .where(and(eq(r.executionId, executionId), pipelineNodeId !== undefined ? eq(r.pipelineNodeId, pipelineNodeId) : undefined))
+    .groupBy(r.pipelineNodeId, r.entityType, r.entityId)
+    .as("latest");
+  return db
+    .select({ ...readingColumns, pipelineNodeId: r.pipelineNodeId, inputTokens: r.inputTokens, outputTokens: r.outputTokens })
+    .from(r)
+    .innerJoin(latest, eq(latest.id, r.id))
+    .all();
+}

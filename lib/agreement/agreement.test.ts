@@ -1,0 +1,201 @@
+/**
+ * Agreement figures against values worked by hand. Each fixture's arithmetic is written out in its
+ * test, so a reader can check the expected numbers without trusting the code under test.
+ */
+import { describe, expect, it } from "vitest";
+import {
+  averageRanks,
+  cohensKappa,
+  computeAgreement,
+  meanAbsoluteError,
+  spearman,
+  wilsonInterval,
+  type PairedItem,
+  type Reading,
+} from "./index";
+
+const Z = 1.959963984540054;
+
+function items(pairs: Array<[Reading, Reading]>): PairedItem[] {
+  return pairs.map(([a, b], i) => ({ entity_type: "conversation", entity_id: i + 1, conversation_id: i + 1, a, b }));
+}
+
+function repeat<T>(value: T, times: number): T[] {
+  return Array.from({ length: times }, () => value);
+}
+
+// 10 pass/fail pairs (a = judge, b = truth): 4 pass/pass, 1 pass/fail, 2 fail/pass, 3 fail/fail.
+const binaryPairs: Array<[boolean, boolean]> = [
+  ...repeat<[boolean, boolean]>([true, true], 4),
+  [true, false],
+  ...repeat<[boolean, boolean]>([false, true], 2),
+  ...repeat<[boolean, boolean]>([false, false], 3),
+];
+
+describe("Cohen's kappa", () => {
+  it("matches the hand computation on a 2×2 table, with its standard-error interval", () => {
+    // po = 7/10 = 0.7. Marginals: a pass 5/10, b pass 6/10 → pe = 0.5·0.6 + 0.5·0.4 = 0.5.
+    // kappa = (0.7 − 0.5) / (1 − 0.5) = 0.4. se = sqrt(0.7·0.3 / (10·0.5²)) = sqrt(0.084) = 0.28982753…
+    // 95%: 0.4 ± 1.95996·0.28983 = [−0.16805153, 0.96805153].
+    const k = cohensKappa(binaryPairs.map(([a, b]) => [String(a), String(b)] as const));
+    expect(k).not.toBeNull();
+    expect(k!.po).toBeCloseTo(0.7, 12);
+    expect(k!.pe).toBeCloseTo(0.5, 12);
+    expect(k!.kappa).toBeCloseTo(0.4, 12);
+    expect(k!.se).toBeCloseTo(Math.sqrt(0.084), 12);
+    expect(k!.interval[0]).toBeCloseTo(-0.1680515301786507, 10);
+    expect(k!.interval[1]).toBeCloseTo(0.9680515301786508, 10);
+  });
+
+  it("handles three categories", () => {
+    // (x,x)×3 (y,y)×2 (z,z)×1 (x,y)×1 (y,z)×1 (z,x)×2: po = 6/10.
+    // a: x 4, y 3, z 3; b: x 5, y 3, z 2 → pe = .4·.5 + .3·.3 + .3·.2 = 0.35; kappa = 0.25/0.65 = 0.384615…
+    const pairs = [
+      ...repeat(["x", "x"] as const, 3),
+      ...repeat(["y", "y"] as const, 2),
+      ["z", "z"] as const,
+      ["x", "y"] as const,
+      ["y", "z"] as const,
+      ...repeat(["z", "x"] as const, 2),
+    ];
+    const k = cohensKappa(pairs);
+    expect(k!.pe).toBeCloseTo(0.35, 12);
+    expect(k!.kappa).toBeCloseTo(0.25 / 0.65, 12);
+  });
+
+  it("is undefined (null) when both raters used one category throughout, and 1 for perfect agreement", () => {
+    expect(cohensKappa(repeat(["a", "a"] as const, 5))).toBeNull();
+    expect(cohensKappa([])).toBeNull();
+    const perfect = cohensKappa([["a", "a"], ["b", "b"], ["a", "a"]]);
+    expect(perfect!.kappa).toBe(1);
+    expect(perfect!.interval).toEqual([1, 1]);
+  });
+});
+
+describe("Wilson interval", () => {
+  it("matches the published interval for 7 of 10", () => {
+    // p = .7, z² = 3.8414588; centre = .7 + z²/20 = .89207; spread = z·sqrt(.021 + z²/400) = .34287;
+    // denominator 1 + z²/10 = 1.38415 → [.39677, .89222].
+    const [lo, hi] = wilsonInterval(7, 10)!;
+    expect(lo).toBeCloseTo(0.396774, 5);
+    expect(hi).toBeCloseTo(0.892208, 5);
+  });
+
+  it("stays inside [0, 1] at the edges and is null without observations", () => {
+    const [lo, hi] = wilsonInterval(10, 10)!;
+    expect(hi).toBe(1);
+    expect(lo).toBeCloseTo(10 / (10 + Z * Z), 10); // at p = 1 the lower bound is n / (n + z²)
+    expect(wilsonInterval(0, 0)).toBeNull();
+  });
+});
+
+describe("Spearman with ties", () => {
+  const xs = [1, 2, 2, 3, 4];
+  const ys = [2, 1, 3, 3, 5];
+
+  it("averages the ranks of ties", () => {
+    expect(averageRanks(xs)).toEqual([1, 2.5, 2.5, 4, 5]);
+    expect(averageRanks(ys)).toEqual([2, 1, 3.5, 3.5, 5]);
+  });
+
+  it("is the Pearson correlation of those ranks, with a Fisher-z interval", () => {
+    // Rank deviations from the mean 3: dx = [−2, −.5, −.5, 1, 2], dy = [−1, −2, .5, .5, 2].
+    // Σdxdy = 2 + 1 − .25 + .5 + 4 = 7.25; Σdx² = Σdy² = 9.5 → rho = 7.25 / 9.5 = 0.7631578947.
+    // atanh(rho) = 1.0037340; half-width z/sqrt(5 − 3) = 1.3859038 → tanh(−0.38217) … tanh(2.38964).
+    const r = spearman(xs, ys)!;
+    expect(r.rho).toBeCloseTo(7.25 / 9.5, 12);
+    expect(r.interval![0]).toBeCloseTo(-0.36459033394237034, 10);
+    expect(r.interval![1]).toBeCloseTo(0.983335848633922, 10);
+  });
+
+  it("has no interval below four pairs and no value for a constant side", () => {
+    expect(spearman([1, 2, 3], [1, 3, 2])!.interval).toBeNull();
+    expect(spearman([1, 1, 1, 1], [1, 2, 3, 4])).toBeNull();
+  });
+});
+
+describe("mean absolute error", () => {
+  it("matches the hand computation, with a normal interval", () => {
+    // |errors| = [1, 1, 1, 0, 1] → mae 0.8; sample variance (4·0.04 + 0.64)/4 = 0.2; s/√n = sqrt(0.2/5) = 0.2.
+    const m = meanAbsoluteError([1, 2, 2, 3, 4], [2, 1, 3, 3, 5])!;
+    expect(m.mae).toBeCloseTo(0.8, 12);
+    expect(m.interval![0]).toBeCloseTo(0.8 - Z * 0.2, 12);
+    expect(m.interval![1]).toBeCloseTo(0.8 + Z * 0.2, 12);
+  });
+});
+
+describe("computeAgreement", () => {
+  it("gives pass/fail figures and a confusion matrix whose off-diagonal cells list the entities", () => {
+    const figures = computeAgreement("binary", items(binaryPairs));
+    expect(figures.n).toBe(10);
+    expect(figures.accuracy).toBeCloseTo(0.7, 12);
+    expect(figures.kappa).toBeCloseTo(0.4, 12);
+    expect(figures.spearman).toBeNull();
+    expect(figures.mae).toBeNull();
+    expect(figures.confusion!.labels).toEqual(["pass", "fail"]);
+    expect(figures.confusion!.counts).toEqual([
+      [4, 1],
+      [2, 3],
+    ]);
+    expect(figures.confusion!.false_pass.map((e) => e.entity_id)).toEqual([5]);
+    expect(figures.confusion!.false_fail.map((e) => e.entity_id)).toEqual([6, 7]);
+    expect(figures.disagreements.map((d) => [d.entity_id, d.a, d.b])).toEqual([
+      [5, true, false],
+      [6, false, true],
+      [7, false, true],
+    ]);
+    expect(figures.intervals.accuracy![0]).toBeCloseTo(0.396774, 5);
+    expect(figures.intervals.kappa![1]).toBeCloseTo(0.9680515301786508, 10);
+  });
+
+  it("gives Spearman and MAE for scores, and pass/fail figures with a threshold", () => {
+    const scores = items([
+      [0.9, 1],
+      [0.8, 0],
+      [0.2, 0],
+      [0.4, 1],
+      [0.6, 1],
+    ]);
+    const plain = computeAgreement("score", scores);
+    expect(plain.confusion).toBeNull();
+    expect(plain.kappa).toBeNull();
+    expect(plain.accuracy).toBe(0); // no score equals its reference exactly
+    // |errors| = .1, .8, .2, .6, .4 → mae = 2.1/5 = 0.42; largest disagreement first.
+    expect(plain.mae).toBeCloseTo(0.42, 12);
+    expect(plain.disagreements.map((d) => d.entity_id)).toEqual([2, 4, 5, 3, 1]);
+    // Ranks of a: .9→5 .8→4 .2→1 .4→2 .6→3; of b (ties 0,0 → 1.5; 1,1,1 → 4): [4, 1.5, 1.5, 4, 4].
+    // dx = [2, 1, −2, −1, 0], dy = [1, −1.5, −1.5, 1, 1]: Σdxdy = 2 − 1.5 + 3 − 1 + 0 = 2.5,
+    // Σdx² = 10, Σdy² = 1 + 2.25 + 2.25 + 1 + 1 = 7.5 → rho = 2.5 / sqrt(75) = 0.288675…
+    expect(plain.spearman).toBeCloseTo(2.5 / Math.sqrt(75), 12);
+
+    const cut = computeAgreement("score", scores, { threshold: 0.5 });
+    // a pass: 1, 2, 5; b pass: 1, 4, 5 → pass/pass 1,5; pass/fail 2; fail/pass 4; fail/fail 3.
+    expect(cut.confusion!.counts).toEqual([
+      [2, 1],
+      [1, 1],
+    ]);
+    expect(cut.accuracy).toBeCloseTo(0.6, 12);
+    expect(cut.confusion!.false_pass.map((e) => e.entity_id)).toEqual([2]);
+    expect(cut.confusion!.false_fail.map((e) => e.entity_id)).toEqual([4]);
+  });
+
+  it("compares text verdicts as categories", () => {
+    const figures = computeAgreement("category", items([
+      ["refund", "refund"],
+      ["refund", "billing"],
+      ["billing", "billing"],
+    ]));
+    expect(figures.confusion!.labels).toEqual(["billing", "refund"]);
+    expect(figures.confusion!.counts).toEqual([
+      [1, 0],
+      [1, 1],
+    ]);
+    expect(figures.confusion!.false_pass).toEqual([]);
+    expect(figures.accuracy).toBeCloseTo(2 / 3, 12);
+  });
+
+  it("is empty but well-formed without pairs", () => {
+    const figures = computeAgreement("binary", []);
+    expect(figures).toMatchObject({ n: 0, accuracy: null, kappa: null, intervals: { accuracy: null, kappa: null } });
+  });
+});

@@ -1,0 +1,115 @@
+import { idParams } from "@/lib/schemas/common";
+import { compareQuery, comparisonSchema } from "@/lib/schemas/compare";
+import { agreementQuery, agreementSchema, createLabelBody, labelSchema, listLabelsQuery, metricVersionSchema } from "@/lib/schemas/labels";
+import { badRequest, forbiddenResponse, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
+import type { Operation } from "./types";
+
+const labels = "Labels";
+
+export const labelOperations: Operation[] = [
+  {
+    method: "post",
+    path: "/labels",
+    operationId: "createLabel",
+    summary: "Label a cell as the caller",
+    description:
+      "The caller is `X-User-Id` (else `default`). `entity_type` must be the metric's level (assistant messages for message " +
+      "metrics). `value` is checked against the metric's output type (422 with the reason): checkbox a boolean, progress a " +
+      "number in [0, 1], number a finite number, text a string, json an object matching the output schema; `value: null` " +
+      "with a `note` records a note without a verdict. The caller's earlier label of the same cell is kept as history " +
+      "(`current: false`, `superseded_at` set).",
+    tag: labels,
+    body: createLabelBody,
+    responses: {
+      201: { description: "The new current label", schema: labelSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      422: unprocessableResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/labels",
+    operationId: "listLabels",
+    summary: "List labels of a dataset",
+    description: "Newest first; current labels only unless `include_history=true`. Paged with `limit`/`offset`.",
+    tag: labels,
+    query: listLabelsQuery,
+    responses: {
+      200: { description: "Labels", schema: labelSchema, array: true, headers: totalCountHeader },
+      400: badRequest,
+      404: notFoundResponse,
+    },
+  },
+  {
+    method: "delete",
+    path: "/labels/{id}",
+    operationId: "deleteLabel",
+    summary: "Delete one of the caller's labels",
+    description: "Only the label's author may delete it (403 otherwise). Earlier, superseded versions stay as history.",
+    tag: labels,
+    params: idParams,
+    responses: { 204: { description: "Deleted" }, 400: badRequest, 403: forbiddenResponse, 404: notFoundResponse },
+  },
+  {
+    method: "get",
+    path: "/agreement",
+    operationId: "getAgreement",
+    summary: "Agreement of a metric between two sources",
+    description:
+      "Sources: `execution:<id>` (that run's last result per cell), `latest` (the grid's latest result per cell), `labels` " +
+      "(the most recent current label of anyone per cell), `labels:<user_id>`, `reference` (the metric's reference: a meta " +
+      "field, pass/fail through its rule, or the labels it names). Only cells read by both sources count (`n`); failed " +
+      "results and notes without a value are not readings. Checkbox metrics (and references with a rule) compare as " +
+      "pass/fail: accuracy, Cohen's kappa and a 2×2 confusion matrix (rows a, columns b, order pass, fail) whose " +
+      "`false_pass` (a pass, b fail) and `false_fail` cells list the entities; b is taken as the truth. Text metrics compare " +
+      "as categories. Score metrics get Spearman's rho (average ranks for ties) and mean absolute error; with `threshold` " +
+      "(or a reference with a rule on a progress metric, threshold 0.5) also the pass/fail figures; other score metrics " +
+      "compared with a pass/fail reference need `threshold` (422 otherwise). Intervals are two-sided " +
+      "95%: accuracy Wilson score; kappa ± 1.96·SE with Cohen's large-sample SE, clipped to [−1, 1]; Spearman Fisher z " +
+      "(SE 1/√(n−3), null below 4 pairs); MAE ± 1.96·s/√n (null below 2 pairs). A figure that is undefined (no pairs, a " +
+      "constant side) is null.",
+    tag: labels,
+    query: agreementQuery,
+    responses: {
+      200: { description: "Agreement figures", schema: agreementSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      422: { description: "The metric is not of the dataset, an execution of another dataset, `reference` without one, or a missing threshold", schema: unprocessableResponse.schema },
+    },
+  },
+
+  {
+    method: "get",
+    path: "/evaluation-pipeline-executions/compare",
+    operationId: "compareExecutions",
+    summary: "Compare two executions of a dataset",
+    description:
+      "Per cell (metric × entity, each run's last result) both sides `{status, value, score, model_name}` (null when the run " +
+      "has no result there), `flip` (both completed and the pass/fail, category or score differs) and `delta` (b − a of the " +
+      "scores). Per metric: `n` cells completed in both, flips, mean delta, accuracy, kappa (pass/fail and categories) or " +
+      "Spearman (scores), the models that answered in each run, the prompt version in effect when each run was created, and " +
+      "`changed` naming what differs (`model`, `prompt`). Per run: results, completed, failed, tokens and cost (`cost_usd` " +
+      "null when the model has no price). Executions of different datasets are a 422.",
+    tag: "Executions",
+    query: compareQuery,
+    responses: {
+      200: { description: "The comparison", schema: comparisonSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      422: unprocessableResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/evaluation-pipeline-nodes/{id}/versions",
+    operationId: "listMetricVersions",
+    summary: "A metric's prompt version history",
+    description:
+      "Every saved judge definition of the metric (prompt, level, output type and schema, model), oldest first. A save that " +
+      "changes none of these adds no version. Metrics created before versions were kept get version 1 at their next save.",
+    tag: "Metrics",
+    params: idParams,
+    responses: { 200: { description: "Versions", schema: metricVersionSchema, array: true }, 400: badRequest, 404: notFoundResponse },
+  },
+];

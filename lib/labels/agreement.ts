@@ -1,0 +1,122 @@
+/**
+ * Agreement between two sources of a metric's verdicts: loads each source's reading per cell (one query
+ * per source), pairs the cells both sources read, and hands them to the pure statistics in lib/agreement.
+ */
+import "server-only";
+import { getExecutionRow } from "@/db/repositories/executions";
+import { currentLabelRows } from "@/db/repositories/labels";
+import { executionReadingRows, latestReadingRows, metaReadingRows } from "@/db/repositories/readings";
+import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
+import { agreementKind, computeAgreement, type PairedItem, type Reading } from "@/lib/agreement";
+import { AppError, notFound } from "@/lib/api/errors";
+import { assertDatasetExists } from "@/lib/datasets";
+import { getMetricRow } from "@/lib/metrics/metrics";
+import type { Agreement, MetricReference } from "@/lib/schemas/labels";
+import { metaValue, readingOfLabelValue, readingOfMeta, readingOfResult } from "./readings";
+
+type CellReadings = Map<string, { entity_type: EvaluationLevel; entity_id: number; conversation_id: number; reading: Reading }>;
+
+const key = (type: string, id: number) => `${type}:${id}`;
+
+const invalidSource = (which: "a" | "b", message: string) => new AppError("unprocessable", `Invalid source ${which}: ${message}`, [{ path: which, message }]);
+
+/** The metric's reference, or 422 naming the parameter that asked for it. */
+function referenceOf(node: PipelineNodeRow, which: "a" | "b"): MetricReference {
+  const reference = (node.reference ?? null) as MetricReference | null;
+  if (!reference) throw invalidSource(which, `metric ${node.id} has no reference; set one on the metric first`);
+  return reference;
+}
+
+function labelReadings(node: PipelineNodeRow, userId: string | undefined): CellReadings {
+  const out: CellReadings = new Map();
+  // Newest first: the first label seen for a cell is its most recent one, whoever gave it.
+  for (const row of currentLabelRows(node.id, userId)) {
+    const k = key(row.entityType, row.entityId);
+    if (out.has(k)) continue;
+    const reading = readingOfLabelValue(node.outputType, row.value);
+    if (reading === undefined) continue;
+    out.set(k, { entity_type: row.entityType, entity_id: row.entityId, conversation_id: row.conversationId, reading });
+  }
+  return out;
+}
+
+/** Every cell's reading from one source, keyed by cell. */
+export function readSource(node: PipelineNodeRow, source: string, which: "a" | "b"): CellReadings {
+  const out: CellReadings = new Map();
+  if (source.startsWith("execution:")) {
+    const id = Number(source.slice("execution:".length));
+    const execution = getExecutionRow(id);
+    if (!execution) throw notFound("Execution", id);
+    if (execution.datasetId !== node.datasetId) throw invalidSource(which, `execution ${id} is not of dataset ${node.datasetId}`);
+    for (const row of executionReadingRows(id, node.id)) {
+      const reading = readingOfResult(node.outputType, row);
+      if (reading !== undefined) out.set(key(row.entityType, row.entityId), { entity_type: row.entityType, entity_id: row.entityId, conversation_id: row.conversationId, reading });
+    }
+    return out;
+  }
+  if (source === "latest") {
+    for (const row of latestReadingRows(node.id, node.evaluationLevel)) {
+      const reading = readingOfResult(node.outputType, row);
+      if (reading !== undefined) out.set(key(row.entityType, row.entityId), { entity_type: row.entityType, entity_id: row.entityId, conversation_id: row.conversationId, reading });
+    }
+    return out;
+  }
+  if (source === "labels" || source.startsWith("labels:")) {
+    return labelReadings(node, source === "labels" ? undefined : source.slice("labels:".length));
+  }
+  // "reference": the metric's meta field through its rule, or the human labels it names.
+  const reference = referenceOf(node, which);
+  if (reference.source === "labels") return labelReadings(node, reference.user_id);
+  for (const row of metaReadingRows(node.datasetId, node.evaluationLevel, reference.level, reference.path)) {
+    const reading = readingOfMeta(reference, node.outputType, metaValue(row.value, row.jsonType));
+    if (reading !== undefined) {
+      out.set(key(node.evaluationLevel, row.entityId), { entity_type: node.evaluationLevel, entity_id: row.entityId, conversation_id: row.conversationId, reading });
+    }
+  }
+  return out;
+}
+
+/** A meta reference with a rule reads pass/fail; score metrics then compare as pass/fail at the rule's cut. */
+function defaultThreshold(node: PipelineNodeRow, sources: string[]): number | undefined {
+  const reference = (node.reference ?? null) as MetricReference | null;
+  if (!sources.includes("reference") || reference?.source !== "meta" || !reference.rule) return undefined;
+  // The reference reads pass/fail; a progress score ≥ 0.5 is a pass, other scales need an explicit threshold.
+  return node.outputType === "progress" ? 0.5 : undefined;
+}
+
+export function getAgreement(q: { dataset_id: number; pipeline_node_id: number; a: string; b: string; threshold?: number }): Agreement {
+  assertDatasetExists(q.dataset_id);
+  const node = getMetricRow(q.pipeline_node_id);
+  if (node.datasetId !== q.dataset_id) {
+    throw new AppError("unprocessable", `Invalid query: metric ${node.id} is not of dataset ${q.dataset_id}`, [
+      { path: "pipeline_node_id", message: `must be a metric of dataset ${q.dataset_id}` },
+    ]);
+  }
+  const a = readSource(node, q.a, "a");
+  const b = readSource(node, q.b, "b");
+  const items: PairedItem[] = [];
+  for (const [k, ra] of a) {
+    const rb = b.get(k);
+    if (!rb) continue;
+    items.push({ entity_type: ra.entity_type, entity_id: ra.entity_id, conversation_id: ra.conversation_id, a: ra.reading, b: rb.reading });
+  }
+  items.sort((x, y) => x.conversation_id - y.conversation_id || x.entity_id - y.entity_id);
+  const kind = agreementKind(node.outputType);
+  const threshold = q.threshold ?? defaultThreshold(node, [q.a, q.b]);
+  if (kind === "score" && threshold === undefined && items.some((i) => typeof i.a === "boolean" || typeof i.b === "boolean")) {
+    // A pass/fail reference cannot be ranked against scores; it needs the score that counts as a pass.
+    throw new AppError("unprocessable", "Invalid query: the reference reads pass/fail; give threshold, the score that counts as a pass", [
+      { path: "threshold", message: `is required to compare a ${node.outputType} metric with a pass/fail reference` },
+    ]);
+  }
+  const figures = computeAgreement(kind, items, { threshold });
+  return {
+    dataset_id: node.datasetId,
+    pipeline_node_id: node.id,
+    output_type: node.outputType,
+    kind,
+    a: q.a,
+    b: q.b,
+    ...figures,
+  };
+}

@@ -1,0 +1,142 @@
+/** Wire schemas of human labels, metric references, agreement and run comparison (API.md, second phase). */
+import { z } from "zod";
+import { evaluationLevels } from "@/db/schema";
+import { intText, isoTimestamp, jsonValue } from "./common";
+
+const entityType = z.enum(evaluationLevels);
+const positiveId = z.number().int().positive();
+const userId = z.string().trim().min(1).max(200);
+
+export const createLabelBody = z.object({
+  dataset_id: positiveId,
+  pipeline_node_id: positiveId,
+  entity_type: entityType,
+  entity_id: positiveId,
+  value: jsonValue.describe(
+    "As the metric's result would hold it: checkbox a boolean, progress a score in [0, 1], number a number, text a string, json an " +
+      "object matching the output schema; null for a note without a verdict",
+  ),
+  note: z.string().max(5000, "must be at most 5000 characters").nullable().optional(),
+});
+
+const boolText = z.enum(["true", "false"]).transform((v) => v === "true");
+
+export const listLabelsQuery = z.object({
+  dataset_id: intText({ min: 1 }).describe("The dataset whose labels to list"),
+  pipeline_node_id: intText({ min: 1 }).optional().describe("Only labels of this metric"),
+  user_id: userId.optional().describe("Only labels of this user"),
+  entity_type: entityType.optional().describe("With entity_id: only labels of this cell"),
+  entity_id: intText({ min: 1 }).optional(),
+  include_history: boolText.optional().default(false).describe("Also superseded labels (default: current labels only)"),
+  limit: intText({ min: 1, max: 5000 }).optional().default(1000).describe("Page size (1–5000, default 1000)"),
+  offset: intText({ min: 0 }).optional().default(0),
+});
+
+export const labelSchema = z
+  .object({
+    id: z.number().int(),
+    dataset_id: z.number().int(),
+    pipeline_node_id: z.number().int(),
+    entity_type: entityType,
+    entity_id: z.number().int(),
+    conversation_id: z.number().int(),
+    user_id: z.string(),
+    value: jsonValue,
+    score: z.number().nullable().describe("Numeric reading, as a result's score: checkbox 1/0, progress score, number value, json score"),
+    note: z.string().nullable(),
+    current: z.boolean().describe("False once the same user relabelled the cell"),
+    superseded_at: isoTimestamp.nullable(),
+    created_at: isoTimestamp,
+  })
+  .meta({ id: "Label" });
+
+const ruleValue = z.union([z.number(), z.string(), z.boolean()]);
+
+/** Input form of a metric's reference (not registered: request bodies are inlined in the OpenAPI document). */
+export const referenceInput = z.discriminatedUnion("source", [
+  z.strictObject({
+    source: z.literal("meta"),
+    level: z.enum(["conversation", "message"]).describe("Whose meta: the entity's conversation, or its message (message/step metrics)"),
+    path: z
+      .string()
+      .regex(/^meta(\.[A-Za-z0-9_-]{1,100}){1,8}$/, 'must be a dotted path into meta, e.g. "meta.reward"')
+      .describe('Dotted path of the field, starting with "meta."'),
+    rule: z
+      .strictObject({ op: z.enum(["==", "!=", ">=", ">", "<=", "<"]), value: ruleValue })
+      .optional()
+      .describe("Pass when `<field> <op> <value>` holds; the reference is then pass/fail"),
+  }),
+  z.strictObject({
+    source: z.literal("labels"),
+    user_id: userId.optional().describe("Only this user's labels (default: the most recent label of anyone)"),
+  }),
+]);
+
+export type MetricReference = z.infer<typeof referenceInput>;
+
+const sourceText = z
+  .string()
+  .regex(/^(execution:\d{1,16}|latest|labels(:.{1,200})?|reference)$/, "must be execution:<id>, latest, labels, labels:<user_id> or reference");
+
+export const agreementQuery = z.object({
+  dataset_id: intText({ min: 1 }),
+  pipeline_node_id: intText({ min: 1 }),
+  a: sourceText.describe("First source (the one judged): execution:<id>, latest, labels, labels:<user_id> or reference"),
+  b: sourceText.describe("Second source (taken as the truth for false pass / false fail)"),
+  threshold: z
+    .string()
+    .regex(/^-?\d+(\.\d+)?$/, "must be a number")
+    .transform(Number)
+    .optional()
+    .describe("Score metrics: a score ≥ threshold is a pass, which adds accuracy, kappa and the confusion matrix"),
+});
+
+const interval = z.tuple([z.number(), z.number()]).nullable();
+const entityRef = z.object({ entity_type: entityType, entity_id: z.number().int(), conversation_id: z.number().int() });
+
+export const agreementSchema = z
+  .object({
+    dataset_id: z.number().int(),
+    pipeline_node_id: z.number().int(),
+    output_type: z.string(),
+    kind: z.enum(["binary", "score", "category"]),
+    a: z.string(),
+    b: z.string(),
+    n: z.number().int().describe("Cells with a reading in both sources"),
+    accuracy: z.number().nullable(),
+    kappa: z.number().nullable(),
+    spearman: z.number().nullable(),
+    mae: z.number().nullable(),
+    intervals: z
+      .object({ accuracy: interval, kappa: interval, spearman: interval, mae: interval })
+      .describe("95% intervals: accuracy Wilson score; kappa ± 1.96·SE (Cohen's large-sample SE, clipped to [−1, 1]); Spearman Fisher z with SE 1/√(n−3); MAE ± 1.96·s/√n"),
+    confusion: z
+      .object({
+        labels: z.array(z.string()),
+        counts: z.array(z.array(z.number().int())).describe("Rows: source a; columns: source b"),
+        false_pass: z.array(entityRef),
+        false_fail: z.array(entityRef),
+      })
+      .nullable(),
+    disagreements: z.array(entityRef.extend({ a: jsonValue, b: jsonValue })),
+  })
+  .meta({ id: "Agreement" });
+
+export type Agreement = z.infer<typeof agreementSchema>;
+
+export const metricVersionSchema = z
+  .object({
+    version: z.number().int().describe("1 for the definition the metric was created with, then one more per saved change"),
+    prompt: z.string(),
+    evaluation_level: entityType,
+    output_type: z.string(),
+    output_schema: jsonValue,
+    model_name: z.string().nullable(),
+    created_at: isoTimestamp,
+  })
+  .meta({ id: "MetricVersion" });
+
+export type MetricVersion = z.infer<typeof metricVersionSchema>;
+export type Label = z.infer<typeof labelSchema>;
+export type CreateLabelInput = z.infer<typeof createLabelBody>;
+export type ListLabelsQuery = z.infer<typeof listLabelsQuery>;
