@@ -9,6 +9,12 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   turnscope: "Turnscope JSON",
   openai_chat: "OpenAI chat messages",
   jsonl: "JSON Lines",
+  sharegpt: "ShareGPT / LLaMA-Factory",
+  anthropic_messages: "Anthropic Messages",
+  content_parts: "Messages with content parts",
+  records: "Records holding conversations",
+  csv: "CSV, one row per message",
+  mapping: "Your mapping",
 };
 
 const statusTitles: Record<number, string> = {

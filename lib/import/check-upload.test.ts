@@ -186,14 +186,25 @@ describe("warnings (soft rules)", () => {
     { name: "travel", tools: { search_flights: { name: "search_flights", parameters: { origin: "string", passengers: "number" } } } },
   ];
 
-  it("warns about messages without content, with a rename hint when the text is elsewhere", () => {
-    const r = success(checkJson(conv([{ role: "user", text: "hi" }, { role: "assistant", content: null }])));
+  it("warns about a message without content, and refuses one whose text is in a field no import reads", () => {
+    const r = success(checkJson(conv([{ role: "user", content: "hi" }, { role: "assistant", content: null }])));
     expect(r.warnings).toEqual([
-      { path: "conversations[0].messages[0]", message: "Message has no content", suggestion: "Rename 'text' to 'content'" },
       {
         path: "conversations[0].messages[1]",
         message: "Message has no content",
         suggestion: "Add 'content' with the message text; without it message-level metrics have nothing to judge",
+      },
+    ]);
+    expect(r.notImported).toEqual([]);
+    // Text under 'text' would be stored as an empty message: refused with the path, never "complete".
+    const refused = checkJson(conv([{ role: "user", text: "hi" }, { role: "assistant", content: null }]));
+    expect(refused).toMatchObject({ ok: false, status: 422, notImported: [{ path: "conversations[].messages[].text", characters: 2 }] });
+    if (refused.ok) return;
+    expect(refused.errors).toEqual([
+      {
+        path: "conversations[0].messages[0].text",
+        message: "This message would be stored empty, but the file has 2 characters of text in it ('text') that no field of the import reads",
+        suggestion: "Rename 'text' to 'content', or send a mapping whose content field is 'text'",
       },
     ]);
   });

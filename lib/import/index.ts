@@ -7,12 +7,14 @@ import { insertConversationsBulk } from "@/db/repositories/imports";
 import { notFound } from "@/lib/api/errors";
 import { getConfig } from "@/lib/config";
 import { getDataset } from "@/lib/datasets";
-import type { ImportFailure, ImportFormat, ImportIssue, ImportSuccess } from "@/lib/schemas/imports";
+import type { ImportFailure, ImportFormat, ImportIssue, ImportSuccess, NotImported } from "@/lib/schemas/imports";
 import { decodeUpload } from "./decode";
+import { isRecord } from "./issues";
 import { buildFeedback, type FeedbackDeps } from "./feedback";
 import { normaliseUpload } from "./formats";
 import { toSourceIssue } from "./formats/source-paths";
 import { parseUpload } from "./parse";
+import { accountText } from "./text-accounting";
 import { validateConversations, type ImportConversation, type ImportCounts } from "./validate";
 
 export type ImportTarget = { datasetId: number } | { create: { name: string; description: string | null; userId: string } };
@@ -22,13 +24,21 @@ export type ImportOutcome =
   | { ok: false; status: 400 | 413 | 415 | 422; body: ImportFailure };
 
 export type CheckedUpload =
-  | { ok: true; format: ImportFormat; conversations: ImportConversation[]; counts: ImportCounts; warnings: ImportIssue[] }
+  | {
+      ok: true;
+      format: ImportFormat;
+      conversations: ImportConversation[];
+      counts: ImportCounts;
+      warnings: ImportIssue[];
+      notImported: NotImported[];
+    }
   | {
       ok: false;
       status: 400 | 413 | 415 | 422;
       errors: ImportIssue[];
       warnings: ImportIssue[];
       format?: ImportFormat;
+      notImported?: NotImported[];
       feedbackInput?: { errors: ImportIssue[]; data: unknown };
       text?: string;
     };
@@ -41,22 +51,36 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number }): Chec
   const parsed = parseUpload(decoded.text);
   if (!parsed.ok) return { ok: false, status: parsed.status, errors: parsed.errors, warnings, text: decoded.text };
   const normalised = normaliseUpload(parsed);
-  const validated = validateConversations(normalised.data);
   const format = normalised.format;
   const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
-  if (!validated.ok) {
-    return {
-      ok: false,
-      status: 422,
-      errors: inFile(validated.errors),
-      warnings: [...warnings, ...inFile(validated.warnings)],
-      format,
-      // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
-      feedbackInput: { errors: validated.errors, data: normalised.data },
-      text: decoded.text,
-    };
+  const conversations = isRecord(normalised.data) && Array.isArray(normalised.data.conversations) ? normalised.data.conversations : [];
+  const account = accountText(conversations, normalised.sources);
+  const validated = validateConversations(normalised.data);
+  const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => ({
+    ok: false,
+    status: 422,
+    errors,
+    warnings: [...warnings, ...validationWarnings],
+    format,
+    notImported: account.notImported,
+    // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
+    feedbackInput: { errors: validated.ok ? errors : validated.errors, data: normalised.data },
+    text: decoded.text,
+  });
+  if (normalised.errors?.length || !validated.ok) {
+    const validationErrors = validated.ok ? [] : inFile(validated.errors);
+    return failure([...(normalised.errors ?? []), ...validationErrors, ...account.errors], inFile(validated.warnings));
   }
-  return { ok: true, format, conversations: validated.conversations, counts: validated.counts, warnings: [...warnings, ...inFile(validated.warnings)] };
+  // Text in the file that every message of the import would lose: refused, never stored empty.
+  if (account.errors.length) return failure(account.errors, inFile(validated.warnings));
+  return {
+    ok: true,
+    format: format ?? "turnscope",
+    conversations: validated.conversations,
+    counts: validated.counts,
+    warnings: [...warnings, ...inFile(validated.warnings)],
+    notImported: account.notImported,
+  };
 }
 
 /** Validate an upload and, when it passes, insert all of it into the target dataset in one transaction. */
@@ -71,6 +95,7 @@ export async function importConversations(input: {
   if (!checked.ok) {
     const body: ImportFailure = { success: false, errors: checked.errors, warnings: checked.warnings };
     if (checked.format) body.format = checked.format;
+    if (checked.notImported) body.not_imported = checked.notImported;
     if (input.getFeedback) {
       body.llm_feedback = await buildFeedback(
         {
@@ -91,6 +116,7 @@ export async function importConversations(input: {
     success: true,
     dataset_id: inserted.datasetId,
     format: checked.format,
+    not_imported: checked.notImported,
     conversations_imported: inserted.conversations,
     messages_imported: inserted.messages,
     steps_imported: inserted.steps,
