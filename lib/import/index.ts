@@ -3,7 +3,7 @@
  * insert in one transaction. The result is the wire body of shared/API.md ("Import") with its status.
  */
 import "server-only";
-import { insertConversationsBulk } from "@/db/repositories/imports";
+import { insertConversationsBulk, saveImportOutcome, type IdempotencyScope } from "@/db/repositories/imports";
 import { notFound } from "@/lib/api/errors";
 import { getConfig } from "@/lib/config";
 import { getDataset } from "@/lib/datasets";
@@ -90,6 +90,8 @@ export async function importConversations(input: {
   getFeedback: boolean;
   maxBytes?: number;
   deps?: FeedbackDeps;
+  /** Store the outcome under this key (with the import's insert, in one transaction, when it succeeds). */
+  idempotency?: IdempotencyScope;
 }): Promise<ImportOutcome> {
   const checked = checkUpload(input.bytes, { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES });
   if (!checked.ok) {
@@ -107,22 +109,28 @@ export async function importConversations(input: {
         input.deps,
       );
     }
+    if (input.idempotency) saveImportOutcome(input.idempotency, checked.status, body);
     return { ok: false, status: checked.status, body };
   }
 
-  const inserted = insertConversationsBulk(input.target, checked.conversations);
-  if (!inserted.ok) throw notFound("Dataset", "datasetId" in input.target ? input.target.datasetId : "");
-  const body: ImportSuccess = {
-    success: true,
-    dataset_id: inserted.datasetId,
-    format: checked.format,
-    not_imported: checked.notImported,
-    conversations_imported: inserted.conversations,
-    messages_imported: inserted.messages,
-    steps_imported: inserted.steps,
-    errors: [],
-    warnings: checked.warnings,
+  let outcome: Extract<ImportOutcome, { ok: true }> | undefined;
+  const respond = (inserted: { datasetId: number; created: boolean; conversations: number; messages: number; steps: number }) => {
+    const body: ImportSuccess = {
+      success: true,
+      dataset_id: inserted.datasetId,
+      format: checked.format,
+      not_imported: checked.notImported,
+      conversations_imported: inserted.conversations,
+      messages_imported: inserted.messages,
+      steps_imported: inserted.steps,
+      errors: [],
+      warnings: checked.warnings,
+    };
+    if (inserted.created) body.dataset = getDataset(inserted.datasetId);
+    outcome = { ok: true, status: inserted.created ? 201 : 200, body };
+    return outcome;
   };
-  if (inserted.created) body.dataset = getDataset(inserted.datasetId);
-  return { ok: true, status: inserted.created ? 201 : 200, body };
+  const inserted = insertConversationsBulk(input.target, checked.conversations, input.idempotency && { scope: input.idempotency, respond });
+  if (!inserted.ok) throw notFound("Dataset", "datasetId" in input.target ? input.target.datasetId : "");
+  return outcome ?? respond(inserted);
 }

@@ -194,3 +194,18 @@ export type SuggestedTransformation = z.infer<typeof suggestedTransformationSche
 export type LlmFeedback = z.infer<typeof llmFeedbackSchema>;
 export type ImportSuccess = z.infer<typeof importSuccessSchema>;
 export type ImportFailure = z.infer<typeof importFailureSchema>;
+
+/** The request headers of both import endpoints, as OpenAPI shows them. */
+export const importHeadersDoc = z.object({
+  "Idempotency-Key": z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe(
+      "Makes a retry safe: the first outcome of a request with this key (1–255 visible ASCII characters, e.g. a UUID) is stored for 24 hours, " +
+        "per caller and endpoint (and dataset). The same key with the same file and form fields answers that outcome again, with " +
+        "`Idempotent-Replayed: true`, and imports nothing; a retry arriving while the first is still running waits for it. " +
+        "The same key with another file or other fields is refused with 422 (generic error shape, code `unprocessable`), nothing written.",
+    ),
+});
