@@ -54,8 +54,10 @@ function hasNativeSteps(messages: unknown[]): boolean {
 export function dialectOf(messages: unknown[], record?: Record<string, unknown>): Dialect {
   if (hasNativeSteps(messages)) return "plain";
   if (isShareGptMessages(messages)) return "sharegpt";
-  if (isContentParts(messages)) return "content_parts";
+  // Anthropic's blocks are specific (tool_use with input, tool_result with tool_use_id, thinking with
+  // `thinking`); test them first, as their tool_result text under `content` also looks like foreign parts.
   if (isAnthropicMessages(messages, record)) return "anthropic_messages";
+  if (isContentParts(messages)) return "content_parts";
   if (hasOpenAiMarkers(messages) || (record !== undefined && isRequestBody(record))) return "openai_chat";
   return "plain";
 }
@@ -106,10 +108,12 @@ export function convertRecord(value: unknown, dialect: Dialect): ConvertedRecord
   }
   conversation.messages = messages;
   if (!own(value, "agents")) {
-    const agents = toolsAsAgents(value.tools);
+    // `functions` is the legacy chat-completions name of `tools`.
+    const toolsKey = own(value, "tools") ? "tools" : "functions";
+    const agents = toolsAsAgents(value[toolsKey]);
     if (agents) {
       conversation.agents = agents;
-      used.add("tools");
+      used.add(toolsKey);
     }
   }
   if (!own(value, "meta") && isRecord(value.metadata)) {
