@@ -109,11 +109,27 @@ describe("stage 3: structure", () => {
     expect(failure(checkJson("text")).errors[0].path).toBe("(root)");
   });
 
-  it("reports every error up to 200, then says how many more", () => {
+  it("reports every error up to 200, then says how many more; identical faults read as one group", () => {
     const messages = Array.from({ length: 250 }, () => ({ content: "x" }));
     const r = failure(checkJson(conv(messages)));
-    expect(r.errors).toHaveLength(MAX_ISSUES + 1);
-    expect(r.errors[MAX_ISSUES].message).toBe("…and 50 more errors (only the first 200 are listed)");
+    expect(r.errors).toHaveLength(2);
+    expect(r.errors[0]).toMatchObject({ path: "conversations[0].messages[0..199].role", count: MAX_ISSUES });
+    expect(r.errors[0].message).toMatch(/^200 messages: /);
+    expect(r.errors[1].message).toBe("…and 50 more errors (only the first 200 are listed)");
+  });
+
+  it("groups one fault repeated over many conversations into one issue with the ranges", () => {
+    const conversations = Array.from({ length: 80 }, (_, i) => ({ name: `c${i}`, turns_of_talk: [] }));
+    const r = failure(checkJson({ conversations }));
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ path: "conversations[0..79].messages", count: 80 });
+    expect(r.errors[0].message).toMatch(/^80 conversations: Missing required field 'messages'/);
+    // Different faults stay apart, and each group is ordered by where it first appears.
+    const mixed = failure(checkJson(conv([{ role: "bot", content: "a" }, { role: "narrator", content: "b" }, { role: "bot", content: "c" }])));
+    expect(mixed.errors.map((e) => [e.path, e.count])).toEqual([
+      ["conversations[0].messages[0,2].role", 2],
+      ["conversations[0].messages[1].role", undefined],
+    ]);
   });
 });
 

@@ -9,6 +9,7 @@ import { getConfig } from "@/lib/config";
 import { getDataset } from "@/lib/datasets";
 import type { ImportFailure, ImportFormat, ImportIssue, ImportSuccess, NotImported } from "@/lib/schemas/imports";
 import { decodeUpload } from "./decode";
+import { groupIssues } from "./group-issues";
 import { isRecord } from "./issues";
 import { buildFeedback, type FeedbackDeps } from "./feedback";
 import { normaliseUpload } from "./formats";
@@ -59,8 +60,8 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number }): Chec
   const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => ({
     ok: false,
     status: 422,
-    errors,
-    warnings: [...warnings, ...validationWarnings],
+    errors: groupIssues(errors),
+    warnings: groupIssues([...warnings, ...validationWarnings]),
     format,
     notImported: account.notImported,
     // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
@@ -78,7 +79,7 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number }): Chec
     format: format ?? "turnscope",
     conversations: validated.conversations,
     counts: validated.counts,
-    warnings: [...warnings, ...inFile(validated.warnings)],
+    warnings: groupIssues([...warnings, ...inFile(validated.warnings)]),
     notImported: account.notImported,
   };
 }

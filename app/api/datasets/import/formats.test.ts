@@ -209,8 +209,11 @@ describe("nothing silently lost", () => {
     expect(res.status).toBe(422);
     expect(res.json.success).toBe(false);
     expect(res.json.not_imported).toEqual([{ path: "messages[].content[].body", characters: 3 * ("question 0".length + "answer 0".length) }]);
-    expect(res.json.errors[0]).toMatchObject({ path: "messages[0].content[0].body", line: 1 });
-    expect(res.json.errors[0].message).toContain("would be stored empty");
+    // One fault per message position, repeated on every line: one group each.
+    expect(res.json.errors).toHaveLength(2);
+    expect(res.json.errors[0]).toMatchObject({ path: "messages[0].content[0].body (lines 1..3)", count: 3 });
+    expect(res.json.errors[0].message).toMatch(/^3 lines: This message would be stored empty, but the file has 10 characters of text in it \('content\[\]\.body'\)/);
+    expect(res.json.errors[1]).toMatchObject({ path: "messages[1].content[0].body (lines 1..3)", count: 3 });
   });
 
   it("imports a file where some text is not placed, and lists it in not_imported", async () => {
