@@ -10,7 +10,7 @@ import { AppError } from "@/lib/api/errors";
 import { json, zodDetails } from "@/lib/api/route";
 import { getConfig } from "@/lib/config";
 import { assertDatasetExists } from "@/lib/datasets";
-import { createAndImportForm, importIntoDatasetForm, type ImportFailure } from "@/lib/schemas/imports";
+import { createAndImportForm, importIntoDatasetForm, type ImportFailure, type ImportMapping } from "@/lib/schemas/imports";
 import { tooLargeIssue } from "./decode";
 import { importConversations, type ImportTarget } from "./index";
 import { readUploadForm } from "./upload";
@@ -63,7 +63,7 @@ const answerResponse = (a: Answer) => json(a.body, { status: a.status, headers: 
 async function runImport(
   req: Request,
   context: { userId: string; scope: string },
-  target: (fields: Record<string, string>) => { target: ImportTarget; getFeedback: boolean },
+  target: (fields: Record<string, string>) => { target: ImportTarget; getFeedback: boolean; mapping?: ImportMapping },
 ) {
   const maxBytes = getConfig().MAX_IMPORT_BYTES;
   const key = idempotencyKeyOf(req);
@@ -76,9 +76,9 @@ async function runImport(
     };
     return json(body, { status: 413 });
   }
-  const { target: chosen, getFeedback } = target(read.form.fields);
+  const { target: chosen, getFeedback, mapping } = target(read.form.fields);
   const run = (idempotency?: IdempotencyScope) =>
-    importConversations({ bytes: read.form.file.bytes, target: chosen, getFeedback, maxBytes, idempotency });
+    importConversations({ bytes: read.form.file.bytes, target: chosen, getFeedback, maxBytes, idempotency, mapping });
   if (key === undefined) {
     const outcome = await run();
     return json(outcome.body, { status: outcome.status });
@@ -112,7 +112,7 @@ export async function importIntoDatasetResponse(req: Request, datasetId: number,
   assertDatasetExists(datasetId);
   return runImport(req, { userId, scope: `POST /datasets/${datasetId}/import` }, (fields) => {
     const form = parseFields(importIntoDatasetForm, fields);
-    return { target: { datasetId }, getFeedback: form.get_feedback };
+    return { target: { datasetId }, getFeedback: form.get_feedback, mapping: form.mapping };
   });
 }
 
@@ -123,6 +123,7 @@ export async function createAndImportResponse(req: Request, callerId: string): P
     return {
       target: { create: { name: form.name, description: form.description ?? null, userId: form.user_id ?? callerId } },
       getFeedback: form.get_feedback,
+      mapping: form.mapping,
     };
   });
 }

@@ -7,12 +7,13 @@ import { insertConversationsBulk, saveImportOutcome, type IdempotencyScope } fro
 import { notFound } from "@/lib/api/errors";
 import { getConfig } from "@/lib/config";
 import { getDataset } from "@/lib/datasets";
-import type { ImportFailure, ImportFormat, ImportIssue, ImportSuccess, NotImported } from "@/lib/schemas/imports";
+import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportSuccess, NotImported } from "@/lib/schemas/imports";
 import { decodeUpload } from "./decode";
 import { groupIssues } from "./group-issues";
 import { isRecord } from "./issues";
 import { buildFeedback, type FeedbackDeps } from "./feedback";
 import { normaliseUpload } from "./formats";
+import { applyMapping, proposeMapping } from "./formats/mapping";
 import { toSourceIssue } from "./formats/source-paths";
 import { parseUpload } from "./parse";
 import { accountText } from "./text-accounting";
@@ -40,25 +41,33 @@ export type CheckedUpload =
       warnings: ImportIssue[];
       format?: ImportFormat;
       notImported?: NotImported[];
+      /** A mapping the rules propose for a file no adapter read, checked to import it. */
+      suggestedMapping?: ImportMapping;
       feedbackInput?: { errors: ImportIssue[]; data: unknown };
       text?: string;
     };
 
 /** Every check an upload goes through before anything is written; pure, no database. */
-export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number }): CheckedUpload {
+export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping?: ImportMapping }): CheckedUpload {
   const decoded = decodeUpload(bytes, opts);
   if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
   const warnings = decoded.warnings;
   const parsed = parseUpload(decoded.text);
   if (!parsed.ok) return { ok: false, status: parsed.status, errors: parsed.errors, warnings, text: decoded.text };
-  const normalised = normaliseUpload(parsed);
+  const normalised = opts.mapping ? applyMapping(parsed, opts.mapping) : normaliseUpload(parsed);
   const format = normalised.format;
   const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
   const conversations = isRecord(normalised.data) && Array.isArray(normalised.data.conversations) ? normalised.data.conversations : [];
-  const account = accountText(conversations, normalised.sources);
+  const account = accountText(conversations, normalised.sources, opts.mapping?.role);
   const validated = validateConversations(normalised.data);
+  // No adapter read the file: the rules' mapping is offered only when it really imports it.
+  const workingMapping = () => {
+    const mapping = proposeMapping(parsed);
+    return mapping && checkUpload(bytes, { ...opts, mapping }).ok ? mapping : undefined;
+  };
   const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => ({
     ok: false,
+    suggestedMapping: format || opts.mapping ? undefined : workingMapping(),
     status: 422,
     errors: groupIssues(errors),
     warnings: groupIssues([...warnings, ...validationWarnings]),
@@ -91,10 +100,12 @@ export async function importConversations(input: {
   getFeedback: boolean;
   maxBytes?: number;
   deps?: FeedbackDeps;
+  /** Read the file with this mapping instead of detecting its format. */
+  mapping?: ImportMapping;
   /** Store the outcome under this key (with the import's insert, in one transaction, when it succeeds). */
   idempotency?: IdempotencyScope;
 }): Promise<ImportOutcome> {
-  const checked = checkUpload(input.bytes, { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES });
+  const checked = checkUpload(input.bytes, { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES, mapping: input.mapping });
   if (!checked.ok) {
     const body: ImportFailure = { success: false, errors: checked.errors, warnings: checked.warnings };
     if (checked.format) body.format = checked.format;
@@ -109,6 +120,10 @@ export async function importConversations(input: {
         },
         input.deps,
       );
+      if (checked.suggestedMapping) {
+        body.llm_feedback.suggested_mapping = checked.suggestedMapping;
+        body.llm_feedback.analysis += ` No known format matched, but this mapping imports the file (checked): ${JSON.stringify(checked.suggestedMapping)}. Send it as the 'mapping' form field.`;
+      }
     }
     if (input.idempotency) saveImportOutcome(input.idempotency, checked.status, body);
     return { ok: false, status: checked.status, body };

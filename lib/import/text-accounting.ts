@@ -50,23 +50,23 @@ function jsonText(text: string): unknown {
 }
 
 /** Every text leaf under a value, with its generalised path (array indexes as `[]`). */
-function collectLeaves(value: unknown, path: string, out: Leaf[], depth = 0): void {
+function collectLeaves(value: unknown, path: string, out: Leaf[], skip: Set<string>, depth = 0): void {
   if (depth > 64) return;
   if (typeof value === "string") {
     if (value.trim() === "") return;
     const parsed = jsonText(value);
-    if (parsed !== undefined) collectLeaves(parsed, path, out, depth + 1);
+    if (parsed !== undefined) collectLeaves(parsed, path, out, skip, depth + 1);
     else out.push({ path, text: value });
     return;
   }
   if (Array.isArray(value)) {
-    for (const v of value) collectLeaves(v, `${path}[]`, out, depth + 1);
+    for (const v of value) collectLeaves(v, `${path}[]`, out, skip, depth + 1);
     return;
   }
   if (!isRecord(value)) return;
   for (const key of Object.keys(value)) {
-    if (structuralKeys.has(key)) continue;
-    collectLeaves(value[key], path ? `${path}.${key}` : key, out, depth + 1);
+    if (skip.has(key)) continue;
+    collectLeaves(value[key], path ? `${path}.${key}` : key, out, skip, depth + 1);
   }
 }
 
@@ -105,7 +105,9 @@ export type TextAccount = { notImported: NotImported[]; errors: ImportIssue[] };
  * Compare the file's message text with the converted conversations. `sources[i]` describes converted
  * conversation i; a conversation without `rawMessages` (CSV, where every cell is placed) is not counted.
  */
-export function accountText(conversations: unknown[], sources: ConversationSource[] | undefined): TextAccount {
+export function accountText(conversations: unknown[], sources: ConversationSource[] | undefined, roleField?: string): TextAccount {
+  // A mapping's role field is as structural as `role`: its values were mapped, not dropped.
+  const skip = roleField ? new Set([...structuralKeys, roleField]) : structuralKeys;
   const lost = new Map<string, number>();
   const errors: ImportIssue[] = [];
   if (!sources) return { notImported: [], errors };
@@ -135,10 +137,10 @@ export function accountText(conversations: unknown[], sources: ConversationSourc
       if (unchanged || !source.messageSources) {
         // Stored as it is: only fields a Turnscope message does not have are dropped.
         target = converted[k];
-        for (const key of Object.keys(raw)) if (!messageFields.has(key) && !structuralKeys.has(key)) collectLeaves(raw[key], key, leaves);
+        for (const key of Object.keys(raw)) if (!messageFields.has(key) && !skip.has(key)) collectLeaves(raw[key], key, leaves, skip);
         if (!leaves.length) return;
       } else {
-        collectLeaves(raw, "", leaves);
+        collectLeaves(raw, "", leaves, skip);
         if (!leaves.length) return;
         const j = ownerOf.get(k);
         target = j === undefined ? undefined : converted[j];

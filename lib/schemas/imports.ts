@@ -142,14 +142,8 @@ const mappingText = z
     return parsed.data;
   });
 
-const mappingIdText = z
-  .string()
-  .regex(/^\d+$/, "must be the id of a saved mapping")
-  .transform(Number)
-  .optional();
-
 /** Text fields of `POST /datasets/{id}/import`. */
-export const importIntoDatasetForm = z.object({ get_feedback: getFeedbackField, mapping: mappingText, mapping_id: mappingIdText });
+export const importIntoDatasetForm = z.object({ get_feedback: getFeedbackField, mapping: mappingText });
 
 /** Text fields of `POST /datasets/import`. */
 export const createAndImportForm = z.object({
@@ -158,7 +152,6 @@ export const createAndImportForm = z.object({
   user_id: z.string().trim().min(1).max(200).optional().describe("Owner of the new dataset; default the caller"),
   get_feedback: getFeedbackField,
   mapping: mappingText,
-  mapping_id: mappingIdText,
 });
 
 const mappingDoc = z
@@ -168,14 +161,12 @@ const mappingDoc = z
     "JSON of an ImportMapping: read the file with it instead of detecting the format (the outcome's `format` is then `mapping`). " +
       "A failed import's `llm_feedback.suggested_mapping` is one, checked to import the file.",
   );
-const mappingIdDoc = z.string().optional().describe("Id of a saved mapping (`GET /import-mappings`), instead of `mapping`");
 
 /** The multipart bodies as OpenAPI shows them. */
 export const importIntoDatasetBodyDoc = z.object({
   file: fileField,
   get_feedback: z.enum(["true", "false"]).optional(),
   mapping: mappingDoc,
-  mapping_id: mappingIdDoc,
 });
 export const createAndImportBodyDoc = z.object({
   file: fileField,
@@ -184,7 +175,6 @@ export const createAndImportBodyDoc = z.object({
   user_id: z.string().max(200).optional(),
   get_feedback: z.enum(["true", "false"]).optional(),
   mapping: mappingDoc,
-  mapping_id: mappingIdDoc,
 });
 
 export type ImportMapping = z.infer<typeof importMappingSchema>;
