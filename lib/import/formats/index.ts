@@ -35,13 +35,20 @@ function messagesOfUnit(value: unknown): unknown[] {
   return Array.isArray(messages) ? messages : [];
 }
 
-/** The file's dialect: the first unit that is not plain names it; a file with Turnscope steps stays plain. */
+/**
+ * The file's dialect: the most specific one any unit shows (OpenAI's markers — typed content parts —
+ * are shared by Anthropic files whose first conversations have only text); a file with Turnscope
+ * steps stays plain.
+ */
 function fileDialect(units: Unit[]): Dialect {
   let found: Dialect = "plain";
   for (const u of units) {
     const messages = messagesOfUnit(u.value);
     if (messages.some((m) => isRecord(m) && "steps" in m)) return "plain";
-    if (found === "plain") found = dialectOf(messages, isRecord(u.value) ? u.value : undefined);
+    if (found === "plain" || found === "openai_chat") {
+      const dialect = dialectOf(messages, isRecord(u.value) ? u.value : undefined);
+      if (dialect !== "plain") found = dialect;
+    }
   }
   return found;
 }
