@@ -72,8 +72,19 @@ export type ConvertedRecord = {
   movedToMeta: boolean;
 };
 
+/** A Turnscope conversation as it is: a `messages` list and no field Turnscope does not have. */
+function isPlainConversation(value: Record<string, unknown>): boolean {
+  if (!Array.isArray(value.messages)) return false;
+  for (const key in value) if (key !== "messages" && !turnscopeFields.has(key)) return false;
+  return true;
+}
+
 /** One record (or a bare message list) → a Turnscope conversation, in the given dialect. */
 export function convertRecord(value: unknown, dialect: Dialect): ConvertedRecord {
+  // The common case costs no copy and no bookkeeping: a Turnscope file's own conversations.
+  if (dialect === "plain" && isRecord(value) && isPlainConversation(value)) {
+    return { conversation: value, rawMessages: value.messages as unknown[], movedToMeta: false };
+  }
   if (Array.isArray(value)) {
     if (dialect === "plain") return { conversation: { messages: value }, rawMessages: value, movedToMeta: false };
     const converted = convertMessages(value);
