@@ -51,6 +51,23 @@ test.describe("import page", () => {
     await expect(page.getByText("Flight to Lisbon")).toBeVisible();
   });
 
+  test("imports an OpenAI request body as it is, names the format, and lists the text it did not store", async ({ page, request }) => {
+    await page.goto("/import");
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "formats", "openai-request.json"));
+    await page.getByLabel("Dataset name").fill(`OpenAI sample ${Date.now()}`);
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    const success = page.getByTestId("import-success");
+    await expect(success).toContainText("Detected format: OpenAI chat messages");
+    await expect(success.getByRole("status")).toContainText("5 messages");
+    await expect(page.getByTestId("not-imported")).toContainText("39 characters in messages[].content[].image_url.url");
+    const href = await success.getByRole("link", { name: "Open dataset →" }).getAttribute("href");
+    const datasetId = Number(/\/datasets\/(\d+)$/.exec(href ?? "")?.[1]);
+    const [conversation] = (await (await request.get(`/api/datasets/${datasetId}/conversations`)).json()) as Array<{ id: number }>;
+    const full = (await (await request.get(`/api/conversations/${conversation.id}`)).json()) as { messages: Array<{ role: string; content: string }> };
+    expect(full.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant"]);
+    expect(full.messages[2].content).toBe("It is sunny in Boston today, 22 °C.");
+  });
+
   test("shows every error of an invalid file with its path, message, suggestion and the feedback", async ({ page, request }) => {
     // The judge model fails; the page still gets the rules' feedback and its transformation.
     await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });
@@ -62,10 +79,11 @@ test.describe("import page", () => {
     const failure = page.getByTestId("import-failure");
     await expect(failure).toContainText("The file does not match the import format");
     await expect(failure).toContainText("Nothing was imported. 4 errors to fix");
+    // Four bad roles, two faults: one row per fault, naming every place.
     const errors = page.getByTestId("import-error");
-    await expect(errors).toHaveCount(4);
-    await expect(errors.nth(1)).toContainText("conversations[0].messages[1].role");
-    await expect(errors.nth(1)).toContainText("Invalid role value: 'bot'");
+    await expect(errors).toHaveCount(2);
+    await expect(errors.nth(1)).toContainText("conversations[0].messages[1,3].role");
+    await expect(errors.nth(1)).toContainText("2 messages: Invalid role value: 'bot'");
     await expect(errors.nth(1)).toContainText("Use 'assistant' instead of 'bot'");
 
     const feedback = page.getByTestId("import-feedback");
@@ -91,7 +109,7 @@ test.describe("import page", () => {
     await page.getByRole("button", { name: "Import", exact: true }).click();
 
     await expect(page.getByTestId("import-failure")).toContainText("Nothing was imported. 4 errors to fix");
-    await expect(page.getByTestId("import-error")).toHaveCount(4);
+    await expect(page.getByTestId("import-error")).toHaveCount(2);
     const fix = page.getByTestId("apply-fix");
     await expect(fix).toContainText("The fix replaces 4 values.");
     await expect(fix).toContainText("invalid-roles.fixed.json");

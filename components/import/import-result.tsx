@@ -126,6 +126,18 @@ export function ImportSucceeded({ result, fixedFrom }: { result: ImportSuccess; 
             Imported with the suggested fix applied to {fixedFrom}.
           </p>
         ) : null}
+        {result.not_imported?.length ? (
+          <div className="px-5 pb-4 text-sm text-amber-900" data-testid="not-imported">
+            <p className="font-medium">Text in the file that was not imported:</p>
+            <ul className="list-disc pl-5">
+              {result.not_imported.map((n) => (
+                <li key={n.path}>
+                  {n.characters.toLocaleString()} characters in <code>{n.path}</code>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
       </Card>
       {result.warnings.length ? (
         <Card>
@@ -150,6 +162,8 @@ export function ImportFailed({
   /** Shown under the suggested transformation: the buttons that apply it. */
   fixAction?: ReactNode;
 }) {
+  // Identical faults arrive grouped (one row, `count` places): the total counts every place.
+  const errorTotal = result.errors.reduce((n, e) => n + (e.count ?? 1), 0);
   return (
     <div className="space-y-4">
       {fixedFrom ? (
@@ -161,12 +175,12 @@ export function ImportFailed({
       <Card data-testid="import-failure" className="border-red-200">
         <CardHeader
           title={statusTitles[status] ?? "The import failed"}
-          description={`Nothing was imported. ${result.errors.length} error${result.errors.length === 1 ? "" : "s"} to fix${
+          description={`Nothing was imported. ${errorTotal} error${errorTotal === 1 ? "" : "s"} to fix${
             result.format ? ` (detected format: ${formatLabels[result.format]})` : ""
           }.`}
         />
         <div role="alert" className="sr-only">
-          Import failed with {result.errors.length} errors
+          Import failed with {errorTotal} errors
         </div>
         <IssueTable issues={result.errors} label="Errors" />
       </Card>
