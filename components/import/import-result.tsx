@@ -95,7 +95,9 @@ function Feedback({ feedback, fixAction }: { feedback: LlmFeedback; fixAction?: 
             </details>
             {fixAction}
           </div>
-        ) : null}
+        ) : (
+          fixAction
+        )}
       </div>
     </Card>
   );
