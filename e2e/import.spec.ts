@@ -67,7 +67,7 @@ test.describe("import page", () => {
     await expect(preview.getByRole("row").nth(2)).toContainText("assistant");
 
     // The person edits the mapping: the ticket becomes the name; a bad edit is said before anything is sent.
-    const box = editor.getByLabel("Mapping");
+    const box = editor.getByLabel("Mapping", { exact: true });
     await box.fill("{");
     await expect(editor.getByTestId("mapping-problem")).toContainText("not valid JSON");
     await expect(editor.getByRole("button", { name: "Import with this mapping" })).toBeDisabled();
