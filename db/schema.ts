@@ -348,3 +348,25 @@ export type EvaluationResultRow = typeof evaluationResultsTable.$inferSelect;
 export type JudgeCacheRow = typeof judgeCacheTable.$inferSelect;
 export type LabelRow = typeof labelsTable.$inferSelect;
 export type MetricPromptVersionRow = typeof metricPromptVersionsTable.$inferSelect;
+
+/**
+ * The first outcome of an import sent with an `Idempotency-Key` header, so a client that lost the
+ * response and retries gets that outcome again instead of a second dataset. Written in the import's
+ * own transaction when it succeeds. `fingerprint` is the sha256 of the file and form fields: the same
+ * key with another request is refused.
+ */
+export const importIdempotencyKeysTable = sqliteTable(
+  "import_idempotency_keys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: text("user_id").notNull(),
+    /** Which endpoint (and dataset) the key was used on. */
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    status: integer("status").notNull(),
+    body: text("body", { mode: "json" }).notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("import_idempotency_keys_key_idx").on(t.userId, t.scope, t.key), index("import_idempotency_keys_created_idx").on(t.createdAt)],
+);

@@ -51,6 +51,64 @@ test.describe("import page", () => {
     await expect(page.getByText("Flight to Lisbon")).toBeVisible();
   });
 
+  test("a file no format matches: the rules' mapping is previewed on the first conversation, edited, and imported", async ({ page, request }) => {
+    await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });
+    await page.goto("/import");
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "formats", "unknown-support.json"));
+    await page.getByLabel("Dataset name").fill(`Mapped ${Date.now()}`);
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+
+    await expect(page.getByTestId("import-failure")).toContainText("Nothing was imported. 2 errors to fix");
+    const editor = page.getByTestId("mapping-editor");
+    const preview = editor.getByRole("table", { name: "Mapping preview" });
+    await expect(preview.getByRole("row")).toHaveCount(3);
+    await expect(preview.getByRole("row").nth(1)).toContainText("user");
+    await expect(preview.getByRole("row").nth(1)).toContainText("My card was charged twice.");
+    await expect(preview.getByRole("row").nth(2)).toContainText("assistant");
+
+    // The person edits the mapping: the ticket becomes the name; a bad edit is said before anything is sent.
+    const box = editor.getByLabel("Mapping", { exact: true });
+    await box.fill("{");
+    await expect(editor.getByTestId("mapping-problem")).toContainText("not valid JSON");
+    await expect(editor.getByRole("button", { name: "Import with this mapping" })).toBeDisabled();
+    await box.fill(JSON.stringify({ messages: "dialogue_turns", role: "speaker", content: "utterance", roles: { customer: "user", bot: "assistant" }, name: "ticket" }));
+    await expect(preview.getByRole("row")).toHaveCount(3);
+    await editor.getByRole("button", { name: "Import with this mapping" }).click();
+
+    const success = page.getByTestId("import-success");
+    await expect(success).toContainText("Detected format: Your mapping");
+    await expect(success.getByRole("status")).toContainText("2 conversations");
+    await expect(success.getByRole("status")).toContainText("3 messages");
+    await page.screenshot({ path: "test-results/screenshots/import-mapping.png", fullPage: true });
+    const href = await success.getByRole("link", { name: "Open dataset →" }).getAttribute("href");
+    const datasetId = Number(/\/datasets\/(\d+)$/.exec(href ?? "")?.[1]);
+    const conversations = (await (await request.get(`/api/datasets/${datasetId}/conversations`)).json()) as Array<{ id: number; name: string; meta: unknown }>;
+    expect(conversations.map((c) => c.name)).toEqual(["T-1", "T-2"]);
+    const full = (await (await request.get(`/api/conversations/${conversations[0].id}`)).json()) as { meta: unknown; messages: Array<{ role: string; content: string }> };
+    expect(full.meta).toEqual({ label: "resolved" });
+    expect(full.messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "My card was charged twice."],
+      ["assistant", "I see two charges; I have refunded one of them."],
+    ]);
+  });
+
+  test("imports an OpenAI request body as it is, names the format, and lists the text it did not store", async ({ page, request }) => {
+    await page.goto("/import");
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "formats", "openai-request.json"));
+    await page.getByLabel("Dataset name").fill(`OpenAI sample ${Date.now()}`);
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    const success = page.getByTestId("import-success");
+    await expect(success).toContainText("Detected format: OpenAI chat messages");
+    await expect(success.getByRole("status")).toContainText("5 messages");
+    await expect(page.getByTestId("not-imported")).toContainText("39 characters in messages[].content[].image_url.url");
+    const href = await success.getByRole("link", { name: "Open dataset →" }).getAttribute("href");
+    const datasetId = Number(/\/datasets\/(\d+)$/.exec(href ?? "")?.[1]);
+    const [conversation] = (await (await request.get(`/api/datasets/${datasetId}/conversations`)).json()) as Array<{ id: number }>;
+    const full = (await (await request.get(`/api/conversations/${conversation.id}`)).json()) as { messages: Array<{ role: string; content: string }> };
+    expect(full.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user", "assistant"]);
+    expect(full.messages[2].content).toBe("It is sunny in Boston today, 22 °C.");
+  });
+
   test("shows every error of an invalid file with its path, message, suggestion and the feedback", async ({ page, request }) => {
     // The judge model fails; the page still gets the rules' feedback and its transformation.
     await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });
@@ -62,10 +120,11 @@ test.describe("import page", () => {
     const failure = page.getByTestId("import-failure");
     await expect(failure).toContainText("The file does not match the import format");
     await expect(failure).toContainText("Nothing was imported. 4 errors to fix");
+    // Four bad roles, two faults: one row per fault, naming every place.
     const errors = page.getByTestId("import-error");
-    await expect(errors).toHaveCount(4);
-    await expect(errors.nth(1)).toContainText("conversations[0].messages[1].role");
-    await expect(errors.nth(1)).toContainText("Invalid role value: 'bot'");
+    await expect(errors).toHaveCount(2);
+    await expect(errors.nth(1)).toContainText("conversations[0].messages[1,3].role");
+    await expect(errors.nth(1)).toContainText("2 messages: Invalid role value: 'bot'");
     await expect(errors.nth(1)).toContainText("Use 'assistant' instead of 'bot'");
 
     const feedback = page.getByTestId("import-feedback");
@@ -91,7 +150,7 @@ test.describe("import page", () => {
     await page.getByRole("button", { name: "Import", exact: true }).click();
 
     await expect(page.getByTestId("import-failure")).toContainText("Nothing was imported. 4 errors to fix");
-    await expect(page.getByTestId("import-error")).toHaveCount(4);
+    await expect(page.getByTestId("import-error")).toHaveCount(2);
     const fix = page.getByTestId("apply-fix");
     await expect(fix).toContainText("The fix replaces 4 values.");
     await expect(fix).toContainText("invalid-roles.fixed.json");

@@ -10,6 +10,7 @@ import type { Dataset } from "@/lib/schemas/datasets";
 import type { ImportFailure, ImportSuccess } from "@/lib/schemas/imports";
 import { ApplyFix } from "./apply-fix";
 import { ImportFailed, ImportSucceeded } from "./import-result";
+import { MappingEditor } from "./mapping-editor";
 
 /** `fixedFrom`: the refused file's name, when the upload was its suggested fix. */
 type Outcome =
@@ -76,10 +77,11 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
     if (checkForm()) await send(fixed, refused.name);
   }
 
-  async function send(upload: File, fixedFrom?: string) {
+  async function send(upload: File, fixedFrom?: string, mapping?: string) {
     const form = new FormData();
     form.append("file", upload);
     form.append("get_feedback", String(feedback));
+    if (mapping) form.append("mapping", mapping);
     if (mode === "new") {
       form.append("name", name.trim());
       if (description.trim()) form.append("description", description);
@@ -105,7 +107,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
   return (
     <div className="grid gap-6 lg:grid-cols-[24rem_1fr]">
       <Card className="h-fit">
-        <CardHeader title="Upload" description="Turnscope JSON, OpenAI chat messages, or JSON Lines. UTF-8." />
+        <CardHeader title="Upload" description="Turnscope JSON, OpenAI chat, ShareGPT, Anthropic Messages, records, CSV or JSON Lines. UTF-8." />
         <form onSubmit={submit} className="space-y-5 px-5 py-4" noValidate aria-label="Import conversations">
           <div
             data-testid="drop-zone"
@@ -215,6 +217,16 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
                   transformation={outcome.result.llm_feedback.suggested_transformation}
                   pending={pending}
                   onImport={(fixed) => void importFixed(fixed, outcome.file)}
+                />
+              ) : outcome.result.llm_feedback?.suggested_mapping ? (
+                <MappingEditor
+                  key={outcome.attempt}
+                  file={outcome.file}
+                  mapping={outcome.result.llm_feedback.suggested_mapping}
+                  pending={pending}
+                  onImport={(mapping) => {
+                    if (checkForm()) void send(outcome.file, undefined, mapping);
+                  }}
                 />
               ) : null
             }

@@ -9,6 +9,12 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   turnscope: "Turnscope JSON",
   openai_chat: "OpenAI chat messages",
   jsonl: "JSON Lines",
+  sharegpt: "ShareGPT / LLaMA-Factory",
+  anthropic_messages: "Anthropic Messages",
+  content_parts: "Messages with content parts",
+  records: "Records holding conversations",
+  csv: "CSV, one row per message",
+  mapping: "Your mapping",
 };
 
 const statusTitles: Record<number, string> = {
@@ -89,7 +95,9 @@ function Feedback({ feedback, fixAction }: { feedback: LlmFeedback; fixAction?: 
             </details>
             {fixAction}
           </div>
-        ) : null}
+        ) : (
+          fixAction
+        )}
       </div>
     </Card>
   );
@@ -120,6 +128,18 @@ export function ImportSucceeded({ result, fixedFrom }: { result: ImportSuccess; 
             Imported with the suggested fix applied to {fixedFrom}.
           </p>
         ) : null}
+        {result.not_imported?.length ? (
+          <div className="px-5 pb-4 text-sm text-amber-900" data-testid="not-imported">
+            <p className="font-medium">Text in the file that was not imported:</p>
+            <ul className="list-disc pl-5">
+              {result.not_imported.map((n) => (
+                <li key={n.path}>
+                  {n.characters.toLocaleString()} characters in <code>{n.path}</code>
+                </li>
+              ))}
+            </ul>
+          </div>
+        ) : null}
       </Card>
       {result.warnings.length ? (
         <Card>
@@ -144,6 +164,8 @@ export function ImportFailed({
   /** Shown under the suggested transformation: the buttons that apply it. */
   fixAction?: ReactNode;
 }) {
+  // Identical faults arrive grouped (one row, `count` places): the total counts every place.
+  const errorTotal = result.errors.reduce((n, e) => n + (e.count ?? 1), 0);
   return (
     <div className="space-y-4">
       {fixedFrom ? (
@@ -155,12 +177,12 @@ export function ImportFailed({
       <Card data-testid="import-failure" className="border-red-200">
         <CardHeader
           title={statusTitles[status] ?? "The import failed"}
-          description={`Nothing was imported. ${result.errors.length} error${result.errors.length === 1 ? "" : "s"} to fix${
+          description={`Nothing was imported. ${errorTotal} error${errorTotal === 1 ? "" : "s"} to fix${
             result.format ? ` (detected format: ${formatLabels[result.format]})` : ""
           }.`}
         />
         <div role="alert" className="sr-only">
-          Import failed with {result.errors.length} errors
+          Import failed with {errorTotal} errors
         </div>
         <IssueTable issues={result.errors} label="Errors" />
       </Card>

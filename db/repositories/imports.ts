@@ -36,8 +36,42 @@ const jsonText = (value: unknown): string | null => (value === undefined || valu
 
 class DatasetMissing extends Error {}
 
-/** Insert every conversation, message and step, creating the dataset first when asked; all or nothing. */
-export function insertConversationsBulk(target: BulkTarget, conversations: BulkConversation[]): BulkResult {
+/** An import's `Idempotency-Key`, where it was used, and what the request was (sha256 of file and fields). */
+export type IdempotencyScope = { userId: string; scope: string; key: string; fingerprint: string };
+export type StoredOutcome = { fingerprint: string; status: number; body: unknown };
+
+/** Keys are kept this long; older ones are forgotten on the next lookup. */
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+/** The first outcome stored for this key, if any (keys older than a day are forgotten first). */
+export function findImportOutcome(scope: Omit<IdempotencyScope, "fingerprint">): StoredOutcome | undefined {
+  const sqlite = getDb().$client;
+  sqlite.prepare("delete from import_idempotency_keys where created_at < ?").run(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
+  const row = sqlite
+    .prepare("select fingerprint, status, body from import_idempotency_keys where user_id = ? and scope = ? and key = ?")
+    .get(scope.userId, scope.scope, scope.key) as { fingerprint: string; status: number; body: string } | undefined;
+  return row ? { fingerprint: row.fingerprint, status: row.status, body: JSON.parse(row.body) as unknown } : undefined;
+}
+
+/** Store an outcome for a key; the first one stored wins. */
+export function saveImportOutcome(scope: IdempotencyScope, status: number, body: unknown): void {
+  getDb()
+    .$client.prepare(
+      "insert or ignore into import_idempotency_keys (user_id, scope, key, fingerprint, status, body, created_at) values (?, ?, ?, ?, ?, ?, ?)",
+    )
+    .run(scope.userId, scope.scope, scope.key, scope.fingerprint, status, JSON.stringify(body), new Date().toISOString());
+}
+
+/**
+ * Insert every conversation, message and step, creating the dataset first when asked; all or nothing.
+ * With `idempotency`, the outcome `respond` builds is stored in the same transaction, so a dataset
+ * never exists without the record that a retry with the same key must get it back.
+ */
+export function insertConversationsBulk(
+  target: BulkTarget,
+  conversations: BulkConversation[],
+  idempotency?: { scope: IdempotencyScope; respond: (result: Extract<BulkResult, { ok: true }>) => { status: number; body: unknown } },
+): BulkResult {
   const sqlite = getDb().$client;
   const now = new Date().toISOString();
   const insertDataset = sqlite.prepare(
@@ -99,7 +133,12 @@ export function insertConversationsBulk(target: BulkTarget, conversations: BulkC
         });
       });
     });
-    return { ok: true, datasetId, created: "create" in target, conversations: conversations.length, messages, steps };
+    const result = { ok: true as const, datasetId, created: "create" in target, conversations: conversations.length, messages, steps };
+    if (idempotency) {
+      const { status, body } = idempotency.respond(result);
+      saveImportOutcome(idempotency.scope, status, body);
+    }
+    return result;
   });
 
   try {

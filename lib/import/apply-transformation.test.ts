@@ -6,6 +6,7 @@ import { applyTransformation, parseFieldPath } from "./apply-transformation";
 import { rulesFeedback } from "./feedback";
 import { fixedFileName, fixUploadText } from "./fix-upload";
 import { checkUpload } from "./index";
+import { conversationKeys } from "./formats/records";
 import { fieldAliases } from "./suggestions";
 
 const fixture = (name: string) => fs.readFileSync(path.join(process.cwd(), "e2e/fixtures", name), "utf8");
@@ -85,7 +86,16 @@ describe("every transformation the rules can emit applies", () => {
     expect(checked.ok).toBe(true);
   });
 
-  it.each(fieldAliases.conversation.messages)("conversation alias '%s' → messages", (alias) => {
+  // Keys the records adapter reads as they are need no fix: the file imports directly.
+  const readDirectly: readonly string[] = conversationKeys;
+  it.each(fieldAliases.conversation.messages.filter((a) => readDirectly.includes(a)))("conversation key '%s' imports as it is", (alias) => {
+    const text = JSON.stringify({ conversations: [{ name: "a", [alias]: [{ role: "user", content: "hi" }], meta: {} }] });
+    const checked = check(text);
+    expect(checked).toMatchObject({ ok: true, format: "records", counts: { conversations: 1, messages: 1 } });
+    if (checked.ok) expect(checked.conversations[0]).toMatchObject({ name: "a", messages: [{ role: "user", content: "hi" }] });
+  });
+
+  it.each(fieldAliases.conversation.messages.filter((a) => !readDirectly.includes(a)))("conversation alias '%s' → messages", (alias) => {
     const text = JSON.stringify({ conversations: [{ name: "a", [alias]: [{ role: "user", content: "hi" }], meta: {} }] });
     const { transformation, fixed, checked } = fixAndCheck(text);
     expect(transformation).toMatchObject({ from: `conversations[].${alias}`, to: "conversations[].messages" });

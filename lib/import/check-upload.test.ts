@@ -109,11 +109,27 @@ describe("stage 3: structure", () => {
     expect(failure(checkJson("text")).errors[0].path).toBe("(root)");
   });
 
-  it("reports every error up to 200, then says how many more", () => {
+  it("reports every error up to 200, then says how many more; identical faults read as one group", () => {
     const messages = Array.from({ length: 250 }, () => ({ content: "x" }));
     const r = failure(checkJson(conv(messages)));
-    expect(r.errors).toHaveLength(MAX_ISSUES + 1);
-    expect(r.errors[MAX_ISSUES].message).toBe("…and 50 more errors (only the first 200 are listed)");
+    expect(r.errors).toHaveLength(2);
+    expect(r.errors[0]).toMatchObject({ path: "conversations[0].messages[0..199].role", count: MAX_ISSUES });
+    expect(r.errors[0].message).toMatch(/^200 messages: /);
+    expect(r.errors[1].message).toBe("…and 50 more errors (only the first 200 are listed)");
+  });
+
+  it("groups one fault repeated over many conversations into one issue with the ranges", () => {
+    const conversations = Array.from({ length: 80 }, (_, i) => ({ name: `c${i}`, turns_of_talk: [] }));
+    const r = failure(checkJson({ conversations }));
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ path: "conversations[0..79].messages", count: 80 });
+    expect(r.errors[0].message).toMatch(/^80 conversations: Missing required field 'messages'/);
+    // Different faults stay apart, and each group is ordered by where it first appears.
+    const mixed = failure(checkJson(conv([{ role: "bot", content: "a" }, { role: "narrator", content: "b" }, { role: "bot", content: "c" }])));
+    expect(mixed.errors.map((e) => [e.path, e.count])).toEqual([
+      ["conversations[0].messages[0,2].role", 2],
+      ["conversations[0].messages[1].role", undefined],
+    ]);
   });
 });
 
@@ -186,14 +202,25 @@ describe("warnings (soft rules)", () => {
     { name: "travel", tools: { search_flights: { name: "search_flights", parameters: { origin: "string", passengers: "number" } } } },
   ];
 
-  it("warns about messages without content, with a rename hint when the text is elsewhere", () => {
-    const r = success(checkJson(conv([{ role: "user", text: "hi" }, { role: "assistant", content: null }])));
+  it("warns about a message without content, and refuses one whose text is in a field no import reads", () => {
+    const r = success(checkJson(conv([{ role: "user", content: "hi" }, { role: "assistant", content: null }])));
     expect(r.warnings).toEqual([
-      { path: "conversations[0].messages[0]", message: "Message has no content", suggestion: "Rename 'text' to 'content'" },
       {
         path: "conversations[0].messages[1]",
         message: "Message has no content",
         suggestion: "Add 'content' with the message text; without it message-level metrics have nothing to judge",
+      },
+    ]);
+    expect(r.notImported).toEqual([]);
+    // Text under 'text' would be stored as an empty message: refused with the path, never "complete".
+    const refused = checkJson(conv([{ role: "user", text: "hi" }, { role: "assistant", content: null }]));
+    expect(refused).toMatchObject({ ok: false, status: 422, notImported: [{ path: "conversations[].messages[].text", characters: 2 }] });
+    if (refused.ok) return;
+    expect(refused.errors).toEqual([
+      {
+        path: "conversations[0].messages[0].text",
+        message: "This message would be stored empty, but the file has 2 characters of text in it ('text') that no field of the import reads",
+        suggestion: "Rename 'text' to 'content', or send a mapping whose content field is 'text'",
       },
     ]);
   });

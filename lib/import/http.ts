@@ -3,12 +3,14 @@
  * import, and answer with the import shape of shared/API.md (or the generic error shape for a bad form).
  */
 import "server-only";
+import { createHash } from "node:crypto";
 import type { z } from "zod";
+import { findImportOutcome, type IdempotencyScope } from "@/db/repositories/imports";
 import { AppError } from "@/lib/api/errors";
 import { json, zodDetails } from "@/lib/api/route";
 import { getConfig } from "@/lib/config";
 import { assertDatasetExists } from "@/lib/datasets";
-import { createAndImportForm, importIntoDatasetForm, type ImportFailure } from "@/lib/schemas/imports";
+import { createAndImportForm, importIntoDatasetForm, type ImportFailure, type ImportMapping } from "@/lib/schemas/imports";
 import { tooLargeIssue } from "./decode";
 import { importConversations, type ImportTarget } from "./index";
 import { readUploadForm } from "./upload";
@@ -20,8 +22,51 @@ function parseFields<T>(schema: z.ZodType<T, unknown>, fields: Record<string, st
   throw new AppError("bad_request", `Invalid form field (${details[0]?.path}: ${details[0]?.message})`, details);
 }
 
-async function runImport(req: Request, target: (fields: Record<string, string>) => { target: ImportTarget; getFeedback: boolean }) {
+/** What a key may be: 1–255 visible ASCII characters (a UUID is the usual choice). */
+const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
+
+function idempotencyKeyOf(req: Request): string | undefined {
+  const key = req.headers.get("idempotency-key");
+  if (key === null) return undefined;
+  const trimmed = key.trim().replace(/^"(.*)"$/, "$1");
+  if (!IDEMPOTENCY_KEY.test(trimmed)) {
+    throw new AppError("bad_request", "Invalid Idempotency-Key header: use 1 to 255 visible ASCII characters, e.g. a UUID", [
+      { path: "Idempotency-Key", message: "must be 1 to 255 visible ASCII characters" },
+    ]);
+  }
+  return trimmed;
+}
+
+/** The request as the key stands for it: the file's bytes and every form field. */
+function fingerprintOf(bytes: Uint8Array, fields: Record<string, string>): string {
+  const hash = createHash("sha256");
+  hash.update(bytes);
+  for (const name of Object.keys(fields).sort()) hash.update(`\u0000${name}\u0000${fields[name]}`);
+  return hash.digest("hex");
+}
+
+type Answer = { status: number; body: unknown; replayed: boolean };
+
+/** Imports running now under a key, so a retry that arrives before the first finishes waits for it. */
+const inFlight = new Map<string, { fingerprint: string; answer: Promise<Answer> }>();
+
+function keyReused(key: string): AppError {
+  return new AppError(
+    "unprocessable",
+    `Idempotency-Key '${key}' was already used for a different request (another file or other form fields); use a new key for a new import`,
+    [{ path: "Idempotency-Key", message: "already used with a different file or form fields" }],
+  );
+}
+
+const answerResponse = (a: Answer) => json(a.body, { status: a.status, headers: a.replayed ? { "Idempotent-Replayed": "true" } : undefined });
+
+async function runImport(
+  req: Request,
+  context: { userId: string; scope: string },
+  target: (fields: Record<string, string>) => { target: ImportTarget; getFeedback: boolean; mapping?: ImportMapping },
+) {
   const maxBytes = getConfig().MAX_IMPORT_BYTES;
+  const key = idempotencyKeyOf(req);
   const read = await readUploadForm(req, { maxBytes });
   if (!read.ok) {
     const body: ImportFailure = {
@@ -31,28 +76,54 @@ async function runImport(req: Request, target: (fields: Record<string, string>) 
     };
     return json(body, { status: 413 });
   }
-  const { target: chosen, getFeedback } = target(read.form.fields);
-  const outcome = await importConversations({ bytes: read.form.file.bytes, target: chosen, getFeedback, maxBytes });
-  return json(outcome.body, { status: outcome.status });
+  const { target: chosen, getFeedback, mapping } = target(read.form.fields);
+  const run = (idempotency?: IdempotencyScope) =>
+    importConversations({ bytes: read.form.file.bytes, target: chosen, getFeedback, maxBytes, idempotency, mapping });
+  if (key === undefined) {
+    const outcome = await run();
+    return json(outcome.body, { status: outcome.status });
+  }
+
+  // Same key and same request → the first outcome, whether it is stored or still being produced.
+  const scope: IdempotencyScope = { userId: context.userId, scope: context.scope, key, fingerprint: fingerprintOf(read.form.file.bytes, read.form.fields) };
+  const slot = `${scope.userId}\u0000${scope.scope}\u0000${key}`;
+  const running = inFlight.get(slot);
+  if (running) {
+    if (running.fingerprint !== scope.fingerprint) throw keyReused(key);
+    return answerResponse({ ...(await running.answer), replayed: true });
+  }
+  const stored = findImportOutcome(scope);
+  if (stored) {
+    if (stored.fingerprint !== scope.fingerprint) throw keyReused(key);
+    return answerResponse({ status: stored.status, body: stored.body, replayed: true });
+  }
+  const answer = run(scope).then((o): Answer => ({ status: o.status, body: o.body, replayed: false }));
+  inFlight.set(slot, { fingerprint: scope.fingerprint, answer });
+  try {
+    return answerResponse(await answer);
+  } finally {
+    inFlight.delete(slot);
+  }
 }
 
 /** `POST /datasets/{id}/import`. */
-export async function importIntoDatasetResponse(req: Request, datasetId: number): Promise<Response> {
+export async function importIntoDatasetResponse(req: Request, datasetId: number, userId: string): Promise<Response> {
   // Refuse an unknown dataset before reading a large upload; the insert checks again in its transaction.
   assertDatasetExists(datasetId);
-  return runImport(req, (fields) => {
+  return runImport(req, { userId, scope: `POST /datasets/${datasetId}/import` }, (fields) => {
     const form = parseFields(importIntoDatasetForm, fields);
-    return { target: { datasetId }, getFeedback: form.get_feedback };
+    return { target: { datasetId }, getFeedback: form.get_feedback, mapping: form.mapping };
   });
 }
 
 /** `POST /datasets/import`: the dataset is created in the import's transaction, so a failure leaves none. */
 export async function createAndImportResponse(req: Request, callerId: string): Promise<Response> {
-  return runImport(req, (fields) => {
+  return runImport(req, { userId: callerId, scope: "POST /datasets/import" }, (fields) => {
     const form = parseFields(createAndImportForm, fields);
     return {
       target: { create: { name: form.name, description: form.description ?? null, userId: form.user_id ?? callerId } },
       getFeedback: form.get_feedback,
+      mapping: form.mapping,
     };
   });
 }

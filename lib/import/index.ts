@@ -3,16 +3,20 @@
  * insert in one transaction. The result is the wire body of shared/API.md ("Import") with its status.
  */
 import "server-only";
-import { insertConversationsBulk } from "@/db/repositories/imports";
+import { insertConversationsBulk, saveImportOutcome, type IdempotencyScope } from "@/db/repositories/imports";
 import { notFound } from "@/lib/api/errors";
 import { getConfig } from "@/lib/config";
 import { getDataset } from "@/lib/datasets";
-import type { ImportFailure, ImportFormat, ImportIssue, ImportSuccess } from "@/lib/schemas/imports";
+import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportSuccess, NotImported } from "@/lib/schemas/imports";
 import { decodeUpload } from "./decode";
+import { groupIssues } from "./group-issues";
+import { isRecord } from "./issues";
 import { buildFeedback, type FeedbackDeps } from "./feedback";
 import { normaliseUpload } from "./formats";
+import { applyMapping, proposeMapping } from "./formats/mapping";
 import { toSourceIssue } from "./formats/source-paths";
 import { parseUpload } from "./parse";
+import { accountText } from "./text-accounting";
 import { validateConversations, type ImportConversation, type ImportCounts } from "./validate";
 
 export type ImportTarget = { datasetId: number } | { create: { name: string; description: string | null; userId: string } };
@@ -22,41 +26,71 @@ export type ImportOutcome =
   | { ok: false; status: 400 | 413 | 415 | 422; body: ImportFailure };
 
 export type CheckedUpload =
-  | { ok: true; format: ImportFormat; conversations: ImportConversation[]; counts: ImportCounts; warnings: ImportIssue[] }
+  | {
+      ok: true;
+      format: ImportFormat;
+      conversations: ImportConversation[];
+      counts: ImportCounts;
+      warnings: ImportIssue[];
+      notImported: NotImported[];
+    }
   | {
       ok: false;
       status: 400 | 413 | 415 | 422;
       errors: ImportIssue[];
       warnings: ImportIssue[];
       format?: ImportFormat;
+      notImported?: NotImported[];
+      /** A mapping the rules propose for a file no adapter read, checked to import it. */
+      suggestedMapping?: ImportMapping;
       feedbackInput?: { errors: ImportIssue[]; data: unknown };
       text?: string;
     };
 
 /** Every check an upload goes through before anything is written; pure, no database. */
-export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number }): CheckedUpload {
+export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping?: ImportMapping }): CheckedUpload {
   const decoded = decodeUpload(bytes, opts);
   if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
   const warnings = decoded.warnings;
   const parsed = parseUpload(decoded.text);
   if (!parsed.ok) return { ok: false, status: parsed.status, errors: parsed.errors, warnings, text: decoded.text };
-  const normalised = normaliseUpload(parsed);
-  const validated = validateConversations(normalised.data);
+  const normalised = opts.mapping ? applyMapping(parsed, opts.mapping) : normaliseUpload(parsed);
   const format = normalised.format;
   const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
-  if (!validated.ok) {
-    return {
-      ok: false,
-      status: 422,
-      errors: inFile(validated.errors),
-      warnings: [...warnings, ...inFile(validated.warnings)],
-      format,
-      // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
-      feedbackInput: { errors: validated.errors, data: normalised.data },
-      text: decoded.text,
-    };
+  const conversations = isRecord(normalised.data) && Array.isArray(normalised.data.conversations) ? normalised.data.conversations : [];
+  const account = accountText(conversations, normalised.sources, opts.mapping?.role);
+  const validated = validateConversations(normalised.data);
+  // No adapter read the file: the rules' mapping is offered only when it really imports it.
+  const workingMapping = () => {
+    const mapping = proposeMapping(parsed);
+    return mapping && checkUpload(bytes, { ...opts, mapping }).ok ? mapping : undefined;
+  };
+  const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => ({
+    ok: false,
+    suggestedMapping: format || opts.mapping ? undefined : workingMapping(),
+    status: 422,
+    errors: groupIssues(errors),
+    warnings: groupIssues([...warnings, ...validationWarnings]),
+    format,
+    notImported: account.notImported,
+    // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
+    feedbackInput: { errors: validated.ok ? errors : validated.errors, data: normalised.data },
+    text: decoded.text,
+  });
+  if (normalised.errors?.length || !validated.ok) {
+    const validationErrors = validated.ok ? [] : inFile(validated.errors);
+    return failure([...(normalised.errors ?? []), ...validationErrors, ...account.errors], inFile(validated.warnings));
   }
-  return { ok: true, format, conversations: validated.conversations, counts: validated.counts, warnings: [...warnings, ...inFile(validated.warnings)] };
+  // Text in the file that every message of the import would lose: refused, never stored empty.
+  if (account.errors.length) return failure(account.errors, inFile(validated.warnings));
+  return {
+    ok: true,
+    format: format ?? "turnscope",
+    conversations: validated.conversations,
+    counts: validated.counts,
+    warnings: groupIssues([...warnings, ...inFile(validated.warnings)]),
+    notImported: account.notImported,
+  };
 }
 
 /** Validate an upload and, when it passes, insert all of it into the target dataset in one transaction. */
@@ -66,11 +100,16 @@ export async function importConversations(input: {
   getFeedback: boolean;
   maxBytes?: number;
   deps?: FeedbackDeps;
+  /** Read the file with this mapping instead of detecting its format. */
+  mapping?: ImportMapping;
+  /** Store the outcome under this key (with the import's insert, in one transaction, when it succeeds). */
+  idempotency?: IdempotencyScope;
 }): Promise<ImportOutcome> {
-  const checked = checkUpload(input.bytes, { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES });
+  const checked = checkUpload(input.bytes, { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES, mapping: input.mapping });
   if (!checked.ok) {
     const body: ImportFailure = { success: false, errors: checked.errors, warnings: checked.warnings };
     if (checked.format) body.format = checked.format;
+    if (checked.notImported) body.not_imported = checked.notImported;
     if (input.getFeedback) {
       body.llm_feedback = await buildFeedback(
         {
@@ -81,22 +120,33 @@ export async function importConversations(input: {
         },
         input.deps,
       );
+      if (checked.suggestedMapping) {
+        body.llm_feedback.suggested_mapping = checked.suggestedMapping;
+        body.llm_feedback.analysis += ` No known format matched, but this mapping imports the file (checked): ${JSON.stringify(checked.suggestedMapping)}. Send it as the 'mapping' form field.`;
+      }
     }
+    if (input.idempotency) saveImportOutcome(input.idempotency, checked.status, body);
     return { ok: false, status: checked.status, body };
   }
 
-  const inserted = insertConversationsBulk(input.target, checked.conversations);
-  if (!inserted.ok) throw notFound("Dataset", "datasetId" in input.target ? input.target.datasetId : "");
-  const body: ImportSuccess = {
-    success: true,
-    dataset_id: inserted.datasetId,
-    format: checked.format,
-    conversations_imported: inserted.conversations,
-    messages_imported: inserted.messages,
-    steps_imported: inserted.steps,
-    errors: [],
-    warnings: checked.warnings,
+  let outcome: Extract<ImportOutcome, { ok: true }> | undefined;
+  const respond = (inserted: { datasetId: number; created: boolean; conversations: number; messages: number; steps: number }) => {
+    const body: ImportSuccess = {
+      success: true,
+      dataset_id: inserted.datasetId,
+      format: checked.format,
+      not_imported: checked.notImported,
+      conversations_imported: inserted.conversations,
+      messages_imported: inserted.messages,
+      steps_imported: inserted.steps,
+      errors: [],
+      warnings: checked.warnings,
+    };
+    if (inserted.created) body.dataset = getDataset(inserted.datasetId);
+    outcome = { ok: true, status: inserted.created ? 201 : 200, body };
+    return outcome;
   };
-  if (inserted.created) body.dataset = getDataset(inserted.datasetId);
-  return { ok: true, status: inserted.created ? 201 : 200, body };
+  const inserted = insertConversationsBulk(input.target, checked.conversations, input.idempotency && { scope: input.idempotency, respond });
+  if (!inserted.ok) throw notFound("Dataset", "datasetId" in input.target ? input.target.datasetId : "");
+  return outcome ?? respond(inserted);
 }

@@ -1,8 +1,10 @@
 /**
- * Stage 2 of an import: JSON syntax. One JSON document, or JSON Lines (one value per line) when the
- * whole text is not JSON but its lines are. Errors carry the line and column of the problem.
+ * Stage 2 of an import: syntax. One JSON document, or JSON Lines (one value per line) when the
+ * whole text is not JSON but its lines are, or CSV when the first line is a header naming `role` and
+ * a text column. Errors carry the line and column of the problem.
  */
 import type { ImportIssue } from "@/lib/schemas/imports";
+import { looksLikeCsv, parseCsv, type CsvTable } from "./formats/csv";
 import { IssueList } from "./issues";
 import { findExcessiveNesting, findSyntaxError, lineColumn } from "./json-syntax";
 
@@ -12,6 +14,7 @@ export const MAX_NESTING = 128;
 export type ParseResult =
   | { ok: true; kind: "json"; value: unknown }
   | { ok: true; kind: "jsonl"; lines: Array<{ line: number; value: unknown }> }
+  | { ok: true; kind: "csv"; table: CsvTable }
   | { ok: false; status: 400 | 422; errors: ImportIssue[] };
 
 function syntaxIssue(text: string, lineOffset = 0): ImportIssue {
@@ -66,6 +69,10 @@ export function parseUpload(text: string): ParseResult {
   const filled = lines.map((l, i) => ({ line: i + 1, text: l.trim() })).filter((l) => l.text !== "");
   const first = filled[0];
   const looksLikeJsonLines = filled.length >= 2 && first.text.startsWith("{") && tryParse(first.text).ok;
+  if (!looksLikeJsonLines && looksLikeCsv(text)) {
+    const csv = parseCsv(text);
+    return csv.ok ? { ok: true, kind: "csv", table: csv.table } : { ok: false, status: 400, errors: [csv.issue] };
+  }
   if (!looksLikeJsonLines) return { ok: false, status: 400, errors: [syntaxIssue(text)] };
 
   const errors = new IssueList();

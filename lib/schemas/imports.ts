@@ -2,7 +2,17 @@
 import { z } from "zod";
 import { datasetSchema } from "./datasets";
 
-export const importFormats = ["turnscope", "openai_chat", "jsonl"] as const;
+export const importFormats = [
+  "turnscope",
+  "openai_chat",
+  "jsonl",
+  "sharegpt",
+  "anthropic_messages",
+  "content_parts",
+  "records",
+  "csv",
+  "mapping",
+] as const;
 export type ImportFormat = (typeof importFormats)[number];
 
 export const importIssueSchema = z
@@ -12,6 +22,11 @@ export const importIssueSchema = z
     suggestion: z.string().describe("What to change to fix it"),
     line: z.number().int().optional().describe("1-based line in the file, when known (JSON syntax, JSON Lines)"),
     column: z.number().int().optional().describe("1-based column in the file, when known (JSON syntax)"),
+    count: z
+      .number()
+      .int()
+      .optional()
+      .describe("How many places have this same fault, when it is more than one; `path` then names them as index ranges (`conversations[0..79]`)"),
   })
   .meta({ id: "ImportIssue" });
 
@@ -23,6 +38,41 @@ export const suggestedTransformationSchema = z
   })
   .meta({ id: "SuggestedTransformation" });
 
+export const notImportedSchema = z
+  .object({
+    path: z.string().describe("Field path in the file, `[]` for every element: `messages[].content[].value`"),
+    characters: z.number().int().describe("Characters of text found there and not stored"),
+  })
+  .meta({ id: "NotImported" });
+
+/** Where the conversations are in a file no adapter recognises, and which fields are what. */
+export const importMappingSchema = z
+  .object({
+    conversations: z
+      .string()
+      .max(200)
+      .optional()
+      .describe("Path of the list of conversation records: `\"\"` or absent for the top level (an array, or JSON Lines), `data`, `results.items`"),
+    messages: z.string().min(1).max(200).describe("Field of a record holding its message list, e.g. `turns`"),
+    role: z.string().min(1).max(200).describe("Field of a message holding its role, e.g. `speaker`"),
+    content: z.string().min(1).max(200).describe("Field of a message holding its text, e.g. `text`"),
+    roles: z
+      .record(z.string(), z.string())
+      .optional()
+      .describe("Role values in the file → Turnscope roles (`user`, `assistant`, `system`, `tool`), e.g. `{\"bot\": \"assistant\"}`"),
+    thinking: z.string().max(200).optional().describe("Message field whose text becomes a thinking step"),
+    tool_calls: z.string().max(200).optional().describe("Message field holding a tool call or a list of them (`{name, arguments}`), become tool_call steps"),
+    tool_result: z.string().max(200).optional().describe("Message field holding a tool's output, becomes a tool_result step"),
+    name: z.string().max(200).optional().describe("Record field used as the conversation's name"),
+    meta: z
+      .array(z.string().max(200))
+      .max(200)
+      .optional()
+      .describe("Record fields copied into the conversation's meta; absent: every field except the messages and the name"),
+    message_meta: z.array(z.string().max(200)).max(200).optional().describe("Message fields copied into the message's meta"),
+  })
+  .meta({ id: "ImportMapping" });
+
 export const llmFeedbackSchema = z
   .object({
     analysis: z.string(),
@@ -30,6 +80,9 @@ export const llmFeedbackSchema = z
       .nullable()
       .describe("Null when no mechanical rewrite fixes the file (a JSON syntax error, say)"),
     generated_by: z.string().describe("The judge model's name, or `rules` when no model is configured or it failed"),
+    suggested_mapping: importMappingSchema
+      .optional()
+      .describe("A mapping that imports this file without errors (checked before it is offered); send it as the `mapping` form field"),
   })
   .meta({ id: "LlmFeedback" });
 
@@ -38,7 +91,10 @@ export const importSuccessSchema = z
     success: z.literal(true),
     dataset_id: z.number().int(),
     dataset: datasetSchema.optional().describe("Only on the create-and-import endpoint"),
-    format: z.enum(importFormats).describe("The input format that was detected and converted"),
+    format: z.enum(importFormats).describe("The input format that was detected and converted (`mapping` when the `mapping` field was used)"),
+    not_imported: z
+      .array(notImportedSchema)
+      .describe("Text found in the file that no field of the import holds, per field path; empty when every character was placed"),
     conversations_imported: z.number().int(),
     messages_imported: z.number().int(),
     steps_imported: z.number().int(),
@@ -50,8 +106,9 @@ export const importSuccessSchema = z
 export const importFailureSchema = z
   .object({
     success: z.literal(false),
-    format: z.enum(importFormats).optional().describe("Present once the file parsed and its format was detected"),
+    format: z.enum(importFormats).optional().describe("Present only when an adapter really matched the file's shape"),
     errors: z.array(importIssueSchema),
+    not_imported: z.array(notImportedSchema).optional().describe("Present once the file was converted: text that would not have been stored"),
     warnings: z.array(importIssueSchema),
     llm_feedback: llmFeedbackSchema.optional().describe("Only when `get_feedback` is true"),
   })
@@ -64,8 +121,29 @@ const booleanText = z
 const fileField = z.string().meta({ format: "binary" }).describe("The conversations file (JSON or JSON Lines, UTF-8)");
 const getFeedbackField = booleanText.optional().default(true).describe("Explain a failed import (default true)");
 
+const mappingText = z
+  .string()
+  .optional()
+  .transform((text, ctx) => {
+    if (text === undefined || text.trim() === "") return undefined;
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch {
+      ctx.addIssue({ code: "custom", message: "must be a JSON object (see ImportMapping)" });
+      return z.NEVER;
+    }
+    const parsed = importMappingSchema.safeParse(value);
+    if (!parsed.success) {
+      const first = parsed.error.issues[0];
+      ctx.addIssue({ code: "custom", message: `${first.path.join(".") || "(mapping)"}: ${first.message}` });
+      return z.NEVER;
+    }
+    return parsed.data;
+  });
+
 /** Text fields of `POST /datasets/{id}/import`. */
-export const importIntoDatasetForm = z.object({ get_feedback: getFeedbackField });
+export const importIntoDatasetForm = z.object({ get_feedback: getFeedbackField, mapping: mappingText });
 
 /** Text fields of `POST /datasets/import`. */
 export const createAndImportForm = z.object({
@@ -73,20 +151,51 @@ export const createAndImportForm = z.object({
   description: z.string().max(5000, "must be at most 5000 characters").optional(),
   user_id: z.string().trim().min(1).max(200).optional().describe("Owner of the new dataset; default the caller"),
   get_feedback: getFeedbackField,
+  mapping: mappingText,
 });
 
+const mappingDoc = z
+  .string()
+  .optional()
+  .describe(
+    "JSON of an ImportMapping: read the file with it instead of detecting the format (the outcome's `format` is then `mapping`). " +
+      "A failed import's `llm_feedback.suggested_mapping` is one, checked to import the file.",
+  );
+
 /** The multipart bodies as OpenAPI shows them. */
-export const importIntoDatasetBodyDoc = z.object({ file: fileField, get_feedback: z.enum(["true", "false"]).optional() });
+export const importIntoDatasetBodyDoc = z.object({
+  file: fileField,
+  get_feedback: z.enum(["true", "false"]).optional(),
+  mapping: mappingDoc,
+});
 export const createAndImportBodyDoc = z.object({
   file: fileField,
   name: z.string().max(200),
   description: z.string().max(5000).optional(),
   user_id: z.string().max(200).optional(),
   get_feedback: z.enum(["true", "false"]).optional(),
+  mapping: mappingDoc,
 });
 
+export type ImportMapping = z.infer<typeof importMappingSchema>;
+export type NotImported = z.infer<typeof notImportedSchema>;
 export type ImportIssue = z.infer<typeof importIssueSchema>;
 export type SuggestedTransformation = z.infer<typeof suggestedTransformationSchema>;
 export type LlmFeedback = z.infer<typeof llmFeedbackSchema>;
 export type ImportSuccess = z.infer<typeof importSuccessSchema>;
 export type ImportFailure = z.infer<typeof importFailureSchema>;
+
+/** The request headers of both import endpoints, as OpenAPI shows them. */
+export const importHeadersDoc = z.object({
+  "Idempotency-Key": z
+    .string()
+    .min(1)
+    .max(255)
+    .optional()
+    .describe(
+      "Makes a retry safe: the first outcome of a request with this key (1–255 visible ASCII characters, e.g. a UUID) is stored for 24 hours, " +
+        "per caller and endpoint (and dataset). The same key with the same file and form fields answers that outcome again, with " +
+        "`Idempotent-Replayed: true`, and imports nothing; a retry arriving while the first is still running waits for it. " +
+        "The same key with another file or other fields is refused with 422 (generic error shape, code `unprocessable`), nothing written.",
+    ),
+});

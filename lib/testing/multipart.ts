@@ -27,5 +27,5 @@ export async function upload(handler: Handler, url: string, opts: UploadOptions 
   } catch {
     json = undefined;
   }
-  return { status: res.status, text, json: json as any }; // eslint-disable-line @typescript-eslint/no-explicit-any -- test convenience: assertions index into arbitrary JSON
+  return { status: res.status, headers: res.headers, text, json: json as any }; // eslint-disable-line @typescript-eslint/no-explicit-any -- test convenience: assertions index into arbitrary JSON
 }

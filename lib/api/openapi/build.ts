@@ -57,7 +57,7 @@ function bodySchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
 
 function parameters(op: Operation): JsonSchema[] {
   const out: JsonSchema[] = [];
-  const add = (where: "path" | "query", obj: z.ZodObject | undefined) => {
+  const add = (where: "path" | "query" | "header", obj: z.ZodObject | undefined) => {
     if (!obj) return;
     const json = inline(obj, "input") as { properties?: Record<string, JsonSchema>; required?: string[] };
     for (const [name, schema] of Object.entries(json.properties ?? {})) {
@@ -73,6 +73,7 @@ function parameters(op: Operation): JsonSchema[] {
   };
   add("path", op.params);
   add("query", op.query);
+  add("header", op.headers);
   return out;
 }
 

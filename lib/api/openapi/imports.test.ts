@@ -18,10 +18,19 @@ describe("OpenAPI: import operations", () => {
 
     const create = doc.paths["/datasets/import"].post;
     expect(create.requestBody.content["multipart/form-data"].schema.required.sort()).toEqual(["file", "name"]);
-    expect(create.responses["422"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/ImportFailure" });
+    // 422 is the import shape for a refused file, or the generic error shape for a reused Idempotency-Key.
+    expect(create.responses["422"].content["application/json"].schema).toEqual({
+      oneOf: [{ $ref: "#/components/schemas/ImportFailure" }, { $ref: "#/components/schemas/Error" }],
+    });
 
     const success = doc.components.schemas.ImportSuccess;
-    expect(success.properties.format.enum).toEqual(["turnscope", "openai_chat", "jsonl"]);
+    expect(success.properties.format.enum).toEqual(["turnscope", "openai_chat", "jsonl", "sharegpt", "anthropic_messages", "content_parts", "records", "csv", "mapping"]);
+    expect(success.required).toContain("not_imported");
+    expect(doc.components.schemas.NotImported.required.sort()).toEqual(["characters", "path"]);
+    for (const op of [into, create]) {
+      expect(op.parameters).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header", required: false }));
+      expect(op.responses["422"].description).toContain("`Idempotency-Key` already used");
+    }
     expect(doc.components.schemas.LlmFeedback.properties.generated_by).toBeDefined();
     expect(doc.components.schemas.SuggestedTransformation.required.sort()).toEqual(["from", "mapping", "to"]);
   });

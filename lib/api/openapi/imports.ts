@@ -2,6 +2,7 @@ import { idParams } from "@/lib/schemas/common";
 import {
   createAndImportBodyDoc,
   importFailureSchema,
+  importHeadersDoc,
   importIntoDatasetBodyDoc,
   importSuccessSchema,
 } from "@/lib/schemas/imports";
@@ -11,11 +12,20 @@ import type { Operation, ResponseSpec } from "./types";
 const tag = "Import";
 
 const formats =
-  "Accepted formats, detected from the content (the response's `format` says which): " +
+  "Accepted formats, detected from the content, never the file name (the response's `format` names the adapter that matched, and is " +
+  "absent from a failure when none did): " +
   "`turnscope` (`{\"conversations\": [{\"messages\": [{\"role\", \"content\", \"steps\"?}]}]}`, or one conversation object); " +
-  "`openai_chat` (a chat-completions message list, a list of them, a request body with `messages` and `tools`, or `{messages}` objects: " +
-  "assistant `tool_calls` become `tool_call` steps and `role: tool` messages become `tool_result` steps of the same assistant turn); " +
-  "`jsonl` (JSON Lines, one conversation per line, in either shape). UTF-8 only (a UTF-8 BOM is allowed).";
+  "`openai_chat` (message lists with `content` a string or an array of parts — text, image/audio as a placeholder, refusal — `tool_calls`, " +
+  "legacy `function_call` and `role: function`, `tool` messages; request bodies with `messages` and `tools`, the tools becoming the " +
+  "conversation's agent): assistant tool calls become `tool_call` steps and tool replies `tool_result` steps of the same assistant turn; " +
+  "`sharegpt` (ShareGPT / LLaMA-Factory `conversations: [{from, value}]`, `function_call`/`observation` turns, `tools` as JSON text); " +
+  "`anthropic_messages` (top-level `system`, content blocks `text`, `thinking`, `tool_use`, `tool_result`); " +
+  "`content_parts` (content parts holding their text in `value`/`content`, part types `reasoning`/`thinking`, `tool_call`/`tool_use`, `tool_result`); " +
+  "`records` (records holding a conversation under `messages`, `traj`, `trajectory`, `conversation`, `dialog`, `chat`, `history`, …: " +
+  "the record's other fields become the conversation's `meta`); `csv` (a header naming `role` and `content`/`text`, one row per message, " +
+  "`conversation_id` grouping rows, other columns → meta); `jsonl` (JSON Lines, one record per line, in any of these shapes). " +
+  "UTF-8 only (a UTF-8 BOM is allowed). Nothing is silently lost: text found in the file's messages that no stored field holds is " +
+  "listed in `not_imported` per field path, and a message that would be stored empty although the file has text in it refuses the import (422).";
 
 const stages =
   "Validation runs in stages, each stopping the next on error: size and encoding (413, 415 for gzip/ZIP/binary or non-UTF-8), " +
@@ -38,7 +48,18 @@ const failures = {
   ),
   413: refused("File over `MAX_IMPORT_BYTES` (default 50 MB)"),
   415: refused("Compressed or binary file, or not UTF-8"),
-  422: refused("Structure, types or values invalid"),
+  422: {
+    description:
+      "Structure, types or values invalid (import shape), or text in the file that would be stored as empty messages. " +
+      "Also an `Idempotency-Key` already used with a different file or form fields (generic error shape, code `unprocessable`).",
+    content: {
+      "application/json": { oneOf: [{ $ref: "#/components/schemas/ImportFailure" }, { $ref: "#/components/schemas/Error" }] },
+    },
+  },
+};
+
+const replayed = {
+  "Idempotent-Replayed": { description: "`true` when this is the stored first outcome of a request with the same Idempotency-Key", schema: { type: "string", enum: ["true"] } },
 };
 
 export const importOperations: Operation[] = [
@@ -50,9 +71,10 @@ export const importOperations: Operation[] = [
     description: `${formats}\n\n${stages}\n\nAn unknown dataset is a 404 (generic shape), answered before the upload is read.`,
     tag,
     params: idParams,
+    headers: importHeadersDoc,
     body: importIntoDatasetBodyDoc,
     bodyContentType: "multipart/form-data",
-    responses: { 200: { description: "Imported", schema: importSuccessSchema }, ...failures, 404: notFoundResponse },
+    responses: { 200: { description: "Imported", schema: importSuccessSchema, headers: replayed }, ...failures, 404: notFoundResponse },
   },
   {
     method: "post",
@@ -63,8 +85,9 @@ export const importOperations: Operation[] = [
       `${formats}\n\n${stages}\n\nThe dataset is created inside the import's transaction: when the file is refused, no dataset exists. ` +
       "`user_id` defaults to the caller (`X-User-Id`, else `default`). A bad `name` is a 400 in the generic error shape.",
     tag,
+    headers: importHeadersDoc,
     body: createAndImportBodyDoc,
     bodyContentType: "multipart/form-data",
-    responses: { 201: { description: "Created and imported; `dataset` is the new dataset", schema: importSuccessSchema }, ...failures },
+    responses: { 201: { description: "Created and imported; `dataset` is the new dataset", schema: importSuccessSchema, headers: replayed }, ...failures },
   },
 ];

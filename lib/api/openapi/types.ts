@@ -24,6 +24,8 @@ export type Operation = {
   tag: string;
   params?: z.ZodObject;
   query?: z.ZodObject;
+  /** Request headers the operation reads (documented as `in: header` parameters). */
+  headers?: z.ZodObject;
   body?: z.ZodType;
   bodyContentType?: "application/json" | "multipart/form-data";
   responses: Record<number, ResponseSpec>;

@@ -1,77 +1,135 @@
 /**
  * Which format a parsed upload is in, and its conversion to the Turnscope shape
- * (`{conversations: [{messages: [...]}]}`). Detection looks only at the shape, never at the file name.
- * A shape no adapter recognises is handed on unchanged, and structure validation explains what is wrong.
+ * (`{conversations: [{messages: [...]}]}`). Detection looks only at the content, never at the file
+ * name: first the container (a Turnscope file, one record, an array of records or of messages, JSON
+ * Lines, CSV), then the message dialect of the records (one adapter per file in this folder).
+ * A shape no adapter recognises is handed on unchanged with no format named, and structure
+ * validation explains what is wrong.
  */
 import type { ImportFormat } from "@/lib/schemas/imports";
 import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
-import { convertChatConversation, hasOpenAiMarkers, isChatMessage } from "./openai-chat";
+import { convertCsv } from "./csv";
+import { conversationKeyOf, convertRecord, dialectOf, isMessageLike, type Dialect } from "./records";
 import type { ConversationSource } from "./source-paths";
 
 export type Normalised = {
-  format: ImportFormat;
+  /** Absent when no adapter matched: the data goes to validation as it is, and the errors say why. */
+  format?: ImportFormat;
   /** The upload in the Turnscope shape, still unvalidated. */
   data: unknown;
   /** Where each conversation sits in the file, when that differs from the Turnscope shape. */
   sources?: ConversationSource[];
+  /** Errors the adapter found itself (CSV rows with the wrong number of fields). */
+  errors?: import("@/lib/schemas/imports").ImportIssue[];
 };
 
 type Parsed = Extract<ParseResult, { ok: true }>;
+type Unit = { value: unknown; path: string; line?: number };
 
-function messagesOf(value: unknown): unknown[] {
+function messagesOfUnit(value: unknown): unknown[] {
   if (Array.isArray(value)) return value;
-  return isRecord(value) && Array.isArray(value.messages) ? value.messages : [];
+  if (!isRecord(value)) return [];
+  const key = conversationKeyOf(value);
+  const messages = key ? value[key] : undefined;
+  return Array.isArray(messages) ? messages : [];
 }
 
-function hasNativeSteps(conversations: unknown[]): boolean {
-  return conversations.some((c) => messagesOf(c).some((m) => isRecord(m) && "steps" in m));
+/**
+ * The file's dialect: the most specific one any unit shows (OpenAI's markers — typed content parts —
+ * are shared by Anthropic files whose first conversations have only text); a file with Turnscope
+ * steps stays plain.
+ */
+function fileDialect(units: Unit[]): Dialect {
+  let found: Dialect = "plain";
+  for (const u of units) {
+    const messages = messagesOfUnit(u.value);
+    if (messages.some((m) => isRecord(m) && "steps" in m)) return "plain";
+    if (found === "plain" || found === "openai_chat") {
+      const dialect = dialectOf(messages, isRecord(u.value) ? u.value : undefined);
+      if (dialect !== "plain") found = dialect;
+    }
+  }
+  return found;
 }
 
-/** Conversations that look like chat-completions conversations (markers, and no Turnscope steps). */
-function isOpenAiFlavoured(conversations: unknown[]): boolean {
-  return !hasNativeSteps(conversations) && conversations.some((c) => hasOpenAiMarkers(messagesOf(c)));
+function messagesPathOf(unit: Unit): string {
+  if (Array.isArray(unit.value)) return unit.path;
+  const key = isRecord(unit.value) ? (conversationKeyOf(unit.value) ?? "messages") : "messages";
+  return unit.path ? `${unit.path}.${key}` : key;
 }
 
-/** Convert each chat conversation, remembering where it and its messages sit in the file. */
-function convertAll(values: unknown[], pathOf: (i: number) => string, line?: (i: number) => number): Normalised {
+/** Convert every unit in the file's dialect, remembering where each conversation and message sits in the file. */
+function convertUnits(units: Unit[], container: "turnscope" | "jsonl" | "records" | "one"): Normalised {
+  const dialect = fileDialect(units);
   const conversations: unknown[] = [];
-  const sources: ConversationSource[] = values.map((value, i) => {
-    const converted = convertChatConversation(value);
+  let moved = false;
+  const sources: ConversationSource[] = units.map((unit) => {
+    const converted = convertRecord(unit.value, dialect);
     conversations.push(converted.conversation);
-    const path = pathOf(i);
-    const messagesPath = Array.isArray(value) ? path : path ? `${path}.messages` : "messages";
-    return { path, messagesPath, messageSources: converted.sources, line: line?.(i) };
+    if (converted.movedToMeta) moved = true;
+    return {
+      path: unit.path,
+      messagesPath: messagesPathOf(unit),
+      messageSources: converted.messageSources,
+      line: unit.line,
+      raw: unit.value,
+      rawMessages: converted.rawMessages,
+    };
   });
-  return { format: "openai_chat", data: { conversations }, sources };
+  let format: ImportFormat;
+  if (dialect !== "plain") format = container === "jsonl" && dialect === "openai_chat" ? "jsonl" : dialect;
+  else if (container === "jsonl") format = "jsonl";
+  else if (container === "records" || moved) format = "records";
+  else format = "turnscope";
+  return { format, data: { conversations }, sources };
+}
+
+/** A message list of any dialect (not a list of records). */
+function isMessageList(value: unknown[]): boolean {
+  return value.length > 0 && value.every((m) => isMessageLike(m) && !("messages" in (m as object)));
 }
 
 /** Detect the format of a parsed upload and convert it to the Turnscope shape. */
 export function normaliseUpload(parsed: Parsed): Normalised {
+  if (parsed.kind === "csv") {
+    const csv = convertCsv(parsed.table);
+    const sources = csv.lines.map((lines) => ({ path: "", messagesPath: "", messageLines: lines }));
+    return { format: "csv", data: csv.data, sources, errors: csv.errors };
+  }
   if (parsed.kind === "jsonl") {
-    const values = parsed.lines.map((l) => l.value);
-    const lineOf = (i: number) => parsed.lines[i].line;
-    if (isOpenAiFlavoured(values) || values.some(Array.isArray)) return { ...convertAll(values, () => "", lineOf), format: "jsonl" };
-    const sources = values.map((_, i) => ({ path: "", messagesPath: "messages", line: lineOf(i) }));
-    return { format: "jsonl", data: { conversations: values }, sources };
+    return convertUnits(
+      parsed.lines.map((l) => ({ value: l.value, path: "", line: l.line })),
+      "jsonl",
+    );
   }
 
   const root = parsed.value;
-  if (isRecord(root) && Array.isArray(root.conversations)) {
-    if (!isOpenAiFlavoured(root.conversations)) return { format: "turnscope", data: root };
-    return convertAll(root.conversations, (i) => `conversations[${i}]`);
+  if (isRecord(root) && Array.isArray(root.conversations) && !isMessageList(root.conversations)) {
+    const units = root.conversations.map((value, i) => ({ value, path: `conversations[${i}]` }));
+    const converted = convertUnits(units, "turnscope");
+    // Records without any message list are not something an adapter read: name no format for them.
+    if (units.length && units.every((u) => isRecord(u.value) && !conversationKeyOf(u.value))) return { data: root };
+    // A Turnscope file keeps its own paths: the converted shape is the file's shape.
+    if (converted.format === "turnscope") return { ...converted, data: { ...root, conversations: (converted.data as { conversations: unknown[] }).conversations } };
+    return converted;
   }
-  // One conversation on its own: a Turnscope conversation object or a chat-completions request body.
-  if (isRecord(root) && !("conversations" in root) && Array.isArray(root.messages)) {
-    if (isOpenAiFlavoured([root]) || "model" in root || "tools" in root) return convertAll([root], () => "");
-    return { format: "turnscope", data: { conversations: [root] }, sources: [{ path: "", messagesPath: "messages" }] };
-  }
+  // One conversation on its own: a Turnscope conversation, a request body, a ShareGPT or trajectory record.
+  if (isRecord(root) && conversationKeyOf(root)) return convertUnits([{ value: root, path: "" }], "one");
   if (Array.isArray(root) && root.length > 0) {
-    // A bare chat-completions message list is one conversation.
-    if (root.every(isChatMessage)) return convertAll([root], () => "");
-    // A list of message lists, or of {messages} objects (the fine-tuning shape), is many.
-    const many = root.every((c) => (Array.isArray(c) && c.every(isChatMessage)) || (isRecord(c) && Array.isArray(c.messages)));
-    if (many && !hasNativeSteps(root)) return convertAll(root, (i) => `[${i}]`);
+    // A bare message list is one conversation.
+    if (isMessageList(root)) return convertUnits([{ value: root, path: "" }], "one");
+    const units = root.map((value, i) => ({ value, path: `[${i}]` }));
+    const readable = root.every((c) => (Array.isArray(c) && isMessageList(c)) || (isRecord(c) && conversationKeyOf(c)));
+    if (readable) {
+      const converted = convertUnits(units, "records");
+      // Lists of message lists (or of {messages}) in the OpenAI dialect are named as before.
+      return converted;
+    }
+    if (root.every(isRecord)) {
+      // Records with no message list anywhere: validation names the missing field once per fault group.
+      return { data: { conversations: root }, sources: units.map((u) => ({ path: u.path, messagesPath: `${u.path}.messages`, raw: u.value })) };
+    }
   }
-  return { format: "turnscope", data: root };
+  return { data: root };
 }

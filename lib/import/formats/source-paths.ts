@@ -10,10 +10,19 @@ export type ConversationSource = {
   path: string;
   /** Path of its message list in the file. */
   messagesPath: string;
-  /** Converted message j → index of the file message it starts at; absent when not converted. */
-  messageSources?: number[];
+  /**
+   * Converted message j → index of the file message it starts at, or a field of the record it came
+   * from (`system`); absent when not converted.
+   */
+  messageSources?: Array<number | string>;
   /** JSON Lines: the file line. */
   line?: number;
+  /** CSV: converted message j → its file line. */
+  messageLines?: number[];
+  /** The record as it is in the file, for counting the text it holds. */
+  raw?: unknown;
+  /** The record's message list as it is in the file. */
+  rawMessages?: unknown[];
 };
 
 const conversationPath = /^conversations\[(\d+)\](.*)$/;
@@ -38,7 +47,14 @@ export function toSourceIssue(issue: ImportIssue, sources: ConversationSource[] 
     const j = Number(msg[1]);
     const fileIndex = source.messageSources ? source.messageSources[j] : j;
     const tail = source.messageSources && !sharedField.test(msg[2]) ? "" : msg[2];
-    path = join(source.messagesPath, `[${fileIndex}]${tail}`);
+    if (source.messageLines) {
+      // CSV: a message is a row; its line says where, the field name what.
+      const line = source.messageLines[j];
+      const located: ImportIssue = { ...issue, path: `(line ${line})${msg[2]}` };
+      if (line !== undefined) located.line = line;
+      return located;
+    }
+    path = typeof fileIndex === "string" ? join(source.path, `.${fileIndex}`) : join(source.messagesPath, `[${fileIndex ?? j}]${tail}`);
   } else {
     path = join(source.path, rest);
   }

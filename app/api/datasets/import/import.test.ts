@@ -144,10 +144,8 @@ describe("invalid fixtures", () => {
     const res = await intoDataset(id, fixture("invalid-roles.json"));
     expect(res.status).toBe(422);
     expect(res.json.errors).toEqual([
-      { path: "conversations[0].messages[0].role", message: "Invalid role value: 'human'", suggestion: "Use 'user' instead of 'human'" },
-      { path: "conversations[0].messages[1].role", message: "Invalid role value: 'bot'", suggestion: "Use 'assistant' instead of 'bot'" },
-      { path: "conversations[0].messages[2].role", message: "Invalid role value: 'human'", suggestion: "Use 'user' instead of 'human'" },
-      { path: "conversations[0].messages[3].role", message: "Invalid role value: 'bot'", suggestion: "Use 'assistant' instead of 'bot'" },
+      { path: "conversations[0].messages[0,2].role", message: "2 messages: Invalid role value: 'human'", suggestion: "Use 'user' instead of 'human'", count: 2 },
+      { path: "conversations[0].messages[1,3].role", message: "2 messages: Invalid role value: 'bot'", suggestion: "Use 'assistant' instead of 'bot'", count: 2 },
     ]);
     expect(res.json.llm_feedback).toMatchObject({
       generated_by: "rules",

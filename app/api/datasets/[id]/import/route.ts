@@ -7,5 +7,5 @@ export const dynamic = "force-dynamic";
 
 export const POST = route({
   params: idParams,
-  handler: ({ params, req }) => importIntoDatasetResponse(req, params.id),
+  handler: ({ params, req, userId }) => importIntoDatasetResponse(req, params.id, userId),
 });
