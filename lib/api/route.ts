@@ -8,7 +8,6 @@ import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { AppError, errorResponse, type ErrorDetail } from "./errors";
 import { SESSION_COOKIE, bearerOf, notCrossSite, readCookie, tokenMatches, verifySessionValue } from "./session";
-import { noteRequest } from "@/lib/pressure";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
@@ -105,7 +104,6 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
   return async (req, ctx) => {
     const requestId = req.headers.get("x-request-id") || randomUUID();
     const started = performance.now();
-    noteRequest();
     let response: Response;
     try {
       if (!spec.public) checkAuth(req);

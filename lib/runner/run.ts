@@ -18,7 +18,6 @@ import { assertDatasetExists, deleteDataset } from "@/lib/datasets";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
 import { log } from "@/lib/log";
-import { yieldToRequests } from "@/lib/pressure";
 import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@/lib/metrics";
 import { processSingleton } from "@/lib/process-state";
 import { toExecution, toResult } from "@/lib/results/serialize";
@@ -119,8 +118,6 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   };
 
   const evaluate = async (cell: Cell) => {
-    // Pages and API reads go first when they are waiting on the loop (lib/pressure.ts).
-    await yieldToRequests();
     if (signal.aborted || lifecycle.draining) return;
     const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     const model = resolveModelName(req.model_name, cell.node.modelName);
