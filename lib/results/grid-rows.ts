@@ -6,9 +6,13 @@
 import "server-only";
 import { latestResultsFor } from "@/db/repositories/executions";
 import * as gridRepo from "@/db/repositories/grid";
+import { currentLabelRows } from "@/db/repositories/labels";
 import { listNodes } from "@/db/repositories/metrics";
-import type { EvaluationLevel, EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
+import { metaReadingRows } from "@/db/repositories/readings";
+import type { EvaluationLevel, EvaluationResultRow, LabelRow, PipelineNodeRow } from "@/db/schema";
 import { assertDatasetExists } from "@/lib/datasets";
+import { metaValue, readingOfLabelValue, readingOfMeta } from "@/lib/labels/readings";
+import type { MetricReference } from "@/lib/schemas/labels";
 import { isRecord, verdictValue } from "./export-rows";
 import { entityPage, type GridEntity } from "./grid";
 import { VERDICT_COLUMNS } from "./grid-columns";
@@ -87,12 +91,71 @@ function conversationMetaSource(datasetId: number): GridExportSource {
   };
 }
 
+/** Loads once per metric on first use: a plan reads each metric's labels or reference in one query. */
+function perMetric<T>(load: (metric: PipelineNodeRow) => T): (metric: PipelineNodeRow) => T {
+  const loaded = new Map<number, T>();
+  return (metric) => {
+    if (!loaded.has(metric.id)) loaded.set(metric.id, load(metric));
+    return loaded.get(metric.id)!;
+  };
+}
+
+const cellKey = (type: string, id: number) => `${type}:${id}`;
+
+/** The newest current human label of each cell (any user), with its note, author and time. */
+function labelSource(): GridExportSource {
+  const labelsOf = perMetric((metric) => {
+    const byCell = new Map<string, LabelRow>();
+    // Newest first: the first label seen for a cell is its latest.
+    for (const l of currentLabelRows(metric.id)) if (!byCell.has(cellKey(l.entityType, l.entityId))) byCell.set(cellKey(l.entityType, l.entityId), l);
+    return byCell;
+  });
+  return {
+    columns: ["label_value", "label_note", "label_user", "labelled_at"],
+    values: (cells) =>
+      cells.map(({ entity, metric }) => {
+        const l = labelsOf(metric).get(cellKey(entity.entity_type, entity.entity_id));
+        return { label_value: (l?.value as GridValue) ?? null, label_note: l?.note ?? null, label_user: l?.userId ?? null, labelled_at: l?.createdAt ?? null };
+      }),
+  };
+}
+
 /**
- * The export's sources in column order. Labels (`label_*`) and a metric's reference (`reference_*`) are
- * added here as sources of their own once their tables exist.
+ * What the metric's reference says for the cell: a meta field read through its rule (pass/fail), or
+ * the reference user's latest label. `reference` names where it comes from.
  */
+function referenceSource(datasetId: number): GridExportSource {
+  const readingsOf = perMetric((metric): { from: string; byEntity: Map<number, GridValue> } | null => {
+    const reference = metric.reference as MetricReference | null;
+    if (!reference) return null;
+    const byEntity = new Map<number, GridValue>();
+    if (reference.source === "meta") {
+      for (const row of metaReadingRows(datasetId, metric.evaluationLevel, reference.level, reference.path)) {
+        const reading = readingOfMeta(reference, metric.outputType, metaValue(row.value, row.jsonType));
+        if (reading !== undefined) byEntity.set(row.entityId, reading);
+      }
+      const rule = reference.rule ? ` ${reference.rule.op} ${JSON.stringify(reference.rule.value)}` : "";
+      return { from: `${reference.level}.${reference.path}${rule}`, byEntity };
+    }
+    for (const l of currentLabelRows(metric.id, reference.user_id)) {
+      const reading = readingOfLabelValue(metric.outputType, l.value);
+      if (reading !== undefined && !byEntity.has(l.entityId)) byEntity.set(l.entityId, reading);
+    }
+    return { from: reference.user_id ? `labels:${reference.user_id}` : "labels", byEntity };
+  });
+  return {
+    columns: ["reference", "reference_value"],
+    values: (cells) =>
+      cells.map(({ entity, metric }) => {
+        const r = readingsOf(metric);
+        return { reference: r?.from ?? null, reference_value: r?.byEntity.get(entity.entity_id) ?? null };
+      }),
+  };
+}
+
+/** The export's sources in column order: the verdict, the conversation's meta, labels, the reference. */
 export function gridExportSources(datasetId: number): GridExportSource[] {
-  return [verdictSource, conversationMetaSource(datasetId)];
+  return [verdictSource, conversationMetaSource(datasetId), labelSource(), referenceSource(datasetId)];
 }
 
 export type GridExportPlan = {

@@ -7,6 +7,8 @@ import { conversationsTable } from "@/db/schema";
 import { call } from "@/lib/testing/http";
 import { insertConversationFixture } from "@/lib/testing/seed";
 import { addTestResult, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed-results";
+import * as labels from "@/app/api/labels/route";
+import * as metricItem from "@/app/api/evaluation-pipeline-nodes/[id]/route";
 import * as grid from "../grid/route";
 import * as exportRoute from "./route";
 
@@ -81,11 +83,40 @@ async function gridState() {
 const metaColumns = ["meta.channel", "meta.n", "meta.reward", "meta.tags"];
 
 describe("GET /api/datasets/{id}/export", () => {
+  it("carries each cell's latest human label and what the metric's reference says", async () => {
+    // Ground truth from the data: "=Resolved" passes where meta.reward ≥ 1 (the second conversation has 0).
+    const ref = await call(metricItem.PATCH, "PATCH", "/x", {
+      params: { id: fx.checkbox.id },
+      body: { reference: { source: "meta", level: "conversation", path: "meta.reward", rule: { op: ">=", value: 1 } } },
+    });
+    expect(ref.status).toBe(200);
+    const label = (value: unknown, note?: string, user = "ana") =>
+      call(labels.POST, "POST", "/x", {
+        headers: { "x-user-id": user },
+        body: { dataset_id: fx.ds.id, pipeline_node_id: fx.checkbox.id, entity_type: "conversation", entity_id: fx.second.conversationId, value, note },
+      });
+    expect((await label(true)).status).toBe(201);
+    expect((await label(false, "the refund never went out")).status).toBe(201); // a relabel: the latest counts
+    const body = await jsonExport();
+    const row = body.rows.find((r) => r.metric_id === fx.checkbox.id && r.entity_id === fx.second.conversationId);
+    expect(row).toMatchObject({ value: true, label_value: false, label_note: "the refund never went out", label_user: "ana", reference: "conversation.meta.reward >= 1", reference_value: false });
+    expect(typeof row?.labelled_at).toBe("string");
+    const unlabelled = body.rows.find((r) => r.metric_id === fx.progress.id && r.entity_id === fx.second.conversationId);
+    expect(unlabelled).toMatchObject({ label_value: null, reference: null, reference_value: null });
+    // The same in CSV: a header for each, the values as text.
+    const csv = parse(await (await download("csv")).text(), { columns: true }) as Array<Record<string, string>>;
+    const csvRow = csv.find((r) => r.metric_id === String(fx.checkbox.id) && r.entity_id === String(fx.second.conversationId));
+    expect(csvRow).toMatchObject({ label_value: "false", label_user: "ana", reference_value: "false" });
+    // Leave the fixture as the other tests expect it.
+    await call(metricItem.PATCH, "PATCH", "/x", { params: { id: fx.checkbox.id }, body: { reference: null } });
+  });
+
   it("JSON: one row per cell, holding exactly the grid's latest verdicts, with the conversations' meta", async () => {
     const body = await jsonExport();
     expect(body.dataset_id).toBe(fx.ds.id);
     expect(body.columns.slice(0, 3)).toEqual(["entity_type", "entity_id", "conversation_id"]);
-    expect(body.columns.slice(-4)).toEqual(metaColumns);
+    expect(body.columns.slice(-10, -6)).toEqual(metaColumns);
+    expect(body.columns.slice(-6)).toEqual(["label_value", "label_note", "label_user", "labelled_at", "reference", "reference_value"]);
     expect(body.metrics.map((m) => m.name)).toEqual(["Helpfulness", "=Resolved", "Polite", "Step quality"]);
 
     const { rows, cells } = await gridState();
