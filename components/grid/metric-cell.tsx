@@ -87,6 +87,13 @@ function CellBody({ view, metric, row, where }: { view: CellView; metric: Metric
           <span className="ml-auto hidden shrink-0 text-xs font-medium group-hover/cell:inline">↻ Retry</span>
         </button>
       );
+    case "skipped":
+      // A dependency of the metric was not met: recorded, not judged, counted as skipped.
+      return (
+        <span className="flex h-full items-center px-2 text-xs text-slate-500" title={view.error ?? "skipped"} aria-label={`${where}: skipped`}>
+          Skipped
+        </span>
+      );
     case "completed":
       return (
         <button

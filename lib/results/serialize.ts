@@ -31,6 +31,7 @@ export function toExecution(row: PipelineExecutionRow): Execution {
     total_evaluations: row.totalEvaluations,
     successful_evaluations: row.successfulEvaluations,
     failed_evaluations: row.failedEvaluations,
+    skipped_evaluations: row.skippedEvaluations,
     errors: (row.errors as ExecutionError[] | null) ?? [],
     meta: { ...emptyMeta, ...(row.meta as Partial<ExecutionMeta>) },
     created_at: row.createdAt,

@@ -1,6 +1,6 @@
 /** Wire schemas of executions, results, aggregates, SSE events and the grid (shared/API.md, "Executions"). */
 import { z } from "zod";
-import { evaluationLevels, executionStatuses } from "@/db/schema";
+import { evaluationLevels, executionStatuses, resultStatuses } from "@/db/schema";
 import { intText, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
@@ -87,6 +87,7 @@ export const executionSchema = z
     total_evaluations: z.number().int(),
     successful_evaluations: z.number().int(),
     failed_evaluations: z.number().int(),
+    skipped_evaluations: z.number().int().describe("Cells recorded as skipped (a dependency not met); successful + failed + skipped = total."),
     errors: z.array(executionErrorSchema),
     meta: executionMetaSchema,
     created_at: isoTimestamp,
@@ -104,7 +105,7 @@ export const individualResultSchema = z
     message_id: z.number().int().nullable(),
     step_id: z.number().int().nullable(),
     result: jsonValue.describe("progress {score, reasoning}; checkbox {value, reasoning}; number {value, reasoning}; text {value}; json the object"),
-    status: z.enum(["completed", "failed"]),
+    status: z.enum(resultStatuses),
     error: z.string().nullable(),
     raw_output: z.string().nullable().describe("The judge's unusable reply, when parsing failed"),
     cached: z.boolean(),
@@ -160,7 +161,7 @@ export const gridQuery = z.object({
 });
 
 export const gridCellSchema = z.object({
-  status: z.enum(["completed", "failed"]),
+  status: z.enum(resultStatuses),
   result: jsonValue,
   error: z.string().nullable(),
   execution_id: z.number().int(),
