@@ -264,7 +264,17 @@ export function listEntities(datasetId: number, conversationId?: number) {
     .all();
   const stepWhere = conversationId ? eq(stepsTable.conversationId, conversationId) : eq(stepsTable.datasetId, datasetId);
   const steps = db
-    .select({ id: stepsTable.id, messageId: stepsTable.messageId, conversationId: stepsTable.conversationId, position: stepsTable.position })
+    .select({
+      id: stepsTable.id,
+      messageId: stepsTable.messageId,
+      conversationId: stepsTable.conversationId,
+      position: stepsTable.position,
+      // What the step carries, for the metrics' applies_to (same rule as the grid's step labels).
+      hasThinking: sql<boolean>`(${stepsTable.thinking} is not null and ${stepsTable.thinking} <> '')`.mapWith(Boolean),
+      hasToolCall: sql<boolean>`(${stepsTable.toolCall} is not null and ${stepsTable.toolCall} <> 'null')`.mapWith(Boolean),
+      hasToolResult: sql<boolean>`(${stepsTable.toolResult} is not null and ${stepsTable.toolResult} <> 'null')`.mapWith(Boolean),
+      hasOutput: sql<boolean>`(${stepsTable.outputContent} is not null and ${stepsTable.outputContent} <> '')`.mapWith(Boolean),
+    })
     .from(stepsTable)
     .where(stepWhere)
     .orderBy(asc(stepsTable.messageId), asc(stepsTable.position))

@@ -56,6 +56,7 @@ const comparedFields = [
   "isAdvanced",
   "templateVariables",
   "category",
+  "appliesTo",
 ] as const;
 
 function differs(row: MetricTemplateRow, wanted: SystemTemplateValues): boolean {

@@ -2,7 +2,7 @@
  * The rules every metric definition obeys, whether it is a template or a metric: variables valid for
  * the level (422 naming the valid ones), a JSON Schema for json output, and the derived fields.
  */
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { EvaluationLevel, OutputType, StepKind } from "@/db/schema";
 import { AppError } from "@/lib/api/errors";
 import { checkPromptVariables, explainInvalidVariable, variablesForLevel } from "./variables";
 
@@ -11,6 +11,8 @@ export type Definition = {
   evaluationLevel: EvaluationLevel;
   outputType: OutputType;
   outputSchema?: unknown;
+  /** Step level only: the step kinds judged; null or absent judges every step. */
+  appliesTo?: StepKind[] | null;
 };
 
 export type DerivedFields = {
@@ -18,6 +20,8 @@ export type DerivedFields = {
   isAdvanced: boolean;
   /** Kept only for json output; other output types have a fixed shape. */
   outputSchema: Record<string, unknown> | null;
+  /** Null unless the level is step (other levels have no step kinds). */
+  appliesTo: StepKind[] | null;
 };
 
 /** The columns a template and a metric share, stored the same way on both. */
@@ -31,6 +35,7 @@ type StoredDefinition = {
   modelName: string | null;
   isAdvanced: boolean;
   templateVariables: string[];
+  appliesTo: StepKind[] | null;
 };
 
 /** The shared definition fields as the API shows them (snake_case), for templates and metrics alike. */
@@ -45,6 +50,7 @@ export function definitionToWire(row: StoredDefinition) {
     model_name: row.modelName,
     is_advanced: row.isAdvanced,
     template_variables: row.templateVariables,
+    applies_to: row.appliesTo ?? null,
   };
 }
 
@@ -101,6 +107,21 @@ function normaliseOutputSchema(outputType: OutputType, schema: unknown): Record<
   return schema;
 }
 
+/**
+ * 422 when a conversation or message metric names step kinds (it has none to filter); a step metric
+ * keeps its kinds deduplicated in a fixed order, so equal sets compare equal.
+ */
+function normaliseAppliesTo(level: EvaluationLevel, appliesTo: StepKind[] | null | undefined): StepKind[] | null {
+  if (appliesTo == null) return null;
+  if (level !== "step") {
+    throw new AppError("unprocessable", `applies_to filters step kinds and is only allowed on step-level metrics, not ${level}`, [
+      { path: "applies_to", message: "must be null unless evaluation_level is step" },
+    ]);
+  }
+  const order: StepKind[] = ["thinking", "tool_call", "tool_result", "output"];
+  return order.filter((k) => appliesTo.includes(k));
+}
+
 /** Validate a definition and derive `template_variables`, `is_advanced` and the stored output schema. */
 export function deriveDefinition(def: Definition): DerivedFields {
   const templateVariables = assertPromptVariables(def.prompt, def.evaluationLevel);
@@ -108,5 +129,6 @@ export function deriveDefinition(def: Definition): DerivedFields {
     templateVariables,
     isAdvanced: templateVariables.length > 0,
     outputSchema: normaliseOutputSchema(def.outputType, def.outputSchema),
+    appliesTo: normaliseAppliesTo(def.evaluationLevel, def.appliesTo),
   };
 }

@@ -60,6 +60,7 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     evaluationLevel,
     outputType,
     outputSchema: input.output_schema !== undefined ? input.output_schema : template?.outputSchema,
+    appliesTo: input.applies_to !== undefined ? input.applies_to : template?.appliesTo,
   });
   const row = repo.createNode(input.dataset_id, {
     templateId: template?.id ?? null,
@@ -82,6 +83,8 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
     evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
     outputType: patch.output_type ?? row.outputType,
     outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
+    // Moving a step metric to another level drops its step kinds rather than rejecting the move.
+    appliesTo: patch.applies_to !== undefined ? patch.applies_to : (patch.evaluation_level ?? row.evaluationLevel) === "step" ? row.appliesTo : null,
   });
   const updated = repo.updateNode(
     id,

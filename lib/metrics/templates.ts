@@ -23,6 +23,7 @@ export function systemTemplateValues(): repo.SystemTemplateValues[] {
       isAdvanced: derived.isAdvanced,
       templateVariables: derived.templateVariables,
       category: t.category,
+      appliesTo: derived.appliesTo,
     };
   });
 }
@@ -67,6 +68,7 @@ export function createTemplate(input: CreateTemplateInput, userId: string): Metr
     evaluationLevel: input.evaluation_level,
     outputType: input.output_type,
     outputSchema: input.output_schema,
+    appliesTo: input.applies_to,
   });
   const row = repo.createTemplate({
     name: input.name,
@@ -101,6 +103,7 @@ export function updateTemplate(id: number, patch: UpdateTemplateInput, userId: s
     evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
     outputType,
     outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
+    appliesTo: patch.applies_to !== undefined ? patch.applies_to : (patch.evaluation_level ?? row.evaluationLevel) === "step" ? row.appliesTo : null,
   });
   const updated = repo.updateTemplate(id, {
     ...definitionPatch(patch),

@@ -7,6 +7,7 @@ import { latestResultsFor } from "@/db/repositories/executions";
 import * as repo from "@/db/repositories/grid";
 import type { EvaluationLevel, EvaluationResultRow } from "@/db/schema";
 import { assertDatasetExists } from "@/lib/datasets";
+import { stepKindsOf } from "@/lib/metrics/step-kinds";
 import type { GridRow } from "@/lib/schemas/executions";
 
 export type GridQuery = { level: EvaluationLevel; conversation_id?: number; limit: number; offset: number };
@@ -44,6 +45,7 @@ function entityPage(datasetId: number, q: GridQuery): { entities: Entity[]; tota
       position: c.position,
       label: c.name?.trim() ? c.name : `Conversation ${c.position + 1}`,
       role: null,
+      step_kinds: null,
     }));
     return { entities, total };
   }
@@ -58,6 +60,7 @@ function entityPage(datasetId: number, q: GridQuery): { entities: Entity[]; tota
       position: m.position,
       label: messageLabel(m.snippet),
       role: m.role,
+      step_kinds: null,
     }));
     return { entities, total };
   }
@@ -70,6 +73,7 @@ function entityPage(datasetId: number, q: GridQuery): { entities: Entity[]; tota
     step_id: s.id,
     position: s.position,
     label: stepLabel(s),
+    step_kinds: stepKindsOf(s),
     // The role of the message the step belongs to.
     role: s.role,
   }));

@@ -1,6 +1,6 @@
 /** Wire schemas of executions, results, aggregates, SSE events and the grid (shared/API.md, "Executions"). */
 import { z } from "zod";
-import { evaluationLevels, executionStatuses, resultStatuses } from "@/db/schema";
+import { evaluationLevels, executionStatuses, resultStatuses, stepKinds } from "@/db/schema";
 import { intText, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
@@ -178,6 +178,10 @@ export const gridRowSchema = z
     position: z.number().int(),
     label: z.string(),
     role: z.string().nullable(),
+    step_kinds: z
+      .array(z.enum(stepKinds))
+      .nullable()
+      .describe("Steps: the kinds of content the step carries (a step metric whose applies_to names none of them shows n/a); null for other rows"),
     cells: z.record(z.string(), gridCellSchema).describe("Latest result per metric id, across executions"),
   })
   .meta({ id: "GridRow" });

@@ -1,6 +1,6 @@
 /** Wire schemas of metric templates, metrics and the judge-prompt preview (shared/API.md). */
 import { z } from "zod";
-import { evaluationLevels, outputTypes } from "@/db/schema";
+import { evaluationLevels, outputTypes, stepKinds } from "@/db/schema";
 import { intText, isoTimestamp, jsonValue } from "./common";
 
 const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
@@ -15,6 +15,11 @@ const outputSchema = z
 const modelName = z.string().trim().min(1, "must not be empty").max(200).nullable().describe("Judge model; null uses the server default");
 const category = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").nullable();
 const positiveId = z.number().int().positive();
+const appliesTo = z
+  .array(z.enum(stepKinds))
+  .min(1, "must name at least one step kind (or be null for every step)")
+  .nullable()
+  .describe("Step-level metrics only: the step kinds judged (a step with none of them shows n/a and is not run); null judges every step");
 
 export const createTemplateBody = z.object({
   name,
@@ -25,6 +30,7 @@ export const createTemplateBody = z.object({
   output_schema: outputSchema.optional(),
   model_name: modelName.optional(),
   category: category.optional(),
+  applies_to: appliesTo.optional(),
 });
 
 export const updateTemplateBody = createTemplateBody
@@ -48,6 +54,7 @@ export const metricTemplateSchema = z
     model_name: z.string().nullable(),
     is_advanced: z.boolean().describe("The prompt uses template variables; derived by the server"),
     template_variables: z.array(z.string()).describe("Variables of the prompt, first-seen order; derived by the server"),
+    applies_to: appliesTo,
     category: z.string().nullable(),
     is_system: z.boolean(),
     user_id: z.string().nullable().describe("Owner; null for system templates"),
@@ -69,6 +76,7 @@ export const createMetricBody = z
     output_type: outputType.optional(),
     output_schema: outputSchema.optional(),
     model_name: modelName.optional(),
+    applies_to: appliesTo.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.template_id != null) return;
@@ -86,6 +94,7 @@ export const updateMetricBody = z
     output_type: outputType.optional(),
     output_schema: outputSchema.optional(),
     model_name: modelName.optional(),
+    applies_to: appliesTo.optional(),
     position: z.number().int().min(0).optional().describe("Move the metric to this 0-based column (clamped to the last)"),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
@@ -107,6 +116,7 @@ export const metricSchema = z
     model_name: z.string().nullable(),
     is_advanced: z.boolean(),
     template_variables: z.array(z.string()),
+    applies_to: appliesTo,
     position: z.number().int().describe("0-based column order within the dataset"),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,

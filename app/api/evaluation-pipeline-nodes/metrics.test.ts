@@ -9,6 +9,7 @@ import * as item from "./[id]/route";
 import * as preview from "./preview/route";
 
 const metricKeys = [
+  "applies_to",
   "created_at",
   "dataset_id",
   "description",

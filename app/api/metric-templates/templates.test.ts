@@ -8,6 +8,7 @@ import * as collection from "./route";
 import * as item from "./[id]/route";
 
 const templateKeys = [
+  "applies_to",
   "category",
   "created_at",
   "description",

@@ -1,5 +1,5 @@
 /** The shape of a built-in template, and JSON Schema helpers for their structured outputs. */
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { EvaluationLevel, OutputType, StepKind } from "@/db/schema";
 
 export type SystemTemplate = {
   /** Stable forever: seeding matches on it to update the template in place. */
@@ -11,6 +11,8 @@ export type SystemTemplate = {
   outputType: OutputType;
   outputSchema?: Record<string, unknown>;
   prompt: string;
+  /** Step level: the step kinds the template judges (others show n/a and cost no judge call). */
+  appliesTo?: StepKind[];
 };
 
 type Schema = Record<string, unknown>;
