@@ -57,6 +57,8 @@ const comparedFields = [
   "templateVariables",
   "category",
   "appliesTo",
+  "kind",
+  "check",
 ] as const;
 
 function differs(row: MetricTemplateRow, wanted: SystemTemplateValues): boolean {

@@ -2,7 +2,8 @@
  * The rules every metric definition obeys, whether it is a template or a metric: variables valid for
  * the level (422 naming the valid ones), a JSON Schema for json output, and the derived fields.
  */
-import type { EvaluationLevel, OutputType, StepKind } from "@/db/schema";
+import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } from "@/db/schema";
+import { parseCheckSpec } from "@/lib/checks";
 import { AppError } from "@/lib/api/errors";
 import { checkPromptVariables, explainInvalidVariable, variablesForLevel } from "./variables";
 
@@ -13,6 +14,8 @@ export type Definition = {
   outputSchema?: unknown;
   /** Step level only: the step kinds judged; null or absent judges every step. */
   appliesTo?: StepKind[] | null;
+  kind?: MetricKind;
+  check?: unknown;
 };
 
 export type DerivedFields = {
@@ -22,6 +25,9 @@ export type DerivedFields = {
   outputSchema: Record<string, unknown> | null;
   /** Null unless the level is step (other levels have no step kinds). */
   appliesTo: StepKind[] | null;
+  kind: MetricKind;
+  /** The validated check (defaults filled in) for check metrics; null for llm metrics. */
+  check: CheckSpec | null;
 };
 
 /** The columns a template and a metric share, stored the same way on both. */
@@ -36,6 +42,8 @@ type StoredDefinition = {
   isAdvanced: boolean;
   templateVariables: string[];
   appliesTo: StepKind[] | null;
+  kind: MetricKind;
+  check: CheckSpec | null;
 };
 
 /** The shared definition fields as the API shows them (snake_case), for templates and metrics alike. */
@@ -51,6 +59,8 @@ export function definitionToWire(row: StoredDefinition) {
     is_advanced: row.isAdvanced,
     template_variables: row.templateVariables,
     applies_to: row.appliesTo ?? null,
+    kind: row.kind,
+    check: row.check ?? null,
   };
 }
 
@@ -75,6 +85,19 @@ export function definitionPatch(patch: {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * The prompt and output type a definition stores: a check has no prompt of its own and answers pass or
+ * fail (checkbox); an llm definition needs both (422 naming the missing one).
+ */
+export function promptAndOutput(kind: MetricKind, prompt: string | undefined, outputType: OutputType | undefined): { prompt: string; outputType: OutputType } {
+  if (kind === "check") return { prompt: prompt ?? "", outputType: "checkbox" };
+  const missing = [prompt === undefined && "prompt", outputType === undefined && "output_type"].filter((f): f is string => Boolean(f));
+  if (prompt === undefined || outputType === undefined) {
+    throw new AppError("unprocessable", `${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} required for an llm metric`, missing.map((path) => ({ path, message: "is required when kind is llm" })));
+  }
+  return { prompt, outputType };
 }
 
 /** 422 unless the prompt's variables exist at the level. */
@@ -124,11 +147,24 @@ function normaliseAppliesTo(level: EvaluationLevel, appliesTo: StepKind[] | null
 
 /** Validate a definition and derive `template_variables`, `is_advanced` and the stored output schema. */
 export function deriveDefinition(def: Definition): DerivedFields {
+  if (def.kind === "check") {
+    // A check judges nothing with a prompt: pass/fail is its answer, so its output is a checkbox.
+    return {
+      templateVariables: [],
+      isAdvanced: false,
+      outputSchema: null,
+      appliesTo: normaliseAppliesTo(def.evaluationLevel, def.appliesTo),
+      kind: "check",
+      check: parseCheckSpec(def.check, def.evaluationLevel),
+    };
+  }
   const templateVariables = assertPromptVariables(def.prompt, def.evaluationLevel);
   return {
     templateVariables,
     isAdvanced: templateVariables.length > 0,
     outputSchema: normaliseOutputSchema(def.outputType, def.outputSchema),
     appliesTo: normaliseAppliesTo(def.evaluationLevel, def.appliesTo),
+    kind: "llm",
+    check: null,
   };
 }

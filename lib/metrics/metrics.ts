@@ -6,7 +6,7 @@ import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
-import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition } from "./definition";
+import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition, promptAndOutput } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
 import { getTemplateRow } from "./templates";
 
@@ -50,12 +50,14 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
   // The body schema requires these four without a template, so the fallbacks only apply with one.
   const name = input.name ?? template?.name;
   const evaluationLevel = input.evaluation_level ?? template?.evaluationLevel;
-  const prompt = input.prompt ?? template?.prompt;
-  const outputType = input.output_type ?? template?.outputType;
-  if (name === undefined || evaluationLevel === undefined || prompt === undefined || outputType === undefined) {
-    throw new AppError("bad_request", "name, evaluation_level, prompt and output_type are required without template_id");
+  const kind = input.kind ?? template?.kind ?? "llm";
+  if (name === undefined || evaluationLevel === undefined) {
+    throw new AppError("bad_request", "name and evaluation_level are required without template_id");
   }
+  const { prompt, outputType } = promptAndOutput(kind, input.prompt ?? template?.prompt, input.output_type ?? template?.outputType);
   const derived = deriveDefinition({
+    kind,
+    check: input.check !== undefined ? input.check : template?.check,
     prompt,
     evaluationLevel,
     outputType,
@@ -78,10 +80,14 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
 /** Change a metric; the prompt is re-checked against the (possibly new) level and variables re-derived. */
 export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
   const row = getMetricRow(id);
+  const kind = patch.kind ?? row.kind;
+  const { prompt, outputType } = promptAndOutput(kind, patch.prompt ?? row.prompt, patch.output_type ?? row.outputType);
   const derived = deriveDefinition({
-    prompt: patch.prompt ?? row.prompt,
+    kind,
+    check: patch.check !== undefined ? patch.check : row.check,
+    prompt,
     evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
-    outputType: patch.output_type ?? row.outputType,
+    outputType,
     outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
     // Moving a step metric to another level drops its step kinds rather than rejecting the move.
     appliesTo: patch.applies_to !== undefined ? patch.applies_to : (patch.evaluation_level ?? row.evaluationLevel) === "step" ? row.appliesTo : null,
@@ -90,6 +96,8 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
     id,
     {
       ...definitionPatch(patch),
+      prompt,
+      outputType,
       ...derived,
     },
     patch.position,

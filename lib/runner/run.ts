@@ -20,6 +20,7 @@ import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@
 import { processSingleton } from "@/lib/process-state";
 import { toExecution, toResult } from "@/lib/results/serialize";
 import type { Execution, ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
+import { checkEvaluator } from "./check-cell";
 import { emit, progressOf } from "./events";
 import { withGoal } from "./goal";
 import { planRun, type Cell, type Plan } from "./plan";
@@ -106,6 +107,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     return tree;
   };
 
+  const runCheck = checkEvaluator();
+
   const evaluate = async (cell: Cell) => {
     if (signal.aborted || lifecycle.draining) return;
     const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
@@ -115,19 +118,23 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
-      const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId } });
-      outcome = await judge(
-        {
-          model,
-          system: prompt.system,
-          prompt: prompt.prompt,
-          outputType: cell.node.outputType,
-          outputSchema: cell.node.outputSchema,
-          signal,
-          noCache: req.retry || req.no_cache,
-        },
-        deps.judge,
-      );
+      // Check metrics are answered here, without the judge (no tokens, no cache).
+      if (cell.node.kind === "check") outcome = runCheck(cell, tree);
+      else {
+        const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId } });
+        outcome = await judge(
+          {
+            model,
+            system: prompt.system,
+            prompt: prompt.prompt,
+            outputType: cell.node.outputType,
+            outputSchema: cell.node.outputSchema,
+            signal,
+            noCache: req.retry || req.no_cache,
+          },
+          deps.judge,
+        );
+      }
     } catch (error) {
       if (signal.aborted) return; // cancelled: nothing is written after the cancel
       outcome = failedOutcome(model, error instanceof AppError ? error.message : `could not evaluate: ${(error as Error).message}`, now() - started);

@@ -1,6 +1,6 @@
 /** Wire schemas of metric templates, metrics and the judge-prompt preview (shared/API.md). */
 import { z } from "zod";
-import { evaluationLevels, outputTypes, stepKinds } from "@/db/schema";
+import { evaluationLevels, metricKinds, outputTypes, stepKinds } from "@/db/schema";
 import { intText, isoTimestamp, jsonValue } from "./common";
 
 const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
@@ -15,6 +15,15 @@ const outputSchema = z
 const modelName = z.string().trim().min(1, "must not be empty").max(200).nullable().describe("Judge model; null uses the server default");
 const category = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").nullable();
 const positiveId = z.number().int().positive();
+const kind = z.enum(metricKinds).describe("llm asks the judge model; check runs a deterministic check (no judge call, zero tokens)");
+const checkSpec = z
+  .object({
+    type: z.string().min(1).describe("One of the check types (lib/checks); validated on save"),
+    params: z.record(z.string(), z.unknown()).optional().describe("The check's parameters; validated on save (422 with the reason)"),
+  })
+  .nullable()
+  .describe("Required when kind is check; null for llm metrics");
+const checkWire = z.object({ type: z.string(), params: z.record(z.string(), z.unknown()) }).nullable();
 const appliesTo = z
   .array(z.enum(stepKinds))
   .min(1, "must name at least one step kind (or be null for every step)")
@@ -25,12 +34,14 @@ export const createTemplateBody = z.object({
   name,
   description: description.optional(),
   evaluation_level: evaluationLevel,
-  prompt,
-  output_type: outputType,
+  prompt: prompt.optional().describe("Required for llm templates"),
+  output_type: outputType.optional().describe("Required for llm templates; check templates are checkbox"),
   output_schema: outputSchema.optional(),
   model_name: modelName.optional(),
   category: category.optional(),
   applies_to: appliesTo.optional(),
+  kind: kind.optional(),
+  check: checkSpec.optional(),
 });
 
 export const updateTemplateBody = createTemplateBody
@@ -55,6 +66,8 @@ export const metricTemplateSchema = z
     is_advanced: z.boolean().describe("The prompt uses template variables; derived by the server"),
     template_variables: z.array(z.string()).describe("Variables of the prompt, first-seen order; derived by the server"),
     applies_to: appliesTo,
+    kind,
+    check: checkWire,
     category: z.string().nullable(),
     is_system: z.boolean(),
     user_id: z.string().nullable().describe("Owner; null for system templates"),
@@ -77,10 +90,14 @@ export const createMetricBody = z
     output_schema: outputSchema.optional(),
     model_name: modelName.optional(),
     applies_to: appliesTo.optional(),
+    kind: kind.optional(),
+    check: checkSpec.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.template_id != null) return;
-    for (const field of requiredWithoutTemplate) {
+    // A check needs no prompt or output type: it answers pass/fail (checkbox) by itself.
+    const required = body.kind === "check" ? (["name", "evaluation_level", "check"] as const) : requiredWithoutTemplate;
+    for (const field of required) {
       if (body[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: "is required without template_id" });
     }
   });
@@ -95,6 +112,8 @@ export const updateMetricBody = z
     output_schema: outputSchema.optional(),
     model_name: modelName.optional(),
     applies_to: appliesTo.optional(),
+    kind: kind.optional(),
+    check: checkSpec.optional(),
     position: z.number().int().min(0).optional().describe("Move the metric to this 0-based column (clamped to the last)"),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
@@ -117,6 +136,8 @@ export const metricSchema = z
     is_advanced: z.boolean(),
     template_variables: z.array(z.string()),
     applies_to: appliesTo,
+    kind,
+    check: checkWire,
     position: z.number().int().describe("0-based column order within the dataset"),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,
