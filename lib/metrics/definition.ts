@@ -3,7 +3,7 @@
  * the level (422 naming the valid ones), a JSON Schema for json output, and the derived fields.
  */
 import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } from "@/db/schema";
-import { parseCheckSpec } from "@/lib/checks";
+import { defaultAppliesTo, parseCheckSpec } from "@/lib/checks";
 import { AppError } from "@/lib/api/errors";
 import { checkPromptVariables, explainInvalidVariable, variablesForLevel } from "./variables";
 
@@ -148,14 +148,17 @@ function normaliseAppliesTo(level: EvaluationLevel, appliesTo: StepKind[] | null
 /** Validate a definition and derive `template_variables`, `is_advanced` and the stored output schema. */
 export function deriveDefinition(def: Definition): DerivedFields {
   if (def.kind === "check") {
+    const check = parseCheckSpec(def.check, def.evaluationLevel);
+    // Unless told otherwise, a step check judges the step kinds it is about (tool_call_valid: tool calls).
+    const appliesTo = def.appliesTo === undefined && def.evaluationLevel === "step" ? defaultAppliesTo(check.type) : def.appliesTo;
     // A check judges nothing with a prompt: pass/fail is its answer, so its output is a checkbox.
     return {
       templateVariables: [],
       isAdvanced: false,
       outputSchema: null,
-      appliesTo: normaliseAppliesTo(def.evaluationLevel, def.appliesTo),
+      appliesTo: normaliseAppliesTo(def.evaluationLevel, appliesTo),
       kind: "check",
-      check: parseCheckSpec(def.check, def.evaluationLevel),
+      check,
     };
   }
   const templateVariables = assertPromptVariables(def.prompt, def.evaluationLevel);

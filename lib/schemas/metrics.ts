@@ -30,7 +30,7 @@ const appliesTo = z
   .nullable()
   .describe("Step-level metrics only: the step kinds judged (a step with none of them shows n/a and is not run); null judges every step");
 
-export const createTemplateBody = z.object({
+const templateFields = z.object({
   name,
   description: description.optional(),
   evaluation_level: evaluationLevel,
@@ -44,7 +44,19 @@ export const createTemplateBody = z.object({
   check: checkSpec.optional(),
 });
 
-export const updateTemplateBody = createTemplateBody
+export const createTemplateBody = templateFields.superRefine((body, ctx) => {
+  // An llm template needs a prompt and an output type; a check answers pass/fail by itself.
+  if (body.kind === "check") {
+    if (body.check == null) ctx.addIssue({ code: "custom", path: ["check"], message: "is required when kind is check" });
+    return;
+  }
+  for (const field of ["prompt", "output_type"] as const) {
+    if (body[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: "is required when kind is llm" });
+  }
+  // Run even when other fields are invalid, so one 400 names every missing field.
+}, { when: (payload) => typeof payload.value === "object" && payload.value !== null });
+
+export const updateTemplateBody = templateFields
   .partial()
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
 

@@ -10,6 +10,7 @@ import * as preview from "./preview/route";
 
 const metricKeys = [
   "applies_to",
+  "check",
   "created_at",
   "dataset_id",
   "description",
@@ -17,6 +18,7 @@ const metricKeys = [
   "evaluation_pipeline_id",
   "id",
   "is_advanced",
+  "kind",
   "model_name",
   "name",
   "output_schema",
