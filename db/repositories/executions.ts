@@ -111,6 +111,14 @@ const countFailureSql = `update pipeline_executions set failed_evaluations = fai
  * add up to the rows; a failure is also appended to the execution's `errors` (capped). Runs once per
  * cell, so its statements are prepared once (see `statement`).
  */
+/**
+ * Run `fn` in one transaction: writes inside it (insertResult nests as a savepoint) share one commit.
+ * The runner writes check cells in chunks this way — a commit per cell would cost more than the check.
+ */
+export function inOneTransaction<T>(fn: () => T): T {
+  return getDb().$client.transaction(fn)();
+}
+
 export function insertResult(values: NewResult, errorMessage?: string): EvaluationResultRow {
   const sqlite = getDb().$client;
   return sqlite.transaction(() => {

@@ -81,6 +81,11 @@ async function run(conversations: number, mode: "sync" | "async", batch: number)
 
 async function main() {
   await run(100, "async", 32); // warm-up
+  if (process.env.CHECKS_BENCH_ONLY) {
+    // Profiling aid: one run of the given number of conversations.
+    console.log(JSON.stringify(await run(Number(process.env.CHECKS_BENCH_ONLY), "async", 32)));
+    process.exit(0);
+  }
   const small = await run(1_000, "async", 32);
   const big = await run(10_000, "async", 32);
   console.log(

@@ -3,7 +3,9 @@
  * outcome (zero tokens, no model call) so results, SSE, aggregates and exports treat it the same.
  */
 import "server-only";
+import { inOneTransaction } from "@/db/repositories/executions";
 import type { PipelineNodeRow } from "@/db/schema";
+import { AppError } from "@/lib/api/errors";
 import { prepareCheck, type CheckTree } from "@/lib/checks";
 import type { JudgeOutcome } from "@/lib/judge";
 import type { Cell } from "./plan";
@@ -39,4 +41,44 @@ export function checkEvaluator(): (cell: Cell, tree: CheckTree) => JudgeOutcome 
       attempts: 0,
     };
   };
+}
+
+const CHUNK = 1000;
+
+/**
+ * Evaluate check cells in chunks of one transaction each, yielding to the event loop between chunks so
+ * SSE clients, reads and a cancel get their turn. A cancel or shutdown stops before the next cell.
+ */
+export async function runCheckCells(
+  cells: Cell[],
+  ctx: {
+    signal: AbortSignal;
+    stopped: () => boolean;
+    evaluate: (cell: Cell) => JudgeOutcome;
+    record: (cell: Cell, outcome: JudgeOutcome) => void;
+    processing: (cell: Cell) => void;
+  },
+): Promise<void> {
+  for (let start = 0; start < cells.length; start += CHUNK) {
+    if (ctx.signal.aborted || ctx.stopped()) return;
+    inOneTransaction(() => {
+      for (const cell of cells.slice(start, start + CHUNK)) {
+        if (ctx.signal.aborted || ctx.stopped()) return;
+        ctx.processing(cell);
+        let outcome: JudgeOutcome;
+        try {
+          outcome = ctx.evaluate(cell);
+        } catch (error) {
+          outcome = failed(cell, error);
+        }
+        ctx.record(cell, outcome);
+      }
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+function failed(cell: Cell, error: unknown): JudgeOutcome {
+  const message = error instanceof AppError ? error.message : `could not evaluate: ${(error as Error).message}`;
+  return { status: "failed", result: null, score: null, error: message, rawOutput: null, model: `check:${cell.node.check?.type ?? "unknown"}`, inputTokens: 0, outputTokens: 0, latencyMs: 0, cached: false, attempts: 0 };
 }

@@ -20,7 +20,7 @@ import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@
 import { processSingleton } from "@/lib/process-state";
 import { toExecution, toResult } from "@/lib/results/serialize";
 import type { Execution, ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
-import { checkEvaluator } from "./check-cell";
+import { checkEvaluator, runCheckCells } from "./check-cell";
 import { emit, progressOf } from "./events";
 import { withGoal } from "./goal";
 import { planRun, type Cell, type Plan } from "./plan";
@@ -108,6 +108,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   };
 
   const runCheck = checkEvaluator();
+  let lastTree: { id: number; tree: ConversationTree } | undefined;
 
   const evaluate = async (cell: Cell) => {
     if (signal.aborted || lifecycle.draining) return;
@@ -118,29 +119,31 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
-      // Check metrics are answered here, without the judge (no tokens, no cache).
-      if (cell.node.kind === "check") outcome = runCheck(cell, tree);
-      else {
-        const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId } });
-        outcome = await judge(
-          {
-            model,
-            system: prompt.system,
-            prompt: prompt.prompt,
-            outputType: cell.node.outputType,
-            outputSchema: cell.node.outputSchema,
-            signal,
-            noCache: req.retry || req.no_cache,
-          },
-          deps.judge,
-        );
-      }
+      const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId } });
+      outcome = await judge(
+        {
+          model,
+          system: prompt.system,
+          prompt: prompt.prompt,
+          outputType: cell.node.outputType,
+          outputSchema: cell.node.outputSchema,
+          signal,
+          noCache: req.retry || req.no_cache,
+        },
+        deps.judge,
+      );
     } catch (error) {
       if (signal.aborted) return; // cancelled: nothing is written after the cancel
       outcome = failedOutcome(model, error instanceof AppError ? error.message : `could not evaluate: ${(error as Error).message}`, now() - started);
     }
     // Synchronous from here to the write: a cancel cannot slip in between the check and the save.
     if (signal.aborted) return;
+    record(cell, outcome);
+  };
+
+  /** Save a cell's outcome, count it and announce it (synchronous). */
+  const record = (cell: Cell, outcome: JudgeOutcome) => {
+    const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     const saved = insertResult({
       executionId: row.id,
       pipelineNodeId: cell.node.id,
@@ -177,8 +180,21 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     }
   };
 
+  // Check cells first, written in chunks (they cost no judge call); then the judge's cells.
+  const checkCells = plan.cells.filter((c) => c.node.kind === "check");
+  await runCheckCells(checkCells, {
+    signal,
+    stopped: () => lifecycle.draining,
+    // Cells come in grid order, so consecutive cells share their conversation's tree.
+    evaluate: (cell) => {
+      if (lastTree?.id !== cell.conversationId) lastTree = { id: cell.conversationId, tree: loadConversationTree(cell.conversationId) };
+      return runCheck(cell, lastTree.tree);
+    },
+    record,
+    processing: (cell) => emit(row.id, { event: "processing", data: { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total } }),
+  });
   const limit = pLimit(req.execution_mode === "async" ? req.batch_size : 1);
-  await Promise.all(plan.cells.map((cell) => limit(() => evaluate(cell))));
+  await Promise.all(plan.cells.filter((c) => c.node.kind !== "check").map((cell) => limit(() => evaluate(cell))));
 
   const current = getExecutionRow(row.id);
   const meta = {
