@@ -43,11 +43,12 @@ export function checkEvaluator(): (cell: Cell, tree: CheckTree) => JudgeOutcome 
   };
 }
 
-const CHUNK = 1000;
+const CHUNK = 2000;
 
 /**
  * Evaluate check cells in chunks of one transaction each, yielding to the event loop between chunks so
- * SSE clients, reads and a cancel get their turn. A cancel or shutdown stops before the next cell.
+ * SSE clients, reads and a cancel get their turn. A cancel or shutdown stops before the next cell. No
+ * `processing` event: a check's verdict follows at once, so each cell announces only its result.
  */
 export async function runCheckCells(
   cells: Cell[],
@@ -56,7 +57,6 @@ export async function runCheckCells(
     stopped: () => boolean;
     evaluate: (cell: Cell) => JudgeOutcome;
     record: (cell: Cell, outcome: JudgeOutcome) => void;
-    processing: (cell: Cell) => void;
   },
 ): Promise<void> {
   for (let start = 0; start < cells.length; start += CHUNK) {
@@ -64,7 +64,6 @@ export async function runCheckCells(
     inOneTransaction(() => {
       for (const cell of cells.slice(start, start + CHUNK)) {
         if (ctx.signal.aborted || ctx.stopped()) return;
-        ctx.processing(cell);
         let outcome: JudgeOutcome;
         try {
           outcome = ctx.evaluate(cell);

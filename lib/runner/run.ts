@@ -191,7 +191,6 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
       return runCheck(cell, lastTree.tree);
     },
     record,
-    processing: (cell) => emit(row.id, { event: "processing", data: { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total } }),
   });
   const limit = pLimit(req.execution_mode === "async" ? req.batch_size : 1);
   await Promise.all(plan.cells.filter((c) => c.node.kind !== "check").map((cell) => limit(() => evaluate(cell))));
