@@ -107,11 +107,6 @@ const countFailureSql = `update pipeline_executions set failed_evaluations = fai
   where id = ?`;
 
 /**
- * Save one cell's result and count it on its execution in one transaction, so the counters always
- * add up to the rows; a failure is also appended to the execution's `errors` (capped). Runs once per
- * cell, so its statements are prepared once (see `statement`).
- */
-/**
  * Run `fn` in one transaction: writes inside it (insertResult nests as a savepoint) share one commit.
  * The runner writes check cells in chunks this way — a commit per cell would cost more than the check.
  */
@@ -119,6 +114,11 @@ export function inOneTransaction<T>(fn: () => T): T {
   return getDb().$client.transaction(fn)();
 }
 
+/**
+ * Save one cell's result and count it on its execution in one transaction, so the counters always
+ * add up to the rows; a failure is also appended to the execution's `errors` (capped). Runs once per
+ * cell, so its statements are prepared once (see `statement`).
+ */
 export function insertResult(values: NewResult, errorMessage?: string): EvaluationResultRow {
   const sqlite = getDb().$client;
   return sqlite.transaction(() => {
