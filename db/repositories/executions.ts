@@ -102,6 +102,7 @@ const insertResultSql = `insert into evaluation_results (execution_id, pipeline_
   conversation_id, message_id, step_id, result, score, status, error, raw_output, execution_time, model_name, input_tokens,
   output_tokens, cached) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`;
 const countSuccessSql = "update pipeline_executions set successful_evaluations = successful_evaluations + 1 where id = ?";
+const countSkippedSql = "update pipeline_executions set skipped_evaluations = skipped_evaluations + 1 where id = ?";
 const countFailureSql = `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
   errors = case when json_array_length(errors) < ${MAX_STORED_ERRORS} then json_insert(errors, '$[#]', json(?)) else errors end
   where id = ?`;
@@ -150,6 +151,8 @@ export function insertResult(values: NewResult, errorMessage?: string): Evaluati
         message: errorMessage ?? values.error ?? "failed",
       };
       statement(countFailureSql).run(JSON.stringify(error), values.executionId);
+    } else if (values.status === "skipped") {
+      statement(countSkippedSql).run(values.executionId);
     } else {
       statement(countSuccessSql).run(values.executionId);
     }

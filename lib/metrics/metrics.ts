@@ -10,6 +10,47 @@ import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinit
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
 import { getTemplateRow } from "./templates";
 
+/**
+ * 422 unless every dependency is another metric of the dataset and the graph stays acyclic (the
+ * message gives the cycle's path by name, e.g. "A → B → A").
+ */
+function assertDependencies(datasetId: number, selfId: number | null, selfName: string, dependsOn: number[]): number[] {
+  const unique = [...new Set(dependsOn)];
+  if (unique.length === 0) return unique;
+  const nodes = repo.listNodes({ datasetId });
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  for (const id of unique) {
+    if (id === selfId) throw new AppError("unprocessable", "A metric cannot depend on itself", [{ path: "depends_on", message: `${id} is this metric` }]);
+    if (!byId.has(id)) {
+      throw new AppError("unprocessable", `Metric ${id} is not a metric of dataset ${datasetId}`, [{ path: "depends_on", message: `${id} must be a metric of the same dataset` }]);
+    }
+  }
+  if (selfId === null) return unique; // a new metric has no dependents yet, so it cannot close a cycle
+  const edges = (id: number) => (id === selfId ? unique : (byId.get(id)?.dependsOn ?? []));
+  const name = (id: number) => (id === selfId ? selfName : (byId.get(id)?.name ?? String(id)));
+  // Depth-first from this metric: reaching it again closes a cycle through it.
+  const path: number[] = [selfId];
+  const seen = new Set<number>();
+  const visit = (id: number): number[] | null => {
+    for (const next of edges(id)) {
+      if (next === selfId) return [...path, selfId];
+      if (seen.has(next)) continue;
+      seen.add(next);
+      path.push(next);
+      const found = visit(next);
+      if (found) return found;
+      path.pop();
+    }
+    return null;
+  };
+  const cycle = visit(selfId);
+  if (cycle) {
+    const text = cycle.map(name).join(" → ");
+    throw new AppError("unprocessable", `depends_on would make a cycle: ${text}`, [{ path: "depends_on", message: `cycle: ${text}` }]);
+  }
+  return unique;
+}
+
 export function toMetric(row: PipelineNodeRow): Metric {
   return {
     id: row.id,
@@ -17,6 +58,8 @@ export function toMetric(row: PipelineNodeRow): Metric {
     dataset_id: row.datasetId,
     template_id: row.templateId,
     ...definitionToWire(row),
+    depends_on: row.dependsOn ?? [],
+    skip_rule: row.skipRule ?? null,
     position: row.position,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -72,6 +115,8 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     prompt,
     outputType,
     modelName: input.model_name !== undefined ? input.model_name : (template?.modelName ?? null),
+    dependsOn: assertDependencies(input.dataset_id, null, name, input.depends_on ?? []),
+    skipRule: input.skip_rule ?? null,
     ...derived,
   });
   return toMetric(row);
@@ -98,6 +143,8 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
       ...definitionPatch(patch),
       prompt,
       outputType,
+      ...(patch.depends_on !== undefined && { dependsOn: assertDependencies(row.datasetId, row.id, patch.name ?? row.name, patch.depends_on) }),
+      ...(patch.skip_rule !== undefined && { skipRule: patch.skip_rule }),
       ...derived,
     },
     patch.position,

@@ -4,13 +4,20 @@
  */
 import "server-only";
 import { inOneTransaction } from "@/db/repositories/executions";
-import type { PipelineNodeRow } from "@/db/schema";
+import type { PipelineNodeRow, ResultStatus } from "@/db/schema";
 import { AppError } from "@/lib/api/errors";
 import { prepareCheck, type CheckTree } from "@/lib/checks";
 import type { JudgeOutcome } from "@/lib/judge";
 import type { Cell } from "./plan";
 
 type Prepared = ReturnType<typeof prepareCheck>;
+
+/** What the runner records for a cell: a judge's or a check's outcome, or a skip (dependency not met). */
+export type CellOutcome = Omit<JudgeOutcome, "status"> & { status: ResultStatus };
+
+export function skippedOutcome(reason: string): CellOutcome {
+  return { status: "skipped", result: null, score: null, error: reason, rawOutput: null, model: "", inputTokens: 0, outputTokens: 0, latencyMs: 0, cached: false, attempts: 0 };
+}
 
 /** Checks compiled once per metric per run (regexes, JSON Schemas), then called per cell. */
 export function checkEvaluator(): (cell: Cell, tree: CheckTree) => JudgeOutcome {
@@ -55,8 +62,8 @@ export async function runCheckCells(
   ctx: {
     signal: AbortSignal;
     stopped: () => boolean;
-    evaluate: (cell: Cell) => JudgeOutcome;
-    record: (cell: Cell, outcome: JudgeOutcome) => void;
+    evaluate: (cell: Cell) => CellOutcome;
+    record: (cell: Cell, outcome: CellOutcome) => void;
   },
 ): Promise<void> {
   for (let start = 0; start < cells.length; start += CHUNK) {
@@ -64,7 +71,7 @@ export async function runCheckCells(
     inOneTransaction(() => {
       for (const cell of cells.slice(start, start + CHUNK)) {
         if (ctx.signal.aborted || ctx.stopped()) return;
-        let outcome: JudgeOutcome;
+        let outcome: CellOutcome;
         try {
           outcome = ctx.evaluate(cell);
         } catch (error) {

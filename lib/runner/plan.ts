@@ -22,7 +22,8 @@ export type Cell = {
   stepId: number | null;
 };
 
-export type Plan = { scope: Scope; nodes: PipelineNodeRow[]; cells: Cell[]; pipelineId: number | null };
+/** `allNodes`: every metric of the dataset, by id — dependencies outside the run are read from their latest results. */
+export type Plan = { scope: Scope; nodes: PipelineNodeRow[]; cells: Cell[]; pipelineId: number | null; allNodes: Map<number, PipelineNodeRow> };
 
 const label: Record<EvaluationLevel, string> = { conversation: "Conversation", message: "Message", step: "Step" };
 
@@ -138,5 +139,5 @@ export function planRun(req: RunRequest): Plan {
     const latest = latestStatusByCell(req.dataset_id);
     cells = cells.filter((c) => latest.get(`${c.node.id}:${c.entityType}:${c.entityId}`) !== "completed");
   }
-  return { scope, nodes, cells, pipelineId: allNodes[0]?.evaluationPipelineId ?? null };
+  return { scope, nodes, cells, pipelineId: allNodes[0]?.evaluationPipelineId ?? null, allNodes: new Map(allNodes.map((n) => [n.id, n])) };
 }

@@ -23,6 +23,17 @@ const checkSpec = z
   })
   .nullable()
   .describe("Required when kind is check; null for llm metrics");
+const dependsOn = z
+  .array(z.number().int().positive())
+  .max(20, "must list at most 20 metrics")
+  .describe("Metric ids of the same dataset evaluated before this one in a run; cycles are rejected (422 with the cycle's path)");
+const skipRule = z
+  .discriminatedUnion("when", [
+    z.object({ when: z.literal("failed").describe("Skip where a dependency's latest result failed or did not pass (score 0)") }),
+    z.object({ when: z.literal("below"), threshold: z.number().describe("Skip where a dependency's latest score is below this") }),
+  ])
+  .nullable()
+  .describe("When a cell is skipped (recorded as skipped, no judge call) because of its dependencies; null never skips");
 const checkWire = z.object({ type: z.string(), params: z.record(z.string(), z.unknown()) }).nullable();
 const appliesTo = z
   .array(z.enum(stepKinds))
@@ -104,6 +115,8 @@ export const createMetricBody = z
     applies_to: appliesTo.optional(),
     kind: kind.optional(),
     check: checkSpec.optional(),
+    depends_on: dependsOn.optional(),
+    skip_rule: skipRule.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.template_id != null) return;
@@ -126,6 +139,8 @@ export const updateMetricBody = z
     applies_to: appliesTo.optional(),
     kind: kind.optional(),
     check: checkSpec.optional(),
+    depends_on: dependsOn.optional(),
+    skip_rule: skipRule.optional(),
     position: z.number().int().min(0).optional().describe("Move the metric to this 0-based column (clamped to the last)"),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
@@ -150,6 +165,8 @@ export const metricSchema = z
     applies_to: appliesTo,
     kind,
     check: checkWire,
+    depends_on: z.array(z.number().int()),
+    skip_rule: skipRule,
     position: z.number().int().describe("0-based column order within the dataset"),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,
