@@ -9,6 +9,7 @@ import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, Updat
 import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition, promptAndOutput } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
 import { getTemplateRow } from "./templates";
+import { isMetricVariable, metricVariableName } from "./variables";
 
 /**
  * 422 unless every dependency is another metric of the dataset and the graph stays acyclic (the
@@ -49,6 +50,22 @@ function assertDependencies(datasetId: number, selfId: number | null, selfName: 
     throw new AppError("unprocessable", `depends_on would make a cycle: ${text}`, [{ path: "depends_on", message: `cycle: ${text}` }]);
   }
   return unique;
+}
+
+/** 422 unless every `@METRIC.<name>` of the prompt names one of the metric's dependencies. */
+function assertMetricVariables(datasetId: number, templateVariables: string[], dependsOn: number[]): void {
+  const used = templateVariables.filter(isMetricVariable);
+  if (used.length === 0) return;
+  const names = new Map(
+    repo
+      .listNodes({ datasetId })
+      .filter((n) => dependsOn.includes(n.id))
+      .map((n) => [metricVariableName(n.name).toLowerCase(), n.name]),
+  );
+  const unknown = used.filter((v) => !names.has(v.toLowerCase()));
+  if (unknown.length) {
+    throw new AppError("unprocessable", `${unknown.join(", ")} must name a metric listed in depends_on (written ${metricVariableName("Metric name")})`, unknown.map((v) => ({ path: "prompt", message: `${v} is not a dependency of this metric` })));
+  }
 }
 
 export function toMetric(row: PipelineNodeRow): Metric {
@@ -107,6 +124,8 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     outputSchema: input.output_schema !== undefined ? input.output_schema : template?.outputSchema,
     appliesTo: input.applies_to !== undefined ? input.applies_to : template?.appliesTo,
   });
+  const dependsOn = assertDependencies(input.dataset_id, null, name, input.depends_on ?? []);
+  assertMetricVariables(input.dataset_id, derived.templateVariables, dependsOn);
   const row = repo.createNode(input.dataset_id, {
     templateId: template?.id ?? null,
     name,
@@ -115,7 +134,7 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     prompt,
     outputType,
     modelName: input.model_name !== undefined ? input.model_name : (template?.modelName ?? null),
-    dependsOn: assertDependencies(input.dataset_id, null, name, input.depends_on ?? []),
+    dependsOn,
     skipRule: input.skip_rule ?? null,
     ...derived,
   });
@@ -137,13 +156,15 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
     // Moving a step metric to another level drops its step kinds rather than rejecting the move.
     appliesTo: patch.applies_to !== undefined ? patch.applies_to : (patch.evaluation_level ?? row.evaluationLevel) === "step" ? row.appliesTo : null,
   });
+  const dependsOn = patch.depends_on !== undefined ? assertDependencies(row.datasetId, row.id, patch.name ?? row.name, patch.depends_on) : row.dependsOn;
+  assertMetricVariables(row.datasetId, derived.templateVariables, dependsOn);
   const updated = repo.updateNode(
     id,
     {
       ...definitionPatch(patch),
       prompt,
       outputType,
-      ...(patch.depends_on !== undefined && { dependsOn: assertDependencies(row.datasetId, row.id, patch.name ?? row.name, patch.depends_on) }),
+      dependsOn,
       ...(patch.skip_rule !== undefined && { skipRule: patch.skip_rule }),
       ...derived,
     },

@@ -244,7 +244,13 @@ function substitute(prompt: string, values: Record<string, string | null>): stri
  * The judge prompt for one metric at one entity of a loaded conversation. The entity type must be
  * the metric's level (422 otherwise); the prompt's variables are assumed valid (checked on save).
  */
-export function buildJudgePrompt(input: { metric: JudgeMetric; tree: ConversationTree; entity: EntityRef }): JudgePrompt {
+export function buildJudgePrompt(input: {
+  metric: JudgeMetric;
+  tree: ConversationTree;
+  entity: EntityRef;
+  /** Values of `@METRIC.<name>` variables (other metrics' verdicts), read from the database by the caller. */
+  metricValues?: Record<string, string | null>;
+}): JudgePrompt {
   const { metric, tree, entity } = input;
   if (entity.type !== metric.evaluationLevel) {
     throw new AppError(
@@ -259,7 +265,7 @@ export function buildJudgePrompt(input: { metric: JudgeMetric; tree: Conversatio
   if (variables.length === 0) {
     return { system, prompt: `${metric.prompt.trim()}\n\n${defaultContext(at)}`, template_variables: [], missing: [] };
   }
-  const values = Object.fromEntries(variables.map((n) => [n, resolveOne(n, at)]));
+  const values = Object.fromEntries(variables.map((n) => [n, n.startsWith("@METRIC.") ? (input.metricValues?.[n] ?? null) : resolveOne(n, at)]));
   return {
     system,
     prompt: substitute(metric.prompt, values),

@@ -118,4 +118,28 @@ describe("depends_on", () => {
     // Nothing changed.
     expect((await call(node.GET, "GET", "/x", { params: { id: a.json.id } })).json.depends_on).toEqual([]);
   });
+
+  it("@METRIC.<name> gives the judge the dependency's latest verdict for the same entity; only dependencies may be named", async () => {
+    const sample = loadSampleDataset();
+    const budget = await createMetric({ dataset_id: sample.datasetId, name: "Step budget", kind: "check", evaluation_level: "message", check: { type: "step_count", params: { max: 5 } } });
+    const notDependent = await createMetric({ dataset_id: sample.datasetId, name: "Uses it", evaluation_level: "message", prompt: "MARK_SECOND @METRIC.Step_budget", output_type: "progress" });
+    expect(notDependent.status).toBe(422);
+    expect(notDependent.json.error.details).toEqual([{ path: "prompt", message: "@METRIC.Step_budget is not a dependency of this metric" }]);
+    const uses = await createMetric({
+      dataset_id: sample.datasetId,
+      name: "Uses it",
+      evaluation_level: "message",
+      prompt: "MARK_SECOND Given the step check @METRIC.Step_budget, judge @CURRENT_MESSAGE.output",
+      output_type: "progress",
+      depends_on: [budget.json.id],
+    });
+    expect(uses.status).toBe(201);
+    expect(uses.json.template_variables).toContain("@METRIC.Step_budget");
+    await runAll(sample.datasetId, { no_cache: true });
+    const prompts = double.requests.filter((r) => r.path === "/v1/chat/completions").map((r) => JSON.stringify(r.body));
+    expect(prompts).toHaveLength(9);
+    // Each message's prompt carries its own verdict: the 7-step message the failing one, the others a pass.
+    expect(prompts.filter((p) => p.includes("7 steps: more than the maximum of 5."))).toHaveLength(1);
+    expect(prompts.filter((p) => p.includes("at most 5 allowed."))).toHaveLength(8);
+  });
 });

@@ -20,6 +20,7 @@ import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@
 import { processSingleton } from "@/lib/process-state";
 import { toExecution, toResult } from "@/lib/results/serialize";
 import type { Execution, ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
+import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
 import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
 import { dependencyWaves, skipReason } from "./dependencies";
 import { emit, progressOf } from "./events";
@@ -122,7 +123,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
-      const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId } });
+      const metricValues = metricVerdicts(cell.node, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId }, plan.allNodes);
+      const prompt = buildJudgePrompt({ metric: cell.node, tree, entity: { type: cell.entityType, id: cell.entityId }, metricValues });
       outcome = await judge(
         {
           model,
