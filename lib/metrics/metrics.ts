@@ -8,6 +8,7 @@ import { assertDatasetExists } from "@/lib/datasets";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
 import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition, promptAndOutput } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
+import { metricVerdicts } from "./metric-verdicts";
 import { getTemplateRow } from "./templates";
 import { isMetricVariable, metricVariableName } from "./variables";
 
@@ -199,8 +200,10 @@ export function loadConversationTree(conversationId: number): ConversationTree {
 export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
   let metric: JudgeMetric;
   let datasetId: number | undefined;
+  let saved: PipelineNodeRow | undefined;
   if (input.pipeline_node_id !== undefined) {
     const node = getMetricRow(input.pipeline_node_id);
+    saved = node;
     metric = node;
     datasetId = node.datasetId;
   } else {
@@ -228,5 +231,9 @@ export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
       { path: "entity_id", message: `must belong to dataset ${datasetId}` },
     ]);
   }
-  return buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity });
+  // A saved metric's @METRIC.<name> variables show its dependencies' latest verdicts here too.
+  const metricValues = saved
+    ? metricVerdicts(saved, { ...entity, conversationId: location.conversationId }, new Map(repo.listNodes({ datasetId: saved.datasetId }).map((n) => [n.id, n])))
+    : undefined;
+  return buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity, metricValues });
 }
