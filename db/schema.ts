@@ -26,8 +26,18 @@ export const messageRoles = ["user", "assistant", "system", "tool"] as const;
 export type MessageRole = (typeof messageRoles)[number];
 export const executionStatuses = ["pending", "processing", "completed", "failed", "cancelled"] as const;
 export type ExecutionStatus = (typeof executionStatuses)[number];
-export const resultStatuses = ["completed", "failed"] as const;
+/** `skipped`: a dependency of the metric was not met, so the cell was recorded but not evaluated. */
+export const resultStatuses = ["completed", "failed", "skipped"] as const;
 export type ResultStatus = (typeof resultStatuses)[number];
+/** `llm` asks the judge model; `check` is a deterministic program over the conversation (lib/checks). */
+export const metricKinds = ["llm", "check"] as const;
+export type MetricKind = (typeof metricKinds)[number];
+/** The kinds of content a step can carry; a step metric's `applies_to` names those it judges. */
+export const stepKinds = ["thinking", "tool_call", "tool_result", "output"] as const;
+export type StepKind = (typeof stepKinds)[number];
+export type CheckSpec = { type: string; params: Record<string, unknown> };
+/** When a dependent metric skips a cell: its dependency failed, or scored below a threshold. */
+export type SkipRule = { when: "failed" } | { when: "below"; threshold: number };
 
 export const datasetsTable = sqliteTable(
   "datasets",
@@ -131,6 +141,10 @@ export const metricTemplatesTable = sqliteTable(
     isAdvanced: integer("is_advanced", { mode: "boolean" }).notNull().default(false),
     templateVariables: text("template_variables", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
     category: text("category"),
+    kind: text("kind", { enum: metricKinds }).notNull().default("llm"),
+    check: text("check", { mode: "json" }).$type<CheckSpec>(),
+    /** Step level: the step kinds the metric judges; null judges every step. */
+    appliesTo: text("applies_to", { mode: "json" }).$type<StepKind[]>(),
     isSystem: integer("is_system", { mode: "boolean" }).notNull().default(false),
     userId: text("user_id"),
     createdAt: createdAt(),
@@ -181,6 +195,13 @@ export const pipelineNodesTable = sqliteTable(
     /** Where the truth for this metric comes from (a meta field with a rule, or the human labels); see lib/labels/reference. */
     reference: text("reference", { mode: "json" }),
     position: integer("position").notNull(),
+    kind: text("kind", { enum: metricKinds }).notNull().default("llm"),
+    check: text("check", { mode: "json" }).$type<CheckSpec>(),
+    /** Step level: the step kinds the metric judges; null judges every step. */
+    appliesTo: text("applies_to", { mode: "json" }).$type<StepKind[]>(),
+    /** Metric ids of the same dataset evaluated before this one (their verdicts feed @METRIC.<name>). */
+    dependsOn: text("depends_on", { mode: "json" }).$type<number[]>().notNull().default(sql`'[]'`),
+    skipRule: text("skip_rule", { mode: "json" }).$type<SkipRule>(),
     createdAt: createdAt(),
     updatedAt: updatedAt(),
   },
@@ -262,7 +283,7 @@ export const evaluationResultsTable = sqliteTable(
     index("evaluation_results_latest_idx").on(t.pipelineNodeId, t.entityType, t.entityId, t.id),
     index("evaluation_results_dataset_idx").on(t.datasetId),
     index("evaluation_results_conversation_idx").on(t.conversationId),
-    check("evaluation_results_status_check", sql`${t.status} in ('completed', 'failed')`),
+    check("evaluation_results_status_check", sql`${t.status} in ('completed', 'failed', 'skipped')`),
   ],
 );
 

@@ -86,7 +86,10 @@ test.describe("dataset workspace", () => {
     await expect(detail).toBeHidden();
 
     // A JSON result: its score, and the whole object in a viewer.
-    await grid.locator('[data-testid=grid-row][data-level="step"]').first().getByRole("button", { name: /^Tool Selection on .*: show result/ }).click();
+    // Tool Selection judges tool-call steps only (applies_to): the first step, a thinking step, is n/a.
+    const steps = grid.locator('[data-testid=grid-row][data-level="step"]');
+    await expect(steps.first().locator('[data-testid=grid-cell][data-state="n/a"]')).toHaveCount(1);
+    await steps.filter({ hasText: "tool_call" }).first().getByRole("button", { name: /^Tool Selection on .*: show result/ }).click();
     const jsonDetail = page.getByRole("dialog", { name: "Tool Selection result" });
     await expect(jsonDetail.getByLabel("Judge's answer")).toBeVisible();
     await page.screenshot({ path: "test-results/screenshots/cell-detail-json.png" });

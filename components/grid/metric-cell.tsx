@@ -2,6 +2,7 @@
 
 import { memo } from "react";
 import { cn } from "@/components/ui/cn";
+import { metricAppliesToStep } from "@/lib/metrics/step-kinds";
 import { ResultValue } from "@/components/results/result-value";
 import type { GridRow } from "@/lib/schemas/executions";
 import type { Metric } from "@/lib/schemas/metrics";
@@ -18,6 +19,14 @@ export const MetricCell = memo(function MetricCell({ metric, row }: { metric: Me
     return (
       <span className="px-2 text-slate-300" aria-label="does not apply">
         ·
+      </span>
+    );
+  }
+  if (row.entity_type === "step" && !metricAppliesToStep(metric.applies_to, row.step_kinds ?? [])) {
+    // The metric judges other kinds of steps: never run here, no result, in no aggregate.
+    return (
+      <span className="px-2 text-xs text-slate-400" data-testid="grid-cell" data-state="n/a" title={`${metric.name} judges ${(metric.applies_to ?? []).join(", ")} steps only`}>
+        n/a
       </span>
     );
   }
@@ -86,6 +95,13 @@ function CellBody({ view, metric, row, where }: { view: CellView; metric: Metric
           <span className="truncate text-xs">{view.error ?? "Error"}</span>
           <span className="ml-auto hidden shrink-0 text-xs font-medium group-hover/cell:inline">↻ Retry</span>
         </button>
+      );
+    case "skipped":
+      // A dependency of the metric was not met: recorded, not judged, counted as skipped.
+      return (
+        <span className="flex h-full items-center px-2 text-xs text-slate-500" title={view.error ?? "skipped"} aria-label={`${where}: skipped`}>
+          Skipped
+        </span>
       );
     case "completed":
       return (

@@ -15,6 +15,7 @@ function row(entity_type: GridRow["entity_type"], id: number, conversation: numb
     position: 0,
     label: `${entity_type} ${id}`,
     role: null,
+    step_kinds: entity_type === "step" ? ["tool_call"] : null,
     cells,
   };
 }

@@ -3,6 +3,7 @@
  * (lib/runner/plan.ts) — so they can show `pending` the moment the run starts. Cells not loaded yet
  * get their state from the stream when it reaches them.
  */
+import { metricAppliesToStep } from "@/lib/metrics/step-kinds";
 import type { GridRow } from "@/lib/schemas/executions";
 import type { Metric } from "@/lib/schemas/metrics";
 import { viewOf, type LiveCells } from "./live-store";
@@ -24,6 +25,7 @@ export function plannedKeys(scope: RunScope, rows: GridRow[], metrics: Metric[],
     if (!inScope(scope, row)) continue;
     for (const node of nodes) {
       if (node.evaluation_level !== row.entity_type) continue;
+      if (row.entity_type === "step" && !metricAppliesToStep(node.applies_to, row.step_kinds ?? [])) continue;
       const key = cellKey(node.id, row.entity_type, row.entity_id);
       if (scope.retry && viewOf(store.get(key), row.cells[String(node.id)]).status === "completed") continue;
       keys.push(key);

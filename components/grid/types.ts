@@ -18,7 +18,7 @@ export type LiveCell =
   | { status: "pending"; executionId: number }
   | { status: "processing"; executionId: number; progress: number }
   | {
-      status: "completed" | "failed";
+      status: "completed" | "failed" | "skipped";
       executionId: number;
       result: unknown;
       error: string | null;

@@ -109,10 +109,11 @@ export function useRuns({ datasetId, store }: { datasetId: number; store: LiveCe
       es.addEventListener("complete", (e) => {
         const d = parse<CompleteEvent>(e);
         store.set(cellKey(d.pipeline_node_id, d.entity_type, d.entity_id), {
-          status: "completed",
+          // A cell whose dependency was not met is recorded as skipped (its error says why).
+          status: d.result.status === "skipped" ? "skipped" : "completed",
           executionId: id,
           result: d.result.result,
-          error: null,
+          error: d.result.status === "skipped" ? d.result.error : null,
           updatedAt: d.result.created_at,
           detail: d.result,
         });

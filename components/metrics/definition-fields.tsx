@@ -2,7 +2,8 @@
 
 import { Field, Input, Textarea } from "@/components/ui/field";
 import { Select } from "@/components/ui/select";
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { EvaluationLevel, MetricKind, OutputType, StepKind } from "@/db/schema";
+import { checks } from "@/lib/checks";
 import { ApiError } from "@/lib/client/api";
 import type { Metric, MetricTemplate } from "@/lib/schemas/metrics";
 import { levelHints, levelLabels, levels, outputTypeLabels, outputTypeList } from "./labels";
@@ -18,7 +19,15 @@ export type DefinitionDraft = {
   model_name: string;
   prompt: string;
   category: string;
+  kind: MetricKind;
+  check_type: string;
+  /** The check's parameters as JSON text. */
+  check_params: string;
+  /** Step level: the step kinds judged; empty judges every step. */
+  applies_to: StepKind[];
 };
+
+const stepKindList: StepKind[] = ["thinking", "tool_call", "tool_result", "output"];
 
 export const emptyDraft: DefinitionDraft = {
   name: "",
@@ -29,6 +38,10 @@ export const emptyDraft: DefinitionDraft = {
   model_name: "",
   prompt: "",
   category: "",
+  kind: "llm",
+  check_type: "",
+  check_params: "{}",
+  applies_to: [],
 };
 
 export function draftFrom(source: MetricTemplate | Metric): DefinitionDraft {
@@ -41,6 +54,10 @@ export function draftFrom(source: MetricTemplate | Metric): DefinitionDraft {
     model_name: source.model_name ?? "",
     prompt: source.prompt,
     category: "category" in source ? (source.category ?? "") : "",
+    kind: source.kind,
+    check_type: source.check?.type ?? "",
+    check_params: JSON.stringify(source.check?.params ?? {}, null, 2),
+    applies_to: source.applies_to ?? [],
   };
 }
 
@@ -51,14 +68,29 @@ export type DraftBody = {
   output_type: OutputType;
   output_schema: Record<string, unknown> | null;
   model_name: string | null;
-  prompt: string;
+  prompt?: string;
+  kind: MetricKind;
+  check?: { type: string; params: Record<string, unknown> };
+  applies_to: StepKind[] | null;
 };
 
 /** The request body for a draft, or field errors found before sending (empty fields, bad JSON). */
 export function draftToBody(draft: DefinitionDraft): { body?: DraftBody; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   if (!draft.name.trim()) errors.name = "Give it a name";
-  if (!draft.prompt.trim()) errors.prompt = "Write the prompt the judge follows";
+  const isCheck = draft.kind === "check";
+  if (!isCheck && !draft.prompt.trim()) errors.prompt = "Write the prompt the judge follows";
+  let params: Record<string, unknown> = {};
+  if (isCheck) {
+    if (!draft.check_type) errors["check.type"] = "Choose a check";
+    try {
+      const parsed: unknown = JSON.parse(draft.check_params || "{}");
+      if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) errors["check.params"] = "Give the parameters as a JSON object";
+      else params = parsed as Record<string, unknown>;
+    } catch (e) {
+      errors["check.params"] = `Not valid JSON: ${(e as Error).message}`;
+    }
+  }
   let schema: Record<string, unknown> | null = null;
   if (draft.output_type === "json") {
     try {
@@ -79,10 +111,13 @@ export function draftToBody(draft: DefinitionDraft): { body?: DraftBody; errors:
       name: draft.name.trim(),
       description: draft.description.trim() ? draft.description : null,
       evaluation_level: draft.evaluation_level,
-      output_type: draft.output_type,
-      output_schema: schema,
+      output_type: isCheck ? "checkbox" : draft.output_type,
+      output_schema: isCheck ? null : schema,
       model_name: draft.model_name.trim() ? draft.model_name.trim() : null,
-      prompt: draft.prompt,
+      // A check has no prompt: the server validates its parameters instead (422 with the reason).
+      ...(isCheck ? { check: { type: draft.check_type, params } } : { prompt: draft.prompt }),
+      kind: draft.kind,
+      applies_to: draft.evaluation_level === "step" && draft.applies_to.length ? draft.applies_to : null,
     },
   };
 }
@@ -95,7 +130,11 @@ export function apiErrorFields(error: unknown): { fields: Record<string, string>
     return { fields: { prompt: error.message }, general: null };
   }
   const fields: Record<string, string> = {};
-  for (const d of error.details) fields[d.path] ??= d.message;
+  for (const d of error.details) {
+    // Errors inside the parameters show under the parameters field, naming the parameter.
+    const path = d.path.startsWith("check.params") ? "check.params" : d.path;
+    fields[path] ??= path === d.path ? d.message : `${d.path.slice("check.params.".length)} ${d.message}`;
+  }
   return { fields, general: error.details.length ? null : error.message };
 }
 
@@ -136,6 +175,17 @@ export function DefinitionFields({
           </Field>
         )}
       </div>
+      <fieldset className="space-y-1.5">
+        <legend className="text-sm font-medium text-slate-700">Kind</legend>
+        <div className="flex gap-4 text-sm">
+          {(["llm", "check"] as const).map((k) => (
+            <label key={k} className="flex items-center gap-2">
+              <input type="radio" name={id("kind")} value={k} checked={draft.kind === k} onChange={() => onChange({ kind: k })} />
+              {k === "llm" ? "LLM judge" : "Deterministic check (no judge call)"}
+            </label>
+          ))}
+        </div>
+      </fieldset>
       <Field id={id("description")} label="Description" hint="Optional: what it measures, in a user's words" error={errors.description}>
         <Textarea id={id("description")} value={draft.description} rows={2} maxLength={5000} onChange={(e) => onChange({ description: e.target.value })} />
       </Field>
@@ -153,17 +203,64 @@ export function DefinitionFields({
             ))}
           </Select>
         </Field>
-        <Field id={id("output")} label="Output type" error={errors.output_type}>
-          <Select id={id("output")} value={draft.output_type} onChange={(e) => onChange({ output_type: e.target.value as OutputType })}>
-            {outputTypeList.map((t) => (
-              <option key={t} value={t}>
-                {outputTypeLabels[t]}
+        {draft.kind === "check" ? (
+          <Field id={id("check-type")} label="Check" hint={checks.find((c) => c.type === draft.check_type)?.description} error={errors["check.type"]}>
+            <Select id={id("check-type")} value={draft.check_type} aria-invalid={!!errors["check.type"]} onChange={(e) => onChange({ check_type: e.target.value })}>
+              <option value="" disabled>
+                Choose a check…
               </option>
-            ))}
-          </Select>
-        </Field>
+              {checks.map((c) => (
+                <option key={c.type} value={c.type}>
+                  {c.label}
+                </option>
+              ))}
+            </Select>
+          </Field>
+        ) : (
+          <Field id={id("output")} label="Output type" error={errors.output_type}>
+            <Select id={id("output")} value={draft.output_type} onChange={(e) => onChange({ output_type: e.target.value as OutputType })}>
+              {outputTypeList.map((t) => (
+                <option key={t} value={t}>
+                  {outputTypeLabels[t]}
+                </option>
+              ))}
+            </Select>
+          </Field>
+        )}
       </div>
-      {draft.output_type === "json" ? (
+      {draft.evaluation_level === "step" ? (
+        <fieldset className="space-y-1.5">
+          <legend className="text-sm font-medium text-slate-700">Applies to</legend>
+          <p className="text-xs text-slate-500">Step kinds the metric judges; other steps show n/a and cost nothing. None checked: every step.</p>
+          <div className="flex flex-wrap gap-4 text-sm" id={id("applies-to")}>
+            {stepKindList.map((k) => (
+              <label key={k} className="flex items-center gap-2">
+                <input
+                  type="checkbox"
+                  checked={draft.applies_to.includes(k)}
+                  onChange={(e) => onChange({ applies_to: e.target.checked ? [...draft.applies_to, k] : draft.applies_to.filter((x) => x !== k) })}
+                />
+                {k}
+              </label>
+            ))}
+          </div>
+          {errors.applies_to ? <p className="text-sm text-red-600">{errors.applies_to}</p> : null}
+        </fieldset>
+      ) : null}
+      {draft.kind === "check" ? (
+        <Field id={id("check-params")} label="Check parameters (JSON)" hint="Validated on save" error={errors["check.params"]}>
+          <Textarea
+            id={id("check-params")}
+            value={draft.check_params}
+            rows={5}
+            spellCheck={false}
+            className="font-mono text-[13px]"
+            aria-invalid={!!errors["check.params"]}
+            onChange={(e) => onChange({ check_params: e.target.value })}
+          />
+        </Field>
+      ) : null}
+      {draft.kind !== "check" && draft.output_type === "json" ? (
         <Field
           id={id("schema")}
           label="Output schema (JSON Schema)"
@@ -182,18 +279,20 @@ export function DefinitionFields({
           />
         </Field>
       ) : null}
-      <div className="space-y-1.5">
-        <label htmlFor={id("prompt")} className="block text-sm font-medium text-slate-700">
-          Prompt
-        </label>
-        <PromptEditor
-          id={id("prompt")}
-          value={draft.prompt}
-          level={draft.evaluation_level}
-          error={errors.prompt}
-          onChange={(prompt) => onChange({ prompt })}
-        />
-      </div>
+      {draft.kind === "check" ? null : (
+        <div className="space-y-1.5">
+          <label htmlFor={id("prompt")} className="block text-sm font-medium text-slate-700">
+            Prompt
+          </label>
+          <PromptEditor
+            id={id("prompt")}
+            value={draft.prompt}
+            level={draft.evaluation_level}
+            error={errors.prompt}
+            onChange={(prompt) => onChange({ prompt })}
+          />
+        </div>
+      )}
     </div>
   );
 }

@@ -82,7 +82,9 @@ export function MetricEditor({
   }
 
   const check = checkPromptVariables(draft.prompt, draft.evaluation_level);
-  const previewBlocked = !draft.prompt.trim()
+  const previewBlocked = draft.kind === "check"
+    ? "A check calls no judge: there is no prompt to preview. Run it from the grid."
+    : !draft.prompt.trim()
     ? "Write a prompt to preview it."
     : check.invalid.length
       ? "Fix the variables that are not valid at this level to preview."

@@ -112,9 +112,18 @@ const insertResultSql = `insert into evaluation_results (execution_id, pipeline_
   conversation_id, message_id, step_id, result, score, status, error, raw_output, execution_time, model_name, input_tokens,
   output_tokens, cached) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`;
 const countSuccessSql = "update pipeline_executions set successful_evaluations = successful_evaluations + 1 where id = ?";
+const countSkippedSql = "update pipeline_executions set skipped_evaluations = skipped_evaluations + 1 where id = ?";
 const countFailureSql = `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
   errors = case when json_array_length(errors) < ${MAX_STORED_ERRORS} then json_insert(errors, '$[#]', json(?)) else errors end
   where id = ?`;
+
+/**
+ * Run `fn` in one transaction: writes inside it (insertResult nests as a savepoint) share one commit.
+ * The runner writes check cells in chunks this way — a commit per cell would cost more than the check.
+ */
+export function inOneTransaction<T>(fn: () => T): T {
+  return getDb().$client.transaction(fn)();
+}
 
 /**
  * Save one cell's result and count it on its execution in one transaction, so the counters always
@@ -152,6 +161,8 @@ export function insertResult(values: NewResult, errorMessage?: string): Evaluati
         message: errorMessage ?? values.error ?? "failed",
       };
       statement(countFailureSql).run(JSON.stringify(error), values.executionId);
+    } else if (values.status === "skipped") {
+      statement(countSkippedSql).run(values.executionId);
     } else {
       statement(countSuccessSql).run(values.executionId);
     }
@@ -274,7 +285,17 @@ export function listEntities(datasetId: number, conversationId?: number) {
     .all();
   const stepWhere = conversationId ? eq(stepsTable.conversationId, conversationId) : eq(stepsTable.datasetId, datasetId);
   const steps = db
-    .select({ id: stepsTable.id, messageId: stepsTable.messageId, conversationId: stepsTable.conversationId, position: stepsTable.position })
+    .select({
+      id: stepsTable.id,
+      messageId: stepsTable.messageId,
+      conversationId: stepsTable.conversationId,
+      position: stepsTable.position,
+      // What the step carries, for the metrics' applies_to (same rule as the grid's step labels).
+      hasThinking: sql<boolean>`(${stepsTable.thinking} is not null and ${stepsTable.thinking} <> '')`.mapWith(Boolean),
+      hasToolCall: sql<boolean>`(${stepsTable.toolCall} is not null and ${stepsTable.toolCall} <> 'null')`.mapWith(Boolean),
+      hasToolResult: sql<boolean>`(${stepsTable.toolResult} is not null and ${stepsTable.toolResult} <> 'null')`.mapWith(Boolean),
+      hasOutput: sql<boolean>`(${stepsTable.outputContent} is not null and ${stepsTable.outputContent} <> '')`.mapWith(Boolean),
+    })
     .from(stepsTable)
     .where(stepWhere)
     .orderBy(asc(stepsTable.messageId), asc(stepsTable.position))

@@ -56,6 +56,9 @@ const comparedFields = [
   "isAdvanced",
   "templateVariables",
   "category",
+  "appliesTo",
+  "kind",
+  "check",
 ] as const;
 
 function differs(row: MetricTemplateRow, wanted: SystemTemplateValues): boolean {

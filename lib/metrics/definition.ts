@@ -2,7 +2,8 @@
  * The rules every metric definition obeys, whether it is a template or a metric: variables valid for
  * the level (422 naming the valid ones), a JSON Schema for json output, and the derived fields.
  */
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } from "@/db/schema";
+import { defaultAppliesTo, parseCheckSpec } from "@/lib/checks";
 import { AppError } from "@/lib/api/errors";
 import { checkPromptVariables, explainInvalidVariable, variablesForLevel } from "./variables";
 
@@ -11,6 +12,10 @@ export type Definition = {
   evaluationLevel: EvaluationLevel;
   outputType: OutputType;
   outputSchema?: unknown;
+  /** Step level only: the step kinds judged; null or absent judges every step. */
+  appliesTo?: StepKind[] | null;
+  kind?: MetricKind;
+  check?: unknown;
 };
 
 export type DerivedFields = {
@@ -18,6 +23,11 @@ export type DerivedFields = {
   isAdvanced: boolean;
   /** Kept only for json output; other output types have a fixed shape. */
   outputSchema: Record<string, unknown> | null;
+  /** Null unless the level is step (other levels have no step kinds). */
+  appliesTo: StepKind[] | null;
+  kind: MetricKind;
+  /** The validated check (defaults filled in) for check metrics; null for llm metrics. */
+  check: CheckSpec | null;
 };
 
 /** The columns a template and a metric share, stored the same way on both. */
@@ -31,6 +41,9 @@ type StoredDefinition = {
   modelName: string | null;
   isAdvanced: boolean;
   templateVariables: string[];
+  appliesTo: StepKind[] | null;
+  kind: MetricKind;
+  check: CheckSpec | null;
 };
 
 /** The shared definition fields as the API shows them (snake_case), for templates and metrics alike. */
@@ -45,6 +58,9 @@ export function definitionToWire(row: StoredDefinition) {
     model_name: row.modelName,
     is_advanced: row.isAdvanced,
     template_variables: row.templateVariables,
+    applies_to: row.appliesTo ?? null,
+    kind: row.kind,
+    check: row.check ?? null,
   };
 }
 
@@ -69,6 +85,19 @@ export function definitionPatch(patch: {
 
 function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === "object" && !Array.isArray(value);
+}
+
+/**
+ * The prompt and output type a definition stores: a check has no prompt of its own and answers pass or
+ * fail (checkbox); an llm definition needs both (422 naming the missing one).
+ */
+export function promptAndOutput(kind: MetricKind, prompt: string | undefined, outputType: OutputType | undefined): { prompt: string; outputType: OutputType } {
+  if (kind === "check") return { prompt: prompt ?? "", outputType: "checkbox" };
+  const missing = [prompt === undefined && "prompt", outputType === undefined && "output_type"].filter((f): f is string => Boolean(f));
+  if (prompt === undefined || outputType === undefined) {
+    throw new AppError("unprocessable", `${missing.join(" and ")} ${missing.length > 1 ? "are" : "is"} required for an llm metric`, missing.map((path) => ({ path, message: "is required when kind is llm" })));
+  }
+  return { prompt, outputType };
 }
 
 /** 422 unless the prompt's variables exist at the level. */
@@ -101,12 +130,44 @@ function normaliseOutputSchema(outputType: OutputType, schema: unknown): Record<
   return schema;
 }
 
+/**
+ * 422 when a conversation or message metric names step kinds (it has none to filter); a step metric
+ * keeps its kinds deduplicated in a fixed order, so equal sets compare equal.
+ */
+function normaliseAppliesTo(level: EvaluationLevel, appliesTo: StepKind[] | null | undefined): StepKind[] | null {
+  if (appliesTo == null) return null;
+  if (level !== "step") {
+    throw new AppError("unprocessable", `applies_to filters step kinds and is only allowed on step-level metrics, not ${level}`, [
+      { path: "applies_to", message: "must be null unless evaluation_level is step" },
+    ]);
+  }
+  const order: StepKind[] = ["thinking", "tool_call", "tool_result", "output"];
+  return order.filter((k) => appliesTo.includes(k));
+}
+
 /** Validate a definition and derive `template_variables`, `is_advanced` and the stored output schema. */
 export function deriveDefinition(def: Definition): DerivedFields {
+  if (def.kind === "check") {
+    const check = parseCheckSpec(def.check, def.evaluationLevel);
+    // Unless told otherwise, a step check judges the step kinds it is about (tool_call_valid: tool calls).
+    const appliesTo = def.appliesTo === undefined && def.evaluationLevel === "step" ? defaultAppliesTo(check.type) : def.appliesTo;
+    // A check judges nothing with a prompt: pass/fail is its answer, so its output is a checkbox.
+    return {
+      templateVariables: [],
+      isAdvanced: false,
+      outputSchema: null,
+      appliesTo: normaliseAppliesTo(def.evaluationLevel, appliesTo),
+      kind: "check",
+      check,
+    };
+  }
   const templateVariables = assertPromptVariables(def.prompt, def.evaluationLevel);
   return {
     templateVariables,
     isAdvanced: templateVariables.length > 0,
     outputSchema: normaliseOutputSchema(def.outputType, def.outputSchema),
+    appliesTo: normaliseAppliesTo(def.evaluationLevel, def.appliesTo),
+    kind: "llm",
+    check: null,
   };
 }

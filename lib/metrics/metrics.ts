@@ -7,12 +7,71 @@ import { AppError, notFound } from "@/lib/api/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import { contextTokensFor, resolveModelName } from "@/lib/judge/config";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
-import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition } from "./definition";
+import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition, promptAndOutput } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
 import { listPromptVersions, recordPromptVersion } from "@/db/repositories/prompt-versions";
 import type { MetricReference, MetricVersion } from "@/lib/schemas/labels";
 import { assertReference } from "./reference";
+import { metricVerdicts } from "./metric-verdicts";
 import { getTemplateRow } from "./templates";
+import { isMetricVariable, metricVariableName } from "./variables";
+
+/**
+ * 422 unless every dependency is another metric of the dataset and the graph stays acyclic (the
+ * message gives the cycle's path by name, e.g. "A → B → A").
+ */
+function assertDependencies(datasetId: number, selfId: number | null, selfName: string, dependsOn: number[]): number[] {
+  const unique = [...new Set(dependsOn)];
+  if (unique.length === 0) return unique;
+  const nodes = repo.listNodes({ datasetId });
+  const byId = new Map(nodes.map((n) => [n.id, n]));
+  for (const id of unique) {
+    if (id === selfId) throw new AppError("unprocessable", "A metric cannot depend on itself", [{ path: "depends_on", message: `${id} is this metric` }]);
+    if (!byId.has(id)) {
+      throw new AppError("unprocessable", `Metric ${id} is not a metric of dataset ${datasetId}`, [{ path: "depends_on", message: `${id} must be a metric of the same dataset` }]);
+    }
+  }
+  if (selfId === null) return unique; // a new metric has no dependents yet, so it cannot close a cycle
+  const edges = (id: number) => (id === selfId ? unique : (byId.get(id)?.dependsOn ?? []));
+  const name = (id: number) => (id === selfId ? selfName : (byId.get(id)?.name ?? String(id)));
+  // Depth-first from this metric: reaching it again closes a cycle through it.
+  const path: number[] = [selfId];
+  const seen = new Set<number>();
+  const visit = (id: number): number[] | null => {
+    for (const next of edges(id)) {
+      if (next === selfId) return [...path, selfId];
+      if (seen.has(next)) continue;
+      seen.add(next);
+      path.push(next);
+      const found = visit(next);
+      if (found) return found;
+      path.pop();
+    }
+    return null;
+  };
+  const cycle = visit(selfId);
+  if (cycle) {
+    const text = cycle.map(name).join(" → ");
+    throw new AppError("unprocessable", `depends_on would make a cycle: ${text}`, [{ path: "depends_on", message: `cycle: ${text}` }]);
+  }
+  return unique;
+}
+
+/** 422 unless every `@METRIC.<name>` of the prompt names one of the metric's dependencies. */
+function assertMetricVariables(datasetId: number, templateVariables: string[], dependsOn: number[]): void {
+  const used = templateVariables.filter(isMetricVariable);
+  if (used.length === 0) return;
+  const names = new Map(
+    repo
+      .listNodes({ datasetId })
+      .filter((n) => dependsOn.includes(n.id))
+      .map((n) => [metricVariableName(n.name).toLowerCase(), n.name]),
+  );
+  const unknown = used.filter((v) => !names.has(v.toLowerCase()));
+  if (unknown.length) {
+    throw new AppError("unprocessable", `${unknown.join(", ")} must name a metric listed in depends_on (written ${metricVariableName("Metric name")})`, unknown.map((v) => ({ path: "prompt", message: `${v} is not a dependency of this metric` })));
+  }
+}
 
 export function toMetric(row: PipelineNodeRow): Metric {
   return {
@@ -22,6 +81,8 @@ export function toMetric(row: PipelineNodeRow): Metric {
     template_id: row.templateId,
     ...definitionToWire(row),
     reference: (row.reference ?? null) as MetricReference | null,
+    depends_on: row.dependsOn ?? [],
+    skip_rule: row.skipRule ?? null,
     position: row.position,
     created_at: row.createdAt,
     updated_at: row.updatedAt,
@@ -55,18 +116,23 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
   // The body schema requires these four without a template, so the fallbacks only apply with one.
   const name = input.name ?? template?.name;
   const evaluationLevel = input.evaluation_level ?? template?.evaluationLevel;
-  const prompt = input.prompt ?? template?.prompt;
-  const outputType = input.output_type ?? template?.outputType;
-  if (name === undefined || evaluationLevel === undefined || prompt === undefined || outputType === undefined) {
-    throw new AppError("bad_request", "name, evaluation_level, prompt and output_type are required without template_id");
+  const kind = input.kind ?? template?.kind ?? "llm";
+  if (name === undefined || evaluationLevel === undefined) {
+    throw new AppError("bad_request", "name and evaluation_level are required without template_id");
   }
+  const { prompt, outputType } = promptAndOutput(kind, input.prompt ?? template?.prompt, input.output_type ?? template?.outputType);
   const derived = deriveDefinition({
+    kind,
+    check: input.check !== undefined ? input.check : template?.check,
     prompt,
     evaluationLevel,
     outputType,
     outputSchema: input.output_schema !== undefined ? input.output_schema : template?.outputSchema,
+    appliesTo: input.applies_to !== undefined ? input.applies_to : template?.appliesTo,
   });
   assertReference(input.reference, { evaluationLevel, outputType });
+  const dependsOn = assertDependencies(input.dataset_id, null, name, input.depends_on ?? []);
+  assertMetricVariables(input.dataset_id, derived.templateVariables, dependsOn);
   const row = repo.createNode(input.dataset_id, {
     templateId: template?.id ?? null,
     name,
@@ -76,6 +142,8 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     outputType,
     modelName: input.model_name !== undefined ? input.model_name : (template?.modelName ?? null),
     reference: input.reference ?? null,
+    dependsOn,
+    skipRule: input.skip_rule ?? null,
     ...derived,
   });
   recordPromptVersion(row);
@@ -85,11 +153,17 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
 /** Change a metric; the prompt is re-checked against the (possibly new) level and variables re-derived. */
 export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
   const row = getMetricRow(id);
+  const kind = patch.kind ?? row.kind;
+  const { prompt, outputType } = promptAndOutput(kind, patch.prompt ?? row.prompt, patch.output_type ?? row.outputType);
   const derived = deriveDefinition({
-    prompt: patch.prompt ?? row.prompt,
+    kind,
+    check: patch.check !== undefined ? patch.check : row.check,
+    prompt,
     evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
-    outputType: patch.output_type ?? row.outputType,
+    outputType,
     outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
+    // Moving a step metric to another level drops its step kinds rather than rejecting the move.
+    appliesTo: patch.applies_to !== undefined ? patch.applies_to : (patch.evaluation_level ?? row.evaluationLevel) === "step" ? row.appliesTo : null,
   });
   assertReference(patch.reference !== undefined ? patch.reference : (row.reference as MetricReference | null), {
     evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
@@ -97,11 +171,17 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
   });
   // Metrics saved before versions were kept get their definition recorded as the first version.
   recordPromptVersion(row);
+  const dependsOn = patch.depends_on !== undefined ? assertDependencies(row.datasetId, row.id, patch.name ?? row.name, patch.depends_on) : row.dependsOn;
+  assertMetricVariables(row.datasetId, derived.templateVariables, dependsOn);
   const updated = repo.updateNode(
     id,
     {
       ...definitionPatch(patch),
       ...(patch.reference !== undefined && { reference: patch.reference }),
+      prompt,
+      outputType,
+      dependsOn,
+      ...(patch.skip_rule !== undefined && { skipRule: patch.skip_rule }),
       ...derived,
     },
     patch.position,
@@ -140,8 +220,10 @@ export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
   let metric: JudgeMetric;
   let datasetId: number | undefined;
   let metricModel: string | null = null;
+  let saved: PipelineNodeRow | undefined;
   if (input.pipeline_node_id !== undefined) {
     const node = getMetricRow(input.pipeline_node_id);
+    saved = node;
     metric = node;
     datasetId = node.datasetId;
     metricModel = node.modelName;
@@ -173,7 +255,11 @@ export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
   // The same model choice as a run without an override: the request's, else the metric's, else the default.
   const model = resolveModelName(input.model_name, metricModel);
   const contextTokens = contextTokensFor(model);
-  const prompt = buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity, contextTokens });
+  // A saved metric's @METRIC.<name> variables show its dependencies' latest verdicts here too.
+  const metricValues = saved
+    ? metricVerdicts(saved, { ...entity, conversationId: location.conversationId }, new Map(repo.listNodes({ datasetId: saved.datasetId }).map((n) => [n.id, n])))
+    : undefined;
+  const prompt = buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity, metricValues, contextTokens });
   return { ...prompt, model, context_tokens: contextTokens };
 }
 

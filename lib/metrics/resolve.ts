@@ -269,6 +269,11 @@ export function judgeSystemMessage(outputType: OutputType, outputSchema?: unknow
 }
 
 /** Write resolved values into the prompt at each variable occurrence (fenced unless plain). */
+/** Another metric's verdict as prompt text (null when it has none: a missing variable). */
+function metricDoc(value: string | null | undefined): Doc | null {
+  return value === null || value === undefined ? null : [value];
+}
+
 function substitute(prompt: string, values: Record<string, Doc | null>): Doc {
   const out: Doc = [];
   let cursor = 0;
@@ -320,7 +325,14 @@ function finish(
  * the metric's level (422 otherwise); the prompt's variables are assumed valid (checked on save).
  * With `contextTokens` (the judge model's context size), conversation evidence is cut to fit.
  */
-export function buildJudgePrompt(input: { metric: JudgeMetric; tree: ConversationTree; entity: EntityRef; contextTokens?: number }): JudgePrompt {
+export function buildJudgePrompt(input: {
+  metric: JudgeMetric;
+  tree: ConversationTree;
+  entity: EntityRef;
+  /** Values of `@METRIC.<name>` variables (other metrics' verdicts), read from the database by the caller. */
+  metricValues?: Record<string, string | null>;
+  contextTokens?: number;
+}): JudgePrompt {
   const { metric, tree, entity } = input;
   if (entity.type !== metric.evaluationLevel) {
     throw new AppError(
@@ -335,7 +347,7 @@ export function buildJudgePrompt(input: { metric: JudgeMetric; tree: Conversatio
   if (variables.length === 0) {
     return finish({ system, template_variables: [], missing: [] }, [`${metric.prompt.trim()}\n\n`, ...defaultContext(at)], input.contextTokens);
   }
-  const values = Object.fromEntries(variables.map((n) => [n, resolveDoc(n, at)]));
+  const values = Object.fromEntries(variables.map((n) => [n, n.startsWith("@METRIC.") ? metricDoc(input.metricValues?.[n]) : resolveDoc(n, at)]));
   return finish(
     { system, template_variables: variables, missing: variables.filter((n) => values[n] === null) },
     substitute(metric.prompt, values),

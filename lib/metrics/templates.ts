@@ -4,7 +4,7 @@ import * as repo from "@/db/repositories/templates";
 import type { EvaluationLevel, MetricTemplateRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import type { CreateTemplateInput, MetricTemplate, UpdateTemplateInput } from "@/lib/schemas/metrics";
-import { definitionPatch, definitionToWire, deriveDefinition } from "./definition";
+import { definitionPatch, definitionToWire, deriveDefinition, promptAndOutput } from "./definition";
 import { systemTemplates } from "./system-templates";
 
 /** The system templates as rows to upsert, with their derived fields (validated like any template). */
@@ -23,6 +23,9 @@ export function systemTemplateValues(): repo.SystemTemplateValues[] {
       isAdvanced: derived.isAdvanced,
       templateVariables: derived.templateVariables,
       category: t.category,
+      appliesTo: derived.appliesTo,
+      kind: derived.kind,
+      check: derived.check,
     };
   });
 }
@@ -62,18 +65,23 @@ export function getTemplate(id: number, viewer: string): MetricTemplate {
 }
 
 export function createTemplate(input: CreateTemplateInput, userId: string): MetricTemplate {
+  const kind = input.kind ?? "llm";
+  const { prompt, outputType } = promptAndOutput(kind, input.prompt, input.output_type);
   const derived = deriveDefinition({
-    prompt: input.prompt,
+    prompt,
     evaluationLevel: input.evaluation_level,
-    outputType: input.output_type,
+    outputType,
     outputSchema: input.output_schema,
+    appliesTo: input.applies_to,
+    kind,
+    check: input.check,
   });
   const row = repo.createTemplate({
     name: input.name,
     description: input.description ?? null,
     evaluationLevel: input.evaluation_level,
-    prompt: input.prompt,
-    outputType: input.output_type,
+    prompt,
+    outputType,
     modelName: input.model_name ?? null,
     category: input.category ?? null,
     isSystem: false,
@@ -95,16 +103,22 @@ function ownedRow(id: number, userId: string, action: "change" | "delete"): Metr
 /** Change a template the caller owns; metrics copied from it earlier keep their copy. */
 export function updateTemplate(id: number, patch: UpdateTemplateInput, userId: string): MetricTemplate {
   const row = ownedRow(id, userId, "change");
-  const outputType = patch.output_type ?? row.outputType;
+  const kind = patch.kind ?? row.kind;
+  const { prompt, outputType } = promptAndOutput(kind, patch.prompt ?? row.prompt, patch.output_type ?? row.outputType);
   const derived = deriveDefinition({
-    prompt: patch.prompt ?? row.prompt,
+    kind,
+    check: patch.check !== undefined ? patch.check : row.check,
+    prompt,
     evaluationLevel: patch.evaluation_level ?? row.evaluationLevel,
     outputType,
     outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
+    appliesTo: patch.applies_to !== undefined ? patch.applies_to : (patch.evaluation_level ?? row.evaluationLevel) === "step" ? row.appliesTo : null,
   });
   const updated = repo.updateTemplate(id, {
     ...definitionPatch(patch),
     ...(patch.category !== undefined && { category: patch.category }),
+    prompt,
+    outputType,
     ...derived,
   });
   if (!updated) throw notFound("Metric template", id);

@@ -59,7 +59,20 @@ export const variableCatalogue: readonly VariableInfo[] = [
 const byName = new Map(variableCatalogue.map((v) => [v.name, v]));
 
 /** Variables whose name takes a `.field`; only these swallow a dot, so `@GOAL.` ends a sentence. */
-const objectVariables = new Set(["@CURRENT_MESSAGE", "@CURRENT_STEP", "@PREVIOUS_STEP"]);
+const objectVariables = new Set(["@CURRENT_MESSAGE", "@CURRENT_STEP", "@PREVIOUS_STEP", "@METRIC"]);
+
+/**
+ * `@METRIC.<name>`: another metric's latest verdict for the same entity (or its conversation). Valid
+ * at every level here; that the name is a dependency of the metric is checked on save.
+ */
+export function isMetricVariable(name: string): boolean {
+  return name.startsWith("@METRIC.");
+}
+
+/** How a metric's name is written after `@METRIC.`: spaces and punctuation as underscores, any case. */
+export function metricVariableName(metricName: string): string {
+  return `@METRIC.${metricName.trim().replace(/[^A-Za-z0-9_]+/g, "_")}`;
+}
 
 /**
  * `@` + an upper-case name. The look-behind keeps e-mail addresses (`ana@EXAMPLE.com`) and `@@` out;
@@ -111,7 +124,7 @@ export type VariableCheck = {
 export function checkPromptVariables(prompt: string, level: EvaluationLevel): VariableCheck {
   const variables = extractVariables(prompt);
   const valid = new Set(variablesForLevel(level));
-  return { variables, invalid: variables.filter((v) => !valid.has(v)), isAdvanced: variables.length > 0 };
+  return { variables, invalid: variables.filter((v) => !valid.has(v) && !isMetricVariable(v)), isAdvanced: variables.length > 0 };
 }
 
 /** A readable reason for one invalid variable: unknown, or at which levels it does exist. */

@@ -9,6 +9,7 @@ import { getNode } from "@/db/repositories/metrics";
 import type { EvaluationLevel, EvaluationResultRow } from "@/db/schema";
 import { AppError } from "@/lib/api/errors";
 import { assertDatasetExists } from "@/lib/datasets";
+import { stepKindsOf } from "@/lib/metrics/step-kinds";
 import type { GridRow } from "@/lib/schemas/executions";
 
 export type GridQuery = {
@@ -123,6 +124,7 @@ export function entityPage(datasetId: number, q: GridQuery): { entities: GridEnt
       label: c.name?.trim() ? c.name : `Conversation ${c.position + 1}`,
       role: null,
       ...meta(c),
+      step_kinds: null,
     }));
     return { entities, total };
   }
@@ -138,6 +140,7 @@ export function entityPage(datasetId: number, q: GridQuery): { entities: GridEnt
       label: messageLabel(m.snippet),
       role: m.role,
       ...meta(m),
+      step_kinds: null,
     }));
     return { entities, total };
   }
@@ -150,6 +153,7 @@ export function entityPage(datasetId: number, q: GridQuery): { entities: GridEnt
     step_id: s.id,
     position: s.position,
     label: stepLabel(s),
+    step_kinds: stepKindsOf(s),
     // The role of the message the step belongs to.
     role: s.role,
     ...meta(s),

@@ -8,6 +8,7 @@ import { getNode, listNodes } from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import { assertDatasetExists } from "@/lib/datasets";
+import { metricAppliesToStep, stepKindsOf } from "@/lib/metrics/step-kinds";
 import type { RunRequest } from "@/lib/schemas/executions";
 
 export type Scope = "cell" | "row" | "rows" | "column" | "all";
@@ -21,7 +22,8 @@ export type Cell = {
   stepId: number | null;
 };
 
-export type Plan = { scope: Scope; nodes: PipelineNodeRow[]; cells: Cell[]; pipelineId: number | null };
+/** `allNodes`: every metric of the dataset, by id — dependencies outside the run are read from their latest results. */
+export type Plan = { scope: Scope; nodes: PipelineNodeRow[]; cells: Cell[]; pipelineId: number | null; allNodes: Map<number, PipelineNodeRow> };
 
 const label: Record<EvaluationLevel, string> = { conversation: "Conversation", message: "Message", step: "Step" };
 
@@ -55,7 +57,10 @@ function gridCells(datasetId: number, nodes: PipelineNodeRow[], conversationId?:
         }
       }
       for (const s of stepsByMessage.get(m.id) ?? []) {
+        const kinds = stepKindsOf(s);
         for (const node of stepNodes) {
+          // A step of a kind the metric does not judge is no cell of the run: no result, no judge call, n/a.
+          if (!metricAppliesToStep(node.appliesTo, kinds)) continue;
           cells.push({ node, entityType: "step", entityId: s.id, conversationId: c.id, messageId: m.id, stepId: s.id });
         }
       }
@@ -114,6 +119,11 @@ export function planRun(req: RunRequest): Plan {
         ]);
       }
       cells = cells.filter((c) => c.entityType === entityType && c.entityId === req.entity_id);
+      if (cells.length === 0 && entityType === "step") {
+        throw new AppError("unprocessable", `Metric ${node.id} does not apply to step ${req.entity_id}: it judges ${(node.appliesTo ?? []).join(", ")} steps only`, [
+          { path: "entity_id", message: "the step is of a kind the metric does not judge" },
+        ]);
+      }
       if (cells.length === 0) {
         throw new AppError("unprocessable", "Message-level metrics evaluate assistant messages only", [
           { path: "entity_id", message: `message ${req.entity_id} is a ${where.role} message` },
@@ -142,5 +152,5 @@ export function planRun(req: RunRequest): Plan {
     const latest = latestStatusByCell(req.dataset_id);
     cells = cells.filter((c) => latest.get(`${c.node.id}:${c.entityType}:${c.entityId}`) !== "completed");
   }
-  return { scope, nodes, cells, pipelineId: allNodes[0]?.evaluationPipelineId ?? null };
+  return { scope, nodes, cells, pipelineId: allNodes[0]?.evaluationPipelineId ?? null, allNodes: new Map(allNodes.map((n) => [n.id, n])) };
 }

@@ -22,6 +22,9 @@ import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@
 import { processSingleton } from "@/lib/process-state";
 import { toExecution, toResult } from "@/lib/results/serialize";
 import type { Execution, ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
+import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
+import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
+import { dependencyWaves, skipReason } from "./dependencies";
 import { emit, progressOf } from "./events";
 import { withGoal } from "./goal";
 import { planRun, type Cell, type Plan } from "./plan";
@@ -117,6 +120,9 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     return tree;
   };
 
+  const runCheck = checkEvaluator();
+  let lastTree: { id: number; tree: ConversationTree } | undefined;
+
   const evaluate = async (cell: Cell) => {
     if (signal.aborted || lifecycle.draining) return;
     const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
@@ -127,13 +133,17 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
       data: { ...base, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total, concurrency_limit: limitNow(), rate_limits: totals.rateLimits },
     });
     const started = now();
+    const skipped = skipReason(cell, plan.allNodes);
+    if (skipped) return record(cell, skippedOutcome(skipped));
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
+      const metricValues = metricVerdicts(cell.node, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId }, plan.allNodes);
       const prompt = buildJudgePrompt({
         metric: cell.node,
         tree,
         entity: { type: cell.entityType, id: cell.entityId },
+        metricValues,
         contextTokens: contextTokensFor(model),
       });
       outcome = await judge(
@@ -154,6 +164,12 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     }
     // Synchronous from here to the write: a cancel cannot slip in between the check and the save.
     if (signal.aborted) return;
+    record(cell, outcome);
+  };
+
+  /** Save a cell's outcome, count it and announce it (synchronous). */
+  const record = (cell: Cell, outcome: CellOutcome) => {
+    const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     const saved = insertResult({
       executionId: row.id,
       pipelineNodeId: cell.node.id,
@@ -183,20 +199,38 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     totals.inputTokens += outcome.inputTokens;
     totals.outputTokens += outcome.outputTokens;
     if (outcome.cached) totals.cached++;
-    const cost = costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
+    // Checks and skipped cells use no model: they cost nothing rather than an unknown price.
+    const cost = outcome.inputTokens + outcome.outputTokens === 0 ? 0 : costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
     if (cost === null) totals.priced = false;
     else totals.cost += cost;
     const result = toResult(saved);
     const progress = progressOf(totals.done, total);
-    if (outcome.status === "completed") {
+    if (outcome.status !== "failed") {
       emit(row.id, { event: "complete", id: saved.id, data: { ...base, status: "complete", progress, result } });
     } else {
       emit(row.id, { event: "error", id: saved.id, data: { ...base, status: "error", progress, error: { message: outcome.error ?? "failed" }, result } });
     }
   };
 
-  const limit = pLimit(req.execution_mode === "async" ? req.batch_size : 1);
-  await Promise.all(plan.cells.map((cell) => limit(() => evaluate(cell))));
+  // Wave by wave (dependencies before dependents); in each, check cells first, written in chunks
+  // (they cost no judge call), then the judge's cells.
+  for (const wave of dependencyWaves(plan.cells)) {
+    const checkCells = wave.filter((c) => c.node.kind === "check");
+    await runCheckCells(checkCells, {
+      signal,
+      stopped: () => lifecycle.draining,
+      // Cells come in grid order, so consecutive cells share their conversation's tree.
+      evaluate: (cell) => {
+        const skipped = skipReason(cell, plan.allNodes);
+        if (skipped) return skippedOutcome(skipped);
+        if (lastTree?.id !== cell.conversationId) lastTree = { id: cell.conversationId, tree: loadConversationTree(cell.conversationId) };
+        return runCheck(cell, lastTree.tree);
+      },
+      record,
+    });
+    const limit = pLimit(req.execution_mode === "async" ? req.batch_size : 1);
+    await Promise.all(wave.filter((c) => c.node.kind !== "check").map((cell) => limit(() => evaluate(cell))));
+  }
 
   const current = getExecutionRow(row.id);
   const meta = {

@@ -13,7 +13,7 @@ export const compareQuery = z.object({
   pipeline_node_id: intText({ min: 1 }).optional().describe("Only this metric's cells"),
 });
 
-const side = z.object({ status: z.enum(["completed", "failed"]), value: jsonValue, score: z.number().nullable(), model_name: z.string().nullable() }).nullable();
+const side = z.object({ status: z.enum(["completed", "failed", "skipped"]), value: jsonValue, score: z.number().nullable(), model_name: z.string().nullable() }).nullable();
 
 const runSummary = z.object({
   id: z.number().int(),

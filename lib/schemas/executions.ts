@@ -1,6 +1,6 @@
 /** Wire schemas of executions, results, aggregates, SSE events and the grid (shared/API.md, "Executions"). */
 import { z } from "zod";
-import { evaluationLevels, executionStatuses } from "@/db/schema";
+import { evaluationLevels, executionStatuses, resultStatuses, stepKinds } from "@/db/schema";
 import { intText, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
@@ -119,7 +119,7 @@ export const individualResultSchema = z
     message_id: z.number().int().nullable(),
     step_id: z.number().int().nullable(),
     result: jsonValue.describe("progress {score, reasoning}; checkbox {value, reasoning}; number {value, reasoning}; text {value}; json the object"),
-    status: z.enum(["completed", "failed"]),
+    status: z.enum(resultStatuses),
     error: z.string().nullable(),
     raw_output: z.string().nullable().describe("The judge's unusable reply, when parsing failed"),
     cached: z.boolean(),
@@ -202,7 +202,7 @@ export const gridQuery = z.object({
 });
 
 export const gridCellSchema = z.object({
-  status: z.enum(["completed", "failed"]),
+  status: z.enum(resultStatuses),
   result: jsonValue,
   error: z.string().nullable(),
   execution_id: z.number().int(),
@@ -219,6 +219,10 @@ export const gridRowSchema = z
     position: z.number().int(),
     label: z.string(),
     role: z.string().nullable(),
+    step_kinds: z
+      .array(z.enum(stepKinds))
+      .nullable()
+      .describe("Steps: the kinds of content the step carries (a step metric whose applies_to names none of them shows n/a); null for other rows"),
     cells: z.record(z.string(), gridCellSchema).describe("Latest result per metric id, across executions"),
     meta: z
       .record(z.string(), jsonValue)

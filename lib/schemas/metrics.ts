@@ -1,6 +1,6 @@
 /** Wire schemas of metric templates, metrics and the judge-prompt preview (shared/API.md). */
 import { z } from "zod";
-import { evaluationLevels, outputTypes } from "@/db/schema";
+import { evaluationLevels, metricKinds, outputTypes, stepKinds } from "@/db/schema";
 import { intText, isoTimestamp, jsonValue } from "./common";
 import { referenceInput } from "./labels";
 
@@ -23,19 +23,59 @@ const reference = referenceInput
       'message, optionally turned into pass/fail by a rule (`{source: "meta", level: "conversation", path: "meta.reward", rule: {op: ">=", value: 1}}`), ' +
       'or the human labels (`{source: "labels", user_id?}`); null for none',
   );
+const kind = z.enum(metricKinds).describe("llm asks the judge model; check runs a deterministic check (no judge call, zero tokens)");
+const checkSpec = z
+  .object({
+    type: z.string().min(1).describe("One of the check types (lib/checks); validated on save"),
+    params: z.record(z.string(), z.unknown()).optional().describe("The check's parameters; validated on save (422 with the reason)"),
+  })
+  .nullable()
+  .describe("Required when kind is check; null for llm metrics");
+const dependsOn = z
+  .array(z.number().int().positive())
+  .max(20, "must list at most 20 metrics")
+  .describe("Metric ids of the same dataset evaluated before this one in a run; cycles are rejected (422 with the cycle's path)");
+const skipRule = z
+  .discriminatedUnion("when", [
+    z.object({ when: z.literal("failed").describe("Skip where a dependency's latest result failed or did not pass (score 0)") }),
+    z.object({ when: z.literal("below"), threshold: z.number().describe("Skip where a dependency's latest score is below this") }),
+  ])
+  .nullable()
+  .describe("When a cell is skipped (recorded as skipped, no judge call) because of its dependencies; null never skips");
+const checkWire = z.object({ type: z.string(), params: z.record(z.string(), z.unknown()) }).nullable();
+const appliesTo = z
+  .array(z.enum(stepKinds))
+  .min(1, "must name at least one step kind (or be null for every step)")
+  .nullable()
+  .describe("Step-level metrics only: the step kinds judged (a step with none of them shows n/a and is not run); null judges every step");
 
-export const createTemplateBody = z.object({
+const templateFields = z.object({
   name,
   description: description.optional(),
   evaluation_level: evaluationLevel,
-  prompt,
-  output_type: outputType,
+  prompt: prompt.optional().describe("Required for llm templates"),
+  output_type: outputType.optional().describe("Required for llm templates; check templates are checkbox"),
   output_schema: outputSchema.optional(),
   model_name: modelName.optional(),
   category: category.optional(),
+  applies_to: appliesTo.optional(),
+  kind: kind.optional(),
+  check: checkSpec.optional(),
 });
 
-export const updateTemplateBody = createTemplateBody
+export const createTemplateBody = templateFields.superRefine((body, ctx) => {
+  // An llm template needs a prompt and an output type; a check answers pass/fail by itself.
+  if (body.kind === "check") {
+    if (body.check == null) ctx.addIssue({ code: "custom", path: ["check"], message: "is required when kind is check" });
+    return;
+  }
+  for (const field of ["prompt", "output_type"] as const) {
+    if (body[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: "is required when kind is llm" });
+  }
+  // Run even when other fields are invalid, so one 400 names every missing field.
+}, { when: (payload) => typeof payload.value === "object" && payload.value !== null });
+
+export const updateTemplateBody = templateFields
   .partial()
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
 
@@ -56,6 +96,9 @@ export const metricTemplateSchema = z
     model_name: z.string().nullable(),
     is_advanced: z.boolean().describe("The prompt uses template variables; derived by the server"),
     template_variables: z.array(z.string()).describe("Variables of the prompt, first-seen order; derived by the server"),
+    applies_to: appliesTo,
+    kind,
+    check: checkWire,
     category: z.string().nullable(),
     is_system: z.boolean(),
     user_id: z.string().nullable().describe("Owner; null for system templates"),
@@ -78,10 +121,17 @@ export const createMetricBody = z
     output_schema: outputSchema.optional(),
     model_name: modelName.optional(),
     reference: reference.optional(),
+    applies_to: appliesTo.optional(),
+    kind: kind.optional(),
+    check: checkSpec.optional(),
+    depends_on: dependsOn.optional(),
+    skip_rule: skipRule.optional(),
   })
   .superRefine((body, ctx) => {
     if (body.template_id != null) return;
-    for (const field of requiredWithoutTemplate) {
+    // A check needs no prompt or output type: it answers pass/fail (checkbox) by itself.
+    const required = body.kind === "check" ? (["name", "evaluation_level", "check"] as const) : requiredWithoutTemplate;
+    for (const field of required) {
       if (body[field] === undefined) ctx.addIssue({ code: "custom", path: [field], message: "is required without template_id" });
     }
   });
@@ -96,6 +146,11 @@ export const updateMetricBody = z
     output_schema: outputSchema.optional(),
     model_name: modelName.optional(),
     reference: reference.optional(),
+    applies_to: appliesTo.optional(),
+    kind: kind.optional(),
+    check: checkSpec.optional(),
+    depends_on: dependsOn.optional(),
+    skip_rule: skipRule.optional(),
     position: z.number().int().min(0).optional().describe("Move the metric to this 0-based column (clamped to the last)"),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
@@ -118,6 +173,11 @@ export const metricSchema = z
     is_advanced: z.boolean(),
     template_variables: z.array(z.string()),
     reference,
+    applies_to: appliesTo,
+    kind,
+    check: checkWire,
+    depends_on: z.array(z.number().int()),
+    skip_rule: skipRule,
     position: z.number().int().describe("0-based column order within the dataset"),
     created_at: isoTimestamp,
     updated_at: isoTimestamp,

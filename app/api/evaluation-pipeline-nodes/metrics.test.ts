@@ -13,13 +13,17 @@ import * as conversationsRoute from "../datasets/[id]/conversations/route";
 import { upload } from "@/lib/testing/multipart";
 
 const metricKeys = [
+  "applies_to",
+  "check",
   "created_at",
   "dataset_id",
+  "depends_on",
   "description",
   "evaluation_level",
   "evaluation_pipeline_id",
   "id",
   "is_advanced",
+  "kind",
   "model_name",
   "name",
   "output_schema",
@@ -27,6 +31,7 @@ const metricKeys = [
   "position",
   "prompt",
   "reference",
+  "skip_rule",
   "template_id",
   "template_variables",
   "updated_at",

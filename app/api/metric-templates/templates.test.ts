@@ -8,13 +8,16 @@ import * as collection from "./route";
 import * as item from "./[id]/route";
 
 const templateKeys = [
+  "applies_to",
   "category",
+  "check",
   "created_at",
   "description",
   "evaluation_level",
   "id",
   "is_advanced",
   "is_system",
+  "kind",
   "model_name",
   "name",
   "output_schema",

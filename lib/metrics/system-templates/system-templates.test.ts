@@ -27,8 +27,8 @@ describe("system templates", () => {
     }
   });
 
-  it("use only variables of their level, at least two each", () => {
-    for (const t of systemTemplates) {
+  it("use only variables of their level, at least two each (llm templates)", () => {
+    for (const t of systemTemplates.filter((t) => t.kind !== "check")) {
       const check = checkPromptVariables(t.prompt, t.evaluationLevel);
       expect(check.invalid, t.key).toEqual([]);
       expect(check.variables.length, t.key).toBeGreaterThanOrEqual(2);
@@ -50,5 +50,16 @@ describe("system templates", () => {
     }
     expect(systemTemplates.filter((t) => t.outputType === "json").length).toBeGreaterThanOrEqual(6);
     expect(systemTemplates.some((t) => t.outputType === "checkbox")).toBe(true);
+  });
+
+  it("include check templates whose checks validate at their level, with no prompt variables", () => {
+    const checks = systemTemplates.filter((t) => t.kind === "check");
+    expect(checks.length).toBeGreaterThanOrEqual(8);
+    for (const t of checks) {
+      const derived = deriveDefinition(t);
+      expect(derived.check?.type, t.key).toBe(t.check?.type);
+      expect(derived.templateVariables, t.key).toEqual([]);
+      expect(t.outputType, t.key).toBe("checkbox");
+    }
   });
 });

@@ -1,0 +1,89 @@
+/**
+ * JSON checks: the evaluated output is valid JSON, or JSON matching a JSON Schema. A step's
+ * `output_structured` is used as is; text is parsed (a ```json fence around it is allowed).
+ */
+import Ajv2020, { type ErrorObject } from "ajv/dist/2020";
+import addFormats from "ajv-formats";
+import { z } from "zod";
+import { evaluatedText, isRecord } from "./scope";
+import type { CheckContext, CheckDefinition } from "./types";
+
+type Parsed = { ok: true; value: unknown; what: string } | { ok: false; reason: string };
+
+function parseOutput(ctx: CheckContext): Parsed {
+  if (ctx.level === "step" && ctx.step && ctx.step.outputStructured != null && (ctx.step.outputContent ?? "") === "") {
+    return { ok: true, value: ctx.step.outputStructured, what: "the step's structured output" };
+  }
+  const { text, what } = evaluatedText(ctx);
+  if (text === null) return { ok: false, reason: `${what} is empty, not JSON` };
+  const body = text.trim().replace(/^```(?:json)?\s*\n?([\s\S]*?)\n?```$/i, "$1");
+  try {
+    return { ok: true, value: JSON.parse(body) as unknown, what };
+  } catch (error) {
+    return { ok: false, reason: `${what} is not valid JSON: ${(error as Error).message}` };
+  }
+}
+
+export const validJson: CheckDefinition<Record<string, never>> = {
+  type: "valid_json",
+  label: "Valid JSON",
+  description: "The evaluated output parses as JSON (a step's structured output always does).",
+  levels: ["conversation", "message", "step"],
+  appliesTo: ["output"],
+  params: z.strictObject({}),
+  run(_p, ctx) {
+    const parsed = parseOutput(ctx);
+    return parsed.ok ? { pass: true, reasoning: `${parsed.what} is valid JSON.` } : { pass: false, reasoning: `${parsed.reason}.` };
+  },
+};
+
+const ajv = new Ajv2020({ allErrors: true, strict: false });
+addFormats(ajv);
+const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
+
+function validatorFor(schema: Record<string, unknown>) {
+  let validate = compiled.get(schema);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    compiled.set(schema, validate);
+  }
+  return validate;
+}
+
+/** Null when ajv compiles the schema, else why not. */
+function schemaProblem(schema: Record<string, unknown>): string | null {
+  try {
+    ajv.compile(schema);
+    return null;
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
+
+function describeError(e: ErrorObject): string {
+  return `${e.instancePath || "(root)"} ${e.message ?? "is invalid"}`;
+}
+
+const params = z
+  .strictObject({ schema: z.record(z.string(), z.unknown()).describe("The JSON Schema the output must match") })
+  .superRefine((p, ctx) => {
+    const problem = isRecord(p.schema) ? schemaProblem(p.schema) : "must be an object";
+    if (problem) ctx.addIssue({ code: "custom", path: ["schema"], message: `is not a valid JSON Schema: ${problem}` });
+  });
+
+export const jsonSchema: CheckDefinition<z.infer<typeof params>> = {
+  type: "json_schema",
+  label: "JSON matches schema",
+  description: "The evaluated output (a step's structured output too) is JSON matching the JSON Schema.",
+  levels: ["conversation", "message", "step"],
+  appliesTo: ["output"],
+  params,
+  run(p, ctx) {
+    const parsed = parseOutput(ctx);
+    if (!parsed.ok) return { pass: false, reasoning: `${parsed.reason}.` };
+    const validate = validatorFor(p.schema);
+    if (validate(parsed.value)) return { pass: true, reasoning: `${parsed.what} matches the JSON Schema.` };
+    const errors = (validate.errors ?? []).slice(0, 5).map(describeError);
+    return { pass: false, reasoning: `${parsed.what} does not match the JSON Schema: ${errors.join("; ")}.` };
+  },
+};

@@ -1,0 +1,90 @@
+/**
+ * The runner's branch for check metrics: the verdict of a deterministic check, shaped like a judge
+ * outcome (zero tokens, no model call) so results, SSE, aggregates and exports treat it the same.
+ */
+import "server-only";
+import { inOneTransaction } from "@/db/repositories/executions";
+import type { PipelineNodeRow, ResultStatus } from "@/db/schema";
+import { AppError } from "@/lib/api/errors";
+import { prepareCheck, type CheckTree } from "@/lib/checks";
+import type { JudgeOutcome } from "@/lib/judge";
+import type { Cell } from "./plan";
+
+type Prepared = ReturnType<typeof prepareCheck>;
+
+/** What the runner records for a cell: a judge's or a check's outcome, or a skip (dependency not met). */
+export type CellOutcome = Omit<JudgeOutcome, "status"> & { status: ResultStatus };
+
+export function skippedOutcome(reason: string): CellOutcome {
+  return { status: "skipped", result: null, score: null, error: reason, rawOutput: null, model: "", inputTokens: 0, outputTokens: 0, latencyMs: 0, cached: false, attempts: 0 };
+}
+
+/** Checks compiled once per metric per run (regexes, JSON Schemas), then called per cell. */
+export function checkEvaluator(): (cell: Cell, tree: CheckTree) => JudgeOutcome {
+  const prepared = new Map<number, Prepared>();
+  const forNode = (node: PipelineNodeRow): Prepared => {
+    let fn = prepared.get(node.id);
+    if (!fn) {
+      // Saved checks were validated on save; a check that no longer parses fails its cells with the reason.
+      fn = prepareCheck(node.check ?? { type: "", params: {} }, node.evaluationLevel);
+      prepared.set(node.id, fn);
+    }
+    return fn;
+  };
+  return (cell, tree) => {
+    const started = performance.now();
+    const outcome = forNode(cell.node)(tree, { type: cell.entityType, id: cell.entityId });
+    return {
+      status: "completed",
+      result: outcome.result,
+      score: outcome.score,
+      error: null,
+      rawOutput: null,
+      model: `check:${cell.node.check?.type ?? "unknown"}`,
+      inputTokens: 0,
+      outputTokens: 0,
+      latencyMs: Math.round(performance.now() - started),
+      cached: false,
+      attempts: 0,
+    };
+  };
+}
+
+const CHUNK = 2000;
+
+/**
+ * Evaluate check cells in chunks of one transaction each, yielding to the event loop between chunks so
+ * SSE clients, reads and a cancel get their turn. A cancel or shutdown stops before the next cell. No
+ * `processing` event: a check's verdict follows at once, so each cell announces only its result.
+ */
+export async function runCheckCells(
+  cells: Cell[],
+  ctx: {
+    signal: AbortSignal;
+    stopped: () => boolean;
+    evaluate: (cell: Cell) => CellOutcome;
+    record: (cell: Cell, outcome: CellOutcome) => void;
+  },
+): Promise<void> {
+  for (let start = 0; start < cells.length; start += CHUNK) {
+    if (ctx.signal.aborted || ctx.stopped()) return;
+    inOneTransaction(() => {
+      for (const cell of cells.slice(start, start + CHUNK)) {
+        if (ctx.signal.aborted || ctx.stopped()) return;
+        let outcome: CellOutcome;
+        try {
+          outcome = ctx.evaluate(cell);
+        } catch (error) {
+          outcome = failed(cell, error);
+        }
+        ctx.record(cell, outcome);
+      }
+    });
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+function failed(cell: Cell, error: unknown): JudgeOutcome {
+  const message = error instanceof AppError ? error.message : `could not evaluate: ${(error as Error).message}`;
+  return { status: "failed", result: null, score: null, error: message, rawOutput: null, model: `check:${cell.node.check?.type ?? "unknown"}`, inputTokens: 0, outputTokens: 0, latencyMs: 0, cached: false, attempts: 0 };
+}
