@@ -17,7 +17,7 @@ test.describe("sign-in when API_TOKEN is set", () => {
     // A wrong token is refused with a message; the right one signs in and returns to the page asked for.
     await page.getByLabel("API token").fill("not-the-token");
     await page.getByRole("button", { name: "Sign in" }).click();
-    await expect(page.getByRole("alert")).toHaveText("That is not the API token.");
+    await expect(page.locator("#signin-error")).toHaveText("That is not the API token.");
     expect(await context.cookies(guarded)).toEqual([]);
     await page.goto(`${guarded}/import`);
     await expect(page).toHaveURL(/\/signin\?next=%2Fimport/);

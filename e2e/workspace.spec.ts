@@ -37,7 +37,7 @@ test.describe("dataset workspace", () => {
     await expect(grid.getByTestId("metric-header")).toHaveCount(4);
 
     // Slow the judge a little so that the pending and processing states are there to be seen.
-    await request.post(`${judge}/latency`, { data: 300 });
+    await request.post(`${judge}/latency`, { data: 700 });
     await page.getByRole("radiogroup", { name: "Mode" }).getByText("Async").click();
     await page.getByLabel("Batch size").fill("4");
     // The toolbar's mode and batch size survive a reload.
