@@ -12,6 +12,7 @@ import { apiFetch } from "@/lib/client/api";
 import { checkPromptVariables } from "@/lib/metrics/variables";
 import type { Metric, MetricTemplate } from "@/lib/schemas/metrics";
 import { apiErrorFields, DefinitionFields, draftFrom, draftToBody, emptyDraft, type DefinitionDraft } from "./definition-fields";
+import { DependencyFields, dependencyDraftFrom, dependencyDraftToBody, type DependencyBody, type DependencyDraft } from "./dependency-fields";
 import { levelLabels, levels } from "./labels";
 import { PreviewPanel } from "./preview-panel";
 
@@ -26,11 +27,14 @@ export function MetricEditor({
   templates,
   metric,
   initialTemplateId,
+  metrics = [],
 }: {
   datasetId: number;
   templates: MetricTemplate[];
   metric?: Metric;
   initialTemplateId?: number;
+  /** The dataset's metrics: the ones this metric may depend on (itself excluded). */
+  metrics?: Metric[];
 }) {
   const router = useRouter();
   const queryClient = useQueryClient();
@@ -38,7 +42,9 @@ export function MetricEditor({
   const [source, setSource] = useState<Source>(metric || initialTemplate ? "template" : "scratch");
   const [templateId, setTemplateId] = useState<number | null>(metric ? metric.template_id : (initialTemplate?.id ?? null));
   const [draft, setDraft] = useState<DefinitionDraft>(metric ? draftFrom(metric) : initialTemplate ? draftFrom(initialTemplate) : emptyDraft);
+  const [dependencies, setDependencies] = useState<DependencyDraft>(() => dependencyDraftFrom(metric));
   const [errors, setErrors] = useState<Record<string, string>>({});
+  const candidates = metrics.filter((m) => m.id !== metric?.id);
   const template = templates.find((t) => t.id === templateId);
 
   function chooseSource(next: Source) {
@@ -58,7 +64,7 @@ export function MetricEditor({
   }
 
   const save = useMutation({
-    mutationFn: async (body: NonNullable<ReturnType<typeof draftToBody>["body"]>) => {
+    mutationFn: async (body: NonNullable<ReturnType<typeof draftToBody>["body"]> & DependencyBody) => {
       if (metric) {
         return (await apiFetch<Metric>(`/evaluation-pipeline-nodes/${metric.id}`, { method: "PATCH", json: body })).data;
       }
@@ -75,10 +81,12 @@ export function MetricEditor({
 
   function submit(e: FormEvent) {
     e.preventDefault();
-    const { body, errors: found } = draftToBody(draft);
+    const { body, errors: definitionErrors } = draftToBody(draft);
+    const { body: dependencyBody, errors: dependencyErrors } = dependencyDraftToBody(dependencies);
+    const found = { ...definitionErrors, ...dependencyErrors };
     if (source === "template" && !metric && !templateId) found.template = "Choose a template, or start from scratch";
     setErrors(found);
-    if (body && !found.template) save.mutate(body);
+    if (body && dependencyBody && !found.template) save.mutate({ ...body, ...dependencyBody });
   }
 
   const check = checkPromptVariables(draft.prompt, draft.evaluation_level);
@@ -145,6 +153,15 @@ export function MetricEditor({
 
           {source === "scratch" || templateId || metric ? (
             <DefinitionFields idPrefix="metric" draft={draft} errors={errors} onChange={(patch) => setDraft((d) => ({ ...d, ...patch }))} />
+          ) : null}
+          {source === "scratch" || templateId || metric ? (
+            <DependencyFields
+              idPrefix="metric"
+              draft={dependencies}
+              errors={errors}
+              candidates={candidates}
+              onChange={(patch) => setDependencies((d) => ({ ...d, ...patch }))}
+            />
           ) : null}
 
           {general ? (

@@ -118,14 +118,6 @@ const countFailureSql = `update pipeline_executions set failed_evaluations = fai
   where id = ?`;
 
 /**
- * Run `fn` in one transaction: writes inside it (insertResult nests as a savepoint) share one commit.
- * The runner writes check cells in chunks this way — a commit per cell would cost more than the check.
- */
-export function inOneTransaction<T>(fn: () => T): T {
-  return getDb().$client.transaction(fn)();
-}
-
-/**
  * Save one cell's result and count it on its execution in one transaction, so the counters always
  * add up to the rows; a failure is also appended to the execution's `errors` (capped). Runs once per
  * cell, so its statements are prepared once (see `statement`).
@@ -167,6 +159,95 @@ export function insertResult(values: NewResult, errorMessage?: string): Evaluati
       statement(countSuccessSql).run(values.executionId);
     }
     return fromRaw(raw);
+  })();
+}
+
+const RESULT_COLUMNS = `execution_id, pipeline_node_id, dataset_id, entity_type, entity_id, conversation_id, message_id, step_id,
+  result, score, status, error, raw_output, execution_time, model_name, input_tokens, output_tokens, cached`;
+/** Rows per multi-row INSERT: 100 × 18 parameters stays far below SQLite's limit of bound variables. */
+const ROWS_PER_INSERT = 100;
+const countChunkSql = `update pipeline_executions set successful_evaluations = successful_evaluations + ?,
+  skipped_evaluations = skipped_evaluations + ? where id = ?`;
+
+/** `insert … values (…), (…)` for `rows` rows, prepared once per row count (at most ROWS_PER_INSERT of them). */
+function insertManySql(rows: number): string {
+  const one = `(${new Array(18).fill("?").join(", ")})`;
+  return `insert into evaluation_results (${RESULT_COLUMNS}) values ${new Array(rows).fill(one).join(", ")} returning id, created_at`;
+}
+
+/**
+ * Save the results of many cells of one execution and count them, all in one transaction (a savepoint
+ * when the caller already holds one): multi-row INSERTs of up to 100 rows and one counter update, where
+ * `insertResult` costs an INSERT and an UPDATE per cell. Failures still append to `errors` one by one
+ * (rare for checks). Returns the saved rows in the order given, ids increasing.
+ */
+export function insertResults(executionId: number, values: NewResult[]): EvaluationResultRow[] {
+  if (values.length === 0) return [];
+  const sqlite = getDb().$client;
+  return sqlite.transaction(() => {
+    const saved: EvaluationResultRow[] = [];
+    let successes = 0;
+    let skipped = 0;
+    for (let start = 0; start < values.length; start += ROWS_PER_INSERT) {
+      const chunk = values.slice(start, start + ROWS_PER_INSERT);
+      const params: unknown[] = [];
+      for (const v of chunk) {
+        if (v.executionId !== executionId) throw new Error(`insertResults: a result of execution ${v.executionId} in a chunk of ${executionId}`);
+        params.push(
+          v.executionId,
+          v.pipelineNodeId,
+          v.datasetId,
+          v.entityType,
+          v.entityId,
+          v.conversationId,
+          v.messageId ?? null,
+          v.stepId ?? null,
+          v.result === undefined || v.result === null ? null : JSON.stringify(v.result),
+          v.score ?? null,
+          v.status,
+          v.error ?? null,
+          v.rawOutput ?? null,
+          v.executionTime ?? 0,
+          v.modelName ?? null,
+          v.inputTokens ?? 0,
+          v.outputTokens ?? 0,
+          v.cached ? 1 : 0,
+        );
+      }
+      // RETURNING's row order is not documented; ids are assigned in VALUES order, so sort by id.
+      const returned = (statement(insertManySql(chunk.length)).all(...params) as Array<{ id: number; created_at: string }>).sort((a, b) => a.id - b.id);
+      chunk.forEach((v, i) => {
+        saved.push({
+          id: returned[i].id,
+          executionId: v.executionId,
+          pipelineNodeId: v.pipelineNodeId,
+          datasetId: v.datasetId,
+          entityType: v.entityType,
+          entityId: v.entityId,
+          conversationId: v.conversationId,
+          messageId: v.messageId ?? null,
+          stepId: v.stepId ?? null,
+          result: v.result ?? null,
+          score: v.score ?? null,
+          status: v.status,
+          error: v.error ?? null,
+          rawOutput: v.rawOutput ?? null,
+          executionTime: v.executionTime ?? 0,
+          modelName: v.modelName ?? null,
+          inputTokens: v.inputTokens ?? 0,
+          outputTokens: v.outputTokens ?? 0,
+          cached: Boolean(v.cached),
+          createdAt: returned[i].created_at,
+        });
+        if (v.status === "failed") {
+          const error = { pipeline_node_id: v.pipelineNodeId, entity_type: v.entityType, entity_id: v.entityId, message: v.error ?? "failed" };
+          statement(countFailureSql).run(JSON.stringify(error), executionId);
+        } else if (v.status === "skipped") skipped++;
+        else successes++;
+      });
+    }
+    if (successes + skipped > 0) statement(countChunkSql).run(successes, skipped, executionId);
+    return saved;
   })();
 }
 

@@ -14,6 +14,9 @@ import { call } from "@/lib/testing/http";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { loadSampleDataset } from "@/lib/testing/load-sample";
+import { createDataset } from "@/lib/datasets";
+import { insertConversationFixture } from "@/lib/testing/seed";
+import { subscribe, type RunEvent } from "./events";
 import { waitForExecution } from "./run";
 
 const judgeDouble = withJudgeDouble({ JUDGE_MAX_RETRIES: "0" });
@@ -106,5 +109,55 @@ describe("check metrics in a run", () => {
     const done = (await call(item.GET, "GET", "/x", { params: { id: started.json.id } })).json;
     expect(done).toMatchObject({ status: "completed", total_evaluations: 7, successful_evaluations: 7 });
     expect(double.count()).toBe(0);
+  });
+
+  it("saves check cells in multi-row chunks: every cell announced processing then once complete, ids increasing, counters add up", async () => {
+    // 130 conversations × 1 assistant message, three check metrics: 390 cells, more than one insert of 100
+    // rows and a remainder, with passes, fails and skips.
+    const dataset = createDataset({ name: "chunked checks", userId: "test" });
+    for (let i = 0; i < 130; i++) insertConversationFixture(dataset.id, { position: i, name: `c${i}` });
+    const fast = await createMetric({ dataset_id: dataset.id, name: "Fast", kind: "check", evaluation_level: "message", check: { type: "meta_budget", params: { path: "meta.latency_ms", value: 10 } } });
+    const slowOk = await createMetric({ dataset_id: dataset.id, name: "Under 2s", kind: "check", evaluation_level: "message", check: { type: "meta_budget", params: { path: "meta.latency_ms", value: 2000 } } });
+    const gated = await createMetric({ dataset_id: dataset.id, name: "Gated", kind: "check", evaluation_level: "message", check: { type: "step_count", params: { max: 5 } }, depends_on: [fast.json.id], skip_rule: { when: "failed" } });
+    expect([fast.status, slowOk.status, gated.status]).toEqual([201, 201, 201]);
+
+    const started = await call(run.POST, "POST", "/api/evaluation-pipeline-executions/run", { body: { dataset_id: dataset.id } });
+    expect(started.status).toBe(202);
+    const events: RunEvent[] = [];
+    const unsubscribe = subscribe(started.json.id, (e) => events.push(e));
+    await waitForExecution(started.json.id);
+    unsubscribe();
+
+    const done = (await call(item.GET, "GET", "/x", { params: { id: started.json.id } })).json;
+    // latency_ms is 12: over 10 (fails), under 2000 (passes); "Gated" depends on the failing one: skipped.
+    expect(done).toMatchObject({ status: "completed", total_evaluations: 390, successful_evaluations: 260, failed_evaluations: 0, skipped_evaluations: 130 });
+    expect(double.count()).toBe(0);
+
+    const key = (e: { data: { pipeline_node_id: number; entity_id: number } }) => `${e.data.pipeline_node_id}:${e.data.entity_id}`;
+    const processing = events.filter((e) => e.event === "processing");
+    const complete = events.filter((e): e is Extract<RunEvent, { event: "complete" }> => e.event === "complete");
+    expect(processing).toHaveLength(390);
+    expect(complete).toHaveLength(390);
+    expect(new Set(complete.map(key)).size).toBe(390);
+    // Each cell's processing event comes before its result.
+    const firstSeen = new Map<string, number>();
+    events.forEach((e, i) => {
+      if (e.event === "processing") firstSeen.set(key(e), i);
+    });
+    events.forEach((e, i) => {
+      if (e.event === "complete") expect(firstSeen.get(key(e))).toBeLessThan(i);
+    });
+    for (let i = 1; i < complete.length; i++) expect(complete[i].id).toBeGreaterThan(complete[i - 1].id);
+    expect(complete.at(-1)!.data.progress).toBe(100);
+    expect(events.at(-1)!.event).toBe("done");
+
+    // The events carry what was saved: same ids, statuses and verdicts as the results endpoint.
+    const res = (await call(results.GET, "GET", "/x?limit=1000", { params: { id: started.json.id } })).json;
+    const saved = res.results as Array<{ id: number; status: string; pipeline_node_id: number; result: { value: boolean } | null; created_at: string }>;
+    expect(saved.map((r) => r.id)).toEqual(complete.map((e) => e.id));
+    expect(complete.map((e) => e.data.result)).toEqual(saved);
+    expect(saved.filter((r) => r.pipeline_node_id === fast.json.id).every((r) => r.result?.value === false)).toBe(true);
+    expect(saved.filter((r) => r.pipeline_node_id === slowOk.json.id).every((r) => r.result?.value === true)).toBe(true);
+    expect(saved.filter((r) => r.pipeline_node_id === gated.json.id).every((r) => r.status === "skipped")).toBe(true);
   });
 });

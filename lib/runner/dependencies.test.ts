@@ -4,6 +4,7 @@
  * and cycles are rejected on save with their path.
  */
 import { beforeEach, describe, expect, it } from "vitest";
+import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/route";
 import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as results from "@/app/api/evaluation-pipeline-executions/[id]/results/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
@@ -13,6 +14,7 @@ import { call } from "@/lib/testing/http";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { loadSampleDataset } from "@/lib/testing/load-sample";
+import { readSse } from "@/lib/testing/sse";
 import { waitForExecution } from "./run";
 
 const judgeDouble = withJudgeDouble({ JUDGE_MAX_RETRIES: "0" });
@@ -79,6 +81,14 @@ describe("depends_on", () => {
     const skipped = (res.results as Array<{ status: string; error: string; pipeline_node_id: number }>).filter((r) => r.status === "skipped");
     expect(skipped).toEqual([expect.objectContaining({ pipeline_node_id: helpful.json.id, error: "skipped: Step budget did not pass" })]);
     expect(res.aggregated[String(helpful.json.id)].total).toBe(8);
+
+    // A stream opened after the run replays the skipped cell as it was announced live: a `complete`
+    // whose result says skipped, not an `error` (the grid would show it as failed).
+    const replay = await readSse(await events.GET(new Request("http://x/events"), { params: Promise.resolve({ id: String(done.id) }) }));
+    const replayed = replay.filter((e) => e.data.pipeline_node_id === helpful.json.id && e.data.result?.status === "skipped");
+    expect(replayed).toHaveLength(1);
+    expect(replayed[0]).toMatchObject({ event: "complete", data: { status: "complete", result: { status: "skipped", error: "skipped: Step budget did not pass" } } });
+    expect(replay.filter((e) => e.event === "error")).toEqual([]);
   });
 
   it("skips below a threshold", async () => {

@@ -49,6 +49,11 @@ export function subscribe(executionId: number, listener: Listener): () => void {
   };
 }
 
+/** Whether anyone listens to the execution: lets the runner skip building events nobody reads. */
+export function hasListeners(executionId: number): boolean {
+  return listeners.has(executionId);
+}
+
 export function emit(executionId: number, e: RunEvent): void {
   for (const listener of listeners.get(executionId) ?? []) {
     try {

@@ -9,10 +9,12 @@ import {
   getExecutionRow,
   insertExecution,
   insertResult,
+  insertResults,
   listActiveExecutionIds,
+  type NewResult,
   updateExecution,
 } from "@/db/repositories/executions";
-import type { PipelineExecutionRow } from "@/db/schema";
+import type { EvaluationResultRow, PipelineExecutionRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
 import { assertDatasetExists, deleteDataset } from "@/lib/datasets";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
@@ -25,7 +27,7 @@ import type { Execution, ExecutionMeta, RunRequest } from "@/lib/schemas/executi
 import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
 import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
 import { dependencyWaves, skipReason } from "./dependencies";
-import { emit, progressOf } from "./events";
+import { emit, hasListeners, progressOf } from "./events";
 import { withGoal } from "./goal";
 import { planRun, type Cell, type Plan } from "./plan";
 
@@ -125,13 +127,9 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
 
   const evaluate = async (cell: Cell) => {
     if (signal.aborted || lifecycle.draining) return;
-    const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     const model = resolveModelName(req.model_name, cell.node.modelName);
     lastModel = model;
-    emit(row.id, {
-      event: "processing",
-      data: { ...base, status: "processing", progress: progressOf(totals.done, total), completed: totals.done, total, concurrency_limit: limitNow(), rate_limits: totals.rateLimits },
-    });
+    announceProcessing(cell);
     const started = now();
     const skipped = skipReason(cell, plan.allNodes);
     if (skipped) return record(cell, skippedOutcome(skipped));
@@ -167,29 +165,30 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     record(cell, outcome);
   };
 
-  /** Save a cell's outcome, count it and announce it (synchronous). */
-  const record = (cell: Cell, outcome: CellOutcome) => {
+  const resultValues = (cell: Cell, outcome: CellOutcome): NewResult => ({
+    executionId: row.id,
+    pipelineNodeId: cell.node.id,
+    datasetId: row.datasetId,
+    entityType: cell.entityType,
+    entityId: cell.entityId,
+    conversationId: cell.conversationId,
+    messageId: cell.messageId,
+    stepId: cell.stepId,
+    result: outcome.result,
+    score: outcome.score,
+    status: outcome.status,
+    error: outcome.error,
+    rawOutput: outcome.rawOutput,
+    executionTime: outcome.latencyMs,
+    modelName: outcome.model,
+    inputTokens: outcome.inputTokens,
+    outputTokens: outcome.outputTokens,
+    cached: outcome.cached,
+  });
+
+  /** Count a saved cell and announce it (synchronous). */
+  const announce = (cell: Cell, outcome: CellOutcome, saved: EvaluationResultRow) => {
     const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
-    const saved = insertResult({
-      executionId: row.id,
-      pipelineNodeId: cell.node.id,
-      datasetId: row.datasetId,
-      entityType: cell.entityType,
-      entityId: cell.entityId,
-      conversationId: cell.conversationId,
-      messageId: cell.messageId,
-      stepId: cell.stepId,
-      result: outcome.result,
-      score: outcome.score,
-      status: outcome.status,
-      error: outcome.error,
-      rawOutput: outcome.rawOutput,
-      executionTime: outcome.latencyMs,
-      modelName: outcome.model,
-      inputTokens: outcome.inputTokens,
-      outputTokens: outcome.outputTokens,
-      cached: outcome.cached,
-    });
     totals.done++;
     totals.rateLimits += outcome.rateLimited ?? 0;
     if (now() - metaWrittenAt >= 1000) {
@@ -203,6 +202,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     const cost = outcome.inputTokens + outcome.outputTokens === 0 ? 0 : costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
     if (cost === null) totals.priced = false;
     else totals.cost += cost;
+    if (!hasListeners(row.id)) return; // nobody streams this run: skip building the event
     const result = toResult(saved);
     const progress = progressOf(totals.done, total);
     if (outcome.status !== "failed") {
@@ -210,6 +210,35 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     } else {
       emit(row.id, { event: "error", id: saved.id, data: { ...base, status: "error", progress, error: { message: outcome.error ?? "failed" }, result } });
     }
+  };
+
+  /** Save a cell's outcome, count it and announce it (synchronous). */
+  const record = (cell: Cell, outcome: CellOutcome) => announce(cell, outcome, insertResult(resultValues(cell, outcome)));
+
+  /** Save a chunk of cells' outcomes with multi-row inserts, then count and announce each in order. */
+  const recordMany = (cells: Cell[], outcomes: CellOutcome[]) => {
+    const saved = insertResults(row.id, cells.map((cell, i) => resultValues(cell, outcomes[i])));
+    cells.forEach((cell, i) => announce(cell, outcomes[i], saved[i]));
+  };
+
+  /** The `processing` event of a cell, built only when someone listens (check cells announce it too). */
+  const announceProcessing = (cell: Cell) => {
+    if (!hasListeners(row.id)) return;
+    emit(row.id, {
+      event: "processing",
+      data: {
+        execution_id: row.id,
+        pipeline_node_id: cell.node.id,
+        entity_type: cell.entityType,
+        entity_id: cell.entityId,
+        status: "processing",
+        progress: progressOf(totals.done, total),
+        completed: totals.done,
+        total,
+        concurrency_limit: limitNow(),
+        rate_limits: totals.rateLimits,
+      },
+    });
   };
 
   // Wave by wave (dependencies before dependents); in each, check cells first, written in chunks
@@ -226,7 +255,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
         if (lastTree?.id !== cell.conversationId) lastTree = { id: cell.conversationId, tree: loadConversationTree(cell.conversationId) };
         return runCheck(cell, lastTree.tree);
       },
-      record,
+      processing: announceProcessing,
+      recordMany,
     });
     const limit = pLimit(req.execution_mode === "async" ? req.batch_size : 1);
     await Promise.all(wave.filter((c) => c.node.kind !== "check").map((cell) => limit(() => evaluate(cell))));

@@ -41,8 +41,9 @@ export function executionEventStream(executionId: number, lastEventId?: number, 
         if (r.id <= lastSent) continue;
         const result = toResult(r);
         const base = { execution_id: executionId, pipeline_node_id: r.pipelineNodeId, entity_type: r.entityType, entity_id: r.entityId, progress: progressOf(done, total) };
+        // Like the live events: only a failed cell is an `error`; a skipped one is a `complete` whose result says skipped.
         writer.send(
-          r.status === "completed"
+          r.status !== "failed"
             ? { event: "complete", id: r.id, data: { ...base, status: "complete", result } }
             : { event: "error", id: r.id, data: { ...base, status: "error", error: { message: r.error ?? "failed" }, result } },
         );

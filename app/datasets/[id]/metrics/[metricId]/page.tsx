@@ -2,7 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { MetricEditor } from "@/components/metrics/metric-editor";
-import { getMetric } from "@/lib/metrics/metrics";
+import { getMetric, listMetrics } from "@/lib/metrics/metrics";
 import { listTemplates } from "@/lib/metrics/templates";
 import { getDataset } from "@/lib/datasets";
 import { loadForPage } from "@/lib/page-params";
@@ -24,7 +24,7 @@ export default async function EditMetricPage({ params }: { params: Promise<{ id:
         </Link>
         <h1 className="mt-1 text-2xl font-semibold tracking-tight">{metric.name}</h1>
       </div>
-      <MetricEditor datasetId={dataset.id} templates={templates} metric={metric} />
+      <MetricEditor datasetId={dataset.id} templates={templates} metric={metric} metrics={listMetrics(dataset.id)} />
     </div>
   );
 }

@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { MetricEditor } from "@/components/metrics/metric-editor";
+import { listMetrics } from "@/lib/metrics/metrics";
 import { listTemplates } from "@/lib/metrics/templates";
 import { idParam } from "@/lib/schemas/common";
 import { getDataset } from "@/lib/datasets";
@@ -27,7 +28,7 @@ export default async function NewMetricPage({
         </Link>
         <h1 className="mt-1 text-2xl font-semibold tracking-tight">Add a metric</h1>
       </div>
-      <MetricEditor datasetId={dataset.id} templates={templates} initialTemplateId={wanted.success ? wanted.data : undefined} />
+      <MetricEditor datasetId={dataset.id} templates={templates} metrics={listMetrics(dataset.id)} initialTemplateId={wanted.success ? wanted.data : undefined} />
     </div>
   );
 }
