@@ -32,7 +32,7 @@ const formats =
 const stages =
   "Validation runs in stages, each stopping the next on error: size and encoding (413, 415 for gzip/ZIP/binary or non-UTF-8), " +
   "JSON syntax (400, `Invalid JSON: … at line L, column C`), structure (`conversations`, each `messages`, each `role`; 422), " +
-  "then types and values (roles, the step rule, tool call shapes, `meta` objects; 422). Up to 200 errors per stage, then one saying how many more. " +
+  "then types and values (roles, the step rule, tool call shapes, `meta` objects; 422). Identical faults are grouped into one issue with `count` and the index ranges; up to 200 distinct faults per stage, then one issue saying how many more. " +
   "Warnings (the file still imports): messages without content; tool calls not declared by the conversation's agents, or with arguments " +
   "whose types differ from the declared parameters (checked only when the conversation declares agents); files over 10 MB. " +
   "Paths point into the uploaded file: for JSON Lines they are within the line and the issue's `line` names it; for OpenAI " +
