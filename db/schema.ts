@@ -391,3 +391,23 @@ export const importIdempotencyKeysTable = sqliteTable(
   },
   (t) => [uniqueIndex("import_idempotency_keys_key_idx").on(t.userId, t.scope, t.key), index("import_idempotency_keys_created_idx").on(t.createdAt)],
 );
+
+/**
+ * Import mappings a user saved by name, to read the next file of the same shape with the same
+ * mapping (the `mapping_id` form field of the import endpoints). `mapping` is an ImportMapping,
+ * checked by its zod schema before it is stored. A name is unique per user: saving it again replaces.
+ */
+export const savedMappingsTable = sqliteTable(
+  "saved_mappings",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: text("user_id").notNull(),
+    name: text("name").notNull(),
+    mapping: text("mapping", { mode: "json" }).notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("saved_mappings_user_name_idx").on(t.userId, t.name)],
+);
+
+export type SavedMappingRow = typeof savedMappingsTable.$inferSelect;

@@ -73,6 +73,11 @@ test.describe("import page", () => {
     await expect(editor.getByRole("button", { name: "Import with this mapping" })).toBeDisabled();
     await box.fill(JSON.stringify({ messages: "dialogue_turns", role: "speaker", content: "utterance", roles: { customer: "user", bot: "assistant" }, name: "ticket" }));
     await expect(preview.getByRole("row")).toHaveCount(3);
+    // Saved under a name for the next file of this shape.
+    const savedName = `Support export ${Date.now()}`;
+    await editor.getByLabel("Save this mapping as").fill(savedName);
+    await editor.getByRole("button", { name: "Save mapping" }).click();
+    await expect(editor.getByTestId("save-mapping").getByRole("status")).toContainText(`Saved “${savedName}”`);
     await editor.getByRole("button", { name: "Import with this mapping" }).click();
 
     const success = page.getByTestId("import-success");
@@ -90,6 +95,30 @@ test.describe("import page", () => {
       ["user", "My card was charged twice."],
       ["assistant", "I see two charges; I have refunded one of them."],
     ]);
+
+    // The next file of the same shape: read with the saved mapping straight away, no refusal first.
+    await page.goto("/import");
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "formats", "unknown-support.json"));
+    await page.getByLabel("Dataset name").fill(`Mapped again ${Date.now()}`);
+    await page.getByLabel("Read the file with").selectOption({ label: savedName });
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    const reused = page.getByTestId("import-success");
+    await expect(reused).toContainText("Detected format: Your mapping");
+    await expect(reused.getByRole("status")).toContainText("2 conversations");
+    const reusedHref = await reused.getByRole("link", { name: "Open dataset →" }).getAttribute("href");
+    const reusedId = Number(/\/datasets\/(\d+)$/.exec(reusedHref ?? "")?.[1]);
+    const reusedConversations = (await (await request.get(`/api/datasets/${reusedId}/conversations`)).json()) as Array<{ name: string }>;
+    expect(reusedConversations.map((c) => c.name)).toEqual(["T-1", "T-2"]);
+
+    // And as the starting point of the editor when a file is refused.
+    await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });
+    await page.goto("/import");
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "formats", "unknown-support.json"));
+    await page.getByLabel("Dataset name").fill(`Mapped from editor ${Date.now()}`);
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    const editorAgain = page.getByTestId("mapping-editor");
+    await editorAgain.getByLabel("Start from a saved mapping").selectOption({ label: savedName });
+    await expect(editorAgain.getByLabel("Mapping", { exact: true })).toHaveValue(/"name": "ticket"/);
   });
 
   test("imports an OpenAI request body as it is, names the format, and lists the text it did not store", async ({ page, request }) => {

@@ -11,6 +11,7 @@ import type { ImportFailure, ImportSuccess } from "@/lib/schemas/imports";
 import { ApplyFix } from "./apply-fix";
 import { ImportFailed, ImportSucceeded } from "./import-result";
 import { MappingEditor } from "./mapping-editor";
+import { SavedMappingPicker } from "./saved-mappings";
 
 /** `fixedFrom`: the refused file's name, when the upload was its suggested fix. */
 type Outcome =
@@ -36,6 +37,8 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
   const [name, setName] = useState("");
   const [description, setDescription] = useState("");
   const [feedback, setFeedback] = useState(true);
+  // A saved mapping's id: the file is read with it instead of detecting the format.
+  const [mappingId, setMappingId] = useState("");
   const [formError, setFormError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
@@ -82,6 +85,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
     form.append("file", upload);
     form.append("get_feedback", String(feedback));
     if (mapping) form.append("mapping", mapping);
+    else if (mappingId && !fixedFrom) form.append("mapping_id", mappingId);
     if (mode === "new") {
       form.append("name", name.trim());
       if (description.trim()) form.append("description", description);
@@ -185,6 +189,14 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
               </select>
             </Field>
           )}
+
+          <SavedMappingPicker
+            id="import-mapping"
+            label="Read the file with"
+            emptyOption="The detected format"
+            value={mappingId}
+            onPick={(saved) => setMappingId(saved ? String(saved.id) : "")}
+          />
 
           <label className="flex items-center gap-2 text-sm text-slate-700">
             <input type="checkbox" checked={feedback} onChange={(e) => setFeedback(e.target.checked)} />

@@ -6,9 +6,10 @@ import { Table, Td, Th } from "@/components/ui/table";
 import { applyMapping } from "@/lib/import/formats/mapping";
 import { parseUpload } from "@/lib/import/parse";
 import { importMappingSchema, type ImportMapping } from "@/lib/schemas/imports";
+import { SaveMapping, SavedMappingPicker } from "./saved-mappings";
 
 type PreviewRow = { role: string; content: string; steps: number };
-type Preview = { ok: true; rows: PreviewRow[]; conversations: number } | { ok: false; reason: string };
+type Preview = { ok: true; rows: PreviewRow[]; conversations: number; mapping: ImportMapping } | { ok: false; reason: string };
 
 /** The first conversation the mapping reads from the file, or why it reads none. */
 function previewOf(text: string, mappingText: string): Preview {
@@ -29,6 +30,7 @@ function previewOf(text: string, mappingText: string): Preview {
   if (!first?.messages) return { ok: false, reason: `The first record has no list under '${mapping.data.messages}'` };
   return {
     ok: true,
+    mapping: mapping.data,
     conversations: conversations.length,
     rows: first.messages.map((m) => ({ role: String(m.role ?? "(none)"), content: typeof m.content === "string" ? m.content : "", steps: m.steps?.length ?? 0 })),
   };
@@ -36,7 +38,8 @@ function previewOf(text: string, mappingText: string): Preview {
 
 /**
  * When no format matched, the rules' mapping (checked on the server to import the file): shown applied
- * to the first conversation, editable, and imported with the `mapping` form field.
+ * to the first conversation, editable (or replaced by a saved mapping), imported with the `mapping` form
+ * field, and savable under a name for the next file of the same shape.
  */
 export function MappingEditor({
   file,
@@ -51,6 +54,7 @@ export function MappingEditor({
 }) {
   const [text, setText] = useState<string | null>(null);
   const [mappingText, setMappingText] = useState(() => JSON.stringify(mapping, null, 2));
+  const [picked, setPicked] = useState("");
   useEffect(() => {
     let live = true;
     void file.text().then((t) => live && setText(t));
@@ -64,6 +68,16 @@ export function MappingEditor({
     <div className="space-y-3" data-testid="mapping-editor">
       <h3 className="font-medium text-slate-900">Suggested mapping</h3>
       <p className="text-slate-600">No known format matched. This mapping reads the file; change it if a field is wrong.</p>
+      <SavedMappingPicker
+        id="mapping-editor-saved"
+        label="Start from a saved mapping"
+        emptyOption="The suggested mapping"
+        value={picked}
+        onPick={(saved) => {
+          setPicked(saved ? String(saved.id) : "");
+          setMappingText(JSON.stringify(saved?.mapping ?? mapping, null, 2));
+        }}
+      />
       <label className="block text-xs font-medium text-slate-700">
         Mapping (JSON)
         <textarea
@@ -107,6 +121,7 @@ export function MappingEditor({
       <Button type="button" disabled={pending || !preview?.ok} onClick={() => onImport(mappingText)}>
         {pending ? "Importing…" : "Import with this mapping"}
       </Button>
+      <SaveMapping mapping={preview?.ok ? preview.mapping : null} />
     </div>
   );
 }

@@ -109,13 +109,28 @@ describe("stage 3: structure", () => {
     expect(failure(checkJson("text")).errors[0].path).toBe("(root)");
   });
 
-  it("reports every error up to 200, then says how many more; identical faults read as one group", () => {
+  it("groups identical faults before the cap: 250 of one fault read as one group of 250, not 200 and '50 more'", () => {
     const messages = Array.from({ length: 250 }, () => ({ content: "x" }));
     const r = failure(checkJson(conv(messages)));
-    expect(r.errors).toHaveLength(2);
-    expect(r.errors[0]).toMatchObject({ path: "conversations[0].messages[0..199].role", count: MAX_ISSUES });
-    expect(r.errors[0].message).toMatch(/^200 messages: /);
-    expect(r.errors[1].message).toBe("…and 50 more errors (only the first 200 are listed)");
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ path: "conversations[0].messages[0..249].role", count: 250 });
+    expect(r.errors[0].message).toBe("250 messages: Missing required field 'role'");
+  });
+
+  it("counts a fault repeated past the issues it keeps exactly, and says its ranges are cut", () => {
+    const messages = Array.from({ length: 2500 }, () => ({ content: "x" }));
+    const r = failure(checkJson(conv(messages)));
+    expect(r.errors).toHaveLength(1);
+    expect(r.errors[0]).toMatchObject({ path: "conversations[0].messages[0..999,…].role", count: 2500 });
+    expect(r.errors[0].message).toMatch(/^2500 messages: /);
+  });
+
+  it("caps the distinct faults at 200, then says how many more errors there were", () => {
+    // Each role value is its own fault (the message names the value).
+    const messages = Array.from({ length: 250 }, (_, i) => ({ role: `r${i}`, content: "x" }));
+    const r = failure(checkJson(conv(messages)));
+    expect(r.errors).toHaveLength(MAX_ISSUES + 1);
+    expect(r.errors[MAX_ISSUES].message).toBe("…and 50 more errors of other kinds (only the first 200 kinds are listed)");
   });
 
   it("groups one fault repeated over many conversations into one issue with the ranges", () => {

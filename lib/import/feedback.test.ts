@@ -6,6 +6,7 @@ import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/s
 import { upload } from "@/lib/testing/multipart";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import { buildFeedback, rulesFeedback, type FeedbackInput } from "./feedback";
+import { fixUploadText } from "./fix-upload";
 
 const fixture = (name: string) => fs.readFileSync(path.join(process.cwd(), "e2e/fixtures", name), "utf8");
 
@@ -143,6 +144,64 @@ describe("feedback from the judge model (the judge test double)", () => {
     // Four bad roles, two faults ('human' twice, 'bot' twice): grouped.
     expect(res.json.errors.map((e: { count: number }) => e.count)).toEqual([2, 2]);
     expect(res.json.llm_feedback.generated_by).toBe("rules");
+  });
+
+  describe("a model's fix is checked before it is shown", () => {
+    // `speaker` instead of `role`, with `bot` for the assistant: renaming alone leaves 'bot' invalid.
+    const speakers = JSON.stringify({
+      conversations: [{ messages: [{ speaker: "user", content: "hi" }, { speaker: "bot", content: "hello" }] }],
+    });
+    const renameOnly = { from: "conversations[].messages[].speaker", to: "conversations[].messages[].role", value_mapping: [] };
+    const renameAndMap = { ...renameOnly, value_mapping: [{ from_value: "bot", to_value: "assistant" }] };
+
+    it("a fix that does not make the file valid is replaced by the rules' fix, which does", async () => {
+      double.enqueue({ kind: "verdict", body: { analysis: "Rename speaker.", transformation: renameOnly } });
+      const res = await upload(createAndImport.POST, "/api/datasets/import", { file: speakers, fields: { name: "x" } });
+      expect(res.status).toBe(422);
+      expect(double.count()).toBe(1);
+      expect(res.json.llm_feedback.generated_by).toBe("gpt-4o-mini");
+      expect(res.json.llm_feedback.suggested_transformation).toEqual({
+        from: "conversations[].messages[].speaker",
+        to: "conversations[].messages[].role",
+        mapping: { bot: "assistant" },
+      });
+      expect(res.json.llm_feedback.analysis).toMatch(/^Rename speaker\. \(The model's suggested fix was checked and does not make the file valid; the rules' fix/);
+      // The offered fix, applied as the page applies it, imports.
+      const fixed = fixUploadText(speakers, res.json.llm_feedback.suggested_transformation);
+      if (!fixed.ok) throw new Error(fixed.reason);
+      const again = await upload(createAndImport.POST, "/api/datasets/import", { file: fixed.text, fields: { name: "x" } });
+      expect(again.status).toBe(201);
+      expect(again.json.messages_imported).toBe(2);
+    });
+
+    it("a fix that makes the file valid is kept as the model wrote it", async () => {
+      const mapped = { ...renameAndMap, value_mapping: [{ from_value: "bot", to_value: "assistant" }, { from_value: "user", to_value: "user" }] };
+      double.enqueue({ kind: "verdict", body: { analysis: "Rename speaker and map bot.", transformation: mapped } });
+      const res = await upload(createAndImport.POST, "/api/datasets/import", { file: speakers, fields: { name: "x" } });
+      expect(res.status).toBe(422);
+      expect(res.json.llm_feedback).toEqual({
+        analysis: "Rename speaker and map bot.",
+        suggested_transformation: { from: "conversations[].messages[].speaker", to: "conversations[].messages[].role", mapping: { bot: "assistant", user: "user" } },
+        generated_by: "gpt-4o-mini",
+      });
+    });
+
+    it("a model with no fix still gets the rules' working fix offered", async () => {
+      double.enqueue({ kind: "verdict", body: { analysis: "Roles are missing.", transformation: null } });
+      const res = await upload(createAndImport.POST, "/api/datasets/import", { file: speakers, fields: { name: "x" } });
+      expect(res.json.llm_feedback.suggested_transformation?.mapping).toEqual({ bot: "assistant" });
+      expect(res.json.llm_feedback.analysis).toContain("The model suggested no fix; the rules' fix");
+    });
+
+    it("no fix is shown when neither the model's nor the rules' makes the file valid", async () => {
+      // A second conversation with no messages at all: no rename of `speaker` fixes that.
+      const broken = JSON.stringify({ conversations: [JSON.parse(speakers).conversations[0], { name: "empty" }] });
+      double.enqueue({ kind: "verdict", body: { analysis: "Rename speaker.", transformation: renameAndMap } });
+      const res = await upload(createAndImport.POST, "/api/datasets/import", { file: broken, fields: { name: "x" } });
+      expect(res.status).toBe(422);
+      expect(res.json.llm_feedback.suggested_transformation).toBeNull();
+      expect(res.json.llm_feedback.analysis).toContain("does not make the file valid, so it is not offered");
+    });
   });
 
   it("no feedback call at all when get_feedback is false", async () => {

@@ -19,6 +19,11 @@ export type FeedbackInput = {
   /** The start of the file as text, for the model to look at. */
   excerpt: string;
   format?: ImportFormat;
+  /**
+   * Whether a transformation, applied the way the page applies it, makes the file import. When given,
+   * a model's fix is only shown if it passes; otherwise the rules' fix (when it passes) is offered.
+   */
+  fixWorks?: (transformation: SuggestedTransformation) => boolean;
 };
 
 export type FeedbackDeps = {
@@ -174,6 +179,28 @@ function defaultModelFeedback(timeoutMs: number): ((input: FeedbackInput) => Pro
   };
 }
 
+/**
+ * A model's transformation is shown only when it makes the file valid; a model can be confidently
+ * wrong, and a button that imports a still-broken file costs the user a round trip. When it fails (or
+ * the model has none), the rules' transformation is offered if it passes, so the "Apply the suggested
+ * fix" button appears whenever a working fix exists.
+ */
+function keepWorkingFix(feedback: LlmFeedback, input: FeedbackInput, works: (t: SuggestedTransformation) => boolean): LlmFeedback {
+  const proposed = feedback.suggested_transformation;
+  if (proposed && works(proposed)) return feedback;
+  const rules = transformationFor(input);
+  const rulesWork = rules !== null && works(rules);
+  if (!proposed && !rulesWork) return feedback;
+  const why = proposed ? "The model's suggested fix was checked and does not make the file valid" : "The model suggested no fix";
+  return {
+    ...feedback,
+    analysis: rulesWork
+      ? `${feedback.analysis} (${why}; the rules' fix, which does, is offered instead: rename ${rules.from} to ${rules.to}.)`
+      : `${feedback.analysis} (${why}, so it is not offered.)`,
+    suggested_transformation: rulesWork ? rules : null,
+  };
+}
+
 /** Feedback for a failed import: the model's when it answers in time, the rules' otherwise. */
 export async function buildFeedback(input: FeedbackInput, deps: FeedbackDeps = {}): Promise<LlmFeedback> {
   const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
@@ -192,7 +219,7 @@ export async function buildFeedback(input: FeedbackInput, deps: FeedbackDeps = {
     });
     const feedback = await Promise.race([generate(input), limit]);
     if (!feedback?.analysis?.trim()) throw new Error("empty analysis");
-    return feedback;
+    return input.fixWorks ? keepWorkingFix(feedback, input, input.fixWorks) : feedback;
   } catch (error) {
     log.warn("import feedback: judge model failed, using rules", { error: (error as Error).message });
     return rulesFeedback(input);

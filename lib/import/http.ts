@@ -13,6 +13,7 @@ import { assertDatasetExists } from "@/lib/datasets";
 import { createAndImportForm, importIntoDatasetForm, type ImportFailure, type ImportMapping } from "@/lib/schemas/imports";
 import { tooLargeIssue } from "./decode";
 import { importConversations, type ImportTarget } from "./index";
+import { savedMappingFor } from "./saved-mappings";
 import { readUploadForm } from "./upload";
 
 function parseFields<T>(schema: z.ZodType<T, unknown>, fields: Record<string, string>): T {
@@ -106,13 +107,18 @@ async function runImport(
   }
 }
 
+/** The `mapping` field, or the caller's saved mapping named by `mapping_id` (404 when they have none with that id). */
+function mappingOf(form: { mapping?: ImportMapping; mapping_id?: number }, userId: string): ImportMapping | undefined {
+  return form.mapping_id === undefined ? form.mapping : savedMappingFor(form.mapping_id, userId);
+}
+
 /** `POST /datasets/{id}/import`. */
 export async function importIntoDatasetResponse(req: Request, datasetId: number, userId: string): Promise<Response> {
   // Refuse an unknown dataset before reading a large upload; the insert checks again in its transaction.
   assertDatasetExists(datasetId);
   return runImport(req, { userId, scope: `POST /datasets/${datasetId}/import` }, (fields) => {
     const form = parseFields(importIntoDatasetForm, fields);
-    return { target: { datasetId }, getFeedback: form.get_feedback, mapping: form.mapping };
+    return { target: { datasetId }, getFeedback: form.get_feedback, mapping: mappingOf(form, userId) };
   });
 }
 
@@ -123,7 +129,7 @@ export async function createAndImportResponse(req: Request, callerId: string): P
     return {
       target: { create: { name: form.name, description: form.description ?? null, userId: form.user_id ?? callerId } },
       getFeedback: form.get_feedback,
-      mapping: form.mapping,
+      mapping: mappingOf(form, callerId),
     };
   });
 }

@@ -7,11 +7,12 @@ import { insertConversationsBulk, saveImportOutcome, type IdempotencyScope } fro
 import { notFound } from "@/lib/api/errors";
 import { getConfig } from "@/lib/config";
 import { getDataset } from "@/lib/datasets";
-import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportSuccess, NotImported } from "@/lib/schemas/imports";
+import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
 import { decodeUpload } from "./decode";
 import { groupIssues } from "./group-issues";
 import { isRecord } from "./issues";
 import { buildFeedback, type FeedbackDeps } from "./feedback";
+import { fixUploadText } from "./fix-upload";
 import { normaliseUpload } from "./formats";
 import { applyMapping, proposeMapping } from "./formats/mapping";
 import { toSourceIssue } from "./formats/source-paths";
@@ -93,6 +94,14 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
   };
 }
 
+/** The fix applied as the import page applies it (fixUploadText), and the fixed file checked again. */
+function fixMakesValid(text: string | undefined, t: SuggestedTransformation, opts: { maxBytes: number; mapping?: ImportMapping }): boolean {
+  if (text === undefined) return false;
+  const fixed = fixUploadText(text, t);
+  // The page sends the fixed file without the mapping: the fix is written against the detected shape.
+  return fixed.ok && checkUpload(new TextEncoder().encode(fixed.text), { maxBytes: Math.max(opts.maxBytes, fixed.text.length * 4) }).ok;
+}
+
 /** Validate an upload and, when it passes, insert all of it into the target dataset in one transaction. */
 export async function importConversations(input: {
   bytes: Uint8Array;
@@ -105,7 +114,8 @@ export async function importConversations(input: {
   /** Store the outcome under this key (with the import's insert, in one transaction, when it succeeds). */
   idempotency?: IdempotencyScope;
 }): Promise<ImportOutcome> {
-  const checked = checkUpload(input.bytes, { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES, mapping: input.mapping });
+  const opts = { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES, mapping: input.mapping };
+  const checked = checkUpload(input.bytes, opts);
   if (!checked.ok) {
     const body: ImportFailure = { success: false, errors: checked.errors, warnings: checked.warnings };
     if (checked.format) body.format = checked.format;
@@ -117,6 +127,7 @@ export async function importConversations(input: {
           data: checked.feedbackInput?.data,
           excerpt: checked.text?.slice(0, 4000) ?? "",
           format: checked.format,
+          fixWorks: (t) => fixMakesValid(checked.text, t, opts),
         },
         input.deps,
       );

@@ -1,33 +1,56 @@
-/** Collecting errors and warnings with the cap of API.md (200 per stage, then one summary issue). */
+/** Collecting errors and warnings with the cap of API.md (200 distinct faults per stage, then one summary issue). */
 import type { ImportIssue } from "@/lib/schemas/imports";
 
 export const MAX_ISSUES = 200;
 
-/** A list that keeps the first MAX_ISSUES issues and counts the rest. */
+/** Issues kept per fault: enough for the ranges a grouped issue names; the rest are only counted. */
+const MAX_PER_FAULT = 1000;
+
+/** What makes issues the same fault: message, suggestion and path up to its indexes (see group-issues.ts). */
+export function faultKey(issue: ImportIssue): string {
+  return `${issue.message}\u0000${issue.suggestion}\u0000${issue.path.replace(/\[\d+\]/g, "[]")}`;
+}
+
+/**
+ * A list that keeps the issues of the first MAX_ISSUES distinct faults and counts the rest. The cap is
+ * on faults, not issues, so one fault repeated 250 times is grouped later as "250 …", not cut at 200.
+ * Issues stay individual here: their paths are mapped into the uploaded file before they are grouped.
+ */
 export class IssueList {
-  private readonly items: ImportIssue[] = [];
+  private readonly faults = new Map<string, { items: ImportIssue[]; overflow: number }>();
   private dropped = 0;
+  private total = 0;
 
   add(issue: ImportIssue): void {
-    if (this.items.length < MAX_ISSUES) this.items.push(issue);
+    this.total++;
+    const key = faultKey(issue);
+    const fault = this.faults.get(key);
+    if (fault) {
+      if (fault.items.length < MAX_PER_FAULT) fault.items.push(issue);
+      else fault.overflow++;
+    } else if (this.faults.size < MAX_ISSUES) this.faults.set(key, { items: [issue], overflow: 0 });
     else this.dropped++;
   }
 
   get count(): number {
-    return this.items.length + this.dropped;
+    return this.total;
   }
 
   /** The issues, with a closing one saying how many more there were when the cap was hit. */
   toArray(kind: "errors" | "warnings"): ImportIssue[] {
-    if (!this.dropped) return [...this.items];
-    return [
-      ...this.items,
-      {
-        path: "(file)",
-        message: `…and ${this.dropped} more ${kind} (only the first ${MAX_ISSUES} are listed)`,
-        suggestion: `Fix the ${kind} above and upload again to see the rest`,
-      },
-    ];
+    const out: ImportIssue[] = [];
+    for (const { items, overflow } of this.faults.values()) {
+      out.push(...items);
+      // The issues past MAX_PER_FAULT ride on the last one kept, so the group's count stays exact.
+      if (overflow) out[out.length - 1] = { ...items[items.length - 1], count: 1 + overflow };
+    }
+    if (!this.dropped) return out;
+    out.push({
+      path: "(file)",
+      message: `…and ${this.dropped} more ${kind} of other kinds (only the first ${MAX_ISSUES} kinds are listed)`,
+      suggestion: `Fix the ${kind} above and upload again to see the rest`,
+    });
+    return out;
   }
 }
 

@@ -1,5 +1,6 @@
 /** Wire schemas of the import endpoints (shared/API.md, "Import"). */
 import { z } from "zod";
+import { intText } from "./common";
 import { datasetSchema } from "./datasets";
 
 export const importFormats = [
@@ -46,7 +47,8 @@ export const notImportedSchema = z
   .meta({ id: "NotImported" });
 
 /** Where the conversations are in a file no adapter recognises, and which fields are what. */
-export const importMappingSchema = z
+// Unregistered, so request bodies can inline it (OpenAPI inlines inputs); the registered copy is below.
+const importMappingObject = z
   .object({
     conversations: z
       .string()
@@ -70,8 +72,8 @@ export const importMappingSchema = z
       .optional()
       .describe("Record fields copied into the conversation's meta; absent: every field except the messages and the name"),
     message_meta: z.array(z.string().max(200)).max(200).optional().describe("Message fields copied into the message's meta"),
-  })
-  .meta({ id: "ImportMapping" });
+  });
+export const importMappingSchema = importMappingObject.meta({ id: "ImportMapping" });
 
 export const llmFeedbackSchema = z
   .object({
@@ -142,8 +144,18 @@ const mappingText = z
     return parsed.data;
   });
 
+const mappingIdText = intText({ min: 1 }).optional();
+
+const oneMapping = (form: { mapping?: unknown; mapping_id?: number }, ctx: z.RefinementCtx) => {
+  if (form.mapping !== undefined && form.mapping_id !== undefined) {
+    ctx.addIssue({ code: "custom", path: ["mapping_id"], message: "send either 'mapping' or 'mapping_id', not both" });
+  }
+};
+
 /** Text fields of `POST /datasets/{id}/import`. */
-export const importIntoDatasetForm = z.object({ get_feedback: getFeedbackField, mapping: mappingText });
+export const importIntoDatasetForm = z
+  .object({ get_feedback: getFeedbackField, mapping: mappingText, mapping_id: mappingIdText })
+  .superRefine(oneMapping);
 
 /** Text fields of `POST /datasets/import`. */
 export const createAndImportForm = z.object({
@@ -152,7 +164,8 @@ export const createAndImportForm = z.object({
   user_id: z.string().trim().min(1).max(200).optional().describe("Owner of the new dataset; default the caller"),
   get_feedback: getFeedbackField,
   mapping: mappingText,
-});
+  mapping_id: mappingIdText,
+}).superRefine(oneMapping);
 
 const mappingDoc = z
   .string()
@@ -162,11 +175,18 @@ const mappingDoc = z
       "A failed import's `llm_feedback.suggested_mapping` is one, checked to import the file.",
   );
 
+const mappingIdDoc = z
+  .string()
+  .regex(/^\d+$/)
+  .optional()
+  .describe("Id of one of the caller's saved mappings (`/import-mappings`) to read the file with; 404 if the caller has none with that id. Not together with `mapping`.");
+
 /** The multipart bodies as OpenAPI shows them. */
 export const importIntoDatasetBodyDoc = z.object({
   file: fileField,
   get_feedback: z.enum(["true", "false"]).optional(),
   mapping: mappingDoc,
+  mapping_id: mappingIdDoc,
 });
 export const createAndImportBodyDoc = z.object({
   file: fileField,
@@ -175,8 +195,29 @@ export const createAndImportBodyDoc = z.object({
   user_id: z.string().max(200).optional(),
   get_feedback: z.enum(["true", "false"]).optional(),
   mapping: mappingDoc,
+  mapping_id: mappingIdDoc,
 });
 
+/** A mapping saved under a name by its user, for the next file of the same shape. */
+export const savedMappingSchema = z
+  .object({
+    id: z.number().int(),
+    name: z.string(),
+    mapping: importMappingSchema,
+    created_at: z.string(),
+    updated_at: z.string().describe("When the mapping was last saved under this name"),
+  })
+  .meta({ id: "SavedMapping" });
+
+export const createSavedMappingBody = z
+  .object({
+    name: z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters").describe("Unique per user: saving a name again replaces its mapping"),
+    mapping: importMappingObject,
+  })
+  .strict();
+
+export type SavedMapping = z.infer<typeof savedMappingSchema>;
+export type CreateSavedMappingBody = z.infer<typeof createSavedMappingBody>;
 export type ImportMapping = z.infer<typeof importMappingSchema>;
 export type NotImported = z.infer<typeof notImportedSchema>;
 export type ImportIssue = z.infer<typeof importIssueSchema>;

@@ -1,12 +1,14 @@
-import { idParams } from "@/lib/schemas/common";
+import { errorSchema, idParams } from "@/lib/schemas/common";
 import {
   createAndImportBodyDoc,
+  createSavedMappingBody,
   importFailureSchema,
   importHeadersDoc,
   importIntoDatasetBodyDoc,
   importSuccessSchema,
+  savedMappingSchema,
 } from "@/lib/schemas/imports";
-import { notFoundResponse } from "./shared";
+import { badRequest, notFoundResponse } from "./shared";
 import type { Operation, ResponseSpec } from "./types";
 
 const tag = "Import";
@@ -30,7 +32,7 @@ const formats =
 const stages =
   "Validation runs in stages, each stopping the next on error: size and encoding (413, 415 for gzip/ZIP/binary or non-UTF-8), " +
   "JSON syntax (400, `Invalid JSON: … at line L, column C`), structure (`conversations`, each `messages`, each `role`; 422), " +
-  "then types and values (roles, the step rule, tool call shapes, `meta` objects; 422). Up to 200 errors per stage, then one saying how many more. " +
+  "then types and values (roles, the step rule, tool call shapes, `meta` objects; 422). Identical faults are grouped into one issue with `count` and the index ranges; up to 200 distinct faults per stage, then one issue saying how many more. " +
   "Warnings (the file still imports): messages without content; tool calls not declared by the conversation's agents, or with arguments " +
   "whose types differ from the declared parameters (checked only when the conversation declares agents); files over 10 MB. " +
   "Paths point into the uploaded file: for JSON Lines they are within the line and the issue's `line` names it; for OpenAI " +
@@ -74,7 +76,11 @@ export const importOperations: Operation[] = [
     headers: importHeadersDoc,
     body: importIntoDatasetBodyDoc,
     bodyContentType: "multipart/form-data",
-    responses: { 200: { description: "Imported", schema: importSuccessSchema, headers: replayed }, ...failures, 404: notFoundResponse },
+    responses: {
+      200: { description: "Imported", schema: importSuccessSchema, headers: replayed },
+      ...failures,
+      404: { description: "Unknown dataset, or `mapping_id` names no saved mapping of the caller", schema: errorSchema },
+    },
   },
   {
     method: "post",
@@ -88,6 +94,45 @@ export const importOperations: Operation[] = [
     headers: importHeadersDoc,
     body: createAndImportBodyDoc,
     bodyContentType: "multipart/form-data",
-    responses: { 201: { description: "Created and imported; `dataset` is the new dataset", schema: importSuccessSchema, headers: replayed }, ...failures },
+    responses: {
+      201: { description: "Created and imported; `dataset` is the new dataset", schema: importSuccessSchema, headers: replayed },
+      ...failures,
+      404: { description: "`mapping_id` names no saved mapping of the caller", schema: errorSchema },
+    },
+  },
+  {
+    method: "post",
+    path: "/import-mappings",
+    operationId: "saveImportMapping",
+    summary: "Save an import mapping under a name",
+    description:
+      "Kept for the caller (`X-User-Id`, else `default`) to read the next file of the same shape: send its id as the `mapping_id` " +
+      "form field of an import. A name is unique per caller: saving the same name again replaces its mapping (200) instead of creating one (201).",
+    tag,
+    body: createSavedMappingBody,
+    responses: {
+      201: { description: "Saved under a new name", schema: savedMappingSchema },
+      200: { description: "The caller's mapping of that name, replaced", schema: savedMappingSchema },
+      400: badRequest,
+    },
+  },
+  {
+    method: "get",
+    path: "/import-mappings",
+    operationId: "listImportMappings",
+    summary: "List the caller's saved import mappings",
+    description: "Only the caller's own, by name.",
+    tag,
+    responses: { 200: { description: "Saved mappings", schema: savedMappingSchema, array: true } },
+  },
+  {
+    method: "delete",
+    path: "/import-mappings/{id}",
+    operationId: "deleteImportMapping",
+    summary: "Delete one of the caller's saved import mappings",
+    description: "Another user's mapping is a 404, as if it did not exist.",
+    tag,
+    params: idParams,
+    responses: { 204: { description: "Deleted" }, 400: badRequest, 404: notFoundResponse },
   },
 ];

@@ -1,0 +1,36 @@
+/**
+ * Saved import mappings: a mapping that read one file, kept under a name so the next file of the same
+ * shape imports with it (`mapping_id` on the import endpoints, or picked on the import page). Each
+ * user sees and uses only their own.
+ */
+import "server-only";
+import { deleteSavedMappingRow, getSavedMappingRow, listSavedMappingRows, upsertSavedMapping } from "@/db/repositories/saved-mappings";
+import type { SavedMappingRow } from "@/db/schema";
+import { notFound } from "@/lib/api/errors";
+import { importMappingSchema, type CreateSavedMappingBody, type ImportMapping, type SavedMapping } from "@/lib/schemas/imports";
+
+function toWire(row: SavedMappingRow): SavedMapping {
+  // Stored only after the schema accepted it; parsed again so a hand-edited row cannot reach an import unchecked.
+  const mapping = importMappingSchema.parse(row.mapping);
+  return { id: row.id, name: row.name, mapping, created_at: row.createdAt, updated_at: row.updatedAt };
+}
+
+export function saveMapping(body: CreateSavedMappingBody, userId: string): { mapping: SavedMapping; created: boolean } {
+  const { row, created } = upsertSavedMapping({ userId, name: body.name, mapping: body.mapping });
+  return { mapping: toWire(row), created };
+}
+
+export function listSavedMappings(userId: string): SavedMapping[] {
+  return listSavedMappingRows(userId).map(toWire);
+}
+
+/** The caller's saved mapping, or a 404 (also for another user's id). */
+export function savedMappingFor(id: number, userId: string): ImportMapping {
+  const row = getSavedMappingRow(id, userId);
+  if (!row) throw notFound("Saved mapping", id);
+  return toWire(row).mapping;
+}
+
+export function deleteSavedMapping(id: number, userId: string): void {
+  if (!deleteSavedMappingRow(id, userId)) throw notFound("Saved mapping", id);
+}
