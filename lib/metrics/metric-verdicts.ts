@@ -4,12 +4,23 @@
  */
 import "server-only";
 import { latestResultsFor } from "@/db/repositories/executions";
-import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
+import type { EvaluationLevel, EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { metricVariableName } from "./variables";
+
+type EntityAt = { type: EvaluationLevel; id: number; conversationId: number };
+
+/**
+ * A dependency's latest result for an entity: the same entity when the dependency is at its level, the
+ * entity's conversation for a conversation-level dependency, else none. Read by @METRIC values and skip rules.
+ */
+export function latestDependencyResult(dep: Pick<PipelineNodeRow, "id" | "evaluationLevel">, entity: EntityAt): EvaluationResultRow | undefined {
+  const target = dep.evaluationLevel === entity.type ? entity.id : dep.evaluationLevel === "conversation" ? entity.conversationId : null;
+  return target === null ? undefined : latestResultsFor([dep.id], dep.evaluationLevel, [target])[0];
+}
 
 export function metricVerdicts(
   node: Pick<PipelineNodeRow, "dependsOn" | "templateVariables">,
-  entity: { type: EvaluationLevel; id: number; conversationId: number },
+  entity: EntityAt,
   nodesById: Map<number, PipelineNodeRow>,
 ): Record<string, string | null> {
   const wanted = new Set((node.templateVariables ?? []).filter((v) => v.startsWith("@METRIC.")).map((v) => v.toLowerCase()));
@@ -21,8 +32,7 @@ export function metricVerdicts(
     const variable = metricVariableName(dep.name);
     const used = (node.templateVariables ?? []).find((v) => v.toLowerCase() === variable.toLowerCase());
     if (!used) continue;
-    const target = dep.evaluationLevel === entity.type ? entity.id : dep.evaluationLevel === "conversation" ? entity.conversationId : null;
-    const [latest] = target === null ? [] : latestResultsFor([dep.id], dep.evaluationLevel, [target]);
+    const latest = latestDependencyResult(dep, entity);
     values[used] = latest && latest.status === "completed" ? JSON.stringify(latest.result) : null;
   }
   return values;

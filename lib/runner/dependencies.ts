@@ -3,7 +3,7 @@
  * before its dependents start, and a dependent cell is skipped where its skip rule says so.
  */
 import "server-only";
-import { latestResultsFor } from "@/db/repositories/executions";
+import { latestDependencyResult } from "@/lib/metrics/metric-verdicts";
 import type { PipelineNodeRow } from "@/db/schema";
 import type { Cell } from "./plan";
 
@@ -38,9 +38,7 @@ export function skipReason(cell: Cell, dependencies: Map<number, PipelineNodeRow
   for (const depId of cell.node.dependsOn ?? []) {
     const dep = dependencies.get(depId);
     if (!dep) continue;
-    const entity = dep.evaluationLevel === cell.entityType ? cell.entityId : dep.evaluationLevel === "conversation" ? cell.conversationId : null;
-    if (entity === null) continue;
-    const [latest] = latestResultsFor([dep.id], dep.evaluationLevel, [entity]);
+    const latest = latestDependencyResult(dep, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId });
     if (!latest) continue;
     if (latest.status === "failed" || latest.status === "skipped") return `skipped: ${dep.name} ${latest.status}`;
     if (rule.when === "failed" && latest.score === 0) return `skipped: ${dep.name} did not pass`;

@@ -21,6 +21,23 @@ const aggregatedDescription =
 
 const gridExportColumns = VERDICT_COLUMNS.join(", ");
 
+/** A 200 answer that is a downloaded file: CSV, JSON of the given shape, or an XLSX workbook. */
+function exportFileResponse(filename: string, json: Record<string, unknown>, workbook: string) {
+  return {
+    description: "The file (`Content-Disposition: attachment`)",
+    headers: { "Content-Disposition": { description: `attachment; filename="${filename}"`, schema: { type: "string" } } },
+    content: {
+      "text/csv": { type: "string", description: "UTF-8 CSV with a header row" },
+      "application/json": json,
+      "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
+        type: "string",
+        contentMediaType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+        description: workbook,
+      },
+    },
+  };
+}
+
 export const resultOperations: Operation[] = [
   {
     method: "get",
@@ -60,17 +77,7 @@ export const resultOperations: Operation[] = [
     params: idParams,
     query: exportQuery,
     responses: {
-      200: {
-        description: "The file (`Content-Disposition: attachment`)",
-        headers: {
-          "Content-Disposition": {
-            description: 'attachment; filename="execution-<id>-results.<format>"',
-            schema: { type: "string" },
-          },
-        },
-        content: {
-          "text/csv": { type: "string", description: "UTF-8 CSV with a header row" },
-          "application/json": {
+      200: exportFileResponse('execution-<id>-results.<format>', {
             type: "object",
             required: ["execution", "metrics", "aggregated", "results"],
             properties: {
@@ -85,14 +92,7 @@ export const resultOperations: Operation[] = [
               aggregated: { type: "object", additionalProperties: ref("Aggregated") },
               results: { type: "array", items: ref("IndividualResult") },
             },
-          },
-          "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
-            type: "string",
-            contentMediaType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-            description: 'Workbook with "Results" and "Summary" sheets',
-          },
-        },
-      },
+          }, 'Workbook with "Results" and "Summary" sheets'),
       400: badRequest,
       404: notFoundResponse,
     },
@@ -143,17 +143,7 @@ export const resultOperations: Operation[] = [
     params: idParams,
     query: exportQuery,
     responses: {
-      200: {
-        description: "The file (`Content-Disposition: attachment`)",
-        headers: {
-          "Content-Disposition": {
-            description: 'attachment; filename="dataset-<id>-grid.<format>"',
-            schema: { type: "string" },
-          },
-        },
-        content: {
-          "text/csv": { type: "string", description: "UTF-8 CSV with a header row" },
-          "application/json": {
+      200: exportFileResponse('dataset-<id>-grid.<format>', {
             type: "object",
             required: ["dataset_id", "columns", "metrics", "rows"],
             properties: {
@@ -174,14 +164,7 @@ export const resultOperations: Operation[] = [
               },
               rows: { type: "array", items: { type: "object", additionalProperties: true } },
             },
-          },
-          "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
-            type: "string",
-            contentMediaType: "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-            description: 'Workbook with one "Grid" sheet',
-          },
-        },
-      },
+          }, 'Workbook with one "Grid" sheet'),
       400: badRequest,
       404: notFoundResponse,
     },

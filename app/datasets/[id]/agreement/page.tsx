@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { DatasetPageHeader } from "@/components/datasets/dataset-page-header";
 import { AgreementView } from "@/components/trust/agreement-view";
 import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
@@ -25,13 +25,9 @@ export default async function AgreementPage({
   const metric = idParam.safeParse((await searchParams).metric);
   return (
     <div className="space-y-5">
-      <div>
-        <Link href={`/datasets/${dataset.id}`} className="text-sm text-slate-500 hover:text-slate-800">
-          ← {dataset.name}
-        </Link>
-        <h1 className="mt-1 text-2xl font-semibold tracking-tight">Judge agreement</h1>
-        <p className="mt-1 text-sm text-slate-500">How often two sources of verdicts agree on a metric, with 95% intervals; source B is taken as the truth.</p>
-      </div>
+      <DatasetPageHeader dataset={dataset} title="Judge agreement">
+        How often two sources of verdicts agree on a metric, with 95% intervals; source B is taken as the truth.
+      </DatasetPageHeader>
       <AgreementView datasetId={dataset.id} metrics={listMetrics(dataset.id)} initialMetricId={metric.success ? metric.data : null} />
     </div>
   );

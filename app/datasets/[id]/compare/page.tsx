@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { DatasetPageHeader } from "@/components/datasets/dataset-page-header";
 import { CompareView } from "@/components/trust/compare-view";
 import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
@@ -27,13 +27,9 @@ export default async function ComparePage({
   const b = idParam.safeParse(search.b);
   return (
     <div className="space-y-5">
-      <div>
-        <Link href={`/datasets/${dataset.id}`} className="text-sm text-slate-500 hover:text-slate-800">
-          ← {dataset.name}
-        </Link>
-        <h1 className="mt-1 text-2xl font-semibold tracking-tight">Compare two runs</h1>
-        <p className="mt-1 text-sm text-slate-500">Two executions side by side: what changed between them, flips, score deltas, tokens and cost.</p>
-      </div>
+      <DatasetPageHeader dataset={dataset} title="Compare two runs">
+        Two executions side by side: what changed between them, flips, score deltas, tokens and cost.
+      </DatasetPageHeader>
       <CompareView datasetId={dataset.id} metrics={listMetrics(dataset.id)} initialA={a.success ? a.data : null} initialB={b.success ? b.data : null} />
     </div>
   );

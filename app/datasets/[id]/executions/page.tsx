@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { DatasetPageHeader } from "@/components/datasets/dataset-page-header";
 import { ExecutionsHistory } from "@/components/executions/executions-history";
 import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
@@ -28,13 +28,9 @@ export default async function ExecutionsPage({
   const metric = idParam.safeParse(search.metric);
   return (
     <div className="space-y-6">
-      <div>
-        <Link href={`/datasets/${dataset.id}`} className="text-sm text-slate-500 hover:text-slate-800">
-          ← {dataset.name}
-        </Link>
-        <h1 className="mt-1 text-2xl font-semibold tracking-tight">Execution history</h1>
-        <p className="mt-1 text-sm text-slate-500">Every evaluation run of this dataset, newest first. Running rows update by themselves.</p>
-      </div>
+      <DatasetPageHeader dataset={dataset} title="Execution history">
+        Every evaluation run of this dataset, newest first. Running rows update by themselves.
+      </DatasetPageHeader>
       <ExecutionsHistory
         datasetId={dataset.id}
         metrics={listMetrics(dataset.id)}

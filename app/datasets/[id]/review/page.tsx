@@ -1,5 +1,5 @@
 import type { Metadata } from "next";
-import Link from "next/link";
+import { DatasetPageHeader } from "@/components/datasets/dataset-page-header";
 import { ReviewQueue } from "@/components/trust/review-queue";
 import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
@@ -25,13 +25,9 @@ export default async function ReviewPage({
   const metric = idParam.safeParse((await searchParams).metric);
   return (
     <div className="space-y-5">
-      <div>
-        <Link href={`/datasets/${dataset.id}`} className="text-sm text-slate-500 hover:text-slate-800">
-          ← {dataset.name}
-        </Link>
-        <h1 className="mt-1 text-2xl font-semibold tracking-tight">Review queue</h1>
-        <p className="mt-1 text-sm text-slate-500">Label the judge&apos;s verdicts one cell after another. Press ? for the keys.</p>
-      </div>
+      <DatasetPageHeader dataset={dataset} title="Review queue">
+        Label the judge&apos;s verdicts one cell after another. Press ? for the keys.
+      </DatasetPageHeader>
       <ReviewQueue datasetId={dataset.id} metrics={listMetrics(dataset.id)} initialMetricId={metric.success ? metric.data : null} />
     </div>
   );
