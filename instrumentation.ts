@@ -7,7 +7,7 @@ export async function register(): Promise<void> {
   const { getDb } = await import("@/db/client");
   getDb();
   const { recoverInterruptedExecutions } = await import("@/lib/runner");
-  recoverInterruptedExecutions();
+  await recoverInterruptedExecutions();
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();
 }

@@ -3,8 +3,8 @@ import { listDatasets } from "@/lib/datasets";
 
 export const dynamic = "force-dynamic";
 
-export default function HomePage() {
-  const first = listDatasets({ limit: 50, offset: 0 });
+export default async function HomePage() {
+  const first = await listDatasets({ limit: 50, offset: 0 });
   return (
     <div className="space-y-6">
       <div>

@@ -4,9 +4,9 @@ import { getConfig } from "@/lib/config";
 import { version } from "@/lib/version";
 
 /** What `GET /api/health` reports: never the key, only whether a judge is configured. */
-export function checkHealth() {
+export async function checkHealth() {
   const config = getConfig();
-  const database = pingDatabase() ? "ok" : "unreachable";
+  const database = await pingDatabase() ? "ok" : "unreachable";
   return {
     status: database === "ok" ? ("ok" as const) : ("degraded" as const),
     database,

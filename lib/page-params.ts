@@ -4,11 +4,11 @@ import { AppError } from "@/lib/api/errors";
 import { idParam } from "@/lib/schemas/common";
 
 /** A page's lookup by path id: a malformed id, or a 404 from the lookup, renders the not-found page. */
-export function loadForPage<T>(rawId: string, lookup: (id: number) => T): T {
+export async function loadForPage<T>(rawId: string, lookup: (id: number) => T | Promise<T>): Promise<T> {
   const parsed = idParam.safeParse(rawId);
   if (!parsed.success) notFound();
   try {
-    return lookup(parsed.data);
+    return await lookup(parsed.data);
   } catch (e) {
     if (e instanceof AppError && e.status === 404) notFound();
     throw e;

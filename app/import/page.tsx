@@ -9,13 +9,13 @@ export const metadata: Metadata = { title: "Import conversations" };
 export default async function ImportPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const raw = (await searchParams).dataset_id;
   const parsed = idParam.safeParse(typeof raw === "string" ? raw : "");
-  const { items } = listDatasets({ limit: 500, offset: 0 });
+  const { items } = await listDatasets({ limit: 500, offset: 0 });
   let initialDatasetId: number | undefined;
   if (parsed.success) {
     // The dataset asked for may be older than the newest 500; add it so it can be preselected.
     if (!items.some((d) => d.id === parsed.data)) {
       try {
-        items.unshift(getDataset(parsed.data));
+        items.unshift(await getDataset(parsed.data));
       } catch {
         // Unknown id: fall back to no preselection.
       }

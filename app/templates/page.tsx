@@ -5,9 +5,9 @@ import { listTemplates } from "@/lib/metrics/templates";
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Templates" };
 
-export default function TemplatesPage() {
+export default async function TemplatesPage() {
   // The UI sends no X-User-Id, so it acts as the `default` user; the server list matches the client's.
-  const templates = listTemplates({ userId: "default" });
+  const templates = await listTemplates({ userId: "default" });
   return (
     <div className="space-y-6">
       <div>

@@ -26,7 +26,7 @@ const countsSelection = {
 
 const nowIso = () => new Date().toISOString();
 
-export function createDataset(input: { name: string; description?: string | null; userId: string }): DatasetWithCounts {
+export async function createDataset(input: { name: string; description?: string | null; userId: string }): Promise<DatasetWithCounts> {
   const row = getDb()
     .insert(datasetsTable)
     .values({ name: input.name, description: input.description ?? null, userId: input.userId })
@@ -35,7 +35,7 @@ export function createDataset(input: { name: string; description?: string | null
   return { ...row, conversationCount: 0, messageCount: 0, stepCount: 0 };
 }
 
-export function getDataset({ id }: { id: number }): DatasetWithCounts | undefined {
+export async function getDataset({ id }: { id: number }): Promise<DatasetWithCounts | undefined> {
   return getDb()
     .select({ ...datasetColumns(), ...countsSelection })
     .from(datasetsTable)
@@ -43,14 +43,14 @@ export function getDataset({ id }: { id: number }): DatasetWithCounts | undefine
     .get();
 }
 
-export function datasetExists({ id }: { id: number }): boolean {
+export async function datasetExists({ id }: { id: number }): Promise<boolean> {
   return !!getDb().select({ id: datasetsTable.id }).from(datasetsTable).where(eq(datasetsTable.id, id)).get();
 }
 
-export function listDatasets(opts: { limit: number; offset: number; userId?: string }): {
+export async function listDatasets(opts: { limit: number; offset: number; userId?: string }): Promise<{
   items: DatasetWithCounts[];
   total: number;
-} {
+}> {
   const db = getDb();
   const where = opts.userId ? eq(datasetsTable.userId, opts.userId) : undefined;
   const items = db
@@ -65,19 +65,19 @@ export function listDatasets(opts: { limit: number; offset: number; userId?: str
   return { items, total };
 }
 
-export function updateDataset(
+export async function updateDataset(
   id: number,
   patch: { name?: string; description?: string | null },
-): DatasetWithCounts | undefined {
+): Promise<DatasetWithCounts | undefined> {
   const values: Partial<typeof datasetsTable.$inferInsert> = { updatedAt: nowIso() };
   if (patch.name !== undefined) values.name = patch.name;
   if (patch.description !== undefined) values.description = patch.description;
   const updated = getDb().update(datasetsTable).set(values).where(eq(datasetsTable.id, id)).returning().get();
-  return updated ? getDataset({ id }) : undefined;
+  return updated ? await getDataset({ id }) : undefined;
 }
 
 /** Delete a dataset; foreign keys cascade to conversations, messages, steps, metrics, executions, results. */
-export function deleteDataset({ id }: { id: number }): boolean {
+export async function deleteDataset({ id }: { id: number }): Promise<boolean> {
   const result = getDb().delete(datasetsTable).where(eq(datasetsTable.id, id)).run();
   return result.changes > 0;
 }
@@ -89,10 +89,10 @@ const conversationCounts = {
   stepCount: sql<number>`(select count(*) from steps s where s.conversation_id = "conversations"."id")`,
 };
 
-export function listConversations(opts: { datasetId: number; limit: number; offset: number }): {
+export async function listConversations(opts: { datasetId: number; limit: number; offset: number }): Promise<{
   items: ConversationWithCounts[];
   total: number;
-} {
+}> {
   const db = getDb();
   const where = eq(conversationsTable.datasetId, opts.datasetId);
   const items = db
@@ -123,7 +123,7 @@ type RawStep = {
  * One conversation with its messages and their steps, in position order (three queries in all). The
  * runner loads one per evaluated conversation, so the statements are prepared once.
  */
-export function getConversationTree({ id }: { id: number }) {
+export async function getConversationTree({ id }: { id: number }) {
   const c = statement(
     `select c.*, (select count(*) from messages m where m.conversation_id = c.id) as message_count,
        (select count(*) from steps s where s.conversation_id = c.id) as step_count

@@ -8,10 +8,10 @@ import { createDataset } from "./datasets";
 import { getExecutionRow, insertExecution, insertResults, listResultRows, type NewResult } from "./executions";
 import { createNode } from "./metrics";
 
-function setup() {
-  const dataset = createDataset({ name: "insertResults", userId: "test" });
+async function setup() {
+  const dataset = await createDataset({ name: "insertResults", userId: "test" });
   const fixture = insertConversationFixture(dataset.id);
-  const node = createNode(dataset.id, {
+  const node = await createNode(dataset.id, {
     name: "budget",
     evaluationLevel: "message",
     prompt: "",
@@ -21,7 +21,7 @@ function setup() {
     kind: "check",
     check: { type: "step_count", params: { max: 5 } },
   });
-  const execution = insertExecution({ evaluationPipelineId: null, datasetId: dataset.id, pipelineNodeId: node.id, totalEvaluations: 230, meta: {} });
+  const execution = await insertExecution({ evaluationPipelineId: null, datasetId: dataset.id, pipelineNodeId: node.id, totalEvaluations: 230, meta: {} });
   const cell = (i: number, status: NewResult["status"]): NewResult => ({
     executionId: execution.id,
     pipelineNodeId: node.id,
@@ -46,31 +46,31 @@ function setup() {
 }
 
 describe("insertResults", () => {
-  it("saves 230 cells over several multi-row statements in order, and counts successes, skips and failures", () => {
-    const { execution, cell } = setup();
+  it("saves 230 cells over several multi-row statements in order, and counts successes, skips and failures", async () => {
+    const { execution, cell } = await setup();
     const statuses = Array.from({ length: 230 }, (_, i) => (i % 23 === 0 ? "failed" : i % 10 === 0 ? "skipped" : "completed") as NewResult["status"]);
-    const saved = insertResults(execution.id, statuses.map((s, i) => cell(i, s)));
+    const saved = await insertResults(execution.id, statuses.map((s, i) => cell(i, s)));
     expect(saved).toHaveLength(230);
     for (let i = 1; i < saved.length; i++) expect(saved[i].id).toBeGreaterThan(saved[i - 1].id);
     // What the caller gets back is what a reader of the table gets.
-    expect(listResultRows(execution.id)).toEqual(saved);
+    expect(await listResultRows(execution.id)).toEqual(saved);
     expect(saved[7]).toMatchObject({ status: "completed", executionTime: 7, result: { value: false, reasoning: "cell 7" }, score: 0 });
 
     const failed = statuses.filter((s) => s === "failed").length;
     const skipped = statuses.filter((s) => s === "skipped").length;
-    const row = getExecutionRow(execution.id)!;
+    const row = (await getExecutionRow(execution.id))!;
     expect(row).toMatchObject({ successfulEvaluations: 230 - failed - skipped, skippedEvaluations: skipped, failedEvaluations: failed });
     expect(row.errors).toHaveLength(failed);
     expect((row.errors as Array<{ message: string }>)[1].message).toBe("failed 23");
   });
 
-  it("is atomic: a row the database refuses leaves no row and no count of the whole call", () => {
-    const { execution, cell } = setup();
+  it("is atomic: a row the database refuses leaves no row and no count of the whole call", async () => {
+    const { execution, cell } = await setup();
     const values = Array.from({ length: 150 }, (_, i) => cell(i, "completed"));
     // The status check constraint refuses this row, in the second multi-row statement.
     values[120] = { ...values[120], status: "bogus" as NewResult["status"] };
-    expect(() => insertResults(execution.id, values)).toThrow();
-    expect(listResultRows(execution.id)).toEqual([]);
-    expect(getExecutionRow(execution.id)).toMatchObject({ successfulEvaluations: 0, skippedEvaluations: 0, failedEvaluations: 0 });
+    await expect(insertResults(execution.id, values)).rejects.toThrow();
+    expect(await listResultRows(execution.id)).toEqual([]);
+    expect(await getExecutionRow(execution.id)).toMatchObject({ successfulEvaluations: 0, skippedEvaluations: 0, failedEvaluations: 0 });
   });
 });

@@ -24,7 +24,7 @@ export type NewExecution = {
   meta: Record<string, unknown>;
 };
 
-export function insertExecution(values: NewExecution): PipelineExecutionRow {
+export async function insertExecution(values: NewExecution): Promise<PipelineExecutionRow> {
   return getDb()
     .insert(pipelineExecutionsTable)
     .values({ ...values, status: "pending", errors: [] })
@@ -32,7 +32,7 @@ export function insertExecution(values: NewExecution): PipelineExecutionRow {
     .get();
 }
 
-export function getExecutionRow(id: number): PipelineExecutionRow | undefined {
+export async function getExecutionRow(id: number): Promise<PipelineExecutionRow | undefined> {
   return getDb().select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, id)).get();
 }
 
@@ -40,11 +40,11 @@ export function getExecutionRow(id: number): PipelineExecutionRow | undefined {
  * Move an execution on; `onlyIfActive` refuses to touch one that is already final. A final status
  * counts every cell without a result as skipped, so succeeded + failed + skipped = total.
  */
-export function updateExecution(
+export async function updateExecution(
   id: number,
   values: Partial<Pick<PipelineExecutionRow, "status" | "startedAt" | "completedAt" | "durationMs" | "meta" | "errors">>,
   opts: { onlyIfActive?: boolean } = {},
-): PipelineExecutionRow | undefined {
+): Promise<PipelineExecutionRow | undefined> {
   const where = opts.onlyIfActive
     ? and(eq(pipelineExecutionsTable.id, id), inArray(pipelineExecutionsTable.status, ["pending", "processing"]))
     : eq(pipelineExecutionsTable.id, id);
@@ -122,7 +122,7 @@ const countFailureSql = `update pipeline_executions set failed_evaluations = fai
  * add up to the rows; a failure is also appended to the execution's `errors` (capped). Runs once per
  * cell, so its statements are prepared once (see `statement`).
  */
-export function insertResult(values: NewResult, errorMessage?: string): EvaluationResultRow {
+export async function insertResult(values: NewResult, errorMessage?: string): Promise<EvaluationResultRow> {
   const sqlite = getDb().$client;
   return sqlite.transaction(() => {
     const raw = statement(insertResultSql).get(
@@ -181,7 +181,7 @@ function insertManySql(rows: number): string {
  * `insertResult` costs an INSERT and an UPDATE per cell. Failures still append to `errors` one by one
  * (rare for checks). Returns the saved rows in the order given, ids increasing.
  */
-export function insertResults(executionId: number, values: NewResult[]): EvaluationResultRow[] {
+export async function insertResults(executionId: number, values: NewResult[]): Promise<EvaluationResultRow[]> {
   if (values.length === 0) return [];
   const sqlite = getDb().$client;
   return sqlite.transaction(() => {
@@ -251,14 +251,14 @@ export function insertResults(executionId: number, values: NewResult[]): Evaluat
   })();
 }
 
-export function listExecutionRows(opts: {
+export async function listExecutionRows(opts: {
   datasetId: number;
   status?: ExecutionStatus;
   pipelineNodeId?: number;
   limit: number;
   offset: number;
   sort: "started_at" | "-started_at";
-}): { items: PipelineExecutionRow[]; total: number } {
+}): Promise<{ items: PipelineExecutionRow[]; total: number }> {
   const db = getDb();
   const conditions: SQL[] = [eq(pipelineExecutionsTable.datasetId, opts.datasetId)];
   if (opts.status) conditions.push(eq(pipelineExecutionsTable.status, opts.status));
@@ -273,7 +273,7 @@ export function listExecutionRows(opts: {
 }
 
 /** Executions a dead server left running. */
-export function listActiveExecutionIds(): number[] {
+export async function listActiveExecutionIds(): Promise<number[]> {
   return getDb()
     .select({ id: pipelineExecutionsTable.id })
     .from(pipelineExecutionsTable)
@@ -283,7 +283,7 @@ export function listActiveExecutionIds(): number[] {
 }
 
 /** A page of an execution's results in the order they were saved (keyset paging on id). */
-export function listResultRows(executionId: number, opts: { afterId?: number; limit?: number } = {}): EvaluationResultRow[] {
+export async function listResultRows(executionId: number, opts: { afterId?: number; limit?: number } = {}): Promise<EvaluationResultRow[]> {
   // Read for every results page, export page and SSE snapshot: a prepared statement.
   const rows = statement(
     "select * from evaluation_results where execution_id = ? and id > ? order by id limit ?",
@@ -292,7 +292,7 @@ export function listResultRows(executionId: number, opts: { afterId?: number; li
 }
 
 /** One offset page of an execution's results up to a snapshot id, and how many there are in all. */
-export function listResultPage(executionId: number, uptoId: number, limit: number, offset: number): { rows: EvaluationResultRow[]; total: number } {
+export async function listResultPage(executionId: number, uptoId: number, limit: number, offset: number): Promise<{ rows: EvaluationResultRow[]; total: number }> {
   const rows = statement(
     "select * from evaluation_results where execution_id = ? and id <= ? order by id limit ? offset ?",
   ).all(executionId, uptoId, limit, offset) as RawResult[];
@@ -303,7 +303,7 @@ export function listResultPage(executionId: number, uptoId: number, limit: numbe
 export type CellKey = { pipelineNodeId: number; entityType: EvaluationLevel; entityId: number };
 
 /** The latest result status of every cell of a dataset that has one, keyed `node:type:entity`. */
-export function latestStatusByCell(datasetId: number): Map<string, "completed" | "failed"> {
+export async function latestStatusByCell(datasetId: number): Promise<Map<string, "completed" | "failed">> {
   const rows = getDb().all<{ node: number; type: EvaluationLevel; entity: number; status: "completed" | "failed" }>(sql`
     select r.pipeline_node_id as node, r.entity_type as type, r.entity_id as entity, r.status as status
     from evaluation_results r
@@ -319,7 +319,7 @@ export function latestStatusByCell(datasetId: number): Map<string, "completed" |
  * query per grid page. Filtering on the metrics lets SQLite walk the (node, type, entity, id) index
  * instead of every result of the dataset.
  */
-export function latestResultsFor(nodeIds: number[], entityType: EvaluationLevel, entityIds: number[]): EvaluationResultRow[] {
+export async function latestResultsFor(nodeIds: number[], entityType: EvaluationLevel, entityIds: number[]): Promise<EvaluationResultRow[]> {
   if (entityIds.length === 0 || nodeIds.length === 0) return [];
   const db = getDb();
   const latest = db
@@ -344,7 +344,7 @@ export function latestResultsFor(nodeIds: number[], entityType: EvaluationLevel,
 }
 
 /** Light rows of every evaluable entity of a dataset (or one conversation), in grid order. */
-export function listEntities(datasetId: number, conversationId?: number) {
+export async function listEntities(datasetId: number, conversationId?: number) {
   const db = getDb();
   const convWhere = conversationId
     ? and(eq(conversationsTable.datasetId, datasetId), eq(conversationsTable.id, conversationId))
@@ -385,11 +385,11 @@ export function listEntities(datasetId: number, conversationId?: number) {
 }
 
 /** The conversation and message an entity belongs to, checked against its dataset. */
-export function locateEntityInDataset(
+export async function locateEntityInDataset(
   datasetId: number,
   entityType: EvaluationLevel,
   entityId: number,
-): { conversationId: number; messageId: number | null; stepId: number | null; role: string | null } | undefined {
+): Promise<{ conversationId: number; messageId: number | null; stepId: number | null; role: string | null } | undefined> {
   const db = getDb();
   if (entityType === "conversation") {
     const c = db.select({ id: conversationsTable.id }).from(conversationsTable)

@@ -86,7 +86,7 @@ const metaOf = <T extends Record<string, unknown>>(row: T, n: number): MetaColum
   return out;
 };
 
-export function listConversationPage(opts: PageOpts): { items: ConversationGridRow[]; total: number } {
+export async function listConversationPage(opts: PageOpts): Promise<{ items: ConversationGridRow[]; total: number }> {
   const db = getDb();
   const c = conversationsTable;
   const x = extrasSql("conversation", c.id, opts.extras);
@@ -115,7 +115,7 @@ export type MessageGridRow = {
 };
 
 /** Assistant messages only: message-level metrics evaluate those. */
-export function listAssistantMessagePage(opts: PageOpts): { items: MessageGridRow[]; total: number } {
+export async function listAssistantMessagePage(opts: PageOpts): Promise<{ items: MessageGridRow[]; total: number }> {
   const db = getDb();
   const m = messagesTable;
   const x = extrasSql("message", m.id, opts.extras);
@@ -165,7 +165,7 @@ export type StepGridRow = {
 const present = (column: SQLiteColumn) =>
   sql<boolean>`(${column} is not null and ${column} <> '')`.mapWith(Boolean);
 
-export function listStepPage(opts: PageOpts): { items: StepGridRow[]; total: number } {
+export async function listStepPage(opts: PageOpts): Promise<{ items: StepGridRow[]; total: number }> {
   const db = getDb();
   const s = stepsTable;
   const x = extrasSql("step", s.id, opts.extras);
@@ -204,7 +204,7 @@ export function listStepPage(opts: PageOpts): { items: StepGridRow[]; total: num
 }
 
 /** Ids of a dataset's metrics at one level: the grid's columns for that level. */
-export function listNodeIdsAtLevel(datasetId: number, level: EvaluationLevel): number[] {
+export async function listNodeIdsAtLevel(datasetId: number, level: EvaluationLevel): Promise<number[]> {
   return getDb()
     .select({ id: pipelineNodesTable.id })
     .from(pipelineNodesTable)
@@ -217,7 +217,7 @@ export function listNodeIdsAtLevel(datasetId: number, level: EvaluationLevel): n
  * Top-level keys of a dataset's conversation `meta` objects, sorted: the export's `meta.<key>` columns.
  * One query; conversations whose meta is not an object add none.
  */
-export function listConversationMetaKeys(datasetId: number): string[] {
+export async function listConversationMetaKeys(datasetId: number): Promise<string[]> {
   return getDb()
     .all<{ key: string }>(
       sql`select distinct j.key as key from ${conversationsTable} c, json_each(c.meta) j
@@ -230,7 +230,7 @@ export function listConversationMetaKeys(datasetId: number): string[] {
 export type ConversationInfoRow = { id: number; name: string | null; position: number; meta: unknown };
 
 /** Name, position and meta of the given conversations (one query). */
-export function listConversationInfo(ids: number[]): ConversationInfoRow[] {
+export async function listConversationInfo(ids: number[]): Promise<ConversationInfoRow[]> {
   if (ids.length === 0) return [];
   const c = conversationsTable;
   return getDb()

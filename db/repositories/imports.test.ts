@@ -26,26 +26,26 @@ const conversation = (meta: unknown = { k: 1 }): BulkConversation => ({
 });
 
 describe("insertConversationsBulk", () => {
-  it("rolls back everything, dataset included, when a row fails half-way through", () => {
+  it("rolls back everything, dataset included, when a row fails half-way through", async () => {
     const before = counts();
     // A BigInt cannot be serialised: the second conversation throws after the first was inserted.
-    expect(() =>
+    await expect(
       insertConversationsBulk({ create: { name: "half", description: null, userId: "u" } }, [conversation(), conversation({ n: 1n })]),
-    ).toThrow();
+    ).rejects.toThrow();
     expect(counts()).toEqual(before);
   });
 
-  it("inserts nothing into a dataset that does not exist", () => {
+  it("inserts nothing into a dataset that does not exist", async () => {
     const before = counts();
-    expect(insertConversationsBulk({ datasetId: 987654 }, [conversation()])).toEqual({ ok: false, reason: "dataset_not_found" });
+    expect(await insertConversationsBulk({ datasetId: 987654 }, [conversation()])).toEqual({ ok: false, reason: "dataset_not_found" });
     expect(counts()).toEqual(before);
   });
 
-  it("returns the counts it wrote and stores JSON exactly", () => {
-    const dataset = createDataset({ name: "bulk", userId: "u" });
+  it("returns the counts it wrote and stores JSON exactly", async () => {
+    const dataset = await createDataset({ name: "bulk", userId: "u" });
     const meta = { nested: { a: [1, "2", null] }, "weird key": true };
-    const result = insertConversationsBulk({ datasetId: dataset.id }, [conversation(meta), conversation()]);
-    expect(result).toEqual({ ok: true, datasetId: dataset.id, created: false, conversations: 2, messages: 4, steps: 2 });
+    const result = await insertConversationsBulk({ datasetId: dataset.id }, [conversation(meta), conversation()]);
+    expect(result).toEqual({ ok: true, datasetId: dataset.id, created: false, conversations: 2, messages: 4, steps: 2, at: expect.any(String) });
     const row = getDb().$client.prepare("select meta, position from conversations where dataset_id = ? order by position").all(dataset.id) as Array<{ meta: string; position: number }>;
     expect(row.map((r) => r.position)).toEqual([0, 1]);
     expect(JSON.parse(row[0].meta)).toEqual(meta);

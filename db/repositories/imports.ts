@@ -28,7 +28,7 @@ export type BulkConversation = {
 export type BulkTarget = { datasetId: number } | { create: { name: string; description: string | null; userId: string } };
 
 export type BulkResult =
-  | { ok: true; datasetId: number; created: boolean; conversations: number; messages: number; steps: number }
+  | { ok: true; datasetId: number; created: boolean; conversations: number; messages: number; steps: number; at: string }
   | { ok: false; reason: "dataset_not_found" };
 
 /** JSON columns hold exactly what was given; absent and null are both stored as NULL. */
@@ -44,7 +44,7 @@ export type StoredOutcome = { fingerprint: string; status: number; body: unknown
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 /** The first outcome stored for this key, if any (keys older than a day are forgotten first). */
-export function findImportOutcome(scope: Omit<IdempotencyScope, "fingerprint">): StoredOutcome | undefined {
+export async function findImportOutcome(scope: Omit<IdempotencyScope, "fingerprint">): Promise<StoredOutcome | undefined> {
   const sqlite = getDb().$client;
   sqlite.prepare("delete from import_idempotency_keys where created_at < ?").run(new Date(Date.now() - IDEMPOTENCY_TTL_MS).toISOString());
   const row = sqlite
@@ -54,7 +54,11 @@ export function findImportOutcome(scope: Omit<IdempotencyScope, "fingerprint">):
 }
 
 /** Store an outcome for a key; the first one stored wins. */
-export function saveImportOutcome(scope: IdempotencyScope, status: number, body: unknown): void {
+export async function saveImportOutcome(scope: IdempotencyScope, status: number, body: unknown): Promise<void> {
+  saveOutcomeNow(scope, status, body);
+}
+
+function saveOutcomeNow(scope: IdempotencyScope, status: number, body: unknown): void {
   getDb()
     .$client.prepare(
       "insert or ignore into import_idempotency_keys (user_id, scope, key, fingerprint, status, body, created_at) values (?, ?, ?, ?, ?, ?, ?)",
@@ -67,11 +71,11 @@ export function saveImportOutcome(scope: IdempotencyScope, status: number, body:
  * With `idempotency`, the outcome `respond` builds is stored in the same transaction, so a dataset
  * never exists without the record that a retry with the same key must get it back.
  */
-export function insertConversationsBulk(
+export async function insertConversationsBulk(
   target: BulkTarget,
   conversations: BulkConversation[],
   idempotency?: { scope: IdempotencyScope; respond: (result: Extract<BulkResult, { ok: true }>) => { status: number; body: unknown } },
-): BulkResult {
+): Promise<BulkResult> {
   const sqlite = getDb().$client;
   const now = new Date().toISOString();
   const insertDataset = sqlite.prepare(
@@ -133,10 +137,10 @@ export function insertConversationsBulk(
         });
       });
     });
-    const result = { ok: true as const, datasetId, created: "create" in target, conversations: conversations.length, messages, steps };
+    const result = { ok: true as const, datasetId, created: "create" in target, conversations: conversations.length, messages, steps, at: now };
     if (idempotency) {
       const { status, body } = idempotency.respond(result);
-      saveImportOutcome(idempotency.scope, status, body);
+      saveOutcomeNow(idempotency.scope, status, body);
     }
     return result;
   });

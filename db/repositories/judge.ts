@@ -7,14 +7,14 @@ import { conversationsTable, judgeCacheTable } from "../schema";
 export type CachedVerdict = { response: unknown; inputTokens: number; outputTokens: number };
 
 /** A cached verdict. Read once per cell, so it is a prepared statement and counts nothing. */
-export function readJudgeCache(key: string): CachedVerdict | undefined {
+export async function readJudgeCache(key: string): Promise<CachedVerdict | undefined> {
   const row = statement("select response, input_tokens, output_tokens from judge_cache where key = ?").get(key) as
     | { response: string; input_tokens: number; output_tokens: number }
     | undefined;
   return row && { response: JSON.parse(row.response) as unknown, inputTokens: row.input_tokens, outputTokens: row.output_tokens };
 }
 
-export function writeJudgeCache(entry: { key: string; model: string } & CachedVerdict): void {
+export async function writeJudgeCache(entry: { key: string; model: string } & CachedVerdict): Promise<void> {
   statement(
     `insert into judge_cache (key, model, response, input_tokens, output_tokens) values (?, ?, ?, ?, ?)
      on conflict (key) do update set response = excluded.response, input_tokens = excluded.input_tokens,
@@ -22,11 +22,11 @@ export function writeJudgeCache(entry: { key: string; model: string } & CachedVe
   ).run(entry.key, entry.model, JSON.stringify(entry.response), entry.inputTokens, entry.outputTokens);
 }
 
-export function clearJudgeCache(): number {
+export async function clearJudgeCache(): Promise<number> {
   return getDb().delete(judgeCacheTable).run().changes;
 }
 
-export function getStoredGoal(conversationId: number): { goal: string | null; generatedBy: string | null } | undefined {
+export async function getStoredGoal(conversationId: number): Promise<{ goal: string | null; generatedBy: string | null } | undefined> {
   return getDb()
     .select({ goal: conversationsTable.goal, generatedBy: conversationsTable.goalGeneratedBy })
     .from(conversationsTable)
@@ -34,7 +34,7 @@ export function getStoredGoal(conversationId: number): { goal: string | null; ge
     .get();
 }
 
-export function storeGoal(conversationId: number, goal: string, generatedBy: string): void {
+export async function storeGoal(conversationId: number, goal: string, generatedBy: string): Promise<void> {
   getDb()
     .update(conversationsTable)
     .set({ goal, goalGeneratedBy: generatedBy })

@@ -9,7 +9,7 @@ export type NewLabel = Omit<typeof labelsTable.$inferInsert, "id" | "createdAt" 
 const nowIso = () => new Date().toISOString();
 
 /** Save a label; the same user's current label of that cell, if any, becomes history in the same transaction. */
-export function insertLabel(values: NewLabel): LabelRow {
+export async function insertLabel(values: NewLabel): Promise<LabelRow> {
   return getDb().transaction((tx) => {
     tx.update(labelsTable)
       .set({ supersededAt: nowIso() })
@@ -46,7 +46,7 @@ function where(f: LabelFilter): SQL | undefined {
 }
 
 /** Labels newest first, one page, and how many match. */
-export function listLabelRows(f: LabelFilter & { limit: number; offset: number }): { items: LabelRow[]; total: number } {
+export async function listLabelRows(f: LabelFilter & { limit: number; offset: number }): Promise<{ items: LabelRow[]; total: number }> {
   const db = getDb();
   const items = db.select().from(labelsTable).where(where(f)).orderBy(desc(labelsTable.id)).limit(f.limit).offset(f.offset).all();
   const total = db.select({ n: count() }).from(labelsTable).where(where(f)).get()?.n ?? 0;
@@ -54,7 +54,7 @@ export function listLabelRows(f: LabelFilter & { limit: number; offset: number }
 }
 
 /** Every current label of a metric (optionally of one user), newest first. */
-export function currentLabelRows(pipelineNodeId: number, userId?: string): LabelRow[] {
+export async function currentLabelRows(pipelineNodeId: number, userId?: string): Promise<LabelRow[]> {
   return getDb()
     .select()
     .from(labelsTable)
@@ -69,10 +69,10 @@ export function currentLabelRows(pipelineNodeId: number, userId?: string): Label
     .all();
 }
 
-export function getLabelRow(id: number): LabelRow | undefined {
+export async function getLabelRow(id: number): Promise<LabelRow | undefined> {
   return getDb().select().from(labelsTable).where(eq(labelsTable.id, id)).get();
 }
 
-export function deleteLabelRow(id: number): boolean {
+export async function deleteLabelRow(id: number): Promise<boolean> {
   return getDb().delete(labelsTable).where(eq(labelsTable.id, id)).returning({ id: labelsTable.id }).get() !== undefined;
 }

@@ -20,7 +20,7 @@ export type NodeValues = Omit<
 const nowIso = () => new Date().toISOString();
 
 /** A dataset's metrics in column order. */
-export function listNodes({ datasetId }: { datasetId: number }): PipelineNodeRow[] {
+export async function listNodes({ datasetId }: { datasetId: number }): Promise<PipelineNodeRow[]> {
   return getDb()
     .select()
     .from(pipelineNodesTable)
@@ -29,12 +29,12 @@ export function listNodes({ datasetId }: { datasetId: number }): PipelineNodeRow
     .all();
 }
 
-export function getNode({ id }: { id: number }): PipelineNodeRow | undefined {
+export async function getNode({ id }: { id: number }): Promise<PipelineNodeRow | undefined> {
   return getDb().select().from(pipelineNodesTable).where(eq(pipelineNodesTable.id, id)).get();
 }
 
 /** Append a metric as the dataset's last column, creating the dataset's pipeline with its first metric. */
-export function createNode(datasetId: number, values: NodeValues): PipelineNodeRow {
+export async function createNode(datasetId: number, values: NodeValues): Promise<PipelineNodeRow> {
   return getDb().transaction((tx) => {
     let pipeline = tx
       .select({ id: evaluationPipelinesTable.id })
@@ -63,7 +63,7 @@ export function createNode(datasetId: number, values: NodeValues): PipelineNodeR
 /**
  * Update a metric; with `position`, move it to that column (clamped) and renumber the others 0..n-1.
  */
-export function updateNode(id: number, values: Partial<NodeValues>, position?: number): PipelineNodeRow | undefined {
+export async function updateNode(id: number, values: Partial<NodeValues>, position?: number): Promise<PipelineNodeRow | undefined> {
   return getDb().transaction((tx) => {
     const row = tx
       .update(pipelineNodesTable)
@@ -88,7 +88,7 @@ export function updateNode(id: number, values: Partial<NodeValues>, position?: n
 }
 
 /** Delete a metric (its results go with it through the foreign key) and close the gap in the columns. */
-export function deleteNode({ id }: { id: number }): boolean {
+export async function deleteNode({ id }: { id: number }): Promise<boolean> {
   return getDb().transaction((tx) => {
     const row = tx.delete(pipelineNodesTable).where(eq(pipelineNodesTable.id, id)).returning().get();
     if (!row) return false;
@@ -101,7 +101,7 @@ export function deleteNode({ id }: { id: number }): boolean {
 }
 
 /** The conversation and dataset an entity belongs to, or undefined when it does not exist. */
-export function locateEntityRow(entity: { type: EvaluationLevel; id: number }): { conversationId: number; datasetId: number } | undefined {
+export async function locateEntityRow(entity: { type: EvaluationLevel; id: number }): Promise<{ conversationId: number; datasetId: number } | undefined> {
   const db = getDb();
   if (entity.type === "conversation") {
     const row = db

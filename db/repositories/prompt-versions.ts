@@ -12,7 +12,7 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stri
  * Record the metric's definition as a new version when it differs from the last one recorded (or none
  * is). Returns the version in effect.
  */
-export function recordPromptVersion(node: Definition): MetricPromptVersionRow {
+export async function recordPromptVersion(node: Definition): Promise<MetricPromptVersionRow> {
   return getDb().transaction((tx) => {
     const last = tx
       .select()
@@ -48,7 +48,7 @@ export function recordPromptVersion(node: Definition): MetricPromptVersionRow {
 }
 
 /** A metric's versions, oldest first. */
-export function listPromptVersions(pipelineNodeId: number): MetricPromptVersionRow[] {
+export async function listPromptVersions(pipelineNodeId: number): Promise<MetricPromptVersionRow[]> {
   return getDb()
     .select()
     .from(metricPromptVersionsTable)
@@ -58,7 +58,7 @@ export function listPromptVersions(pipelineNodeId: number): MetricPromptVersionR
 }
 
 /** For each metric, the version in effect at `at` (the last one recorded at or before it). */
-export function promptVersionsAt(pipelineNodeIds: number[], at: string): Map<number, MetricPromptVersionRow> {
+export async function promptVersionsAt(pipelineNodeIds: number[], at: string): Promise<Map<number, MetricPromptVersionRow>> {
   if (pipelineNodeIds.length === 0) return new Map();
   const v = metricPromptVersionsTable;
   const latest = getDb()

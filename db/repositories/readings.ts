@@ -36,7 +36,7 @@ const readingColumns = {
 };
 
 /** The last result of each cell of one metric within one execution. */
-export function executionReadingRows(executionId: number, pipelineNodeId: number): ResultReadingRow[] {
+export async function executionReadingRows(executionId: number, pipelineNodeId: number): Promise<ResultReadingRow[]> {
   const db = getDb();
   const latest = db
     .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
@@ -48,7 +48,7 @@ export function executionReadingRows(executionId: number, pipelineNodeId: number
 }
 
 /** The latest result of each cell of one metric across executions: what the grid shows. */
-export function latestReadingRows(pipelineNodeId: number, entityType: EvaluationLevel): ResultReadingRow[] {
+export async function latestReadingRows(pipelineNodeId: number, entityType: EvaluationLevel): Promise<ResultReadingRow[]> {
   const db = getDb();
   const latest = db
     .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
@@ -77,7 +77,7 @@ export function jsonPathOf(metaPath: string): string {
  * A meta field for every entity of a metric level in a dataset (assistant messages for the message
  * level), read from the entity's conversation or (message and step levels) its message.
  */
-export function metaReadingRows(datasetId: number, level: EvaluationLevel, from: "conversation" | "message", metaPath: string): MetaReadingRow[] {
+export async function metaReadingRows(datasetId: number, level: EvaluationLevel, from: "conversation" | "message", metaPath: string): Promise<MetaReadingRow[]> {
   const db = getDb();
   const path = jsonPathOf(metaPath);
   const field = (meta: typeof conversationsTable.meta | typeof messagesTable.meta) => ({
@@ -119,7 +119,7 @@ export function metaReadingRows(datasetId: number, level: EvaluationLevel, from:
 export type CellResultRow = ResultReadingRow & { pipelineNodeId: number; inputTokens: number; outputTokens: number };
 
 /** The last result of every cell (metric × entity) of one execution. */
-export function executionCellRows(executionId: number, pipelineNodeId?: number): CellResultRow[] {
+export async function executionCellRows(executionId: number, pipelineNodeId?: number): Promise<CellResultRow[]> {
   const db = getDb();
   const latest = db
     .select({ id: sql<number>`max(${r.id})`.as("latest_id") })

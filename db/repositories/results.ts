@@ -9,7 +9,7 @@ import { evaluationResultsTable, pipelineNodesTable, type OutputType } from "../
 
 /** The highest result id of an execution now (0 when it has none). */
 /** The last result id and the number of results of an execution: one walk of the (execution, id) index. */
-export function resultStats(executionId: number): { maxId: number; count: number } {
+export async function resultStats(executionId: number): Promise<{ maxId: number; count: number }> {
   const row = getDb()
     .select({ maxId: max(evaluationResultsTable.id), count: count() })
     .from(evaluationResultsTable)
@@ -18,7 +18,7 @@ export function resultStats(executionId: number): { maxId: number; count: number
   return { maxId: row?.maxId ?? 0, count: row?.count ?? 0 };
 }
 
-export function maxResultId(executionId: number): number {
+export async function maxResultId(executionId: number): Promise<number> {
   return (
     getDb()
       .select({ id: max(evaluationResultsTable.id) })
@@ -39,7 +39,7 @@ export type NodeScoreRange = {
 };
 
 /** Per metric with results in the execution (up to `uptoId`): completed count, scored count, min, max. */
-export function scoreRangesByNode(executionId: number, uptoId: number): NodeScoreRange[] {
+export async function scoreRangesByNode(executionId: number, uptoId: number): Promise<NodeScoreRange[]> {
   const r = evaluationResultsTable;
   const completedScore = sql`case when ${r.status} = 'completed' then ${r.score} end`;
   return getDb()
@@ -61,10 +61,10 @@ export function scoreRangesByNode(executionId: number, uptoId: number): NodeScor
 }
 
 /** A keyset page of the scores of completed results, just the three columns aggregation needs. */
-export function listScorePage(
+export async function listScorePage(
   executionId: number,
   opts: { afterId: number; uptoId: number; limit: number },
-): Array<{ id: number; nodeId: number; score: number }> {
+): Promise<Array<{ id: number; nodeId: number; score: number }>> {
   const r = evaluationResultsTable;
   return getDb()
     .select({ id: r.id, nodeId: r.pipelineNodeId, score: sql<number>`${r.score}` })

@@ -5,7 +5,7 @@ import { getDb } from "../client";
 import { savedMappingsTable, type SavedMappingRow } from "../schema";
 
 /** Insert, or replace the mapping of the user's mapping of that name; `created` says which. */
-export function upsertSavedMapping(values: { userId: string; name: string; mapping: unknown }): { row: SavedMappingRow; created: boolean } {
+export async function upsertSavedMapping(values: { userId: string; name: string; mapping: unknown }): Promise<{ row: SavedMappingRow; created: boolean }> {
   return getDb().transaction((tx) => {
     const existing = tx
       .select({ id: savedMappingsTable.id })
@@ -25,12 +25,12 @@ export function upsertSavedMapping(values: { userId: string; name: string; mappi
   });
 }
 
-export function listSavedMappingRows(userId: string): SavedMappingRow[] {
+export async function listSavedMappingRows(userId: string): Promise<SavedMappingRow[]> {
   return getDb().select().from(savedMappingsTable).where(eq(savedMappingsTable.userId, userId)).orderBy(asc(savedMappingsTable.name), asc(savedMappingsTable.id)).all();
 }
 
 /** The user's mapping with this id; another user's is not found, as if it did not exist. */
-export function getSavedMappingRow(id: number, userId: string): SavedMappingRow | undefined {
+export async function getSavedMappingRow(id: number, userId: string): Promise<SavedMappingRow | undefined> {
   return getDb()
     .select()
     .from(savedMappingsTable)
@@ -39,7 +39,7 @@ export function getSavedMappingRow(id: number, userId: string): SavedMappingRow 
 }
 
 /** Delete the user's mapping; false when there is none with that id. */
-export function deleteSavedMappingRow(id: number, userId: string): boolean {
+export async function deleteSavedMappingRow(id: number, userId: string): Promise<boolean> {
   const result = getDb()
     .delete(savedMappingsTable)
     .where(and(eq(savedMappingsTable.id, id), eq(savedMappingsTable.userId, userId)))

@@ -10,7 +10,7 @@ export type SystemTemplateValues = TemplateValues & { systemKey: string };
 const nowIso = () => new Date().toISOString();
 
 /** System templates plus the user's own, system first, each in creation order. */
-export function listTemplates(opts: { userId: string; evaluationLevel?: EvaluationLevel; category?: string }): MetricTemplateRow[] {
+export async function listTemplates(opts: { userId: string; evaluationLevel?: EvaluationLevel; category?: string }): Promise<MetricTemplateRow[]> {
   const t = metricTemplatesTable;
   const filters: Array<SQL | undefined> = [or(eq(t.isSystem, true), eq(t.userId, opts.userId))];
   if (opts.evaluationLevel) filters.push(eq(t.evaluationLevel, opts.evaluationLevel));
@@ -23,15 +23,15 @@ export function listTemplates(opts: { userId: string; evaluationLevel?: Evaluati
     .all();
 }
 
-export function getTemplate({ id }: { id: number }): MetricTemplateRow | undefined {
+export async function getTemplate({ id }: { id: number }): Promise<MetricTemplateRow | undefined> {
   return getDb().select().from(metricTemplatesTable).where(eq(metricTemplatesTable.id, id)).get();
 }
 
-export function createTemplate(values: TemplateValues): MetricTemplateRow {
+export async function createTemplate(values: TemplateValues): Promise<MetricTemplateRow> {
   return getDb().insert(metricTemplatesTable).values(values).returning().get();
 }
 
-export function updateTemplate(id: number, values: Partial<TemplateValues>): MetricTemplateRow | undefined {
+export async function updateTemplate(id: number, values: Partial<TemplateValues>): Promise<MetricTemplateRow | undefined> {
   return getDb()
     .update(metricTemplatesTable)
     .set({ ...values, updatedAt: nowIso() })
@@ -41,7 +41,7 @@ export function updateTemplate(id: number, values: Partial<TemplateValues>): Met
 }
 
 /** Delete a template; metrics copied from it keep their copy (their template_id becomes null). */
-export function deleteTemplate({ id }: { id: number }): boolean {
+export async function deleteTemplate({ id }: { id: number }): Promise<boolean> {
   return getDb().delete(metricTemplatesTable).where(eq(metricTemplatesTable.id, id)).run().changes > 0;
 }
 

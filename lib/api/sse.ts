@@ -16,11 +16,11 @@ export const HEARTBEAT_MS = 15_000;
 export type SseWriter = { send: (m: SseMessage) => void; close: () => void; closed: () => boolean };
 
 /**
- * A `text/event-stream` Response. `start` runs synchronously when the stream is created and returns a
+ * A `text/event-stream` Response. `start` runs when the stream is created and returns (or resolves to) a
  * cleanup for when the stream ends or the client goes away. A comment line every 15 s keeps proxies
  * from closing an idle stream.
  */
-export function sseResponse(start: (writer: SseWriter) => () => void, heartbeatMs = HEARTBEAT_MS): Response {
+export function sseResponse(start: (writer: SseWriter) => (() => void) | Promise<() => void>, heartbeatMs = HEARTBEAT_MS): Response {
   let cleanup: (() => void) | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
   let done = false;
@@ -58,8 +58,15 @@ export function sseResponse(start: (writer: SseWriter) => () => void, heartbeatM
           finish();
         }
       }, heartbeatMs);
-      cleanup = start(writer);
-      if (done) cleanup();
+      const started = start(writer);
+      const adopt = (c: () => void) => {
+        cleanup = c;
+        if (done) c();
+      };
+      if (started instanceof Promise) {
+        // A start that reads first (the snapshot of an execution) ends the stream if the read fails.
+        started.then(adopt, () => finish());
+      } else adopt(started);
     },
     cancel() {
       done = true;

@@ -19,8 +19,8 @@ const heapMb = () => {
   return Math.round((process.memoryUsage().heapUsed / 2 ** 20) * 10) / 10;
 };
 
-function seed(conversations: number): { datasetId: number; nodeId: number } {
-  const dataset = createDataset({ name: `checks bench ${conversations}`, userId: "bench" });
+async function seed(conversations: number): Promise<{ datasetId: number; nodeId: number }> {
+  const dataset = await createDataset({ name: `checks bench ${conversations}`, userId: "bench" });
   const sqlite = getDb().$client;
   const conv = sqlite.prepare("insert into conversations (dataset_id, position, name) values (?, ?, ?)");
   const msg = sqlite.prepare("insert into messages (conversation_id, dataset_id, position, role, content, meta) values (?, ?, ?, ?, ?, ?)");
@@ -34,7 +34,7 @@ function seed(conversations: number): { datasetId: number; nodeId: number } {
       }
     }
   })();
-  const node = createNode(dataset.id, {
+  const node = await createNode(dataset.id, {
     name: "latency budget",
     evaluationLevel: "message",
     prompt: "",
@@ -48,13 +48,13 @@ function seed(conversations: number): { datasetId: number; nodeId: number } {
 }
 
 async function run(conversations: number, mode: "sync" | "async", batch: number) {
-  const { datasetId, nodeId } = seed(conversations);
+  const { datasetId, nodeId } = await seed(conversations);
   const heapBefore = heapMb();
   let peakHeap = 0;
   const sampler = setInterval(() => (peakHeap = Math.max(peakHeap, process.memoryUsage().heapUsed / 2 ** 20)), 50);
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const execution = startExecution({ dataset_id: datasetId, pipeline_node_id: nodeId, retry: false, execution_mode: mode, batch_size: batch, no_cache: true }, "bench");
+  const execution = await startExecution({ dataset_id: datasetId, pipeline_node_id: nodeId, retry: false, execution_mode: mode, batch_size: batch, no_cache: true }, "bench");
   let streamed = 0;
   const unsubscribe = subscribe(execution.id, (e) => {
     if (e.event === "complete" || e.event === "error") streamed++;
@@ -64,7 +64,7 @@ async function run(conversations: number, mode: "sync" | "async", batch: number)
   clearInterval(sampler);
   unsubscribe();
   const used = process.cpuUsage(cpu);
-  const final = getExecution(execution.id);
+  const final = await getExecution(execution.id);
   const passed = getDb().$client.prepare("select count(*) as n from evaluation_results where execution_id = ? and score = 1").get(execution.id) as { n: number };
   return {
     cells: final.total_evaluations,

@@ -32,45 +32,45 @@ function toConversationSummary(row: repo.ConversationWithCounts): ConversationSu
   };
 }
 
-export function createDataset(input: { name: string; description?: string | null; userId: string }): Dataset {
-  return toDataset(repo.createDataset(input));
+export async function createDataset(input: { name: string; description?: string | null; userId: string }): Promise<Dataset> {
+  return toDataset(await repo.createDataset(input));
 }
 
-export function listDatasets(opts: { limit: number; offset: number; userId?: string }) {
-  const { items, total } = repo.listDatasets(opts);
+export async function listDatasets(opts: { limit: number; offset: number; userId?: string }) {
+  const { items, total } = await repo.listDatasets(opts);
   return { items: items.map(toDataset), total };
 }
 
 /** The dataset, or a 404 AppError. */
-export function getDataset(id: number): Dataset {
-  const row = repo.getDataset({ id });
+export async function getDataset(id: number): Promise<Dataset> {
+  const row = await repo.getDataset({ id });
   if (!row) throw notFound("Dataset", id);
   return toDataset(row);
 }
 
 /** Throws a 404 AppError unless the dataset exists. */
-export function assertDatasetExists(id: number): void {
-  if (!repo.datasetExists({ id })) throw notFound("Dataset", id);
+export async function assertDatasetExists(id: number): Promise<void> {
+  if (!await repo.datasetExists({ id })) throw notFound("Dataset", id);
 }
 
-export function updateDataset(id: number, patch: { name?: string; description?: string | null }): Dataset {
-  const row = repo.updateDataset(id, patch);
+export async function updateDataset(id: number, patch: { name?: string; description?: string | null }): Promise<Dataset> {
+  const row = await repo.updateDataset(id, patch);
   if (!row) throw notFound("Dataset", id);
   return toDataset(row);
 }
 
-export function deleteDataset(id: number): void {
-  if (!repo.deleteDataset({ id })) throw notFound("Dataset", id);
+export async function deleteDataset(id: number): Promise<void> {
+  if (!await repo.deleteDataset({ id })) throw notFound("Dataset", id);
 }
 
-export function listConversations(datasetId: number, opts: { limit: number; offset: number }) {
-  assertDatasetExists(datasetId);
-  const { items, total } = repo.listConversations({ datasetId, ...opts });
+export async function listConversations(datasetId: number, opts: { limit: number; offset: number }) {
+  await assertDatasetExists(datasetId);
+  const { items, total } = await repo.listConversations({ datasetId, ...opts });
   return { items: items.map(toConversationSummary), total };
 }
 
-export function getConversation(id: number): Conversation {
-  const tree = repo.getConversationTree({ id });
+export async function getConversation(id: number): Promise<Conversation> {
+  const tree = await repo.getConversationTree({ id });
   if (!tree) throw notFound("Conversation", id);
   return {
     ...toConversationSummary(tree.conversation),

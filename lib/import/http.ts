@@ -64,7 +64,7 @@ const answerResponse = (a: Answer) => json(a.body, { status: a.status, headers: 
 async function runImport(
   req: Request,
   context: { userId: string; scope: string },
-  target: (fields: Record<string, string>) => { target: ImportTarget; getFeedback: boolean; mapping?: ImportMapping },
+  target: (fields: Record<string, string>) => Promise<{ target: ImportTarget; getFeedback: boolean; mapping?: ImportMapping }>,
 ) {
   const maxBytes = getConfig().MAX_IMPORT_BYTES;
   const key = idempotencyKeyOf(req);
@@ -77,7 +77,7 @@ async function runImport(
     };
     return json(body, { status: 413 });
   }
-  const { target: chosen, getFeedback, mapping } = target(read.form.fields);
+  const { target: chosen, getFeedback, mapping } = await target(read.form.fields);
   const run = (idempotency?: IdempotencyScope) =>
     importConversations({ bytes: read.form.file.bytes, target: chosen, getFeedback, maxBytes, idempotency, mapping });
   if (key === undefined) {
@@ -93,43 +93,47 @@ async function runImport(
     if (running.fingerprint !== scope.fingerprint) throw keyReused(key);
     return answerResponse({ ...(await running.answer), replayed: true });
   }
-  const stored = findImportOutcome(scope);
-  if (stored) {
-    if (stored.fingerprint !== scope.fingerprint) throw keyReused(key);
-    return answerResponse({ status: stored.status, body: stored.body, replayed: true });
-  }
-  const answer = run(scope).then((o): Answer => ({ status: o.status, body: o.body, replayed: false }));
+  // Registered before the first await, so a second request with the key finds this one in flight.
+  const answer = (async (): Promise<Answer> => {
+    const stored = await findImportOutcome(scope);
+    if (stored) {
+      if (stored.fingerprint !== scope.fingerprint) throw keyReused(key);
+      return { status: stored.status, body: stored.body, replayed: true };
+    }
+    const outcome = await run(scope);
+    return { status: outcome.status, body: outcome.body, replayed: false };
+  })();
   inFlight.set(slot, { fingerprint: scope.fingerprint, answer });
   try {
     return answerResponse(await answer);
   } finally {
-    inFlight.delete(slot);
+    if (inFlight.get(slot)?.answer === answer) inFlight.delete(slot);
   }
 }
 
 /** The `mapping` field, or the caller's saved mapping named by `mapping_id` (404 when they have none with that id). */
-function mappingOf(form: { mapping?: ImportMapping; mapping_id?: number }, userId: string): ImportMapping | undefined {
-  return form.mapping_id === undefined ? form.mapping : savedMappingFor(form.mapping_id, userId);
+async function mappingOf(form: { mapping?: ImportMapping; mapping_id?: number }, userId: string): Promise<ImportMapping | undefined> {
+  return form.mapping_id === undefined ? form.mapping : await savedMappingFor(form.mapping_id, userId);
 }
 
 /** `POST /datasets/{id}/import`. */
 export async function importIntoDatasetResponse(req: Request, datasetId: number, userId: string): Promise<Response> {
   // Refuse an unknown dataset before reading a large upload; the insert checks again in its transaction.
-  assertDatasetExists(datasetId);
-  return runImport(req, { userId, scope: `POST /datasets/${datasetId}/import` }, (fields) => {
+  await assertDatasetExists(datasetId);
+  return await runImport(req, { userId, scope: `POST /datasets/${datasetId}/import` }, async (fields) => {
     const form = parseFields(importIntoDatasetForm, fields);
-    return { target: { datasetId }, getFeedback: form.get_feedback, mapping: mappingOf(form, userId) };
+    return { target: { datasetId }, getFeedback: form.get_feedback, mapping: await mappingOf(form, userId) };
   });
 }
 
 /** `POST /datasets/import`: the dataset is created in the import's transaction, so a failure leaves none. */
 export async function createAndImportResponse(req: Request, callerId: string): Promise<Response> {
-  return runImport(req, { userId: callerId, scope: "POST /datasets/import" }, (fields) => {
+  return await runImport(req, { userId: callerId, scope: "POST /datasets/import" }, async (fields) => {
     const form = parseFields(createAndImportForm, fields);
     return {
       target: { create: { name: form.name, description: form.description ?? null, userId: form.user_id ?? callerId } },
       getFeedback: form.get_feedback,
-      mapping: mappingOf(form, callerId),
+      mapping: await mappingOf(form, callerId),
     };
   });
 }

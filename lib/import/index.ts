@@ -3,10 +3,9 @@
  * insert in one transaction. The result is the wire body of shared/API.md ("Import") with its status.
  */
 import "server-only";
-import { insertConversationsBulk, saveImportOutcome, type IdempotencyScope } from "@/db/repositories/imports";
+import { insertConversationsBulk, saveImportOutcome, type BulkResult, type IdempotencyScope } from "@/db/repositories/imports";
 import { notFound } from "@/lib/api/errors";
 import { getConfig } from "@/lib/config";
-import { getDataset } from "@/lib/datasets";
 import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
 import { decodeUpload } from "./decode";
 import { groupIssues } from "./group-issues";
@@ -136,12 +135,13 @@ export async function importConversations(input: {
         body.llm_feedback.analysis += ` No known format matched, but this mapping imports the file (checked): ${JSON.stringify(checked.suggestedMapping)}. Send it as the 'mapping' form field.`;
       }
     }
-    if (input.idempotency) saveImportOutcome(input.idempotency, checked.status, body);
+    if (input.idempotency) await saveImportOutcome(input.idempotency, checked.status, body);
     return { ok: false, status: checked.status, body };
   }
 
   let outcome: Extract<ImportOutcome, { ok: true }> | undefined;
-  const respond = (inserted: { datasetId: number; created: boolean; conversations: number; messages: number; steps: number }) => {
+  // Synchronous: with an Idempotency-Key it runs inside the import's transaction.
+  const respond = (inserted: Extract<BulkResult, { ok: true }>) => {
     const body: ImportSuccess = {
       success: true,
       dataset_id: inserted.datasetId,
@@ -153,11 +153,17 @@ export async function importConversations(input: {
       errors: [],
       warnings: checked.warnings,
     };
-    if (inserted.created) body.dataset = getDataset(inserted.datasetId);
+    if (inserted.created && "create" in input.target) {
+      const { name, description, userId } = input.target.create;
+      body.dataset = {
+        id: inserted.datasetId, name, description: description ?? null, user_id: userId, created_at: inserted.at, updated_at: inserted.at,
+        conversation_count: inserted.conversations, message_count: inserted.messages, step_count: inserted.steps,
+      };
+    }
     outcome = { ok: true, status: inserted.created ? 201 : 200, body };
     return outcome;
   };
-  const inserted = insertConversationsBulk(input.target, checked.conversations, input.idempotency && { scope: input.idempotency, respond });
+  const inserted = await insertConversationsBulk(input.target, checked.conversations, input.idempotency && { scope: input.idempotency, respond });
   if (!inserted.ok) throw notFound("Dataset", "datasetId" in input.target ? input.target.datasetId : "");
   return outcome ?? respond(inserted);
 }

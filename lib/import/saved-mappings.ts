@@ -15,22 +15,22 @@ function toWire(row: SavedMappingRow): SavedMapping {
   return { id: row.id, name: row.name, mapping, created_at: row.createdAt, updated_at: row.updatedAt };
 }
 
-export function saveMapping(body: CreateSavedMappingBody, userId: string): { mapping: SavedMapping; created: boolean } {
-  const { row, created } = upsertSavedMapping({ userId, name: body.name, mapping: body.mapping });
+export async function saveMapping(body: CreateSavedMappingBody, userId: string): Promise<{ mapping: SavedMapping; created: boolean }> {
+  const { row, created } = await upsertSavedMapping({ userId, name: body.name, mapping: body.mapping });
   return { mapping: toWire(row), created };
 }
 
-export function listSavedMappings(userId: string): SavedMapping[] {
-  return listSavedMappingRows(userId).map(toWire);
+export async function listSavedMappings(userId: string): Promise<SavedMapping[]> {
+  return (await listSavedMappingRows(userId)).map(toWire);
 }
 
 /** The caller's saved mapping, or a 404 (also for another user's id). */
-export function savedMappingFor(id: number, userId: string): ImportMapping {
-  const row = getSavedMappingRow(id, userId);
+export async function savedMappingFor(id: number, userId: string): Promise<ImportMapping> {
+  const row = await getSavedMappingRow(id, userId);
   if (!row) throw notFound("Saved mapping", id);
   return toWire(row).mapping;
 }
 
-export function deleteSavedMapping(id: number, userId: string): void {
-  if (!deleteSavedMappingRow(id, userId)) throw notFound("Saved mapping", id);
+export async function deleteSavedMapping(id: number, userId: string): Promise<void> {
+  if (!await deleteSavedMappingRow(id, userId)) throw notFound("Saved mapping", id);
 }

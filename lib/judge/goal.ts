@@ -34,8 +34,8 @@ const system =
 const inFlight = processSingleton("judge.goals", () => new Map<number, Promise<Goal>>());
 
 /** The stored goal, extracting it first when missing (or when `refresh`); concurrent callers share one call. */
-export function ensureGoal(input: GoalInput, deps: JudgeDeps = {}): Promise<Goal> {
-  const stored = getStoredGoal(input.conversationId);
+export async function ensureGoal(input: GoalInput, deps: JudgeDeps = {}): Promise<Goal> {
+  const stored = await getStoredGoal(input.conversationId);
   if (stored?.goal && !input.refresh) return Promise.resolve({ goal: stored.goal, generated_by: stored.generatedBy ?? "unknown" });
   const fallback: Goal = { goal: input.firstUserMessage, generated_by: "first_user_message" };
   if (!getJudgeConfig().configured && !deps.languageModel) return Promise.resolve(fallback);
@@ -55,10 +55,10 @@ export function ensureGoal(input: GoalInput, deps: JudgeDeps = {}): Promise<Goal
     },
     deps,
   )
-    .then((outcome): Goal => {
+    .then(async (outcome): Promise<Goal> => {
       const goal = outcome.status === "completed" ? String(outcome.result?.goal ?? "").trim() : "";
       if (!goal) return fallback;
-      storeGoal(input.conversationId, goal, model);
+      await storeGoal(input.conversationId, goal, model);
       return { goal, generated_by: model };
     })
     .finally(() => inFlight.delete(input.conversationId));

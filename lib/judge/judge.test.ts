@@ -27,10 +27,10 @@ beforeAll(async () => {
 afterAll(async () => {
   await double.close();
 });
-beforeEach(() => {
+beforeEach(async () => {
   double.reset();
   sleeps.length = 0;
-  clearJudgeCache();
+  await clearJudgeCache();
   configure({
     OPENAI_BASE_URL: double.baseURL,
     OPENAI_API_KEY: "sk-test-secret",
@@ -319,7 +319,7 @@ describe("adaptive limiter", () => {
     const peakOf = async (n: number, tag: string) => {
       let peak = 0;
       const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 3);
-      await Promise.all(Array.from({ length: n }, (_, i) => judge({ ...progress(`${tag} ${i}`), model: "after-429" }, deps)));
+      await Promise.all(Array.from({ length: n }, async (_, i) => await judge({ ...progress(`${tag} ${i}`), model: "after-429" }, deps)));
       clearInterval(timer);
       return peak;
     };
@@ -336,7 +336,7 @@ describe("adaptive limiter", () => {
     double.setLatency(80);
     let peak = 0;
     const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 5);
-    await Promise.all(Array.from({ length: 12 }, (_, i) => judge({ ...progress(`concurrent ${i}`), model: "concurrency-model" })));
+    await Promise.all(Array.from({ length: 12 }, async (_, i) => await judge({ ...progress(`concurrent ${i}`), model: "concurrency-model" })));
     clearInterval(timer);
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThanOrEqual(3);

@@ -198,7 +198,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
   const schema = verdictSchema(req.outputType, req.outputSchema);
   const key = judgeCacheKey(req, schema);
   if (!req.noCache) {
-    const hit = readJudgeCache(key);
+    const hit = await readJudgeCache(key);
     if (hit) {
       const check = checkVerdict(req.outputType, req.outputSchema, hit.response);
       if (check.ok) {
@@ -283,7 +283,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
   if (!check.ok) {
     return fail(`invalid judge output: ${check.reason}`, raw || null, { attempts, inputTokens, outputTokens, rateLimited });
   }
-  writeJudgeCache({ key, model: req.model, response: check.verdict.result, inputTokens, outputTokens });
+  await writeJudgeCache({ key, model: req.model, response: check.verdict.result, inputTokens, outputTokens });
   return {
     ...base,
     status: "completed",

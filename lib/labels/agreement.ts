@@ -27,10 +27,10 @@ function referenceOf(node: PipelineNodeRow, which: "a" | "b"): MetricReference {
   return reference;
 }
 
-function labelReadings(node: PipelineNodeRow, userId: string | undefined): CellReadings {
+async function labelReadings(node: PipelineNodeRow, userId: string | undefined): Promise<CellReadings> {
   const out: CellReadings = new Map();
   // Newest first: the first label seen for a cell is its most recent one, whoever gave it.
-  for (const row of currentLabelRows(node.id, userId)) {
+  for (const row of await currentLabelRows(node.id, userId)) {
     const k = key(row.entityType, row.entityId);
     if (out.has(k)) continue;
     const reading = readingOfLabelValue(node.outputType, row.value);
@@ -41,33 +41,33 @@ function labelReadings(node: PipelineNodeRow, userId: string | undefined): CellR
 }
 
 /** Every cell's reading from one source, keyed by cell. */
-export function readSource(node: PipelineNodeRow, source: string, which: "a" | "b"): CellReadings {
+export async function readSource(node: PipelineNodeRow, source: string, which: "a" | "b"): Promise<CellReadings> {
   const out: CellReadings = new Map();
   if (source.startsWith("execution:")) {
     const id = Number(source.slice("execution:".length));
-    const execution = getExecutionRow(id);
+    const execution = await getExecutionRow(id);
     if (!execution) throw notFound("Execution", id);
     if (execution.datasetId !== node.datasetId) throw invalidSource(which, `execution ${id} is not of dataset ${node.datasetId}`);
-    for (const row of executionReadingRows(id, node.id)) {
+    for (const row of await executionReadingRows(id, node.id)) {
       const reading = readingOfResult(node.outputType, row);
       if (reading !== undefined) out.set(key(row.entityType, row.entityId), { entity_type: row.entityType, entity_id: row.entityId, conversation_id: row.conversationId, reading });
     }
     return out;
   }
   if (source === "latest") {
-    for (const row of latestReadingRows(node.id, node.evaluationLevel)) {
+    for (const row of await latestReadingRows(node.id, node.evaluationLevel)) {
       const reading = readingOfResult(node.outputType, row);
       if (reading !== undefined) out.set(key(row.entityType, row.entityId), { entity_type: row.entityType, entity_id: row.entityId, conversation_id: row.conversationId, reading });
     }
     return out;
   }
   if (source === "labels" || source.startsWith("labels:")) {
-    return labelReadings(node, source === "labels" ? undefined : source.slice("labels:".length));
+    return await labelReadings(node, source === "labels" ? undefined : source.slice("labels:".length));
   }
   // "reference": the metric's meta field through its rule, or the human labels it names.
   const reference = referenceOf(node, which);
-  if (reference.source === "labels") return labelReadings(node, reference.user_id);
-  for (const row of metaReadingRows(node.datasetId, node.evaluationLevel, reference.level, reference.path)) {
+  if (reference.source === "labels") return await labelReadings(node, reference.user_id);
+  for (const row of await metaReadingRows(node.datasetId, node.evaluationLevel, reference.level, reference.path)) {
     const reading = readingOfMeta(reference, node.outputType, metaValue(row.value, row.jsonType));
     if (reading !== undefined) {
       out.set(key(node.evaluationLevel, row.entityId), { entity_type: node.evaluationLevel, entity_id: row.entityId, conversation_id: row.conversationId, reading });
@@ -84,16 +84,16 @@ function defaultThreshold(node: PipelineNodeRow, sources: string[]): number | un
   return node.outputType === "progress" ? 0.5 : undefined;
 }
 
-export function getAgreement(q: { dataset_id: number; pipeline_node_id: number; a: string; b: string; threshold?: number }): Agreement {
-  assertDatasetExists(q.dataset_id);
-  const node = getMetricRow(q.pipeline_node_id);
+export async function getAgreement(q: { dataset_id: number; pipeline_node_id: number; a: string; b: string; threshold?: number }): Promise<Agreement> {
+  await assertDatasetExists(q.dataset_id);
+  const node = await getMetricRow(q.pipeline_node_id);
   if (node.datasetId !== q.dataset_id) {
     throw new AppError("unprocessable", `Invalid query: metric ${node.id} is not of dataset ${q.dataset_id}`, [
       { path: "pipeline_node_id", message: `must be a metric of dataset ${q.dataset_id}` },
     ]);
   }
-  const a = readSource(node, q.a, "a");
-  const b = readSource(node, q.b, "b");
+  const a = await readSource(node, q.a, "a");
+  const b = await readSource(node, q.b, "b");
   const items: PairedItem[] = [];
   for (const [k, ra] of a) {
     const rb = b.get(k);

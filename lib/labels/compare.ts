@@ -42,25 +42,25 @@ function summary(row: PipelineExecutionRow, cells: CellResultRow[]): Comparison[
 const toVersion = (v: MetricPromptVersionRow | undefined) =>
   v ? { version: v.version, prompt: v.prompt, model_name: v.modelName, created_at: v.createdAt } : null;
 
-export function compareExecutions(q: { a: number; b: number; pipeline_node_id?: number }): Comparison {
-  const ea = getExecutionRow(q.a);
+export async function compareExecutions(q: { a: number; b: number; pipeline_node_id?: number }): Promise<Comparison> {
+  const ea = await getExecutionRow(q.a);
   if (!ea) throw notFound("Execution", q.a);
-  const eb = getExecutionRow(q.b);
+  const eb = await getExecutionRow(q.b);
   if (!eb) throw notFound("Execution", q.b);
   if (ea.datasetId !== eb.datasetId) {
     throw new AppError("unprocessable", `Executions ${q.a} and ${q.b} are of different datasets`, [
       { path: "b", message: `must be an execution of dataset ${ea.datasetId}, like a` },
     ]);
   }
-  const cellsA = executionCellRows(ea.id, q.pipeline_node_id);
-  const cellsB = executionCellRows(eb.id, q.pipeline_node_id);
-  const nodes = new Map(listNodes({ datasetId: ea.datasetId }).map((n) => [n.id, n]));
+  const cellsA = await executionCellRows(ea.id, q.pipeline_node_id);
+  const cellsB = await executionCellRows(eb.id, q.pipeline_node_id);
+  const nodes = new Map((await listNodes({ datasetId: ea.datasetId })).map((n) => [n.id, n]));
   const byKeyB = new Map(cellsB.map((c) => [cellKey(c), c]));
   const byKeyA = new Map(cellsA.map((c) => [cellKey(c), c]));
   const keys = [...new Set([...byKeyA.keys(), ...byKeyB.keys()])];
   const nodeIds = [...new Set([...cellsA, ...cellsB].map((c) => c.pipelineNodeId))].filter((id) => nodes.has(id));
-  const versionsA = promptVersionsAt(nodeIds, ea.createdAt);
-  const versionsB = promptVersionsAt(nodeIds, eb.createdAt);
+  const versionsA = await promptVersionsAt(nodeIds, ea.createdAt);
+  const versionsB = await promptVersionsAt(nodeIds, eb.createdAt);
 
   const side = (c: CellResultRow | undefined) =>
     c ? { status: c.status, value: c.status === "completed" ? valueOf(c.result) : null, score: c.score, model_name: c.modelName } : null;

@@ -53,14 +53,14 @@ function valueProblem(node: Pick<PipelineNodeRow, "outputType" | "outputSchema">
 }
 
 /** Label a cell as the caller; the caller's earlier label of that cell becomes history. */
-export function createLabel(input: CreateLabelInput, userId: string): Label {
-  assertDatasetExists(input.dataset_id);
-  const node = getMetricRow(input.pipeline_node_id);
+export async function createLabel(input: CreateLabelInput, userId: string): Promise<Label> {
+  await assertDatasetExists(input.dataset_id);
+  const node = await getMetricRow(input.pipeline_node_id);
   if (node.datasetId !== input.dataset_id) throw unprocessable("pipeline_node_id", `must be a metric of dataset ${input.dataset_id}`);
   if (input.entity_type !== node.evaluationLevel) {
     throw unprocessable("entity_type", `must be ${node.evaluationLevel}, the level of metric ${node.id}`);
   }
-  const place = locateEntityInDataset(input.dataset_id, input.entity_type, input.entity_id);
+  const place = await locateEntityInDataset(input.dataset_id, input.entity_type, input.entity_id);
   if (!place) throw unprocessable("entity_id", `must be a ${input.entity_type} of dataset ${input.dataset_id}`);
   if (input.entity_type === "message" && place.role !== "assistant") {
     throw unprocessable("entity_id", "must be an assistant message (message-level metrics evaluate those)");
@@ -72,7 +72,7 @@ export function createLabel(input: CreateLabelInput, userId: string): Label {
     const problem = valueProblem(node, value);
     if (problem) throw unprocessable("value", problem);
   }
-  const row = repo.insertLabel({
+  const row = await repo.insertLabel({
     datasetId: input.dataset_id,
     pipelineNodeId: node.id,
     entityType: input.entity_type,
@@ -87,14 +87,14 @@ export function createLabel(input: CreateLabelInput, userId: string): Label {
 }
 
 /** Labels of a dataset, newest first (current ones unless history is asked for). */
-export function listLabels(q: ListLabelsQuery): { items: Label[]; total: number } {
-  assertDatasetExists(q.dataset_id);
+export async function listLabels(q: ListLabelsQuery): Promise<{ items: Label[]; total: number }> {
+  await assertDatasetExists(q.dataset_id);
   if ((q.entity_type === undefined) !== (q.entity_id === undefined)) {
     throw new AppError("bad_request", "Invalid query parameter (give entity_type and entity_id together)", [
       { path: q.entity_type === undefined ? "entity_type" : "entity_id", message: "is required with the other" },
     ]);
   }
-  const { items, total } = repo.listLabelRows({
+  const { items, total } = await repo.listLabelRows({
     datasetId: q.dataset_id,
     pipelineNodeId: q.pipeline_node_id,
     userId: q.user_id,
@@ -107,9 +107,9 @@ export function listLabels(q: ListLabelsQuery): { items: Label[]; total: number 
 }
 
 /** Delete one of the caller's labels (403 for another user's). Earlier versions stay as history. */
-export function deleteLabel(id: number, userId: string): void {
-  const row = repo.getLabelRow(id);
+export async function deleteLabel(id: number, userId: string): Promise<void> {
+  const row = await repo.getLabelRow(id);
   if (!row) throw notFound("Label", id);
   if (row.userId !== userId) throw new AppError("forbidden", `Label ${id} belongs to another user`);
-  repo.deleteLabelRow(id);
+  await repo.deleteLabelRow(id);
 }

@@ -13,16 +13,16 @@ type EntityAt = { type: EvaluationLevel; id: number; conversationId: number };
  * A dependency's latest result for an entity: the same entity when the dependency is at its level, the
  * entity's conversation for a conversation-level dependency, else none. Read by @METRIC values and skip rules.
  */
-export function latestDependencyResult(dep: Pick<PipelineNodeRow, "id" | "evaluationLevel">, entity: EntityAt): EvaluationResultRow | undefined {
+export async function latestDependencyResult(dep: Pick<PipelineNodeRow, "id" | "evaluationLevel">, entity: EntityAt): Promise<EvaluationResultRow | undefined> {
   const target = dep.evaluationLevel === entity.type ? entity.id : dep.evaluationLevel === "conversation" ? entity.conversationId : null;
-  return target === null ? undefined : latestResultsFor([dep.id], dep.evaluationLevel, [target])[0];
+  return target === null ? undefined : (await latestResultsFor([dep.id], dep.evaluationLevel, [target]))[0];
 }
 
-export function metricVerdicts(
+export async function metricVerdicts(
   node: Pick<PipelineNodeRow, "dependsOn" | "templateVariables">,
   entity: EntityAt,
   nodesById: Map<number, PipelineNodeRow>,
-): Record<string, string | null> {
+): Promise<Record<string, string | null>> {
   const wanted = new Set((node.templateVariables ?? []).filter((v) => v.startsWith("@METRIC.")).map((v) => v.toLowerCase()));
   const values: Record<string, string | null> = {};
   if (wanted.size === 0) return values;
@@ -32,7 +32,7 @@ export function metricVerdicts(
     const variable = metricVariableName(dep.name);
     const used = (node.templateVariables ?? []).find((v) => v.toLowerCase() === variable.toLowerCase());
     if (!used) continue;
-    const latest = latestDependencyResult(dep, entity);
+    const latest = await latestDependencyResult(dep, entity);
     values[used] = latest && latest.status === "completed" ? JSON.stringify(latest.result) : null;
   }
   return values;

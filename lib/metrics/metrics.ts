@@ -20,10 +20,10 @@ import { isMetricVariable, metricVariableName } from "./variables";
  * 422 unless every dependency is another metric of the dataset and the graph stays acyclic (the
  * message gives the cycle's path by name, e.g. "A → B → A").
  */
-function assertDependencies(datasetId: number, selfId: number | null, selfName: string, dependsOn: number[]): number[] {
+async function assertDependencies(datasetId: number, selfId: number | null, selfName: string, dependsOn: number[]): Promise<number[]> {
   const unique = [...new Set(dependsOn)];
   if (unique.length === 0) return unique;
-  const nodes = repo.listNodes({ datasetId });
+  const nodes = await repo.listNodes({ datasetId });
   const byId = new Map(nodes.map((n) => [n.id, n]));
   for (const id of unique) {
     if (id === selfId) throw new AppError("unprocessable", "A metric cannot depend on itself", [{ path: "depends_on", message: `${id} is this metric` }]);
@@ -58,12 +58,12 @@ function assertDependencies(datasetId: number, selfId: number | null, selfName: 
 }
 
 /** 422 unless every `@METRIC.<name>` of the prompt names one of the metric's dependencies. */
-function assertMetricVariables(datasetId: number, templateVariables: string[], dependsOn: number[]): void {
+async function assertMetricVariables(datasetId: number, templateVariables: string[], dependsOn: number[]): Promise<void> {
   const used = templateVariables.filter(isMetricVariable);
   if (used.length === 0) return;
   const names = new Map(
-    repo
-      .listNodes({ datasetId })
+    (await repo
+      .listNodes({ datasetId }))
       .filter((n) => dependsOn.includes(n.id))
       .map((n) => [metricVariableName(n.name).toLowerCase(), n.name]),
   );
@@ -90,29 +90,29 @@ export function toMetric(row: PipelineNodeRow): Metric {
 }
 
 /** A dataset's metrics in column order; 404 for an unknown dataset. */
-export function listMetrics(datasetId: number): Metric[] {
-  assertDatasetExists(datasetId);
-  return repo.listNodes({ datasetId }).map(toMetric);
+export async function listMetrics(datasetId: number): Promise<Metric[]> {
+  await assertDatasetExists(datasetId);
+  return (await repo.listNodes({ datasetId })).map(toMetric);
 }
 
 /** The metric row (what the runner judges with), or a 404 AppError. */
-export function getMetricRow(id: number): PipelineNodeRow {
-  const row = repo.getNode({ id });
+export async function getMetricRow(id: number): Promise<PipelineNodeRow> {
+  const row = await repo.getNode({ id });
   if (!row) throw notFound("Metric", id);
   return row;
 }
 
-export function getMetric(id: number): Metric {
-  return toMetric(getMetricRow(id));
+export async function getMetric(id: number): Promise<Metric> {
+  return toMetric(await getMetricRow(id));
 }
 
 /**
  * Create a metric, appended as the dataset's last column. With `template_id` the template's fields are
  * copied (the body overrides them); the copy never follows later edits of the template.
  */
-export function createMetric(input: CreateMetricInput, userId?: string): Metric {
-  assertDatasetExists(input.dataset_id);
-  const template = input.template_id != null ? getTemplateRow(input.template_id, userId) : undefined;
+export async function createMetric(input: CreateMetricInput, userId?: string): Promise<Metric> {
+  await assertDatasetExists(input.dataset_id);
+  const template = input.template_id != null ? await getTemplateRow(input.template_id, userId) : undefined;
   // The body schema requires these four without a template, so the fallbacks only apply with one.
   const name = input.name ?? template?.name;
   const evaluationLevel = input.evaluation_level ?? template?.evaluationLevel;
@@ -131,9 +131,9 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     appliesTo: input.applies_to !== undefined ? input.applies_to : template?.appliesTo,
   });
   assertReference(input.reference, { evaluationLevel, outputType });
-  const dependsOn = assertDependencies(input.dataset_id, null, name, input.depends_on ?? []);
-  assertMetricVariables(input.dataset_id, derived.templateVariables, dependsOn);
-  const row = repo.createNode(input.dataset_id, {
+  const dependsOn = await assertDependencies(input.dataset_id, null, name, input.depends_on ?? []);
+  await assertMetricVariables(input.dataset_id, derived.templateVariables, dependsOn);
+  const row = await repo.createNode(input.dataset_id, {
     templateId: template?.id ?? null,
     name,
     description: input.description !== undefined ? input.description : (template?.description ?? null),
@@ -146,13 +146,13 @@ export function createMetric(input: CreateMetricInput, userId?: string): Metric 
     skipRule: input.skip_rule ?? null,
     ...derived,
   });
-  recordPromptVersion(row);
+  await recordPromptVersion(row);
   return toMetric(row);
 }
 
 /** Change a metric; the prompt is re-checked against the (possibly new) level and variables re-derived. */
-export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
-  const row = getMetricRow(id);
+export async function updateMetric(id: number, patch: UpdateMetricInput): Promise<Metric> {
+  const row = await getMetricRow(id);
   const kind = patch.kind ?? row.kind;
   const { prompt, outputType } = promptAndOutput(kind, patch.prompt ?? row.prompt, patch.output_type ?? row.outputType);
   const derived = deriveDefinition({
@@ -170,10 +170,10 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
     outputType: patch.output_type ?? row.outputType,
   });
   // Metrics saved before versions were kept get their definition recorded as the first version.
-  recordPromptVersion(row);
-  const dependsOn = patch.depends_on !== undefined ? assertDependencies(row.datasetId, row.id, patch.name ?? row.name, patch.depends_on) : row.dependsOn;
-  assertMetricVariables(row.datasetId, derived.templateVariables, dependsOn);
-  const updated = repo.updateNode(
+  await recordPromptVersion(row);
+  const dependsOn = patch.depends_on !== undefined ? await assertDependencies(row.datasetId, row.id, patch.name ?? row.name, patch.depends_on) : row.dependsOn;
+  await assertMetricVariables(row.datasetId, derived.templateVariables, dependsOn);
+  const updated = await repo.updateNode(
     id,
     {
       ...definitionPatch(patch),
@@ -187,27 +187,27 @@ export function updateMetric(id: number, patch: UpdateMetricInput): Metric {
     patch.position,
   );
   if (!updated) throw notFound("Metric", id);
-  recordPromptVersion(updated);
+  await recordPromptVersion(updated);
   return toMetric(updated);
 }
 
 /** Delete a metric and its results. */
-export function deleteMetric(id: number): void {
-  if (!repo.deleteNode({ id })) throw notFound("Metric", id);
+export async function deleteMetric(id: number): Promise<void> {
+  if (!await repo.deleteNode({ id })) throw notFound("Metric", id);
 }
 
 const entityLabels: Record<EvaluationLevel, string> = { conversation: "Conversation", message: "Message", step: "Step" };
 
 /** The conversation (and dataset) an entity belongs to, or a 404 AppError. */
-export function locateEntityOrThrow(entity: EntityRef): { conversationId: number; datasetId: number } {
-  const found = repo.locateEntityRow(entity);
+export async function locateEntityOrThrow(entity: EntityRef): Promise<{ conversationId: number; datasetId: number }> {
+  const found = await repo.locateEntityRow(entity);
   if (!found) throw notFound(entityLabels[entity.type], entity.id);
   return found;
 }
 
 /** Load one conversation with its messages and steps, ready for `buildJudgePrompt` (404 if unknown). */
-export function loadConversationTree(conversationId: number): ConversationTree {
-  const tree = getConversationTree({ id: conversationId });
+export async function loadConversationTree(conversationId: number): Promise<ConversationTree> {
+  const tree = await getConversationTree({ id: conversationId });
   if (!tree) throw notFound("Conversation", conversationId);
   return tree;
 }
@@ -216,13 +216,13 @@ export function loadConversationTree(conversationId: number): ConversationTree {
  * The exact system message and prompt the judge would receive for a metric (saved or not) at an entity,
  * fitted to the model's context window, with the token estimate and what had to be cut.
  */
-export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
+export async function previewJudgePrompt(input: PreviewInput): Promise<JudgePromptPreview> {
   let metric: JudgeMetric;
   let datasetId: number | undefined;
   let metricModel: string | null = null;
   let saved: PipelineNodeRow | undefined;
   if (input.pipeline_node_id !== undefined) {
-    const node = getMetricRow(input.pipeline_node_id);
+    const node = await getMetricRow(input.pipeline_node_id);
     saved = node;
     metric = node;
     datasetId = node.datasetId;
@@ -246,7 +246,7 @@ export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
       { path: "entity_type", message: `must be ${metric.evaluationLevel}` },
     ]);
   }
-  const location = locateEntityOrThrow(entity);
+  const location = await locateEntityOrThrow(entity);
   if (datasetId !== undefined && location.datasetId !== datasetId) {
     throw new AppError("unprocessable", `${entityLabels[entity.type]} ${entity.id} is not in the metric's dataset ${datasetId}`, [
       { path: "entity_id", message: `must belong to dataset ${datasetId}` },
@@ -257,16 +257,16 @@ export function previewJudgePrompt(input: PreviewInput): JudgePromptPreview {
   const contextTokens = contextTokensFor(model);
   // A saved metric's @METRIC.<name> variables show its dependencies' latest verdicts here too.
   const metricValues = saved
-    ? metricVerdicts(saved, { ...entity, conversationId: location.conversationId }, new Map(repo.listNodes({ datasetId: saved.datasetId }).map((n) => [n.id, n])))
+    ? await metricVerdicts(saved, { ...entity, conversationId: location.conversationId }, new Map((await repo.listNodes({ datasetId: saved.datasetId })).map((n) => [n.id, n])))
     : undefined;
-  const prompt = buildJudgePrompt({ metric, tree: loadConversationTree(location.conversationId), entity, metricValues, contextTokens });
+  const prompt = buildJudgePrompt({ metric, tree: await loadConversationTree(location.conversationId), entity, metricValues, contextTokens });
   return { ...prompt, model, context_tokens: contextTokens };
 }
 
 /** A metric's saved judge definitions, oldest first (metrics from before versions were kept start at their first save). */
-export function listMetricVersions(id: number): MetricVersion[] {
-  getMetricRow(id);
-  return listPromptVersions(id).map((v) => ({
+export async function listMetricVersions(id: number): Promise<MetricVersion[]> {
+  await getMetricRow(id);
+  return (await listPromptVersions(id)).map((v) => ({
     version: v.version,
     prompt: v.prompt,
     evaluation_level: v.evaluationLevel,

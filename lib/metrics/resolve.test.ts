@@ -31,7 +31,7 @@ const turn2Steps = [
 
 let sample: LoadedSample;
 let withGoal: LoadedSample;
-const tree = (s: LoadedSample, i: number) => loadConversationTree(s.conversations[i].id);
+const tree = async (s: LoadedSample, i: number) => await loadConversationTree(s.conversations[i].id);
 
 beforeAll(() => {
   sample = loadSampleDataset();
@@ -39,9 +39,9 @@ beforeAll(() => {
 });
 
 describe("resolveVariables at the conversation level", () => {
-  it("resolves every conversation variable of the Lisbon conversation", () => {
+  it("resolves every conversation variable of the Lisbon conversation", async () => {
     const c = sample.conversations[0];
-    const values = resolveVariables(tree(sample, 0), { type: "conversation", id: c.id }, variablesForLevel("conversation"));
+    const values = resolveVariables(await tree(sample, 0), { type: "conversation", id: c.id }, variablesForLevel("conversation"));
     expect(values).toEqual({
       "@HISTORY": [`[system]: ${SYSTEM}`, `[user]: ${ASK}`, `[assistant]: ${OFFER}`, ...turn1Steps, `[user]: ${YES}`, `[assistant]: ${DONE}`, ...turn2Steps].join("\n"),
       "@GOAL": ASK,
@@ -61,15 +61,15 @@ describe("resolveVariables at the conversation level", () => {
     });
   });
 
-  it("uses the stored goal when the conversation has one, else the first user message", () => {
-    const stored = resolveVariables(tree(withGoal, 0), { type: "conversation", id: withGoal.conversations[0].id }, ["@GOAL"]);
+  it("uses the stored goal when the conversation has one, else the first user message", async () => {
+    const stored = resolveVariables(await tree(withGoal, 0), { type: "conversation", id: withGoal.conversations[0].id }, ["@GOAL"]);
     expect(stored["@GOAL"]).toBe("Book a one-way flight BOS→LIS on 14 Dec for Ana Costa");
-    const fallback = resolveVariables(tree(sample, 3), { type: "conversation", id: sample.conversations[3].id }, ["@GOAL"]);
+    const fallback = resolveVariables(await tree(sample, 3), { type: "conversation", id: sample.conversations[3].id }, ["@GOAL"]);
     expect(fallback["@GOAL"]).toBe("Can you explain what a Roth IRA is in two sentences?");
   });
 
-  it("lists several agents, and has no @LIST_AGENT value for a conversation without agents", () => {
-    const handoff = resolveVariables(tree(sample, 2), { type: "conversation", id: sample.conversations[2].id }, ["@LIST_AGENT"]);
+  it("lists several agents, and has no @LIST_AGENT value for a conversation without agents", async () => {
+    const handoff = resolveVariables(await tree(sample, 2), { type: "conversation", id: sample.conversations[2].id }, ["@LIST_AGENT"]);
     expect(handoff["@LIST_AGENT"]).toBe(
       [
         "router — Routes a request to the right specialist",
@@ -81,7 +81,7 @@ describe("resolveVariables at the conversation level", () => {
         "  - issue_refund(invoice_id: string, amount: number) — Refund an amount on an invoice",
       ].join("\n"),
     );
-    const plain = resolveVariables(tree(sample, 3), { type: "conversation", id: sample.conversations[3].id }, ["@LIST_AGENT"]);
+    const plain = resolveVariables(await tree(sample, 3), { type: "conversation", id: sample.conversations[3].id }, ["@LIST_AGENT"]);
     expect(plain["@LIST_AGENT"]).toBeNull();
   });
 
@@ -93,9 +93,9 @@ describe("resolveVariables at the conversation level", () => {
 });
 
 describe("resolveVariables at the message level", () => {
-  it("resolves the second assistant message: history up to and including it, previous messages, its steps", () => {
+  it("resolves the second assistant message: history up to and including it, previous messages, its steps", async () => {
     const c = sample.conversations[0];
-    const values = resolveVariables(tree(sample, 0), { type: "message", id: c.messages[4].id }, variablesForLevel("message"));
+    const values = resolveVariables(await tree(sample, 0), { type: "message", id: c.messages[4].id }, variablesForLevel("message"));
     expect(values["@HISTORY"]).toBe(
       [`[system]: ${SYSTEM}`, `[user]: ${ASK}`, `[assistant]: ${OFFER}`, ...turn1Steps, `[user]: ${YES}`, `[assistant]: ${DONE}`, ...turn2Steps].join("\n"),
     );
@@ -126,19 +126,19 @@ describe("resolveVariables at the message level", () => {
     );
   });
 
-  it("history stops at the entity, and the first assistant reply has no previous assistant message", () => {
+  it("history stops at the entity, and the first assistant reply has no previous assistant message", async () => {
     const c = sample.conversations[0];
-    const values = resolveVariables(tree(sample, 0), { type: "message", id: c.messages[2].id }, variablesForLevel("message"));
+    const values = resolveVariables(await tree(sample, 0), { type: "message", id: c.messages[2].id }, variablesForLevel("message"));
     expect(values["@HISTORY"]).toBe([`[system]: ${SYSTEM}`, `[user]: ${ASK}`, `[assistant]: ${OFFER}`, ...turn1Steps].join("\n"));
     expect(values["@PREVIOUS_ASSISTANT_MSG"]).toBeNull();
     expect(values["@PREVIOUS_USER_MSG"]).toBe(ASK);
     expect(values["@CURRENT_MESSAGE.input"]).toBe(ASK);
   });
 
-  it("handles the first message of a conversation: no previous messages, no input, no steps", () => {
+  it("handles the first message of a conversation: no previous messages, no input, no steps", async () => {
     const c = sample.conversations[1];
     const first = "What's the weather in Lisbon next Monday? I might fly there.";
-    const values = resolveVariables(tree(sample, 1), { type: "message", id: c.messages[0].id }, variablesForLevel("message"));
+    const values = resolveVariables(await tree(sample, 1), { type: "message", id: c.messages[0].id }, variablesForLevel("message"));
     expect(values).toMatchObject({
       "@HISTORY": `[user]: ${first}`,
       "@PREVIOUS_USER_MSG": null,
@@ -151,9 +151,9 @@ describe("resolveVariables at the message level", () => {
     });
   });
 
-  it("a message without steps has a step count of 0 and no steps", () => {
+  it("a message without steps has a step count of 0 and no steps", async () => {
     const c = sample.conversations[3];
-    const values = resolveVariables(tree(sample, 3), { type: "message", id: c.messages[3].id }, ["@CURRENT_STEPS", "@CURRENT_STEPS_COUNT", "@PREVIOUS_ASSISTANT_MSG"]);
+    const values = resolveVariables(await tree(sample, 3), { type: "message", id: c.messages[3].id }, ["@CURRENT_STEPS", "@CURRENT_STEPS_COUNT", "@PREVIOUS_ASSISTANT_MSG"]);
     expect(values).toEqual({
       "@CURRENT_STEPS": null,
       "@CURRENT_STEPS_COUNT": "0",
@@ -164,9 +164,9 @@ describe("resolveVariables at the message level", () => {
 });
 
 describe("resolveVariables at the step level", () => {
-  it("resolves the tool-result step: current and previous step fields, step number, history so far", () => {
+  it("resolves the tool-result step: current and previous step fields, step number, history so far", async () => {
     const c = sample.conversations[0];
-    const values = resolveVariables(tree(sample, 0), { type: "step", id: c.messages[2].steps[2] }, variablesForLevel("step"));
+    const values = resolveVariables(await tree(sample, 0), { type: "step", id: c.messages[2].steps[2] }, variablesForLevel("step"));
     expect(values).toMatchObject({
       "@HISTORY": [`[system]: ${SYSTEM}`, `[user]: ${ASK}`, "[assistant] (in progress, steps so far):", ...turn1Steps.slice(0, 3)].join("\n"),
       "@CURRENT_STEP.thinking": null,
@@ -187,9 +187,9 @@ describe("resolveVariables at the step level", () => {
     });
   });
 
-  it("has no previous step for the first step of a message", () => {
+  it("has no previous step for the first step of a message", async () => {
     const c = sample.conversations[0];
-    const values = resolveVariables(tree(sample, 0), { type: "step", id: c.messages[2].steps[0] }, variablesForLevel("step"));
+    const values = resolveVariables(await tree(sample, 0), { type: "step", id: c.messages[2].steps[0] }, variablesForLevel("step"));
     expect(values["@STEP_NUMBER"]).toBe("1");
     expect(values["@CURRENT_STEP.thinking"]).toBe(THINKING);
     for (const f of ["thinking", "tool_call", "tool_result", "output_content", "output_structured"]) {
@@ -197,9 +197,9 @@ describe("resolveVariables at the step level", () => {
     }
   });
 
-  it("renders objects as compact JSON, text as is, and the structured output of the last step", () => {
+  it("renders objects as compact JSON, text as is, and the structured output of the last step", async () => {
     const c = sample.conversations[0];
-    const values = resolveVariables(tree(sample, 0), { type: "step", id: c.messages[4].steps[2] }, variablesForLevel("step"));
+    const values = resolveVariables(await tree(sample, 0), { type: "step", id: c.messages[4].steps[2] }, variablesForLevel("step"));
     expect(values["@CURRENT_STEP.output_content"]).toBe(DONE);
     expect(values["@CURRENT_STEP.output_structured"]).toBe('{"booking":"K7Q2LM","flight":"TP218"}');
     expect(values["@PREVIOUS_STEP.tool_result"]).toBe('{"status":"confirmed","confirmation":"K7Q2LM"}');
@@ -207,9 +207,9 @@ describe("resolveVariables at the step level", () => {
     expect(values["@PREVIOUS_ASSISTANT_MSG"]).toBe(OFFER);
   });
 
-  it("shows a wrongly typed argument exactly as given", () => {
+  it("shows a wrongly typed argument exactly as given", async () => {
     const c = sample.conversations[1];
-    const values = resolveVariables(tree(sample, 1), { type: "step", id: c.messages[1].steps[1] }, ["@CURRENT_STEP.tool_call", "@PREVIOUS_STEP.thinking"]);
+    const values = resolveVariables(await tree(sample, 1), { type: "step", id: c.messages[1].steps[1] }, ["@CURRENT_STEP.tool_call", "@PREVIOUS_STEP.thinking"]);
     expect(values).toEqual({
       "@CURRENT_STEP.tool_call": '{"name":"book_flight","arguments":{"flight_id":218,"passenger_name":"unknown"}}',
       "@PREVIOUS_STEP.thinking": "User mentioned flying. I'll book the cheapest flight.",
@@ -218,7 +218,7 @@ describe("resolveVariables at the step level", () => {
 });
 
 describe("buildJudgePrompt", () => {
-  it("writes values into the prompt, fences conversation text, and writes (none) for missing values", () => {
+  it("writes values into the prompt, fences conversation text, and writes (none) for missing values", async () => {
     const c = sample.conversations[0];
     const result = buildJudgePrompt({
       metric: {
@@ -226,7 +226,7 @@ describe("buildJudgePrompt", () => {
         evaluationLevel: "step",
         outputType: "progress",
       },
-      tree: tree(sample, 0),
+      tree: await tree(sample, 0),
       entity: { type: "step", id: c.messages[2].steps[2] },
     });
     expect(result.prompt).toBe(
@@ -247,11 +247,11 @@ describe("buildJudgePrompt", () => {
     expect(result.missing).toEqual(["@CURRENT_STEP.thinking"]);
   });
 
-  it("keeps an injection attempt inside its data block, and the system message says not to obey it", () => {
+  it("keeps an injection attempt inside its data block, and the system message says not to obey it", async () => {
     const c = sample.conversations[4];
     const result = buildJudgePrompt({
       metric: { prompt: "Was the assistant helpful?\n@HISTORY", evaluationLevel: "conversation", outputType: "checkbox" },
-      tree: tree(sample, 4),
+      tree: await tree(sample, 4),
       entity: { type: "conversation", id: c.id },
     });
     const open = result.prompt.indexOf('<conversation_data name="@HISTORY">');
@@ -282,9 +282,9 @@ describe("buildJudgePrompt", () => {
     expect(result.prompt.trimEnd().endsWith("</conversation_data>")).toBe(true);
   });
 
-  it("appends the level's default context to a basic-mode prompt", () => {
+  it("appends the level's default context to a basic-mode prompt", async () => {
     const c = sample.conversations[0];
-    const t = tree(sample, 0);
+    const t = await tree(sample, 0);
     const conversation = buildJudgePrompt({ metric: { prompt: "Rate it.", evaluationLevel: "conversation", outputType: "progress" }, tree: t, entity: { type: "conversation", id: c.id } });
     expect(conversation.prompt.startsWith('Rate it.\n\nConversation to evaluate:\n<conversation_data name="transcript">\n[system]: ')).toBe(true);
     expect(conversation).toMatchObject({ template_variables: [], missing: [] });
@@ -301,15 +301,15 @@ describe("buildJudgePrompt", () => {
     );
   });
 
-  it("gives a first message's basic-mode history as (none)", () => {
+  it("gives a first message's basic-mode history as (none)", async () => {
     const c = sample.conversations[1];
-    const result = buildJudgePrompt({ metric: { prompt: "Rate it.", evaluationLevel: "message", outputType: "progress" }, tree: tree(sample, 1), entity: { type: "message", id: c.messages[0].id } });
+    const result = buildJudgePrompt({ metric: { prompt: "Rate it.", evaluationLevel: "message", outputType: "progress" }, tree: await tree(sample, 1), entity: { type: "message", id: c.messages[0].id } });
     expect(result.prompt).toContain("Conversation before the message:\n(none)\n\nMessage to evaluate:");
   });
 
-  it("rejects an entity of another level (422) or outside the conversation (404)", () => {
+  it("rejects an entity of another level (422) or outside the conversation (404)", async () => {
     const c = sample.conversations[0];
-    const t = tree(sample, 0);
+    const t = await tree(sample, 0);
     const metric = { prompt: "@CONTENT", evaluationLevel: "message" as const, outputType: "progress" as const };
     const wrongLevel = () => buildJudgePrompt({ metric, tree: t, entity: { type: "step", id: c.messages[2].steps[0] } });
     expect(wrongLevel).toThrow(AppError);

@@ -46,25 +46,25 @@ export function toTemplate(row: MetricTemplateRow): MetricTemplate {
 }
 
 /** System templates plus the caller's own, optionally filtered. */
-export function listTemplates(opts: { userId: string; evaluationLevel?: EvaluationLevel; category?: string }): MetricTemplate[] {
-  return repo.listTemplates(opts).map(toTemplate);
+export async function listTemplates(opts: { userId: string; evaluationLevel?: EvaluationLevel; category?: string }): Promise<MetricTemplate[]> {
+  return (await repo.listTemplates(opts)).map(toTemplate);
 }
 
 /**
  * The template row, or a 404 AppError. With `viewer`, another user's template is invisible (404):
  * callers read and copy system templates and their own; only owners change theirs.
  */
-export function getTemplateRow(id: number, viewer?: string): MetricTemplateRow {
-  const row = repo.getTemplate({ id });
+export async function getTemplateRow(id: number, viewer?: string): Promise<MetricTemplateRow> {
+  const row = await repo.getTemplate({ id });
   if (!row || (viewer !== undefined && !row.isSystem && row.userId !== viewer)) throw notFound("Metric template", id);
   return row;
 }
 
-export function getTemplate(id: number, viewer: string): MetricTemplate {
-  return toTemplate(getTemplateRow(id, viewer));
+export async function getTemplate(id: number, viewer: string): Promise<MetricTemplate> {
+  return toTemplate(await getTemplateRow(id, viewer));
 }
 
-export function createTemplate(input: CreateTemplateInput, userId: string): MetricTemplate {
+export async function createTemplate(input: CreateTemplateInput, userId: string): Promise<MetricTemplate> {
   const kind = input.kind ?? "llm";
   const { prompt, outputType } = promptAndOutput(kind, input.prompt, input.output_type);
   const derived = deriveDefinition({
@@ -76,7 +76,7 @@ export function createTemplate(input: CreateTemplateInput, userId: string): Metr
     kind,
     check: input.check,
   });
-  const row = repo.createTemplate({
+  const row = await repo.createTemplate({
     name: input.name,
     description: input.description ?? null,
     evaluationLevel: input.evaluation_level,
@@ -93,16 +93,16 @@ export function createTemplate(input: CreateTemplateInput, userId: string): Metr
 }
 
 /** 404 for an unknown id, 403 unless the caller owns this (non-system) template. */
-function ownedRow(id: number, userId: string, action: "change" | "delete"): MetricTemplateRow {
-  const row = getTemplateRow(id);
+async function ownedRow(id: number, userId: string, action: "change" | "delete"): Promise<MetricTemplateRow> {
+  const row = await getTemplateRow(id);
   if (row.isSystem) throw new AppError("forbidden", `Metric template ${id} is a system template and cannot be ${action === "change" ? "changed" : "deleted"}; duplicate it to make your own`);
   if (row.userId !== userId) throw new AppError("forbidden", `Metric template ${id} belongs to another user`);
   return row;
 }
 
 /** Change a template the caller owns; metrics copied from it earlier keep their copy. */
-export function updateTemplate(id: number, patch: UpdateTemplateInput, userId: string): MetricTemplate {
-  const row = ownedRow(id, userId, "change");
+export async function updateTemplate(id: number, patch: UpdateTemplateInput, userId: string): Promise<MetricTemplate> {
+  const row = await ownedRow(id, userId, "change");
   const kind = patch.kind ?? row.kind;
   const { prompt, outputType } = promptAndOutput(kind, patch.prompt ?? row.prompt, patch.output_type ?? row.outputType);
   const derived = deriveDefinition({
@@ -114,7 +114,7 @@ export function updateTemplate(id: number, patch: UpdateTemplateInput, userId: s
     outputSchema: patch.output_schema !== undefined ? patch.output_schema : row.outputSchema,
     appliesTo: patch.applies_to !== undefined ? patch.applies_to : (patch.evaluation_level ?? row.evaluationLevel) === "step" ? row.appliesTo : null,
   });
-  const updated = repo.updateTemplate(id, {
+  const updated = await repo.updateTemplate(id, {
     ...definitionPatch(patch),
     ...(patch.category !== undefined && { category: patch.category }),
     prompt,
@@ -126,7 +126,7 @@ export function updateTemplate(id: number, patch: UpdateTemplateInput, userId: s
 }
 
 /** Delete a template the caller owns, permanently; metrics made from it keep working. */
-export function deleteTemplate(id: number, userId: string): void {
-  ownedRow(id, userId, "delete");
-  if (!repo.deleteTemplate({ id })) throw notFound("Metric template", id);
+export async function deleteTemplate(id: number, userId: string): Promise<void> {
+  await ownedRow(id, userId, "delete");
+  if (!await repo.deleteTemplate({ id })) throw notFound("Metric template", id);
 }

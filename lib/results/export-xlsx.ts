@@ -124,7 +124,7 @@ async function writeWorkbook(snapshot: ExecutionSnapshot, out: PassThrough): Pro
 
   const metrics = new Map(snapshot.metrics.map((m) => [m.nodeId, m]));
   const aggregators = newAggregators(snapshot);
-  for (const page of resultPages(snapshot)) {
+  for await (const page of resultPages(snapshot)) {
     for (const row of page) {
       feed(aggregators, row);
       const record = toExportRecord(row, metrics.get(row.pipelineNodeId));

@@ -47,10 +47,10 @@ function verdict(type: OutputType, i: number): { result: unknown; score: number 
 }
 
 /** One execution with `rows` results spread over the metrics, inserted in one transaction. */
-function seedExecution(nodes: PipelineNodeRow[], conversations: number[], rows: number): number {
+async function seedExecution(nodes: PipelineNodeRow[], conversations: number[], rows: number): Promise<number> {
   const sqlite = getDb().$client;
   const node0 = nodes[0];
-  const exec = insertExecution({ evaluationPipelineId: node0.evaluationPipelineId, datasetId: node0.datasetId, pipelineNodeId: null, totalEvaluations: rows, meta: {} });
+  const exec = await insertExecution({ evaluationPipelineId: node0.evaluationPipelineId, datasetId: node0.datasetId, pipelineNodeId: null, totalEvaluations: rows, meta: {} });
   const insert = sqlite.prepare(`insert into evaluation_results
     (execution_id, pipeline_node_id, dataset_id, entity_type, entity_id, conversation_id, result, score, status, error,
      model_name, input_tokens, output_tokens, execution_time, cached)
@@ -105,16 +105,17 @@ async function consume(handler: Handler, url: string, id: number, measureMemory:
 }
 
 async function main() {
-  const ds = createDataset({ name: "export bench", userId: "bench" });
+  const ds = await createDataset({ name: "export bench", userId: "bench" });
   const conversations = seedConversations(ds.id, 20_000);
-  const nodes = OUTPUT_TYPES.map((outputType) =>
-    createNode(ds.id, { name: `${outputType} metric`, evaluationLevel: "conversation", prompt: "Judge it.", outputType }),
-  );
+  const nodes = [];
+  for (const outputType of OUTPUT_TYPES) {
+    nodes.push(await createNode(ds.id, { name: `${outputType} metric`, evaluationLevel: "conversation", prompt: "Judge it.", outputType }));
+  }
   const figures: Record<string, Record<string, unknown>> = {};
   const heapBySize: Record<number, Record<string, number>> = {};
   for (const rows of SIZES) {
     const seedStart = performance.now();
-    const execId = seedExecution(nodes, conversations, rows);
+    const execId = await seedExecution(nodes, conversations, rows);
     const seedMs = performance.now() - seedStart;
     const label = `${rows / 1000}k`;
     const out: Record<string, number | string> = { results: rows, seed_ms: Math.round(seedMs) };

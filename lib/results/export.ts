@@ -22,9 +22,9 @@ export const EXPORT_CONTENT_TYPES: Record<ExportFormat, string> = {
 
 export type ExportFile = { body: ReadableStream<Uint8Array>; contentType: string; filename: string };
 
-function* exportRecords(snapshot: ExecutionSnapshot): Generator<ExportRecord> {
+async function* exportRecords(snapshot: ExecutionSnapshot): AsyncGenerator<ExportRecord> {
   const metrics = new Map(snapshot.metrics.map((m) => [m.nodeId, m]));
-  for (const page of resultPages(snapshot)) {
+  for await (const page of resultPages(snapshot)) {
     for (const row of page) yield toExportRecord(row, metrics.get(row.pipelineNodeId));
   }
 }
@@ -47,8 +47,8 @@ function csvExport(snapshot: ExecutionSnapshot): Readable {
 }
 
 /** A download of the execution's results (404 AppError for an unknown execution). */
-export function exportExecution(executionId: number, format: ExportFormat): ExportFile {
-  const snapshot = openSnapshot(executionId);
+export async function exportExecution(executionId: number, format: ExportFormat): Promise<ExportFile> {
+  const snapshot = await openSnapshot(executionId);
   const body =
     format === "csv"
       ? fromNodeReadable(csvExport(snapshot))
@@ -59,6 +59,6 @@ export function exportExecution(executionId: number, format: ExportFormat): Expo
 }
 
 /** The body of `GET /evaluation-pipeline-executions/{id}/results`, streamed (404 AppError if unknown). */
-export function executionResultsStream(executionId: number): ReadableStream<Uint8Array> {
-  return textStream(executionResultsJson(openSnapshot(executionId)));
+export async function executionResultsStream(executionId: number): Promise<ReadableStream<Uint8Array>> {
+  return textStream(executionResultsJson(await openSnapshot(executionId)));
 }

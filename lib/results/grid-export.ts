@@ -19,8 +19,8 @@ import { fromNodeReadable, textStream } from "./stream";
 const DATE_COLUMNS = new Set(["updated_at"]);
 const WIDTHS: Record<string, number> = { conversation_name: 28, label: 40, metric_name: 28, reasoning: 60, result: 50, error: 40, updated_at: 22 };
 
-function* gridRecords(plan: GridExportPlan) {
-  for (const page of gridRecordPages(plan)) yield* page;
+async function* gridRecords(plan: GridExportPlan) {
+  for await (const page of gridRecordPages(plan)) yield* page;
 }
 
 /** Objects and arrays (a verdict, a meta value) as compact JSON text. */
@@ -46,11 +46,11 @@ function csvExport(plan: GridExportPlan): Readable {
 }
 
 /** `{dataset_id, columns, metrics, rows}`: rows keyed by column, verdicts and meta values as JSON values. */
-function* jsonExport(plan: GridExportPlan): Generator<string> {
+async function* jsonExport(plan: GridExportPlan): AsyncGenerator<string> {
   const metrics = plan.metrics.map((m) => ({ id: m.id, name: m.name, output_type: m.outputType, evaluation_level: m.evaluationLevel }));
   yield `{"dataset_id":${plan.datasetId},"columns":${JSON.stringify(plan.columns)},"metrics":${JSON.stringify(metrics)},"rows":[`;
   let separator = "";
-  for (const page of gridRecordPages(plan)) {
+  for await (const page of gridRecordPages(plan)) {
     if (page.length === 0) continue;
     yield separator + page.map((r) => JSON.stringify(r)).join(",");
     separator = ",";
@@ -76,7 +76,7 @@ async function writeWorkbook(plan: GridExportPlan, out: PassThrough): Promise<vo
   }));
   // Column names carry meta keys from imported data: defused like any other text.
   styleHeader(sheet.addRow(plan.columns.map(neutraliseFormula)));
-  for (const page of gridRecordPages(plan)) {
+  for await (const page of gridRecordPages(plan)) {
     for (const record of page) sheet.addRow(plan.columns.map((c) => xlsxCell(c, record[c] ?? null))).commit();
     await whenDrained(sheet, out);
     if (out.destroyed) return;
@@ -95,8 +95,8 @@ function xlsxExport(plan: GridExportPlan): Readable {
 }
 
 /** A download of the dataset grid's latest verdicts (404 AppError for an unknown dataset). */
-export function exportGrid(datasetId: number, format: ExportFormat): ExportFile {
-  const plan = planGridExport(datasetId);
+export async function exportGrid(datasetId: number, format: ExportFormat): Promise<ExportFile> {
+  const plan = await planGridExport(datasetId);
   const body =
     format === "csv" ? fromNodeReadable(csvExport(plan)) : format === "xlsx" ? fromNodeReadable(xlsxExport(plan)) : textStream(jsonExport(plan));
   return { body, contentType: EXPORT_CONTENT_TYPES[format], filename: `dataset-${datasetId}-grid.${format}` };

@@ -38,7 +38,7 @@ export type GridCell = {
  */
 export type GridExportSource = {
   columns: string[];
-  values(cells: GridCell[]): GridRecord[];
+  values(cells: GridCell[]): GridRecord[] | Promise<GridRecord[]>;
 };
 
 const LEVELS: EvaluationLevel[] = ["conversation", "message", "step"];
@@ -79,8 +79,8 @@ const verdictSource: GridExportSource = {
 };
 
 /** `meta.<key>` per top-level key of the dataset's conversation meta; absent keys are null. */
-function conversationMetaSource(datasetId: number): GridExportSource {
-  const keys = gridRepo.listConversationMetaKeys(datasetId);
+async function conversationMetaSource(datasetId: number): Promise<GridExportSource> {
+  const keys = await gridRepo.listConversationMetaKeys(datasetId);
   return {
     columns: keys.map((k) => `meta.${k}`),
     values: (cells) =>
@@ -104,19 +104,22 @@ const cellKey = (type: string, id: number) => `${type}:${id}`;
 
 /** The newest current human label of each cell (any user), with its note, author and time. */
 function labelSource(): GridExportSource {
-  const labelsOf = perMetric((metric) => {
+  const labelsOf = perMetric(async (metric) => {
     const byCell = new Map<string, LabelRow>();
     // Newest first: the first label seen for a cell is its latest.
-    for (const l of currentLabelRows(metric.id)) if (!byCell.has(cellKey(l.entityType, l.entityId))) byCell.set(cellKey(l.entityType, l.entityId), l);
+    for (const l of await currentLabelRows(metric.id)) if (!byCell.has(cellKey(l.entityType, l.entityId))) byCell.set(cellKey(l.entityType, l.entityId), l);
     return byCell;
   });
   return {
     columns: ["label_value", "label_note", "label_user", "labelled_at"],
-    values: (cells) =>
-      cells.map(({ entity, metric }) => {
-        const l = labelsOf(metric).get(cellKey(entity.entity_type, entity.entity_id));
-        return { label_value: (l?.value as GridValue) ?? null, label_note: l?.note ?? null, label_user: l?.userId ?? null, labelled_at: l?.createdAt ?? null };
-      }),
+    values: async (cells) => {
+      const out: GridRecord[] = [];
+      for (const { entity, metric } of cells) {
+        const l = (await labelsOf(metric)).get(cellKey(entity.entity_type, entity.entity_id));
+        out.push({ label_value: (l?.value as GridValue) ?? null, label_note: l?.note ?? null, label_user: l?.userId ?? null, labelled_at: l?.createdAt ?? null });
+      }
+      return out;
+    },
   };
 }
 
@@ -125,19 +128,19 @@ function labelSource(): GridExportSource {
  * the reference user's latest label. `reference` names where it comes from.
  */
 function referenceSource(datasetId: number): GridExportSource {
-  const readingsOf = perMetric((metric): { from: string; byEntity: Map<number, GridValue> } | null => {
+  const readingsOf = perMetric(async (metric): Promise<{ from: string; byEntity: Map<number, GridValue> } | null> => {
     const reference = metric.reference as MetricReference | null;
     if (!reference) return null;
     const byEntity = new Map<number, GridValue>();
     if (reference.source === "meta") {
-      for (const row of metaReadingRows(datasetId, metric.evaluationLevel, reference.level, reference.path)) {
+      for (const row of await metaReadingRows(datasetId, metric.evaluationLevel, reference.level, reference.path)) {
         const reading = readingOfMeta(reference, metric.outputType, metaValue(row.value, row.jsonType));
         if (reading !== undefined) byEntity.set(row.entityId, reading);
       }
       const rule = reference.rule ? ` ${reference.rule.op} ${JSON.stringify(reference.rule.value)}` : "";
       return { from: `${reference.level}.${reference.path}${rule}`, byEntity };
     }
-    for (const l of currentLabelRows(metric.id, reference.user_id)) {
+    for (const l of await currentLabelRows(metric.id, reference.user_id)) {
       const reading = readingOfLabelValue(metric.outputType, l.value);
       if (reading !== undefined && !byEntity.has(l.entityId)) byEntity.set(l.entityId, reading);
     }
@@ -145,17 +148,20 @@ function referenceSource(datasetId: number): GridExportSource {
   });
   return {
     columns: ["reference", "reference_value"],
-    values: (cells) =>
-      cells.map(({ entity, metric }) => {
-        const r = readingsOf(metric);
-        return { reference: r?.from ?? null, reference_value: r?.byEntity.get(entity.entity_id) ?? null };
-      }),
+    values: async (cells) => {
+      const out: GridRecord[] = [];
+      for (const { entity, metric } of cells) {
+        const r = await readingsOf(metric);
+        out.push({ reference: r?.from ?? null, reference_value: r?.byEntity.get(entity.entity_id) ?? null });
+      }
+      return out;
+    },
   };
 }
 
 /** The export's sources in column order: the verdict, the conversation's meta, labels, the reference. */
-export function gridExportSources(datasetId: number): GridExportSource[] {
-  return [verdictSource, conversationMetaSource(datasetId), labelSource(), referenceSource(datasetId)];
+export async function gridExportSources(datasetId: number): Promise<GridExportSource[]> {
+  return [verdictSource, await conversationMetaSource(datasetId), labelSource(), referenceSource(datasetId)];
 }
 
 export type GridExportPlan = {
@@ -166,21 +172,21 @@ export type GridExportPlan = {
 };
 
 /** The dataset's metrics and the export's columns (404 AppError for an unknown dataset). */
-export function planGridExport(datasetId: number): GridExportPlan {
-  assertDatasetExists(datasetId);
-  const sources = gridExportSources(datasetId);
-  return { datasetId, metrics: listNodes({ datasetId }), sources, columns: sources.flatMap((s) => s.columns) };
+export async function planGridExport(datasetId: number): Promise<GridExportPlan> {
+  await assertDatasetExists(datasetId);
+  const sources = await gridExportSources(datasetId);
+  return { datasetId, metrics: await listNodes({ datasetId }), sources, columns: sources.flatMap((s) => s.columns) };
 }
 
 /** The cells of one page of entities: every metric of the level, in column order, per entity. */
-function cellsOf(entities: GridEntity[], metrics: PipelineNodeRow[], level: EvaluationLevel): GridCell[] {
-  const latest = latestResultsFor(
+async function cellsOf(entities: GridEntity[], metrics: PipelineNodeRow[], level: EvaluationLevel): Promise<GridCell[]> {
+  const latest = await latestResultsFor(
     metrics.map((m) => m.id),
     level,
     entities.map((e) => e.entity_id),
   );
   const byCell = new Map(latest.map((r) => [`${r.pipelineNodeId}:${r.entityId}`, r]));
-  const conversations = new Map(gridRepo.listConversationInfo([...new Set(entities.map((e) => e.conversation_id))]).map((c) => [c.id, c]));
+  const conversations = new Map((await gridRepo.listConversationInfo([...new Set(entities.map((e) => e.conversation_id))])).map((c) => [c.id, c]));
   return entities.flatMap((entity) =>
     metrics.map((metric) => ({
       entity,
@@ -192,15 +198,15 @@ function cellsOf(entities: GridEntity[], metrics: PipelineNodeRow[], level: Eval
 }
 
 /** Pages of export records, level by level in grid order; each page is a few queries whatever its size. */
-export function* gridRecordPages(plan: GridExportPlan): Generator<GridRecord[]> {
+export async function* gridRecordPages(plan: GridExportPlan): AsyncGenerator<GridRecord[]> {
   for (const level of LEVELS) {
     const metrics = plan.metrics.filter((m) => m.evaluationLevel === level);
     if (metrics.length === 0) continue;
     for (let offset = 0; ; offset += ENTITY_PAGE) {
-      const { entities } = entityPage(plan.datasetId, { level, limit: ENTITY_PAGE, offset });
+      const { entities } = await entityPage(plan.datasetId, { level, limit: ENTITY_PAGE, offset });
       if (entities.length === 0) break;
-      const cells = cellsOf(entities, metrics, level);
-      const parts = plan.sources.map((s) => s.values(cells));
+      const cells = await cellsOf(entities, metrics, level);
+      const parts = await Promise.all(plan.sources.map((s) => s.values(cells)));
       yield cells.map((_, i) => Object.assign({}, ...parts.map((p) => p[i])) as GridRecord);
       if (entities.length < ENTITY_PAGE) break;
     }

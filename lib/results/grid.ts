@@ -25,8 +25,8 @@ export type GridQuery = {
 const unprocessable = (path: string, message: string) => new AppError("unprocessable", `Invalid query parameter ${path}: ${message}`, [{ path, message }]);
 
 /** A metric named by `metric.<id>` in sort/filter: it must be one of this dataset's metrics at the grid's level. */
-function metricAtLevel(datasetId: number, level: EvaluationLevel, id: number, param: string) {
-  const node = getNode({ id });
+async function metricAtLevel(datasetId: number, level: EvaluationLevel, id: number, param: string) {
+  const node = await getNode({ id });
   if (!node || node.datasetId !== datasetId) throw unprocessable(param, `metric ${id} is not a metric of dataset ${datasetId}`);
   if (node.evaluationLevel !== level) throw unprocessable(param, `metric ${id} is a ${node.evaluationLevel}-level metric; the grid shows ${level} rows`);
   return node;
@@ -44,7 +44,7 @@ function comparable(raw: string): string | number {
 const conditionPattern = /^(meta\.(.+?)|metric\.(\d+))(==|!=|>=|<=|>|<)(.+)$/;
 
 /** The zod-checked `meta`, `sort` and `filter` parameters as the repository's extras (422 for a metric it cannot use). */
-export function parseGridExtras(datasetId: number, q: GridQuery): repo.GridExtras | undefined {
+export async function parseGridExtras(datasetId: number, q: GridQuery): Promise<repo.GridExtras | undefined> {
   if (!q.meta && !q.sort && !q.filter) return undefined;
   const extras: repo.GridExtras = { metaPaths: q.meta ? q.meta.split(",") : [], conditions: [] };
   if (q.sort) {
@@ -52,7 +52,7 @@ export function parseGridExtras(datasetId: number, q: GridQuery): repo.GridExtra
     const field = descending ? q.sort.slice(1) : q.sort;
     if (field.startsWith("meta.")) extras.sort = { kind: "meta", path: field.slice(5), descending };
     else {
-      const node = metricAtLevel(datasetId, q.level, Number(field.slice(7)), "sort");
+      const node = await metricAtLevel(datasetId, q.level, Number(field.slice(7)), "sort");
       extras.sort = { kind: "score", nodeId: node.id, descending };
     }
   }
@@ -64,7 +64,7 @@ export function parseGridExtras(datasetId: number, q: GridQuery): repo.GridExtra
       extras.conditions.push({ kind: "meta", path: metaPath, op, value: comparable(raw) });
       continue;
     }
-    const node = metricAtLevel(datasetId, q.level, Number(metricId), "filter");
+    const node = await metricAtLevel(datasetId, q.level, Number(metricId), "filter");
     if (raw === "pass" || raw === "fail" || raw === "failed" || raw === "none") {
       if (op !== "==" && op !== "!=") throw unprocessable("filter", `${raw} compares with == or != only`);
       if ((raw === "pass" || raw === "fail") && node.outputType !== "checkbox") {
@@ -108,12 +108,12 @@ export function stepLabel(step: Pick<repo.StepGridRow, "hasThinking" | "hasToolC
 
 export type GridEntity = Omit<GridRow, "cells">;
 
-export function entityPage(datasetId: number, q: GridQuery): { entities: GridEntity[]; total: number } {
-  const extras = parseGridExtras(datasetId, q);
+export async function entityPage(datasetId: number, q: GridQuery): Promise<{ entities: GridEntity[]; total: number }> {
+  const extras = await parseGridExtras(datasetId, q);
   const opts = { datasetId, conversationId: q.conversation_id, limit: q.limit, offset: q.offset, extras };
   const meta = (row: { meta: Record<string, string | null> }) => (extras?.metaPaths.length ? { meta: metaValues(extras.metaPaths, row.meta) } : {});
   if (q.level === "conversation") {
-    const { items, total } = repo.listConversationPage(opts);
+    const { items, total } = await repo.listConversationPage(opts);
     const entities = items.map((c) => ({
       entity_type: "conversation" as const,
       entity_id: c.id,
@@ -129,7 +129,7 @@ export function entityPage(datasetId: number, q: GridQuery): { entities: GridEnt
     return { entities, total };
   }
   if (q.level === "message") {
-    const { items, total } = repo.listAssistantMessagePage(opts);
+    const { items, total } = await repo.listAssistantMessagePage(opts);
     const entities = items.map((m) => ({
       entity_type: "message" as const,
       entity_id: m.id,
@@ -144,7 +144,7 @@ export function entityPage(datasetId: number, q: GridQuery): { entities: GridEnt
     }));
     return { entities, total };
   }
-  const { items, total } = repo.listStepPage(opts);
+  const { items, total } = await repo.listStepPage(opts);
   const entities = items.map((s) => ({
     entity_type: "step" as const,
     entity_id: s.id,
@@ -166,12 +166,12 @@ function toCell(r: EvaluationResultRow): GridRow["cells"][string] {
 }
 
 /** A page of grid rows with their latest cells (404 for an unknown dataset). */
-export function getGridPage(datasetId: number, q: GridQuery): { items: GridRow[]; total: number } {
-  assertDatasetExists(datasetId);
-  const { entities, total } = entityPage(datasetId, q);
+export async function getGridPage(datasetId: number, q: GridQuery): Promise<{ items: GridRow[]; total: number }> {
+  await assertDatasetExists(datasetId);
+  const { entities, total } = await entityPage(datasetId, q);
   // Results whose metric has since moved to another level are not this level's columns.
-  const columns = repo.listNodeIdsAtLevel(datasetId, q.level);
-  const latest = latestResultsFor(columns, q.level, entities.map((e) => e.entity_id));
+  const columns = await repo.listNodeIdsAtLevel(datasetId, q.level);
+  const latest = await latestResultsFor(columns, q.level, entities.map((e) => e.entity_id));
   const cellsByEntity = new Map<number, GridRow["cells"]>();
   for (const r of latest) {
     let cells = cellsByEntity.get(r.entityId);

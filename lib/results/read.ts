@@ -43,20 +43,20 @@ function remember(key: string, summary: Summary): Summary {
 }
 
 /** The execution (404 if unknown), its last result id and its metrics' score ranges. */
-export function openSnapshot(executionId: number): ExecutionSnapshot {
-  const execution = getExecutionRow(executionId);
+export async function openSnapshot(executionId: number): Promise<ExecutionSnapshot> {
+  const execution = await getExecutionRow(executionId);
   if (!execution) throw notFound("Execution", executionId);
-  const { maxId: uptoId, count } = resultStats(executionId);
+  const { maxId: uptoId, count } = await resultStats(executionId);
   const key = `${executionId}:${uptoId}:${count}`;
-  const summary = summaries.get(key) ?? remember(key, { metrics: uptoId ? scoreRangesByNode(executionId, uptoId) : [] });
+  const summary = summaries.get(key) ?? remember(key, { metrics: uptoId ? await scoreRangesByNode(executionId, uptoId) : [] });
   return { execution, uptoId, metrics: summary.metrics, key };
 }
 
 /** The snapshot's results in id order, one keyset page at a time. */
-export function* resultPages(snapshot: ExecutionSnapshot, pageSize = PAGE_SIZE): Generator<EvaluationResultRow[]> {
+export async function* resultPages(snapshot: ExecutionSnapshot, pageSize = PAGE_SIZE): AsyncGenerator<EvaluationResultRow[]> {
   let afterId = 0;
   while (afterId < snapshot.uptoId) {
-    const rows = listResultRows(snapshot.execution.id, { afterId, limit: pageSize });
+    const rows = await listResultRows(snapshot.execution.id, { afterId, limit: pageSize });
     const page = rows.filter((r) => r.id <= snapshot.uptoId);
     if (page.length) yield page;
     if (rows.length < pageSize || page.length < rows.length) return;
@@ -79,19 +79,19 @@ export function finishAggregates(aggregators: Map<number, Aggregator>): Record<s
 }
 
 /** Aggregates of the whole snapshot from light pages of scores only (used before streaming rows). */
-export function aggregateSnapshot(snapshot: ExecutionSnapshot): Record<string, Aggregated> {
+export async function aggregateSnapshot(snapshot: ExecutionSnapshot): Promise<Record<string, Aggregated>> {
   const summary = summaries.get(snapshot.key);
   if (summary?.aggregated) return summary.aggregated;
-  const aggregated = computeAggregates(snapshot);
+  const aggregated = await computeAggregates(snapshot);
   remember(snapshot.key, { metrics: snapshot.metrics, aggregated });
   return aggregated;
 }
 
-function computeAggregates(snapshot: ExecutionSnapshot): Record<string, Aggregated> {
+async function computeAggregates(snapshot: ExecutionSnapshot): Promise<Record<string, Aggregated>> {
   const aggregators = newAggregators(snapshot);
   let afterId = 0;
   for (;;) {
-    const page = listScorePage(snapshot.execution.id, { afterId, uptoId: snapshot.uptoId, limit: SCORE_PAGE_SIZE });
+    const page = await listScorePage(snapshot.execution.id, { afterId, uptoId: snapshot.uptoId, limit: SCORE_PAGE_SIZE });
     for (const s of page) if (Number.isFinite(s.score)) aggregators.get(s.nodeId)?.add(s.score);
     if (page.length < SCORE_PAGE_SIZE) break;
     afterId = page[page.length - 1].id;

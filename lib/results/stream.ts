@@ -7,17 +7,17 @@ const encoder = new TextEncoder();
 // response would hang. Hence the loops past empty chunks.
 
 /** A byte stream pulled from a generator of text: the next chunk is made only when the client wants it. */
-export function textStream(chunks: Iterator<string>): ReadableStream<Uint8Array> {
+export function textStream(chunks: Iterator<string> | AsyncIterator<string>): ReadableStream<Uint8Array> {
   return new ReadableStream<Uint8Array>({
-    pull(controller) {
+    async pull(controller) {
       for (;;) {
-        const next = chunks.next();
+        const next = await chunks.next();
         if (next.done) return controller.close();
         if (next.value) return controller.enqueue(encoder.encode(next.value));
       }
     },
     cancel() {
-      chunks.return?.(undefined);
+      void chunks.return?.(undefined);
     },
   });
 }

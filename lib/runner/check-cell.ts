@@ -64,9 +64,9 @@ export async function runCheckCells(
   ctx: {
     signal: AbortSignal;
     stopped: () => boolean;
-    evaluate: (cell: Cell) => CellOutcome;
+    evaluate: (cell: Cell) => CellOutcome | Promise<CellOutcome>;
     processing: (cell: Cell) => void;
-    recordMany: (cells: Cell[], outcomes: CellOutcome[]) => void;
+    recordMany: (cells: Cell[], outcomes: CellOutcome[]) => void | Promise<void>;
   },
 ): Promise<void> {
   for (let start = 0; start < cells.length; start += CHUNK) {
@@ -78,14 +78,14 @@ export async function runCheckCells(
       ctx.processing(cell);
       let outcome: CellOutcome;
       try {
-        outcome = ctx.evaluate(cell);
+        outcome = await ctx.evaluate(cell);
       } catch (error) {
         outcome = failed(cell, error);
       }
       chunk.push(cell);
       outcomes.push(outcome);
     }
-    ctx.recordMany(chunk, outcomes);
+    await ctx.recordMany(chunk, outcomes);
     await new Promise((resolve) => setImmediate(resolve));
   }
 }

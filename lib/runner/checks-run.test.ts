@@ -114,7 +114,7 @@ describe("check metrics in a run", () => {
   it("saves check cells in multi-row chunks: every cell announced processing then once complete, ids increasing, counters add up", async () => {
     // 130 conversations × 1 assistant message, three check metrics: 390 cells, more than one insert of 100
     // rows and a remainder, with passes, fails and skips.
-    const dataset = createDataset({ name: "chunked checks", userId: "test" });
+    const dataset = await createDataset({ name: "chunked checks", userId: "test" });
     for (let i = 0; i < 130; i++) insertConversationFixture(dataset.id, { position: i, name: `c${i}` });
     const fast = await createMetric({ dataset_id: dataset.id, name: "Fast", kind: "check", evaluation_level: "message", check: { type: "meta_budget", params: { path: "meta.latency_ms", value: 10 } } });
     const slowOk = await createMetric({ dataset_id: dataset.id, name: "Under 2s", kind: "check", evaluation_level: "message", check: { type: "meta_budget", params: { path: "meta.latency_ms", value: 2000 } } });

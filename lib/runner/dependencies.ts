@@ -32,13 +32,13 @@ export function dependencyWaves(cells: Cell[]): Cell[][] {
  * (or, for a conversation-level dependency, the entity's conversation) failed or scored below the
  * threshold. A dependency without a result does not skip: there is nothing to judge by.
  */
-export function skipReason(cell: Cell, dependencies: Map<number, PipelineNodeRow>): string | null {
+export async function skipReason(cell: Cell, dependencies: Map<number, PipelineNodeRow>): Promise<string | null> {
   const rule = cell.node.skipRule;
   if (!rule) return null;
   for (const depId of cell.node.dependsOn ?? []) {
     const dep = dependencies.get(depId);
     if (!dep) continue;
-    const latest = latestDependencyResult(dep, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId });
+    const latest = await latestDependencyResult(dep, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId });
     if (!latest) continue;
     if (latest.status === "failed" || latest.status === "skipped") return `skipped: ${dep.name} ${latest.status}`;
     if (rule.when === "failed" && latest.score === 0) return `skipped: ${dep.name} did not pass`;

@@ -44,10 +44,10 @@ export async function conversationGoal(
   conversationId: number,
   opts: { extract: boolean; refresh?: boolean; model?: string | null },
 ): Promise<Goal & { conversation_id: number }> {
-  const tree = loadConversationTree(conversationId);
+  const tree = await loadConversationTree(conversationId);
   const input = goalInput(tree, opts.model);
   if (!opts.extract) {
-    const stored = getStoredGoal(conversationId);
+    const stored = await getStoredGoal(conversationId);
     return stored?.goal
       ? { conversation_id: conversationId, goal: stored.goal, generated_by: stored.generatedBy ?? "unknown" }
       : { conversation_id: conversationId, goal: input.firstUserMessage, generated_by: "first_user_message" };

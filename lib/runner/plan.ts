@@ -37,12 +37,12 @@ function scopeOf(req: RunRequest): Scope {
 }
 
 /** Every cell of the dataset (or one conversation) for the given metrics, in grid order. */
-function gridCells(datasetId: number, nodes: PipelineNodeRow[], conversationId?: number): Cell[] {
+async function gridCells(datasetId: number, nodes: PipelineNodeRow[], conversationId?: number): Promise<Cell[]> {
   const byLevel = (level: EvaluationLevel) => nodes.filter((n) => n.evaluationLevel === level);
   const convNodes = byLevel("conversation");
   const msgNodes = byLevel("message");
   const stepNodes = byLevel("step");
-  const { conversations, messages, steps } = listEntities(datasetId, conversationId);
+  const { conversations, messages, steps } = await listEntities(datasetId, conversationId);
   const messagesByConv = groupBy(messages, (m) => m.conversationId);
   const stepsByMessage = groupBy(steps, (s) => s.messageId);
   const cells: Cell[] = [];
@@ -81,13 +81,13 @@ function groupBy<T>(items: T[], key: (t: T) => number): Map<number, T[]> {
 }
 
 /** Resolve a run request into cells; 404/422 AppErrors for anything that does not fit the dataset. */
-export function planRun(req: RunRequest): Plan {
-  assertDatasetExists(req.dataset_id);
+export async function planRun(req: RunRequest): Promise<Plan> {
+  await assertDatasetExists(req.dataset_id);
   const scope = scopeOf(req);
-  const allNodes = listNodes({ datasetId: req.dataset_id });
+  const allNodes = await listNodes({ datasetId: req.dataset_id });
   let nodes = allNodes;
   if (req.pipeline_node_id != null) {
-    const node = getNode({ id: req.pipeline_node_id });
+    const node = await getNode({ id: req.pipeline_node_id });
     if (!node) throw notFound("Metric", req.pipeline_node_id);
     if (node.datasetId !== req.dataset_id) {
       throw new AppError("unprocessable", `Metric ${node.id} belongs to dataset ${node.datasetId}, not ${req.dataset_id}`, [
@@ -105,9 +105,9 @@ export function planRun(req: RunRequest): Plan {
   let cells: Cell[];
   if (req.entity_id != null && req.entity_type != null) {
     const entityType = req.entity_type;
-    const where = locateEntityInDataset(req.dataset_id, entityType, req.entity_id);
+    const where = await locateEntityInDataset(req.dataset_id, entityType, req.entity_id);
     if (!where) throw new AppError("not_found", `${label[entityType]} ${req.entity_id} does not exist in dataset ${req.dataset_id}`);
-    const all = gridCells(req.dataset_id, nodes, where.conversationId);
+    const all = await gridCells(req.dataset_id, nodes, where.conversationId);
     if (entityType === "conversation") cells = all;
     else if (entityType === "message") cells = all.filter((c) => c.messageId === req.entity_id);
     else cells = all.filter((c) => c.stepId === req.entity_id);
@@ -135,7 +135,7 @@ export function planRun(req: RunRequest): Plan {
       ]);
     }
   } else {
-    cells = gridCells(req.dataset_id, nodes);
+    cells = await gridCells(req.dataset_id, nodes);
     // `entity_type` with `entity_id: null`: every entity of that type — the column (the metric must be of
     // that level), or without a metric every row of that type (a message row holds its steps' cells too).
     const entityType = req.entity_type;
@@ -149,7 +149,7 @@ export function planRun(req: RunRequest): Plan {
   }
 
   if (req.retry) {
-    const latest = latestStatusByCell(req.dataset_id);
+    const latest = await latestStatusByCell(req.dataset_id);
     cells = cells.filter((c) => latest.get(`${c.node.id}:${c.entityType}:${c.entityId}`) !== "completed");
   }
   return { scope, nodes, cells, pipelineId: allNodes[0]?.evaluationPipelineId ?? null, allNodes: new Map(allNodes.map((n) => [n.id, n])) };

@@ -7,21 +7,21 @@ import { assertDatasetExists } from "@/lib/datasets";
 import { toExecution } from "@/lib/results/serialize";
 import type { Execution } from "@/lib/schemas/executions";
 
-export function getExecution(id: number): Execution {
-  const row = getExecutionRow(id);
+export async function getExecution(id: number): Promise<Execution> {
+  const row = await getExecutionRow(id);
   if (!row) throw notFound("Execution", id);
   return toExecution(row);
 }
 
-export function listExecutions(opts: {
+export async function listExecutions(opts: {
   datasetId: number;
   status?: ExecutionStatus;
   pipelineNodeId?: number;
   limit: number;
   offset: number;
   sort: "started_at" | "-started_at";
-}): { items: Execution[]; total: number } {
-  assertDatasetExists(opts.datasetId);
-  const { items, total } = listExecutionRows(opts);
+}): Promise<{ items: Execution[]; total: number }> {
+  await assertDatasetExists(opts.datasetId);
+  const { items, total } = await listExecutionRows(opts);
   return { items: items.map(toExecution), total };
 }

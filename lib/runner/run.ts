@@ -42,9 +42,9 @@ const SHUTDOWN_MESSAGE = "interrupted: server shutting down";
 const TREE_CACHE = 64;
 
 /** Plan the run, record the execution as pending and start it in the background. */
-export function startExecution(req: RunRequest, userId: string, deps: RunnerDeps = {}): Execution {
+export async function startExecution(req: RunRequest, userId: string, deps: RunnerDeps = {}): Promise<Execution> {
   if (lifecycle.draining) throw new AppError("unavailable", "The server is shutting down; start the run again in a moment");
-  const plan = planRun(req);
+  const plan = await planRun(req);
   const variables = [...new Set(plan.cells.map((c) => c.node).flatMap((n) => n.templateVariables ?? []))];
   const meta: ExecutionMeta = {
     model: req.model_name ?? null,
@@ -61,7 +61,7 @@ export function startExecution(req: RunRequest, userId: string, deps: RunnerDeps
     cached_evaluations: 0,
     cost_usd: null,
   };
-  const row = insertExecution({
+  const row = await insertExecution({
     evaluationPipelineId: plan.pipelineId,
     datasetId: req.dataset_id,
     pipelineNodeId: req.pipeline_node_id ?? null,
@@ -97,17 +97,17 @@ export async function waitForExecution(executionId: number): Promise<void> {
 async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, signal: AbortSignal, deps: RunnerDeps): Promise<void> {
   const now = deps.now ?? Date.now;
   const startedAt = now();
-  updateExecution(row.id, { status: "processing", startedAt: new Date(startedAt).toISOString() }, { onlyIfActive: true });
+  await updateExecution(row.id, { status: "processing", startedAt: new Date(startedAt).toISOString() }, { onlyIfActive: true });
   const total = plan.cells.length;
   const totals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true, rateLimits: 0 };
   let lastModel = resolveModelName(req.model_name, plan.cells[0]?.node.modelName);
   const limitNow = () => existingLimiter(lastModel)?.currentLimit ?? null;
   // The live limiter figures also go into `meta` while the run goes on, at most once a second.
   let metaWrittenAt = now();
-  const writeLiveMeta = () => {
-    const current = getExecutionRow(row.id);
+  const writeLiveMeta = async () => {
+    const current = await getExecutionRow(row.id);
     if (!current || (current.status !== "processing" && current.status !== "pending")) return;
-    updateExecution(row.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, concurrency_limit: limitNow() } }, { onlyIfActive: true });
+    await updateExecution(row.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, concurrency_limit: limitNow() } }, { onlyIfActive: true });
   };
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
@@ -131,12 +131,12 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     lastModel = model;
     announceProcessing(cell);
     const started = now();
-    const skipped = skipReason(cell, plan.allNodes);
-    if (skipped) return record(cell, skippedOutcome(skipped));
+    const skipped = await skipReason(cell, plan.allNodes);
+    if (skipped) return await record(cell, skippedOutcome(skipped));
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
-      const metricValues = metricVerdicts(cell.node, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId }, plan.allNodes);
+      const metricValues = await metricVerdicts(cell.node, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId }, plan.allNodes);
       const prompt = buildJudgePrompt({
         metric: cell.node,
         tree,
@@ -162,7 +162,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     }
     // Synchronous from here to the write: a cancel cannot slip in between the check and the save.
     if (signal.aborted) return;
-    record(cell, outcome);
+    await record(cell, outcome);
   };
 
   const resultValues = (cell: Cell, outcome: CellOutcome): NewResult => ({
@@ -187,13 +187,13 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   });
 
   /** Count a saved cell and announce it (synchronous). */
-  const announce = (cell: Cell, outcome: CellOutcome, saved: EvaluationResultRow) => {
+  const announce = async (cell: Cell, outcome: CellOutcome, saved: EvaluationResultRow) => {
     const base = { execution_id: row.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     totals.done++;
     totals.rateLimits += outcome.rateLimited ?? 0;
     if (now() - metaWrittenAt >= 1000) {
       metaWrittenAt = now();
-      writeLiveMeta();
+      await writeLiveMeta();
     }
     totals.inputTokens += outcome.inputTokens;
     totals.outputTokens += outcome.outputTokens;
@@ -213,12 +213,12 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   };
 
   /** Save a cell's outcome, count it and announce it (synchronous). */
-  const record = (cell: Cell, outcome: CellOutcome) => announce(cell, outcome, insertResult(resultValues(cell, outcome)));
+  const record = async (cell: Cell, outcome: CellOutcome) => announce(cell, outcome, await insertResult(resultValues(cell, outcome)));
 
   /** Save a chunk of cells' outcomes with multi-row inserts, then count and announce each in order. */
-  const recordMany = (cells: Cell[], outcomes: CellOutcome[]) => {
-    const saved = insertResults(row.id, cells.map((cell, i) => resultValues(cell, outcomes[i])));
-    cells.forEach((cell, i) => announce(cell, outcomes[i], saved[i]));
+  const recordMany = async (cells: Cell[], outcomes: CellOutcome[]) => {
+    const saved = await insertResults(row.id, cells.map((cell, i) => resultValues(cell, outcomes[i])));
+    for (const [i, cell] of cells.entries()) await announce(cell, outcomes[i], saved[i]);
   };
 
   /** The `processing` event of a cell, built only when someone listens (check cells announce it too). */
@@ -249,10 +249,10 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
       signal,
       stopped: () => lifecycle.draining,
       // Cells come in grid order, so consecutive cells share their conversation's tree.
-      evaluate: (cell) => {
-        const skipped = skipReason(cell, plan.allNodes);
+      evaluate: async (cell) => {
+        const skipped = await skipReason(cell, plan.allNodes);
         if (skipped) return skippedOutcome(skipped);
-        if (lastTree?.id !== cell.conversationId) lastTree = { id: cell.conversationId, tree: loadConversationTree(cell.conversationId) };
+        if (lastTree?.id !== cell.conversationId) lastTree = { id: cell.conversationId, tree: await loadConversationTree(cell.conversationId) };
         return runCheck(cell, lastTree.tree);
       },
       processing: announceProcessing,
@@ -262,7 +262,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     await Promise.all(wave.filter((c) => c.node.kind !== "check").map((cell) => limit(() => evaluate(cell))));
   }
 
-  const current = getExecutionRow(row.id);
+  const current = await getExecutionRow(row.id);
   const meta = {
     ...((current?.meta as ExecutionMeta | undefined) ?? {}),
     input_tokens: totals.inputTokens,
@@ -280,7 +280,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   const errors = interrupted
     ? [...((current?.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: SHUTDOWN_MESSAGE }]
     : undefined;
-  const final = updateExecution(
+  const final = await updateExecution(
     row.id,
     {
       status,
@@ -291,7 +291,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     },
     { onlyIfActive: true },
   );
-  const execution = toExecution(final ?? getExecutionRow(row.id)!);
+  const execution = toExecution(final ?? (await getExecutionRow(row.id))!);
   emit(row.id, { event: "done", data: { status: execution.status as "completed" | "failed" | "cancelled", execution } });
 }
 
@@ -303,9 +303,9 @@ async function loadTreeWithGoal(
   judgeConfigured: boolean,
   deps: RunnerDeps,
 ): Promise<ConversationTree> {
-  const tree = loadConversationTree(conversationId);
+  const tree = await loadConversationTree(conversationId);
   // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
-  if (judgeConfigured && cell.node.templateVariables?.includes("@GOAL")) return withGoal(tree, { model: req.model_name, signal }, deps.judge);
+  if (judgeConfigured && cell.node.templateVariables?.includes("@GOAL")) return await withGoal(tree, { model: req.model_name, signal }, deps.judge);
   return tree;
 }
 
@@ -326,18 +326,18 @@ function failedOutcome(model: string, error: string, latencyMs: number): JudgeOu
 }
 
 /** A bug or a database error stopped the run: record it rather than leaving it "processing". */
-function failRun(executionId: number, error: unknown): void {
+async function failRun(executionId: number, error: unknown): Promise<void> {
   log.error("execution failed", { execution_id: executionId, error });
-  const row = getExecutionRow(executionId);
+  const row = await getExecutionRow(executionId);
   if (!row) return;
   const errors = [...((row.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: `run stopped: ${(error as Error).message}` }];
-  const final = updateExecution(executionId, { status: "failed", completedAt: new Date().toISOString(), errors }, { onlyIfActive: true });
+  const final = await updateExecution(executionId, { status: "failed", completedAt: new Date().toISOString(), errors }, { onlyIfActive: true });
   if (final) emit(executionId, { event: "done", data: { status: "failed", execution: toExecution(final) } });
 }
 
 /** Cancel a pending or processing execution: abort its judge calls, keep finished results. 409 if final. */
 export async function cancelExecution(executionId: number): Promise<Execution> {
-  const row = getExecutionRow(executionId);
+  const row = await getExecutionRow(executionId);
   if (!row) throw notFound("Execution", executionId);
   if (row.status !== "pending" && row.status !== "processing") {
     throw new AppError("conflict", `Execution ${executionId} is already ${row.status}`);
@@ -350,12 +350,12 @@ export async function cancelExecution(executionId: number): Promise<Execution> {
   }
   const now = new Date();
   const started = row.startedAt ? Date.parse(row.startedAt) : now.getTime();
-  updateExecution(
+  await updateExecution(
     executionId,
     { status: "cancelled", completedAt: now.toISOString(), durationMs: now.getTime() - started },
     { onlyIfActive: true },
   );
-  return toExecution(getExecutionRow(executionId)!);
+  return toExecution((await getExecutionRow(executionId))!);
 }
 
 /**
@@ -363,14 +363,14 @@ export async function cancelExecution(executionId: number): Promise<Execution> {
  * streams `done`), then delete, so no run writes into rows that are gone. 404 for an unknown dataset.
  */
 export async function deleteDatasetStoppingRuns(datasetId: number): Promise<void> {
-  assertDatasetExists(datasetId);
+  await assertDatasetExists(datasetId);
   // Loop: a run started while we waited is cancelled too; the delete itself is synchronous.
   for (let runs = runsOf(datasetId); runs.length; runs = runsOf(datasetId)) {
     for (const run of runs) run.controller.abort(new Error("cancelled"));
     await Promise.race([Promise.all(runs.map((r) => r.finished)), new Promise((r) => setTimeout(r, 10_000))]);
     if (runs.every((r) => [...active.values()].includes(r))) break; // stuck: delete anyway, the run stops on its own
   }
-  deleteDataset(datasetId);
+  await deleteDataset(datasetId);
 }
 
 function runsOf(datasetId: number): ActiveRun[] {
@@ -408,17 +408,17 @@ export function isDraining(): boolean {
 }
 
 /** At start-up: executions a dead server left pending/processing become failed, to be retried. */
-export function recoverInterruptedExecutions(): number {
-  const ids = listActiveExecutionIds().filter((id) => !active.has(id));
+export async function recoverInterruptedExecutions(): Promise<number> {
+  const ids = (await listActiveExecutionIds()).filter((id) => !active.has(id));
   for (const id of ids) {
-    const row = getExecutionRow(id);
+    const row = await getExecutionRow(id);
     if (!row) continue;
     const errors = [
       ...((row.errors as unknown[]) ?? []),
       { pipeline_node_id: null, entity_type: null, entity_id: null, message: "interrupted: server restarted" },
     ];
     const meta = { ...(row.meta as object), interrupted: true };
-    updateExecution(id, { status: "failed", completedAt: new Date().toISOString(), errors, meta }, { onlyIfActive: true });
+    await updateExecution(id, { status: "failed", completedAt: new Date().toISOString(), errors, meta }, { onlyIfActive: true });
   }
   if (ids.length) log.warn("marked interrupted executions as failed", { executions: ids });
   return ids.length;

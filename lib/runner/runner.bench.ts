@@ -26,8 +26,8 @@ const heapMb = () => {
 };
 
 /** A dataset of `conversations` × 10 assistant turns, with one message-level metric. */
-function seed(conversations: number): { datasetId: number; nodeId: number } {
-  const dataset = createDataset({ name: `runner bench ${conversations}`, userId: "bench" });
+async function seed(conversations: number): Promise<{ datasetId: number; nodeId: number }> {
+  const dataset = await createDataset({ name: `runner bench ${conversations}`, userId: "bench" });
   const sqlite = getDb().$client;
   const conv = sqlite.prepare("insert into conversations (dataset_id, position, name) values (?, ?, ?)");
   const msg = sqlite.prepare("insert into messages (conversation_id, dataset_id, position, role, content) values (?, ?, ?, ?, ?)");
@@ -40,7 +40,7 @@ function seed(conversations: number): { datasetId: number; nodeId: number } {
       }
     }
   })();
-  const node = createNode(dataset.id, {
+  const node = await createNode(dataset.id, {
     name: "helpful",
     evaluationLevel: "message",
     prompt: "Rate @CURRENT_MESSAGE.output given @CURRENT_MESSAGE.input",
@@ -83,11 +83,11 @@ function localModel(delayMs: number): LanguageModelV3 {
 }
 
 async function run(conversations: number, batch: number, deps: RunnerDeps) {
-  const { datasetId, nodeId } = seed(conversations);
+  const { datasetId, nodeId } = await seed(conversations);
   const heapBefore = heapMb();
   const cpu = process.cpuUsage();
   const started = performance.now();
-  const execution = startExecution(
+  const execution = await startExecution(
     { dataset_id: datasetId, pipeline_node_id: nodeId, retry: false, execution_mode: "async", batch_size: batch, no_cache: true },
     "bench",
     deps,
@@ -100,7 +100,7 @@ async function run(conversations: number, batch: number, deps: RunnerDeps) {
   const ms = performance.now() - started;
   unsubscribe();
   const used = process.cpuUsage(cpu);
-  const final = getExecution(execution.id);
+  const final = await getExecution(execution.id);
   return {
     evaluations: final.total_evaluations,
     completed: final.successful_evaluations,

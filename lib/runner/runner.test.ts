@@ -28,12 +28,12 @@ beforeEach(() => {
 type Setup = LoadedSample & { conv: number; msg: number; step: number };
 
 /** The sample fixture (5 conversations, 9 assistant messages, 21 steps) with one metric per level. */
-function setup(): Setup {
+async function setup(): Promise<Setup> {
   const sample = loadSampleDataset();
   const base = { dataset_id: sample.datasetId, output_type: "progress" as const };
-  const conv = createMetric({ ...base, name: "Goal", evaluation_level: "conversation", prompt: "Did the assistant achieve @GOAL?\n@HISTORY" }).id;
-  const msg = createMetric({ ...base, name: "Helpful", evaluation_level: "message", prompt: "Is @CURRENT_MESSAGE.output helpful?" }).id;
-  const step = createMetric({ ...base, name: "Tool", evaluation_level: "step", prompt: "Judge step @STEP_NUMBER: @CURRENT_STEP.tool_call" }).id;
+  const conv = (await createMetric({ ...base, name: "Goal", evaluation_level: "conversation", prompt: "Did the assistant achieve @GOAL?\n@HISTORY" })).id;
+  const msg = (await createMetric({ ...base, name: "Helpful", evaluation_level: "message", prompt: "Is @CURRENT_MESSAGE.output helpful?" })).id;
+  const step = (await createMetric({ ...base, name: "Tool", evaluation_level: "step", prompt: "Judge step @STEP_NUMBER: @CURRENT_STEP.tool_call" })).id;
   return { ...sample, conv, msg, step };
 }
 
@@ -49,7 +49,7 @@ async function finished(id: number) {
 
 describe("POST /run", () => {
   it("answers 202 at once and runs every cell of the dataset in grid order (sync)", async () => {
-    const s = setup();
+    const s = await setup();
     const res = await start({ dataset_id: s.datasetId });
     expect(res.status).toBe(202);
     expect(res.headers.get("location")).toBe(`/api/evaluation-pipeline-executions/${res.json.id}`);
@@ -63,7 +63,7 @@ describe("POST /run", () => {
     expect(done.meta.input_tokens).toBeGreaterThan(0);
     expect(done.meta.template_variables).toEqual(expect.arrayContaining(["@GOAL", "@HISTORY", "@CURRENT_MESSAGE.output"]));
 
-    const rows = listResultRows(res.json.id);
+    const rows = await listResultRows(res.json.id);
     expect(rows).toHaveLength(35);
     // Grid order: each conversation, then its assistant messages, each followed by its steps.
     const first = s.conversations[0];
@@ -81,7 +81,7 @@ describe("POST /run", () => {
   });
 
   it("never overlaps judge calls in sync mode", async () => {
-    const s = setup();
+    const s = await setup();
     double.setLatency(15);
     let peak = 0;
     const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 2);
@@ -93,7 +93,7 @@ describe("POST /run", () => {
   });
 
   it("runs up to batch_size evaluations at once in async mode", async () => {
-    const s = setup();
+    const s = await setup();
     double.setLatency(60);
     let peak = 0;
     const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 5);
@@ -107,7 +107,7 @@ describe("POST /run", () => {
   });
 
   it("scopes a row to the entity's own cells and its messages' and steps' cells", async () => {
-    const s = setup();
+    const s = await setup();
     const conv = s.conversations[1];
     const res = await start({ dataset_id: s.datasetId, entity_type: "conversation", entity_id: conv.id });
     const assistants = conv.messages.filter((m) => m.role === "assistant").length;
@@ -122,14 +122,14 @@ describe("POST /run", () => {
   });
 
   it("takes the seed's own body: entity_type with entity_id null is the column, or every row of that type (POST and streaming GET)", async () => {
-    const s = setup();
+    const s = await setup();
     // The spec's seed body, which answered 400 "entity_id is required with entity_type" before.
     const column = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv, entity_type: "conversation", entity_id: null });
     expect(column.status).toBe(202);
     expect(column.json).toMatchObject({ total_evaluations: 5, pipeline_node_id: s.conv, meta: { scope: "column", entity_type: "conversation", entity_id: null } });
     const done = await finished(column.json.id);
     expect(done).toMatchObject({ status: "completed", successful_evaluations: 5 });
-    expect(new Set(listResultRows(column.json.id).map((r) => r.entityType))).toEqual(new Set(["conversation"]));
+    expect(new Set((await listResultRows(column.json.id)).map((r) => r.entityType))).toEqual(new Set(["conversation"]));
 
     // Without a metric: every row of the type. Message rows hold message and step cells (9 + 21).
     const messageRows = await start({ dataset_id: s.datasetId, entity_type: "message", entity_id: null });
@@ -160,17 +160,17 @@ describe("POST /run", () => {
   });
 
   it("runs one cell", async () => {
-    const s = setup();
+    const s = await setup();
     const msg = s.conversations[0].messages.find((m) => m.role === "assistant")!;
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, entity_type: "message", entity_id: msg.id });
     expect(res.json).toMatchObject({ total_evaluations: 1, pipeline_node_id: s.msg, meta: { scope: "cell", entity_type: "message", entity_id: msg.id } });
     const done = await finished(res.json.id);
     expect(done.successful_evaluations).toBe(1);
-    expect(listResultRows(res.json.id)[0]).toMatchObject({ entityId: msg.id, messageId: msg.id, conversationId: s.conversations[0].id, status: "completed" });
+    expect((await listResultRows(res.json.id))[0]).toMatchObject({ entityId: msg.id, messageId: msg.id, conversationId: s.conversations[0].id, status: "completed" });
   });
 
   it("refuses what does not fit with 400, 404 and 422, creating nothing", async () => {
-    const s = setup();
+    const s = await setup();
     const user = s.conversations[0].messages.find((m) => m.role === "user")!;
     const other = loadSampleDataset();
     const cases: Array<[Record<string, unknown>, number]> = [
@@ -184,7 +184,7 @@ describe("POST /run", () => {
       [{ dataset_id: s.datasetId, entity_type: "message", entity_id: other.conversations[0].messages[1].id }, 404],
       [{ dataset_id: s.datasetId, pipeline_node_id: s.conv, entity_type: "message", entity_id: user.id }, 422],
       [{ dataset_id: s.datasetId, pipeline_node_id: s.msg, entity_type: "message", entity_id: user.id }, 422],
-      [{ dataset_id: createDataset({ name: "empty", userId: "u" }).id }, 422],
+      [{ dataset_id: (await createDataset({ name: "empty", userId: "u" })).id }, 422],
     ];
     for (const [body, status] of cases) {
       const res = await start(body);
@@ -198,9 +198,9 @@ describe("POST /run", () => {
 
 describe("@GOAL", () => {
   it("is extracted once per conversation however many metrics and runs use it, and refreshed when asked", async () => {
-    const s = setup();
-    createMetric({ dataset_id: s.datasetId, name: "Goal 2", evaluation_level: "conversation", prompt: "Was @GOAL met? Judge strictly. @HISTORY", output_type: "checkbox" });
-    createMetric({ dataset_id: s.datasetId, name: "Msg goal", evaluation_level: "message", prompt: "Does @CURRENT_MESSAGE.output serve @GOAL?", output_type: "progress" });
+    const s = await setup();
+    await createMetric({ dataset_id: s.datasetId, name: "Goal 2", evaluation_level: "conversation", prompt: "Was @GOAL met? Judge strictly. @HISTORY", output_type: "checkbox" });
+    await createMetric({ dataset_id: s.datasetId, name: "Msg goal", evaluation_level: "message", prompt: "Does @CURRENT_MESSAGE.output serve @GOAL?", output_type: "progress" });
     const goalCalls = () => double.requests.filter((r) => JSON.stringify(r.body).includes("What is the user's goal?")).length;
     await finished((await start({ dataset_id: s.datasetId, execution_mode: "async", batch_size: 8 })).json.id);
     expect(goalCalls()).toBe(5);
@@ -237,7 +237,7 @@ describe("the judge model's context", () => {
     const imported = await upload(createAndImport.POST, "/api/datasets/import", { file, fields: { name: "long run" } });
     expect(imported.status).toBe(201);
     const datasetId = imported.json.dataset_id as number;
-    createMetric({ dataset_id: datasetId, name: "Supported", evaluation_level: "conversation", prompt: "Does @HISTORY support the report for @GOAL?", output_type: "checkbox" });
+    await createMetric({ dataset_id: datasetId, name: "Supported", evaluation_level: "conversation", prompt: "Does @HISTORY support the report for @GOAL?", output_type: "checkbox" });
     process.env.JUDGE_CONTEXT_TOKENS_BY_MODEL = JSON.stringify({ "tiny-judge": 2500 });
     resetConfig();
     try {
@@ -266,7 +266,7 @@ describe("the judge model's context", () => {
 
 describe("failures, retry and recovery", () => {
   it("records failed cells with their reason, then a retry run finishes only those", async () => {
-    const s = setup();
+    const s = await setup();
     double.addRule({ match: "I didn't ask you to book anything", behaviour: { kind: "http_error", status: 400, message: "boom" } });
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv });
     const done = await finished(res.json.id);
@@ -285,7 +285,7 @@ describe("failures, retry and recovery", () => {
   });
 
   it("fails every cell with one clear error when no judge is configured", async () => {
-    const s = setup();
+    const s = await setup();
     delete process.env.OPENAI_BASE_URL;
     resetConfig();
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg });
@@ -298,13 +298,13 @@ describe("failures, retry and recovery", () => {
   });
 
   it("marks executions a dead server left running as interrupted; a retry finishes the rest", async () => {
-    const s = setup();
+    const s = await setup();
     const first = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg });
     await finished(first.json.id);
     // Simulate a run that died after nothing: pending/processing rows with no live run behind them.
-    const orphan = insertExecution({ evaluationPipelineId: null, datasetId: s.datasetId, pipelineNodeId: s.step, totalEvaluations: 21, meta: {} });
-    updateExecution(orphan.id, { status: "processing", startedAt: new Date().toISOString() });
-    expect(recoverInterruptedExecutions()).toBe(1);
+    const orphan = await insertExecution({ evaluationPipelineId: null, datasetId: s.datasetId, pipelineNodeId: s.step, totalEvaluations: 21, meta: {} });
+    await updateExecution(orphan.id, { status: "processing", startedAt: new Date().toISOString() });
+    expect(await recoverInterruptedExecutions()).toBe(1);
     const got = (await call(item.GET, "GET", "/x", { params: { id: orphan.id } })).json;
     expect(got.status).toBe("failed");
     expect(got.errors.at(-1).message).toBe("interrupted: server restarted");
@@ -319,7 +319,7 @@ describe("failures, retry and recovery", () => {
 
 describe("limiter figures", () => {
   it("reports the live concurrency limit and the provider's 429s in processing events and in meta", async () => {
-    const s = setup();
+    const s = await setup();
     double.enqueue({ kind: "rate_limit", retryAfterSeconds: 0 }, { kind: "rate_limit", retryAfterSeconds: 0 });
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, execution_mode: "async", batch_size: 4 });
     const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${res.json.id}/events`), { params: Promise.resolve({ id: String(res.json.id) }) });
@@ -339,25 +339,25 @@ describe("limiter figures", () => {
 
 describe("cancel", () => {
   it("aborts calls in flight, keeps finished results, writes nothing after, and 409s when final", async () => {
-    const s = setup();
+    const s = await setup();
     double.setLatency(150);
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 2 });
     const id = res.json.id;
-    await expect.poll(() => listResultRows(id).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    await expect.poll(async () => (await listResultRows(id)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
     const cancel = await call(item.DELETE, "DELETE", "/x", { params: { id } });
     expect(cancel.status).toBe(200);
     expect(cancel.json.status).toBe("cancelled");
-    const kept = listResultRows(id).length;
+    const kept = (await listResultRows(id)).length;
     expect(kept).toBeLessThan(21);
     expect(cancel.json.successful_evaluations + cancel.json.failed_evaluations).toBe(kept);
-    await expect.poll(async () => (await call(item.GET, "GET", "/x", { params: { id } })).json.skipped_evaluations).toBe(21 - listResultRows(id).length);
+    await expect.poll(async () => (await call(item.GET, "GET", "/x", { params: { id } })).json.skipped_evaluations).toBe(21 - (await listResultRows(id)).length);
     const after = (await call(item.GET, "GET", "/x", { params: { id } })).json;
     expect(after.successful_evaluations + after.failed_evaluations + after.skipped_evaluations).toBe(after.total_evaluations);
     await expect.poll(() => double.inFlight()).toBe(0);
     // The judge server saw the calls in flight at the cancel end without an answer (connection closed).
     expect(double.requests.some((r) => r.path === "/v1/chat/completions" && r.status === null)).toBe(true);
     await new Promise((r) => setTimeout(r, 400));
-    expect(listResultRows(id).length).toBe(kept);
+    expect((await listResultRows(id)).length).toBe(kept);
     const again = await call(item.DELETE, "DELETE", "/x", { params: { id } });
     expect(again.status).toBe(409);
     expect(again.json.error.code).toBe("conflict");
@@ -367,11 +367,11 @@ describe("cancel", () => {
 
 describe("deleting a dataset during its run", () => {
   it("cancels the run first, ends its streams with done, and deletes without a database error", async () => {
-    const s = setup();
+    const s = await setup();
     double.setLatency(150);
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 2 });
     const id = res.json.id;
-    await expect.poll(() => listResultRows(id).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
+    await expect.poll(async () => (await listResultRows(id)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(1);
     const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${id}/events`), { params: Promise.resolve({ id: String(id) }) });
     const reading = readSse(stream);
     const del = await call(dataset.DELETE, "DELETE", "/x", { params: { id: s.datasetId } });
@@ -387,8 +387,8 @@ describe("deleting a dataset during its run", () => {
   });
 
   it("closes a stream whose execution disappears without a run to tell it", async () => {
-    const s = setup();
-    const orphan = insertExecution({ evaluationPipelineId: null, datasetId: s.datasetId, pipelineNodeId: s.step, totalEvaluations: 21, meta: {} });
+    const s = await setup();
+    const orphan = await insertExecution({ evaluationPipelineId: null, datasetId: s.datasetId, pipelineNodeId: s.step, totalEvaluations: 21, meta: {} });
     // Followed while the snapshot says it is still going on in this process? It is not: done at once.
     const first = await readSse(await events.GET(new Request("http://x/events"), { params: Promise.resolve({ id: String(orphan.id) }) }));
     expect(first.at(-1)!.event).toBe("done");
@@ -397,7 +397,7 @@ describe("deleting a dataset during its run", () => {
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv });
     const stream = await events.GET(new Request("http://x/events"), { params: Promise.resolve({ id: String(res.json.id) }) });
     const reading = readSse(stream);
-    deleteDataset({ id: s.datasetId }); // behind the runner's back, as another tool on the file would
+    await deleteDataset({ id: s.datasetId }); // behind the runner's back, as another tool on the file would
     const got = await reading; // resolves only when the stream ends
     expect(got.every((e) => e.event !== "complete" || e.data.execution_id === res.json.id)).toBe(true);
     await waitForExecution(res.json.id);
@@ -406,11 +406,11 @@ describe("deleting a dataset during its run", () => {
 
 describe("streaming", () => {
   it("follows a run: snapshot, live events in order, done, then the stream closes", async () => {
-    const s = setup();
+    const s = await setup();
     double.setLatency(40);
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg });
     const id = res.json.id;
-    await expect.poll(() => listResultRows(id).length).toBeGreaterThanOrEqual(2);
+    await expect.poll(async () => (await listResultRows(id)).length).toBeGreaterThanOrEqual(2);
     const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${id}/events`), { params: Promise.resolve({ id: String(id) }) });
     expect(stream.headers.get("content-type")).toMatch(/^text\/event-stream/);
     const got = await readSse(stream);
@@ -438,7 +438,7 @@ describe("streaming", () => {
   });
 
   it("starts a run with GET /run and streams it", async () => {
-    const s = setup();
+    const s = await setup();
     const res = await run.GET(new Request(`http://x/api/evaluation-pipeline-executions/run?dataset_id=${s.datasetId}&pipeline_node_id=${s.conv}&execution_mode=async&batch_size=3`), { params: Promise.resolve({}) });
     expect(res.status).toBe(200);
     const got = await readSse(res);
@@ -452,7 +452,7 @@ describe("streaming", () => {
 
 describe("history", () => {
   it("lists a dataset's executions with filters, sort and paging", async () => {
-    const s = setup();
+    const s = await setup();
     const a = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv });
     await finished(a.json.id);
     double.addRule({ match: "helpful", behaviour: { kind: "http_error", status: 400 } });
@@ -475,7 +475,7 @@ describe("history", () => {
   });
 
   it("reports cached cells and costs nothing for an unchanged re-run", async () => {
-    const s = setup();
+    const s = await setup();
     const first = await finished((await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg })).json.id);
     expect(first.meta.cached_evaluations).toBe(0);
     const calls = double.count();

@@ -25,7 +25,7 @@ afterAll(async () => {
 describe("graceful shutdown", () => {
   it("stops taking work, lets cells in flight finish, and leaves the rest for a retry", async () => {
     const sample = loadSampleDataset();
-    const step = createMetric({ dataset_id: sample.datasetId, name: "s", evaluation_level: "step", prompt: "Judge @CURRENT_STEP.tool_call #@STEP_NUMBER", output_type: "progress" }).id;
+    const step = (await createMetric({ dataset_id: sample.datasetId, name: "s", evaluation_level: "step", prompt: "Judge @CURRENT_STEP.tool_call #@STEP_NUMBER", output_type: "progress" })).id;
     double.setLatency(150);
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, execution_mode: "async", batch_size: 2 } });
     const id = started.json.id;
@@ -34,8 +34,8 @@ describe("graceful shutdown", () => {
     const drained = await drainRuns(2_000);
     expect(drained).toEqual({ finished: 1, aborted: 0 });
     await waitForExecution(id);
-    const row = getExecutionRow(id)!;
-    const saved = listResultRows(id).length;
+    const row = (await getExecutionRow(id))!;
+    const saved = (await listResultRows(id)).length;
     expect(saved).toBeGreaterThan(0); // the cells in flight finished and were saved
     expect(saved).toBeLessThan(21);
     expect(row.status).toBe("failed");
@@ -51,12 +51,12 @@ describe("graceful shutdown", () => {
     const retry = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, retry: true, execution_mode: "async" } });
     expect(retry.json.total_evaluations).toBe(21 - row.successfulEvaluations);
     await waitForExecution(retry.json.id);
-    expect(getExecutionRow(retry.json.id)!.status).toBe("completed");
+    expect((await getExecutionRow(retry.json.id))!.status).toBe("completed");
   });
 
   it("aborts cells still in flight when the grace period ends", async () => {
     const sample = loadSampleDataset();
-    const conv = createMetric({ dataset_id: sample.datasetId, name: "c", evaluation_level: "conversation", prompt: "Rate @HISTORY", output_type: "progress" }).id;
+    const conv = (await createMetric({ dataset_id: sample.datasetId, name: "c", evaluation_level: "conversation", prompt: "Rate @HISTORY", output_type: "progress" })).id;
     double.setLatency(0);
     double.enqueue({ kind: "hang" });
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: conv } });
@@ -64,8 +64,8 @@ describe("graceful shutdown", () => {
     const drained = await drainRuns(100);
     expect(drained.aborted).toBe(1);
     await waitForExecution(started.json.id);
-    expect(getExecutionRow(started.json.id)!.status).toBe("failed");
-    expect(listResultRows(started.json.id)).toHaveLength(0);
+    expect((await getExecutionRow(started.json.id))!.status).toBe("failed");
+    expect(await listResultRows(started.json.id)).toHaveLength(0);
     await expect.poll(() => double.inFlight()).toBe(0);
     resumeAfterDrain();
   });

@@ -4,12 +4,12 @@ import { createNode } from "@/db/repositories/metrics";
 import type { EvaluationLevel, OutputType, PipelineNodeRow } from "@/db/schema";
 import { createDataset } from "@/lib/datasets";
 
-export function createTestDataset(name = "results fixture") {
-  return createDataset({ name, userId: "default" });
+export async function createTestDataset(name = "results fixture") {
+  return await createDataset({ name, userId: "default" });
 }
 
-export function createTestMetric(datasetId: number, level: EvaluationLevel, outputType: OutputType, name?: string): PipelineNodeRow {
-  return createNode(datasetId, {
+export async function createTestMetric(datasetId: number, level: EvaluationLevel, outputType: OutputType, name?: string): Promise<PipelineNodeRow> {
+  return await createNode(datasetId, {
     name: name ?? `${level} ${outputType}`,
     evaluationLevel: level,
     prompt: "Judge this.",
@@ -17,8 +17,8 @@ export function createTestMetric(datasetId: number, level: EvaluationLevel, outp
   });
 }
 
-export function createTestExecution(node: PipelineNodeRow) {
-  return insertExecution({
+export async function createTestExecution(node: PipelineNodeRow) {
+  return await insertExecution({
     evaluationPipelineId: node.evaluationPipelineId,
     datasetId: node.datasetId,
     pipelineNodeId: null,
@@ -39,9 +39,9 @@ export type ResultInput = {
 };
 
 /** Save one result the way the runner does (counted on its execution). */
-export function addTestResult(input: ResultInput) {
+export async function addTestResult(input: ResultInput) {
   const status = input.status ?? "completed";
-  return insertResult({
+  return await insertResult({
     executionId: input.executionId,
     pipelineNodeId: input.node.id,
     datasetId: input.node.datasetId,

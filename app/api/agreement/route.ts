@@ -4,5 +4,5 @@ import { agreementQuery } from "@/lib/schemas/labels";
 
 export const GET = route({
   query: agreementQuery,
-  handler: ({ query }) => json(getAgreement(query)),
+  handler: async ({ query }) => json(await getAgreement(query)),
 });

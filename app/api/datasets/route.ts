@@ -4,16 +4,16 @@ import { createDatasetBody, listDatasetsQuery } from "@/lib/schemas/datasets";
 
 export const POST = route({
   body: createDatasetBody,
-  handler: ({ body, userId }) =>
-    json(createDataset({ name: body.name, description: body.description, userId: body.user_id ?? userId }), {
+  handler: async ({ body, userId }) =>
+    json(await createDataset({ name: body.name, description: body.description, userId: body.user_id ?? userId }), {
       status: 201,
     }),
 });
 
 export const GET = route({
   query: listDatasetsQuery,
-  handler: ({ query }) => {
-    const { items, total } = listDatasets({ limit: query.limit, offset: query.offset, userId: query.user_id });
+  handler: async ({ query }) => {
+    const { items, total } = await listDatasets({ limit: query.limit, offset: query.offset, userId: query.user_id });
     return page(items, total);
   },
 });

@@ -4,8 +4,8 @@ import { listExecutionsQuery } from "@/lib/schemas/executions";
 
 export const GET = route({
   query: listExecutionsQuery,
-  handler: ({ query }) => {
-    const { items, total } = listExecutions({
+  handler: async ({ query }) => {
+    const { items, total } = await listExecutions({
       datasetId: query.dataset_id,
       status: query.status,
       pipelineNodeId: query.pipeline_node_id,

@@ -4,10 +4,10 @@ import { createMetricBody, listMetricsQuery } from "@/lib/schemas/metrics";
 
 export const GET = route({
   query: listMetricsQuery,
-  handler: ({ query }) => json(listMetrics(query.dataset_id)),
+  handler: async ({ query }) => json(await listMetrics(query.dataset_id)),
 });
 
 export const POST = route({
   body: createMetricBody,
-  handler: ({ body, userId }) => json(createMetric(body, userId), { status: 201 }),
+  handler: async ({ body, userId }) => json(await createMetric(body, userId), { status: 201 }),
 });

@@ -4,8 +4,8 @@ import { checkHealth } from "@/lib/health";
 export const dynamic = "force-dynamic";
 
 export const GET = route({
-  handler: () => {
-    const health = checkHealth();
+  handler: async () => {
+    const health = await checkHealth();
     return json(health, { status: health.database === "ok" ? 200 : 503 });
   },
 });

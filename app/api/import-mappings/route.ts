@@ -4,12 +4,12 @@ import { createSavedMappingBody } from "@/lib/schemas/imports";
 
 export const POST = route({
   body: createSavedMappingBody,
-  handler: ({ body, userId }) => {
-    const { mapping, created } = saveMapping(body, userId);
+  handler: async ({ body, userId }) => {
+    const { mapping, created } = await saveMapping(body, userId);
     return json(mapping, { status: created ? 201 : 200 });
   },
 });
 
 export const GET = route({
-  handler: ({ userId }) => json(listSavedMappings(userId)),
+  handler: async ({ userId }) => json(await listSavedMappings(userId)),
 });

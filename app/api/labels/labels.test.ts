@@ -153,11 +153,11 @@ describe("metric reference", () => {
 
 describe("GET /api/agreement", () => {
   it("compares an execution with a meta reference on imported data: the confusion matrix lists the false pass and false fail", async () => {
-    const node = getMetricRow(checkboxMetric);
-    const execution = createTestExecution(node);
+    const node = await getMetricRow(checkboxMetric);
+    const execution = await createTestExecution(node);
     // Judge: pass, fail, pass, fail, pass, pass against rewards 1, 1, 0, 0, 1, (none).
-    [true, false, true, false, true, true].forEach((value, i) =>
-      addTestResult({
+    [true, false, true, false, true, true].forEach(async (value, i) =>
+      await addTestResult({
         executionId: execution.id,
         node,
         entity: { type: "conversation", id: conversationIds[i], conversationId: conversationIds[i] },
@@ -217,12 +217,12 @@ describe("GET /api/agreement", () => {
       const conv = await call(convApi.GET, "GET", "", { params: { id } });
       messageIds.push(conv.json.messages.find((m: { role: string }) => m.role === "assistant").id);
     }
-    const node = getMetricRow(scoreMetric);
-    const execution = createTestExecution(node);
+    const node = await getMetricRow(scoreMetric);
+    const execution = await createTestExecution(node);
     const judged = [0.2, 0.4, 0.6, 0.8, 1];
     const labelled = [0.25, 0.25, 0.75, 1, 0.75];
-    messageIds.forEach((id, i) => {
-      addTestResult({ executionId: execution.id, node, entity: { type: "message", id, conversationId: conversationIds[i], messageId: id }, result: { score: judged[i], reasoning: "r" }, score: judged[i] });
+    messageIds.forEach(async (id, i) => {
+      await addTestResult({ executionId: execution.id, node, entity: { type: "message", id, conversationId: conversationIds[i], messageId: id }, result: { score: judged[i], reasoning: "r" }, score: judged[i] });
     });
     for (const [i, id] of messageIds.entries()) {
       expect((await post({ dataset_id: datasetId, pipeline_node_id: scoreMetric, entity_type: "message", entity_id: id, value: labelled[i] })).status).toBe(201);

@@ -4,13 +4,13 @@ import { createLabelBody, listLabelsQuery } from "@/lib/schemas/labels";
 
 export const POST = route({
   body: createLabelBody,
-  handler: ({ body, userId }) => json(createLabel(body, userId), { status: 201 }),
+  handler: async ({ body, userId }) => json(await createLabel(body, userId), { status: 201 }),
 });
 
 export const GET = route({
   query: listLabelsQuery,
-  handler: ({ query }) => {
-    const { items, total } = listLabels(query);
+  handler: async ({ query }) => {
+    const { items, total } = await listLabels(query);
     return page(items, total);
   },
 });

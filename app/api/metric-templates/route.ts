@@ -4,11 +4,11 @@ import { createTemplateBody, listTemplatesQuery } from "@/lib/schemas/metrics";
 
 export const GET = route({
   query: listTemplatesQuery,
-  handler: ({ query, userId }) =>
-    json(listTemplates({ userId, evaluationLevel: query.evaluation_level, category: query.category })),
+  handler: async ({ query, userId }) =>
+    json(await listTemplates({ userId, evaluationLevel: query.evaluation_level, category: query.category })),
 });
 
 export const POST = route({
   body: createTemplateBody,
-  handler: ({ body, userId }) => json(createTemplate(body, userId), { status: 201 }),
+  handler: async ({ body, userId }) => json(await createTemplate(body, userId), { status: 201 }),
 });

@@ -13,10 +13,10 @@ import { idParam } from "@/lib/schemas/common";
 
 export const dynamic = "force-dynamic";
 
-const load = (rawId: string) => loadForPage(rawId, getDataset);
+const load = async (rawId: string) => await loadForPage(rawId, getDataset);
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
-  return { title: load((await params).id).name };
+  return { title: (await load((await params).id)).name };
 }
 
 /** `?open=<type>:<id>&conversation=<id>` (links from the agreement page) opens that cell's conversation. */
@@ -34,11 +34,11 @@ export default async function DatasetPage({
   params: Promise<{ id: string }>;
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const dataset = load((await params).id);
+  const dataset = await load((await params).id);
   const initialOpen = readOpen(await searchParams);
   // The first page of rows comes with the HTML, so the grid shows at once; the rest page in as it scrolls.
-  const grid = getGridPage(dataset.id, { level: "conversation", limit: GRID_PAGE_SIZE, offset: 0 });
-  const metrics = listMetrics(dataset.id);
+  const grid = await getGridPage(dataset.id, { level: "conversation", limit: GRID_PAGE_SIZE, offset: 0 });
+  const metrics = await listMetrics(dataset.id);
   return (
     <div className="space-y-5">
       <div>

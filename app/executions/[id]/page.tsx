@@ -7,17 +7,17 @@ import { loadForPage } from "@/lib/page-params";
 
 export const dynamic = "force-dynamic";
 
-const load = (rawId: string) =>
-  loadForPage(rawId, (id) => {
-    const execution = getExecution(id);
-    return { execution, dataset: getDataset(execution.dataset_id) };
+const load = async (rawId: string) =>
+  await loadForPage(rawId, async (id) => {
+    const execution = await getExecution(id);
+    return { execution, dataset: await getDataset(execution.dataset_id) };
   });
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
-  return { title: `Run #${load((await params).id).execution.id}` };
+  return { title: `Run #${(await load((await params).id)).execution.id}` };
 }
 
 export default async function ExecutionPage({ params }: { params: Promise<{ id: string }> }) {
-  const { execution, dataset } = load((await params).id);
-  return <ExecutionView initial={execution} metrics={listMetrics(dataset.id)} datasetName={dataset.name} />;
+  const { execution, dataset } = await load((await params).id);
+  return <ExecutionView initial={execution} metrics={await listMetrics(dataset.id)} datasetName={dataset.name} />;
 }

@@ -18,9 +18,9 @@ export function withJudgeDouble(env: Record<string, string> = {}): () => JudgeDo
     resetConfig();
     await double?.close();
   });
-  beforeEach(() => {
+  beforeEach(async () => {
     double!.reset();
-    clearJudgeCache();
+    await clearJudgeCache();
     Object.assign(process.env, env, { OPENAI_BASE_URL: double!.baseURL });
     resetConfig();
   });

@@ -6,13 +6,13 @@ import { updateDatasetBody } from "@/lib/schemas/datasets";
 
 export const GET = route({
   params: idParams,
-  handler: ({ params }) => json(getDataset(params.id)),
+  handler: async ({ params }) => json(await getDataset(params.id)),
 });
 
 export const PATCH = route({
   params: idParams,
   body: updateDatasetBody,
-  handler: ({ params, body }) => json(updateDataset(params.id, body)),
+  handler: async ({ params, body }) => json(await updateDataset(params.id, body)),
 });
 
 export const DELETE = route({

@@ -4,5 +4,5 @@ import { createAndImportResponse } from "@/lib/import/http";
 export const dynamic = "force-dynamic";
 
 export const POST = route({
-  handler: ({ req, userId }) => createAndImportResponse(req, userId),
+  handler: async ({ req, userId }) => await createAndImportResponse(req, userId),
 });

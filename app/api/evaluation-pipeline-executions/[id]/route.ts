@@ -4,7 +4,7 @@ import { idParams } from "@/lib/schemas/common";
 
 export const GET = route({
   params: idParams,
-  handler: ({ params }) => json(getExecution(params.id)),
+  handler: async ({ params }) => json(await getExecution(params.id)),
 });
 
 /** Cancel: in-flight judge calls are aborted, finished results kept; 409 when already final. */

@@ -22,17 +22,17 @@ let fx: {
 };
 
 beforeAll(async () => {
-  const ds = createTestDataset("compare");
+  const ds = await createTestDataset("compare");
   const convs = [0, 1, 2].map((position) => insertConversationFixture(ds.id, { position, name: `c${position}` }).conversationId);
   const create = async (body: Record<string, unknown>) =>
     (await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", { body: { dataset_id: ds.id, evaluation_level: "conversation", ...body } })).json.id as number;
   const solved = await create({ name: "Solved", prompt: "Solved? @HISTORY", output_type: "checkbox" });
   const quality = await create({ name: "Quality", prompt: "Rate @HISTORY", output_type: "progress" });
   await tick();
-  const solvedNode = getMetricRow(solved);
-  const qualityNode = getMetricRow(quality);
-  const add = (run: number, node: typeof solvedNode, i: number, result: unknown, score: number | null, model: string, status: "completed" | "failed" = "completed") =>
-    addTestResult({
+  const solvedNode = await getMetricRow(solved);
+  const qualityNode = await getMetricRow(quality);
+  const add = async (run: number, node: typeof solvedNode, i: number, result: unknown, score: number | null, model: string, status: "completed" | "failed" = "completed") =>
+    await addTestResult({
       executionId: run,
       node,
       entity: { type: "conversation", id: convs[i], conversationId: convs[i] },
@@ -43,25 +43,25 @@ beforeAll(async () => {
       extra: { modelName: model, inputTokens: 100, outputTokens: 10 },
     });
 
-  const a = createTestExecution(solvedNode);
-  updateExecution(a.id, { meta: { ...(a.meta as object), model: "judge-alpha", input_tokens: 600, output_tokens: 60, cost_usd: 0.0012 } });
-  [true, true, false].forEach((v, i) => add(a.id, solvedNode, i, { value: v, reasoning: "r" }, v ? 1 : 0, "judge-alpha"));
-  [0.5, 0.75, 1].forEach((s, i) => add(a.id, qualityNode, i, { score: s, reasoning: "r" }, s, "judge-alpha"));
+  const a = await createTestExecution(solvedNode);
+  await updateExecution(a.id, { meta: { ...(a.meta as object), model: "judge-alpha", input_tokens: 600, output_tokens: 60, cost_usd: 0.0012 } });
+  [true, true, false].forEach(async (v, i) => await add(a.id, solvedNode, i, { value: v, reasoning: "r" }, v ? 1 : 0, "judge-alpha"));
+  [0.5, 0.75, 1].forEach(async (s, i) => await add(a.id, qualityNode, i, { score: s, reasoning: "r" }, s, "judge-alpha"));
   await tick();
   // The Solved prompt is edited between the runs; Quality's is not.
   expect((await call(metricItem.PATCH, "PATCH", "", { params: { id: solved }, body: { prompt: "Was the task solved in full? @HISTORY" } })).status).toBe(200);
   await tick();
-  const b = createTestExecution(solvedNode);
-  updateExecution(b.id, { meta: { ...(b.meta as object), model: "judge-beta", input_tokens: 500, output_tokens: 50, cost_usd: null } });
-  [false, true, false].forEach((v, i) => add(b.id, solvedNode, i, { value: v, reasoning: "r" }, v ? 1 : 0, "judge-beta"));
-  add(b.id, qualityNode, 0, { score: 1, reasoning: "r" }, 1, "judge-beta");
-  add(b.id, qualityNode, 1, { score: 0.25, reasoning: "r" }, 0.25, "judge-beta");
-  add(b.id, qualityNode, 2, null, null, "judge-beta", "failed");
+  const b = await createTestExecution(solvedNode);
+  await updateExecution(b.id, { meta: { ...(b.meta as object), model: "judge-beta", input_tokens: 500, output_tokens: 50, cost_usd: null } });
+  [false, true, false].forEach(async (v, i) => await add(b.id, solvedNode, i, { value: v, reasoning: "r" }, v ? 1 : 0, "judge-beta"));
+  await add(b.id, qualityNode, 0, { score: 1, reasoning: "r" }, 1, "judge-beta");
+  await add(b.id, qualityNode, 1, { score: 0.25, reasoning: "r" }, 0.25, "judge-beta");
+  await add(b.id, qualityNode, 2, null, null, "judge-beta", "failed");
 
-  const other = createTestDataset("elsewhere");
+  const other = await createTestDataset("elsewhere");
   insertConversationFixture(other.id);
-  const otherNode = getMetricRow(await (async () => (await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", { body: { dataset_id: other.id, name: "x", evaluation_level: "conversation", prompt: "x @HISTORY", output_type: "checkbox" } })).json.id as number)());
-  const otherRun = createTestExecution(otherNode).id;
+  const otherNode = await getMetricRow(await (async () => (await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", { body: { dataset_id: other.id, name: "x", evaluation_level: "conversation", prompt: "x @HISTORY", output_type: "checkbox" } })).json.id as number)());
+  const otherRun = (await createTestExecution(otherNode)).id;
   fx = { convs, solved, quality, runA: a.id, runB: b.id, otherRun };
 });
 

@@ -4,5 +4,5 @@ import { compareQuery } from "@/lib/schemas/compare";
 
 export const GET = route({
   query: compareQuery,
-  handler: ({ query }) => json(compareExecutions(query)),
+  handler: async ({ query }) => json(await compareExecutions(query)),
 });

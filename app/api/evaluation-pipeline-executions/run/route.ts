@@ -7,8 +7,8 @@ export const dynamic = "force-dynamic";
 /** Start a run; 202 with the execution at once, the work goes on in the server. */
 export const POST = route({
   body: runBody,
-  handler: ({ body, userId }) => {
-    const execution = startExecution(body, userId);
+  handler: async ({ body, userId }) => {
+    const execution = await startExecution(body, userId);
     return json(execution, { status: 202, headers: { location: `/api/evaluation-pipeline-executions/${execution.id}` } });
   },
 });
@@ -16,8 +16,8 @@ export const POST = route({
 /** Start the same run and follow it as Server-Sent Events. */
 export const GET = route({
   query: runQuery,
-  handler: ({ query, userId }) => {
-    const execution = startExecution(
+  handler: async ({ query, userId }) => {
+    const execution = await startExecution(
       {
         ...query,
         pipeline_node_id: query.pipeline_node_id ?? null,
@@ -27,7 +27,7 @@ export const GET = route({
       },
       userId,
     );
-    const res = executionEventStream(execution.id);
+    const res = await executionEventStream(execution.id);
     res.headers.set("x-execution-id", String(execution.id));
     return res;
   },

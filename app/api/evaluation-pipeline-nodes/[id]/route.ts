@@ -5,19 +5,19 @@ import { updateMetricBody } from "@/lib/schemas/metrics";
 
 export const GET = route({
   params: idParams,
-  handler: ({ params }) => json(getMetric(params.id)),
+  handler: async ({ params }) => json(await getMetric(params.id)),
 });
 
 export const PATCH = route({
   params: idParams,
   body: updateMetricBody,
-  handler: ({ params, body }) => json(updateMetric(params.id, body)),
+  handler: async ({ params, body }) => json(await updateMetric(params.id, body)),
 });
 
 export const DELETE = route({
   params: idParams,
-  handler: ({ params }) => {
-    deleteMetric(params.id);
+  handler: async ({ params }) => {
+    await deleteMetric(params.id);
     return noContent();
   },
 });

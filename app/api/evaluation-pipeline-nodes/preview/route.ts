@@ -4,5 +4,5 @@ import { previewBody } from "@/lib/schemas/metrics";
 
 export const POST = route({
   body: previewBody,
-  handler: ({ body }) => json(previewJudgePrompt(body)),
+  handler: async ({ body }) => json(await previewJudgePrompt(body)),
 });

@@ -4,8 +4,8 @@ import { idParams } from "@/lib/schemas/common";
 
 export const DELETE = route({
   params: idParams,
-  handler: ({ params, userId }) => {
-    deleteLabel(params.id, userId);
+  handler: async ({ params, userId }) => {
+    await deleteLabel(params.id, userId);
     return noContent();
   },
 });

@@ -5,19 +5,19 @@ import { updateTemplateBody } from "@/lib/schemas/metrics";
 
 export const GET = route({
   params: idParams,
-  handler: ({ params, userId }) => json(getTemplate(params.id, userId)),
+  handler: async ({ params, userId }) => json(await getTemplate(params.id, userId)),
 });
 
 export const PATCH = route({
   params: idParams,
   body: updateTemplateBody,
-  handler: ({ params, body, userId }) => json(updateTemplate(params.id, body, userId)),
+  handler: async ({ params, body, userId }) => json(await updateTemplate(params.id, body, userId)),
 });
 
 export const DELETE = route({
   params: idParams,
-  handler: ({ params, userId }) => {
-    deleteTemplate(params.id, userId);
+  handler: async ({ params, userId }) => {
+    await deleteTemplate(params.id, userId);
     return noContent();
   },
 });

@@ -8,10 +8,10 @@ import { loadForPage } from "@/lib/page-params";
 
 export const dynamic = "force-dynamic";
 
-const load = (rawId: string) => loadForPage(rawId, getDataset);
+const load = async (rawId: string) => await loadForPage(rawId, getDataset);
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
-  return { title: `Agreement · ${load((await params).id).name}` };
+  return { title: `Agreement · ${(await load((await params).id)).name}` };
 }
 
 export default async function AgreementPage({
@@ -21,14 +21,14 @@ export default async function AgreementPage({
   params: Promise<{ id: string }>;
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const dataset = load((await params).id);
+  const dataset = await load((await params).id);
   const metric = idParam.safeParse((await searchParams).metric);
   return (
     <div className="space-y-5">
       <DatasetPageHeader dataset={dataset} title="Judge agreement">
         How often two sources of verdicts agree on a metric, with 95% intervals; source B is taken as the truth.
       </DatasetPageHeader>
-      <AgreementView datasetId={dataset.id} metrics={listMetrics(dataset.id)} initialMetricId={metric.success ? metric.data : null} />
+      <AgreementView datasetId={dataset.id} metrics={await listMetrics(dataset.id)} initialMetricId={metric.success ? metric.data : null} />
     </div>
   );
 }

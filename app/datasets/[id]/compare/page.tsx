@@ -8,10 +8,10 @@ import { loadForPage } from "@/lib/page-params";
 
 export const dynamic = "force-dynamic";
 
-const load = (rawId: string) => loadForPage(rawId, getDataset);
+const load = async (rawId: string) => await loadForPage(rawId, getDataset);
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
-  return { title: `Compare · ${load((await params).id).name}` };
+  return { title: `Compare · ${(await load((await params).id)).name}` };
 }
 
 export default async function ComparePage({
@@ -21,7 +21,7 @@ export default async function ComparePage({
   params: Promise<{ id: string }>;
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const dataset = load((await params).id);
+  const dataset = await load((await params).id);
   const search = await searchParams;
   const a = idParam.safeParse(search.a);
   const b = idParam.safeParse(search.b);
@@ -30,7 +30,7 @@ export default async function ComparePage({
       <DatasetPageHeader dataset={dataset} title="Compare two runs">
         Two executions side by side: what changed between them, flips, score deltas, tokens and cost.
       </DatasetPageHeader>
-      <CompareView datasetId={dataset.id} metrics={listMetrics(dataset.id)} initialA={a.success ? a.data : null} initialB={b.success ? b.data : null} />
+      <CompareView datasetId={dataset.id} metrics={await listMetrics(dataset.id)} initialA={a.success ? a.data : null} initialB={b.success ? b.data : null} />
     </div>
   );
 }

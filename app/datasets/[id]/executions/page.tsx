@@ -9,10 +9,10 @@ import { loadForPage } from "@/lib/page-params";
 
 export const dynamic = "force-dynamic";
 
-const load = (rawId: string) => loadForPage(rawId, getDataset);
+const load = async (rawId: string) => await loadForPage(rawId, getDataset);
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {
-  return { title: `Runs · ${load((await params).id).name}` };
+  return { title: `Runs · ${(await load((await params).id)).name}` };
 }
 
 export default async function ExecutionsPage({
@@ -22,7 +22,7 @@ export default async function ExecutionsPage({
   params: Promise<{ id: string }>;
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const dataset = load((await params).id);
+  const dataset = await load((await params).id);
   const search = await searchParams;
   const status = executionSchema.shape.status.safeParse(search.status);
   const metric = idParam.safeParse(search.metric);
@@ -33,7 +33,7 @@ export default async function ExecutionsPage({
       </DatasetPageHeader>
       <ExecutionsHistory
         datasetId={dataset.id}
-        metrics={listMetrics(dataset.id)}
+        metrics={await listMetrics(dataset.id)}
         initialStatus={status.success ? status.data : null}
         initialMetric={metric.success ? metric.data : null}
       />

@@ -5,8 +5,8 @@ import { idParams, paginationQuery } from "@/lib/schemas/common";
 export const GET = route({
   params: idParams,
   query: paginationQuery,
-  handler: ({ params, query }) => {
-    const { items, total } = listConversations(params.id, query);
+  handler: async ({ params, query }) => {
+    const { items, total } = await listConversations(params.id, query);
     return page(items, total);
   },
 });

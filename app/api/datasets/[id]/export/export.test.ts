@@ -12,11 +12,11 @@ import * as metricItem from "@/app/api/evaluation-pipeline-nodes/[id]/route";
 import * as grid from "../grid/route";
 import * as exportRoute from "./route";
 
-type Fixture = ReturnType<typeof seed>;
+type Fixture = Awaited<ReturnType<typeof seed>>;
 let fx: Fixture;
 
-function seed() {
-  const ds = createTestDataset("grid export");
+async function seed() {
+  const ds = await createTestDataset("grid export");
   const second = insertConversationFixture(ds.id, { position: 1, name: "" });
   const first = insertConversationFixture(ds.id, { position: 0, name: "Refund request" });
   // Ground truth and other meta as an import would store it; one value a spreadsheet would run as a formula.
@@ -25,19 +25,19 @@ function seed() {
     .set({ meta: { reward: 0, channel: '=HYPERLINK("http://x","y")', tags: ["vip"] } })
     .where(eq(conversationsTable.id, second.conversationId))
     .run();
-  const progress = createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
-  const checkbox = createTestMetric(ds.id, "conversation", "checkbox", "=Resolved");
-  const polite = createTestMetric(ds.id, "message", "checkbox", "Polite");
-  const steps = createTestMetric(ds.id, "step", "number", "Step quality");
-  const older = createTestExecution(progress);
-  const newer = createTestExecution(progress);
+  const progress = await createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
+  const checkbox = await createTestMetric(ds.id, "conversation", "checkbox", "=Resolved");
+  const polite = await createTestMetric(ds.id, "message", "checkbox", "Polite");
+  const steps = await createTestMetric(ds.id, "step", "number", "Step quality");
+  const older = await createTestExecution(progress);
+  const newer = await createTestExecution(progress);
   const conv = (f: typeof first) => ({ type: "conversation" as const, id: f.conversationId, conversationId: f.conversationId });
-  addTestResult({ executionId: older.id, node: progress, entity: conv(first), result: { score: 0.2, reasoning: "old" }, score: 0.2 });
-  addTestResult({ executionId: newer.id, node: progress, entity: conv(first), result: { score: 0.8, reasoning: "-new" }, score: 0.8 });
-  addTestResult({ executionId: older.id, node: progress, entity: conv(second), result: { score: 1 }, score: 1 });
-  addTestResult({ executionId: newer.id, node: progress, entity: conv(second), status: "failed", error: "rate limited" });
-  addTestResult({ executionId: older.id, node: checkbox, entity: conv(second), result: { value: true, reasoning: "done" }, score: 1 });
-  addTestResult({
+  await addTestResult({ executionId: older.id, node: progress, entity: conv(first), result: { score: 0.2, reasoning: "old" }, score: 0.2 });
+  await addTestResult({ executionId: newer.id, node: progress, entity: conv(first), result: { score: 0.8, reasoning: "-new" }, score: 0.8 });
+  await addTestResult({ executionId: older.id, node: progress, entity: conv(second), result: { score: 1 }, score: 1 });
+  await addTestResult({ executionId: newer.id, node: progress, entity: conv(second), status: "failed", error: "rate limited" });
+  await addTestResult({ executionId: older.id, node: checkbox, entity: conv(second), result: { value: true, reasoning: "done" }, score: 1 });
+  await addTestResult({
     executionId: newer.id,
     node: polite,
     entity: { type: "message", id: first.assistantMessageId, conversationId: first.conversationId, messageId: first.assistantMessageId },
@@ -47,8 +47,8 @@ function seed() {
   return { ds, first, second, progress, checkbox, polite, steps, older, newer };
 }
 
-beforeAll(() => {
-  fx = seed();
+beforeAll(async () => {
+  fx = await seed();
 });
 
 async function download(format: string, id: number | string = fx.ds.id): Promise<Response> {
@@ -209,7 +209,7 @@ describe("GET /api/datasets/{id}/export", () => {
   });
 
   it("a dataset without metrics exports the header only; 404 for an unknown dataset, 400 for a bad format", async () => {
-    const empty = createTestDataset("no metrics");
+    const empty = await createTestDataset("no metrics");
     insertConversationFixture(empty.id);
     const csv = await download("csv", empty.id);
     expect(csv.status).toBe(200);

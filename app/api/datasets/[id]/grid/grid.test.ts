@@ -7,27 +7,27 @@ import { insertConversationFixture } from "@/lib/testing/seed";
 import { addTestResult, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed-results";
 import * as grid from "./route";
 
-type Fixture = ReturnType<typeof seed>;
+type Fixture = Awaited<ReturnType<typeof seed>>;
 let fx: Fixture;
 
-function seed() {
-  const ds = createTestDataset("grid");
+async function seed() {
+  const ds = await createTestDataset("grid");
   // Inserted out of order: rows must follow positions, not ids.
   const second = insertConversationFixture(ds.id, { position: 1, name: "" });
   const first = insertConversationFixture(ds.id, { position: 0, name: "Refund request" });
-  const convMetric = createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
-  const convText = createTestMetric(ds.id, "conversation", "text", "Summary");
-  const msgMetric = createTestMetric(ds.id, "message", "checkbox", "Polite");
-  const older = createTestExecution(convMetric);
-  const newer = createTestExecution(convMetric);
+  const convMetric = await createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
+  const convText = await createTestMetric(ds.id, "conversation", "text", "Summary");
+  const msgMetric = await createTestMetric(ds.id, "message", "checkbox", "Polite");
+  const older = await createTestExecution(convMetric);
+  const newer = await createTestExecution(convMetric);
   const conv = (f: typeof first) => ({ type: "conversation" as const, id: f.conversationId, conversationId: f.conversationId });
-  addTestResult({ executionId: older.id, node: convMetric, entity: conv(first), result: { score: 0.2, reasoning: "old" }, score: 0.2 });
-  addTestResult({ executionId: newer.id, node: convMetric, entity: conv(first), result: { score: 0.8, reasoning: "new" }, score: 0.8 });
+  await addTestResult({ executionId: older.id, node: convMetric, entity: conv(first), result: { score: 0.2, reasoning: "old" }, score: 0.2 });
+  await addTestResult({ executionId: newer.id, node: convMetric, entity: conv(first), result: { score: 0.8, reasoning: "new" }, score: 0.8 });
   // The newer run failed on the second conversation: the failure is what the cell shows.
-  addTestResult({ executionId: older.id, node: convMetric, entity: conv(second), result: { score: 1 }, score: 1 });
-  addTestResult({ executionId: newer.id, node: convMetric, entity: conv(second), status: "failed", error: "rate limited" });
-  addTestResult({ executionId: older.id, node: convText, entity: conv(first), result: { value: "ok" } });
-  addTestResult({
+  await addTestResult({ executionId: older.id, node: convMetric, entity: conv(second), result: { score: 1 }, score: 1 });
+  await addTestResult({ executionId: newer.id, node: convMetric, entity: conv(second), status: "failed", error: "rate limited" });
+  await addTestResult({ executionId: older.id, node: convText, entity: conv(first), result: { value: "ok" } });
+  await addTestResult({
     executionId: newer.id,
     node: msgMetric,
     entity: { type: "message", id: first.assistantMessageId, conversationId: first.conversationId, messageId: first.assistantMessageId },
@@ -35,12 +35,12 @@ function seed() {
     score: 1,
   });
   // A result filed under the wrong level (a metric moved to another level later): not a column here.
-  addTestResult({ executionId: newer.id, node: msgMetric, entity: conv(first), result: { value: false }, score: 0 });
+  await addTestResult({ executionId: newer.id, node: msgMetric, entity: conv(first), result: { value: false }, score: 0 });
   return { ds, first, second, convMetric, convText, msgMetric, older, newer };
 }
 
-beforeAll(() => {
-  fx = seed();
+beforeAll(async () => {
+  fx = await seed();
 });
 
 afterEach(() => {
@@ -140,13 +140,13 @@ describe("GET /api/datasets/{id}/grid", () => {
   });
 
   it("runs the same few statements for a page of 200 rows as for a page of 2", async () => {
-    const ds = createTestDataset("grid-big");
-    const metric = createTestMetric(ds.id, "message", "progress");
-    const exec = createTestExecution(metric);
+    const ds = await createTestDataset("grid-big");
+    const metric = await createTestMetric(ds.id, "message", "progress");
+    const exec = await createTestExecution(metric);
     for (let i = 0; i < 205; i++) {
       const c = insertConversationFixture(ds.id, { position: i, name: `c${i}` });
       const entity = { type: "message" as const, id: c.assistantMessageId, conversationId: c.conversationId, messageId: c.assistantMessageId };
-      addTestResult({ executionId: exec.id, node: metric, entity, score: 0.5, result: { score: 0.5 } });
+      await addTestResult({ executionId: exec.id, node: metric, entity, score: 0.5, result: { score: 0.5 } });
     }
     const statements = async (query: string) => {
       const spy = vi.spyOn(getDb().$client, "prepare");

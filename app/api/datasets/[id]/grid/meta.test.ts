@@ -34,14 +34,14 @@ beforeAll(async () => {
     (await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", { body: { dataset_id: datasetId, prompt: "Judge @HISTORY", ...body } })).json.id as number;
   judge = await create({ name: "Solved", evaluation_level: "conversation", output_type: "checkbox" });
   messageMetric = await create({ name: "Polite", evaluation_level: "message", prompt: "Polite? @CURRENT_MESSAGE.output", output_type: "checkbox" });
-  const node = getMetricRow(judge);
-  const execution = createTestExecution(node);
+  const node = await getMetricRow(judge);
+  const execution = await createTestExecution(node);
   const rows = (await get("")).json as Array<{ entity_id: number }>;
   // Judge: pass, fail, pass, fail, (failed), (never run)
-  [true, false, true, false].forEach((value, i) =>
-    addTestResult({ executionId: execution.id, node, entity: { type: "conversation", id: rows[i].entity_id, conversationId: rows[i].entity_id }, result: { value }, score: value ? 1 : 0 }),
+  [true, false, true, false].forEach(async (value, i) =>
+    await addTestResult({ executionId: execution.id, node, entity: { type: "conversation", id: rows[i].entity_id, conversationId: rows[i].entity_id }, result: { value }, score: value ? 1 : 0 }),
   );
-  addTestResult({ executionId: execution.id, node, entity: { type: "conversation", id: rows[4].entity_id, conversationId: rows[4].entity_id }, status: "failed", error: "timeout" });
+  await addTestResult({ executionId: execution.id, node, entity: { type: "conversation", id: rows[4].entity_id, conversationId: rows[4].entity_id }, status: "failed", error: "timeout" });
 });
 
 describe("GET /api/datasets/{id}/grid with meta columns, filter and sort", () => {

@@ -6,8 +6,8 @@ import { gridQuery } from "@/lib/schemas/executions";
 export const GET = route({
   params: idParams,
   query: gridQuery,
-  handler: ({ params, query }) => {
-    const { items, total } = getGridPage(params.id, query);
+  handler: async ({ params, query }) => {
+    const { items, total } = await getGridPage(params.id, query);
     return page(items, total);
   },
 });

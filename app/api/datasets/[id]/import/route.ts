@@ -7,5 +7,5 @@ export const dynamic = "force-dynamic";
 
 export const POST = route({
   params: idParams,
-  handler: ({ params, req, userId }) => importIntoDatasetResponse(req, params.id, userId),
+  handler: async ({ params, req, userId }) => await importIntoDatasetResponse(req, params.id, userId),
 });

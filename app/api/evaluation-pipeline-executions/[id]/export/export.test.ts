@@ -13,18 +13,18 @@ import * as resultsRoute from "../results/route";
 type Fixture = Awaited<ReturnType<typeof seed>>;
 let fx: Fixture;
 
-function seed() {
-  const ds = createTestDataset();
+async function seed() {
+  const ds = await createTestDataset();
   const conv = insertConversationFixture(ds.id, { name: "=cmd|' /C calc'!A0" });
-  const progress = createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
-  const checkbox = createTestMetric(ds.id, "message", "checkbox", "Polite");
-  const number = createTestMetric(ds.id, "step", "number", "@Delta");
-  const text = createTestMetric(ds.id, "conversation", "text", "Summary");
-  const json = createTestMetric(ds.id, "conversation", "json", "Rubric");
-  const exec = createTestExecution(progress);
+  const progress = await createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
+  const checkbox = await createTestMetric(ds.id, "message", "checkbox", "Polite");
+  const number = await createTestMetric(ds.id, "step", "number", "@Delta");
+  const text = await createTestMetric(ds.id, "conversation", "text", "Summary");
+  const json = await createTestMetric(ds.id, "conversation", "json", "Rubric");
+  const exec = await createTestExecution(progress);
   const convEntity = { type: "conversation" as const, id: conv.conversationId, conversationId: conv.conversationId };
   const msgEntity = { type: "message" as const, id: conv.assistantMessageId, conversationId: conv.conversationId, messageId: conv.assistantMessageId };
-  const first = addTestResult({
+  const first = await addTestResult({
     executionId: exec.id,
     node: progress,
     entity: convEntity,
@@ -32,22 +32,22 @@ function seed() {
     score: 0.2,
     extra: { cached: true },
   });
-  addTestResult({ executionId: exec.id, node: checkbox, entity: msgEntity, result: { value: true, reasoning: "@SUM(1)" }, score: 1 });
-  addTestResult({
+  await addTestResult({ executionId: exec.id, node: checkbox, entity: msgEntity, result: { value: true, reasoning: "@SUM(1)" }, score: 1 });
+  await addTestResult({
     executionId: exec.id,
     node: number,
     entity: { type: "step", id: conv.assistantMessageId, conversationId: conv.conversationId, messageId: conv.assistantMessageId },
     result: { value: -5, reasoning: "-2+3" },
     score: -5,
   });
-  addTestResult({ executionId: exec.id, node: text, entity: convEntity, result: { value: "All good, thanks" } });
-  addTestResult({ executionId: exec.id, node: json, entity: convEntity, result: { score: 0.7, label: "good" }, score: 0.7 });
-  addTestResult({ executionId: exec.id, node: progress, entity: convEntity, status: "failed", error: "judge timed out" });
+  await addTestResult({ executionId: exec.id, node: text, entity: convEntity, result: { value: "All good, thanks" } });
+  await addTestResult({ executionId: exec.id, node: json, entity: convEntity, result: { score: 0.7, label: "good" }, score: 0.7 });
+  await addTestResult({ executionId: exec.id, node: progress, entity: convEntity, status: "failed", error: "judge timed out" });
   return { ds, conv, exec, first, nodes: { progress, checkbox, number, text, json } };
 }
 
-beforeAll(() => {
-  fx = seed();
+beforeAll(async () => {
+  fx = await seed();
 });
 
 async function download(id: number | string, format: string): Promise<Response> {
@@ -57,21 +57,21 @@ async function download(id: number | string, format: string): Promise<Response> 
 
 describe("GET /api/evaluation-pipeline-executions/{id}/results", () => {
   it("keeps its summaries right while they are remembered: a new result or a deleted metric shows at once", async () => {
-    const ds = createTestDataset();
+    const ds = await createTestDataset();
     const conv = insertConversationFixture(ds.id, { name: "cache" });
-    const a = createTestMetric(ds.id, "conversation", "progress", "A");
-    const b = createTestMetric(ds.id, "conversation", "progress", "B");
-    const exec = createTestExecution(a);
+    const a = await createTestMetric(ds.id, "conversation", "progress", "A");
+    const b = await createTestMetric(ds.id, "conversation", "progress", "B");
+    const exec = await createTestExecution(a);
     const entity = { type: "conversation" as const, id: conv.conversationId, conversationId: conv.conversationId };
-    addTestResult({ executionId: exec.id, node: a, entity, result: { score: 0.2, reasoning: "r" }, score: 0.2 });
-    addTestResult({ executionId: exec.id, node: b, entity, result: { score: 0.6, reasoning: "r" }, score: 0.6 });
+    await addTestResult({ executionId: exec.id, node: a, entity, result: { score: 0.2, reasoning: "r" }, score: 0.2 });
+    await addTestResult({ executionId: exec.id, node: b, entity, result: { score: 0.6, reasoning: "r" }, score: 0.6 });
     const read = async () => (await call(resultsRoute.GET, "GET", "/x?limit=1", { params: { id: exec.id } })).json.aggregated;
     expect((await read())[a.id]).toMatchObject({ total: 1, average_score: 0.2 });
     expect(await read()).toEqual(await read()); // served from memory, the same figures
-    addTestResult({ executionId: exec.id, node: a, entity, result: { score: 0.8, reasoning: "r" }, score: 0.8 });
+    await addTestResult({ executionId: exec.id, node: a, entity, result: { score: 0.8, reasoning: "r" }, score: 0.8 });
     expect((await read())[a.id]).toMatchObject({ total: 2, average_score: 0.5 });
     const { deleteMetric } = await import("@/lib/metrics");
-    deleteMetric(b.id);
+    await deleteMetric(b.id);
     expect(Object.keys(await read())).toEqual([String(a.id)]);
   });
 
@@ -127,7 +127,7 @@ describe("GET /api/evaluation-pipeline-executions/{id}/results", () => {
   });
 
   it("returns an empty document for an execution without results", async () => {
-    const exec = createTestExecution(fx.nodes.progress);
+    const exec = await createTestExecution(fx.nodes.progress);
     const res = await call(resultsRoute.GET, "GET", "/x", { params: { id: exec.id } });
     expect(res.json).toEqual({ execution_id: exec.id, results: [], aggregated: {}, errors: [] });
   });
@@ -292,10 +292,10 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
   });
 
   it("pages through more results than one page, in id order, header only when empty", async () => {
-    const exec = createTestExecution(fx.nodes.progress);
+    const exec = await createTestExecution(fx.nodes.progress);
     const entity = { type: "conversation" as const, id: fx.conv.conversationId, conversationId: fx.conv.conversationId };
     for (let i = 0; i < 2345; i++) {
-      addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, result: { score: (i % 11) / 10 }, score: (i % 11) / 10 });
+      await addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, result: { score: (i % 11) / 10 }, score: (i % 11) / 10 });
     }
     const rows: Record<string, string>[] = parse(await (await download(exec.id, "csv")).text(), { columns: true });
     expect(rows).toHaveLength(2345);
@@ -307,7 +307,7 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
     // (i % 11) / 10 over 2345 results: 0.0 and 0.1 → first bin; 1.0 goes to the last, closed bin.
     expect(Object.values(json.aggregated[fx.nodes.progress.id].distribution).reduce((a: number, b) => a + (b as number), 0)).toBe(2345);
 
-    const empty = createTestExecution(fx.nodes.progress);
+    const empty = await createTestExecution(fx.nodes.progress);
     const csv = await (await download(empty.id, "csv")).text();
     expect(csv.trim().split("\n")).toHaveLength(1);
     const wb = new ExcelJS.Workbook();
@@ -316,11 +316,11 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
   });
 
   it("stops quietly when the client goes away mid-download", async () => {
-    const exec = createTestExecution(fx.nodes.progress);
+    const exec = await createTestExecution(fx.nodes.progress);
     const entity = { type: "conversation" as const, id: fx.conv.conversationId, conversationId: fx.conv.conversationId };
     const reasoning = "x".repeat(400);
     for (let i = 0; i < 1500; i++) {
-      addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, result: { score: 0.5, reasoning }, score: 0.5 });
+      await addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, result: { score: 0.5, reasoning }, score: 0.5 });
     }
     const errors = vi.spyOn(log, "error");
     for (const format of ["csv", "xlsx", "json"]) {
@@ -335,12 +335,14 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
     errors.mockRestore();
   });
 
-  it("leaves out results saved after the export started", () => {
-    const exec = createTestExecution(fx.nodes.progress);
+  it("leaves out results saved after the export started", async () => {
+    const exec = await createTestExecution(fx.nodes.progress);
     const entity = { type: "conversation" as const, id: fx.conv.conversationId, conversationId: fx.conv.conversationId };
-    addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, score: 0.5, result: { score: 0.5 } });
-    const snapshot = openSnapshot(exec.id);
-    addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, score: 0.6, result: { score: 0.6 } });
-    expect([...resultPages(snapshot)].flat().map((r) => r.score)).toEqual([0.5]);
+    await addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, score: 0.5, result: { score: 0.5 } });
+    const snapshot = await openSnapshot(exec.id);
+    await addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, score: 0.6, result: { score: 0.6 } });
+    const scores: Array<number | null> = [];
+    for await (const page of resultPages(snapshot)) scores.push(...page.map((r) => r.score));
+    expect(scores).toEqual([0.5]);
   });
 });

@@ -6,8 +6,8 @@ import { exportQuery } from "@/lib/schemas/executions";
 export const GET = route({
   params: idParams,
   query: exportQuery,
-  handler: ({ params, query }) => {
-    const file = exportExecution(params.id, query.format);
+  handler: async ({ params, query }) => {
+    const file = await exportExecution(params.id, query.format);
     return new Response(file.body, {
       headers: {
         "content-type": file.contentType,

@@ -9,10 +9,10 @@ import { resultsQuery } from "@/lib/schemas/executions";
 export const GET = route({
   params: idParams,
   query: resultsQuery,
-  handler: ({ params, query }) => {
+  handler: async ({ params, query }) => {
     const headers = { "content-type": "application/json; charset=utf-8", "cache-control": "no-store" };
-    if (query.limit === undefined) return new Response(executionResultsStream(params.id), { headers });
-    const { body, total } = executionResultsPage(openSnapshot(params.id), query.limit, query.offset ?? 0);
+    if (query.limit === undefined) return new Response(await executionResultsStream(params.id), { headers });
+    const { body, total } = await executionResultsPage(await openSnapshot(params.id), query.limit, query.offset ?? 0);
     return new Response(body, { headers: { ...headers, "x-total-count": String(total) } });
   },
 });

@@ -4,5 +4,5 @@ import { idParams } from "@/lib/schemas/common";
 
 export const GET = route({
   params: idParams,
-  handler: ({ params }) => json(listMetricVersions(params.id)),
+  handler: async ({ params }) => json(await listMetricVersions(params.id)),
 });

@@ -12,10 +12,10 @@ export const metadata: Metadata = { title: "Edit metric" };
 
 export default async function EditMetricPage({ params }: { params: Promise<{ id: string; metricId: string }> }) {
   const { id, metricId } = await params;
-  const dataset = loadForPage(id, getDataset);
-  const metric = loadForPage(metricId, getMetric);
+  const dataset = await loadForPage(id, getDataset);
+  const metric = await loadForPage(metricId, getMetric);
   if (metric.dataset_id !== dataset.id) notFound();
-  const templates = listTemplates({ userId: "default" });
+  const templates = await listTemplates({ userId: "default" });
   return (
     <div className="space-y-6">
       <div>
@@ -24,7 +24,7 @@ export default async function EditMetricPage({ params }: { params: Promise<{ id:
         </Link>
         <h1 className="mt-1 text-2xl font-semibold tracking-tight">{metric.name}</h1>
       </div>
-      <MetricEditor datasetId={dataset.id} templates={templates} metric={metric} metrics={listMetrics(dataset.id)} />
+      <MetricEditor datasetId={dataset.id} templates={templates} metric={metric} metrics={await listMetrics(dataset.id)} />
     </div>
   );
 }

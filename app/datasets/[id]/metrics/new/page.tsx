@@ -17,9 +17,9 @@ export default async function NewMetricPage({
   params: Promise<{ id: string }>;
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
-  const dataset = loadForPage((await params).id, getDataset);
+  const dataset = await loadForPage((await params).id, getDataset);
   const wanted = idParam.safeParse((await searchParams).template);
-  const templates = listTemplates({ userId: "default" });
+  const templates = await listTemplates({ userId: "default" });
   return (
     <div className="space-y-6">
       <div>
@@ -28,7 +28,7 @@ export default async function NewMetricPage({
         </Link>
         <h1 className="mt-1 text-2xl font-semibold tracking-tight">Add a metric</h1>
       </div>
-      <MetricEditor datasetId={dataset.id} templates={templates} metrics={listMetrics(dataset.id)} initialTemplateId={wanted.success ? wanted.data : undefined} />
+      <MetricEditor datasetId={dataset.id} templates={templates} metrics={await listMetrics(dataset.id)} initialTemplateId={wanted.success ? wanted.data : undefined} />
     </div>
   );
 }
