@@ -3,6 +3,10 @@
  * by `tsc --noEmit -p .` (expectTypeOf does nothing at run time); the run-time half compares what
  * drizzle knows of each table: columns, types, defaults, indexes, foreign keys and checks.
  */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { getTableName, is, SQL, Table, type InferInsertModel, type InferSelectModel } from "drizzle-orm";
 import { getTableConfig as getPgTableConfig, PgDialect, PgTable } from "drizzle-orm/pg-core";
 import { getTableConfig as getSqliteTableConfig, SQLiteSyncDialect, SQLiteTable } from "drizzle-orm/sqlite-core";
@@ -190,4 +194,28 @@ describe("schema.pg.ts at run time", () => {
     expect(shape(getPgTableConfig(pg.conversationsTable)).columns.created_at.default).toBe("<now as ISO 8601 UTC text>");
     expect(shape(getPgTableConfig(pg.pipelineNodesTable)).columns.depends_on.default).toEqual([]);
   });
+});
+
+describe("db/migrations-pg", () => {
+  it("is what drizzle-kit generates from the current schema.pg.ts (nothing left to migrate)", () => {
+    // Generate into a copy, so a stale folder fails here instead of gaining a file.
+    const copy = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-migrations-pg-"));
+    try {
+      fs.cpSync(path.join(process.cwd(), "db", "migrations-pg"), copy, { recursive: true });
+      const before = fs.readdirSync(copy).sort();
+      const res = spawnSync(
+        path.join(process.cwd(), "node_modules", ".bin", "drizzle-kit"),
+        // drizzle-kit prefixes --out with "./": give it a path relative to the project.
+        ["generate", "--dialect", "postgresql", "--schema", "./db/schema.pg.ts", "--out", path.relative(process.cwd(), copy)],
+        { encoding: "utf8", timeout: 60_000 },
+      );
+      expect(res.status, res.stderr).toBe(0);
+      expect(res.stdout, "run: npx drizzle-kit generate --config drizzle.pg.config.ts --name <short_name>").toContain(
+        "No schema changes",
+      );
+      expect(fs.readdirSync(copy).sort()).toEqual(before);
+    } finally {
+      fs.rmSync(copy, { recursive: true, force: true });
+    }
+  }, 60_000);
 });

@@ -127,6 +127,12 @@ function chownTree(dir, account) {
   }
 }
 
+/** Whether the server account can write into `dir` (every directory above it must let it pass). */
+function reachableBy(account, dir) {
+  const res = spawnSync("/bin/sh", ["-c", 'test -w "$1" && test -x "$1"', "sh", dir], { uid: account.uid, gid: account.gid });
+  return res.status === 0;
+}
+
 /**
  * Stop the server of a cluster directory (if it runs) and remove the directory. Synchronous, so it
  * also works in an `exit` handler. Safe to call twice, and on a half-made cluster.
@@ -149,8 +155,10 @@ export function stopClusterDir(dir) {
       if (pid > 0 && isAlive(pid)) process.kill(pid, "SIGKILL");
     }
   }
+  for (const extra of [meta?.workDir, meta?.socketDir]) {
+    if (extra && extra !== dir) fs.rmSync(extra, { recursive: true, force: true });
+  }
   fs.rmSync(dir, { recursive: true, force: true });
-  if (meta?.socketDir && meta.socketDir !== dir) fs.rmSync(meta.socketDir, { recursive: true, force: true });
 }
 
 /** Remove clusters whose owner process is gone (killed before its watchdog could act, or a reboot). */
@@ -218,17 +226,26 @@ export async function startPgCluster({ database = "turnscope" } = {}) {
   sweepStaleClusters();
   fs.mkdirSync(clustersDir, { recursive: true });
   const dir = fs.mkdtempSync(path.join(clustersDir, "c-"));
-  // A deep project path can make <dir>/.s.PGSQL.<port> too long for a unix socket: fall back to /tmp.
+  // Where the server's files go: the cluster's directory, unless we are root and the server account
+  // cannot reach it (a checkout under /root): then a directory under the system's temp dir, still
+  // recorded in <dir>/cluster.json and removed with it.
+  let workDir = dir;
+  if (account) {
+    fs.chownSync(dir, account.uid, account.gid);
+    if (!reachableBy(account, dir)) workDir = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-pg-"));
+  }
+  // A deep path can make <socket dir>/.s.PGSQL.<port> too long for a unix socket: fall back to /tmp.
   const socketDir =
-    path.join(dir, ".s.PGSQL.65535").length <= maxSocketPath ? dir : fs.mkdtempSync(path.join(os.tmpdir(), "pgsock-"));
+    path.join(workDir, ".s.PGSQL.65535").length <= maxSocketPath ? workDir : fs.mkdtempSync(path.join(os.tmpdir(), "pgsock-"));
   const meta = {
     ownerPid: process.pid,
     binDir,
     account,
     dir,
-    dataDir: path.join(dir, "data"),
+    workDir,
+    dataDir: path.join(workDir, "data"),
     socketDir,
-    logFile: path.join(dir, "server.log"),
+    logFile: path.join(workDir, "server.log"),
     watchdogPid: null,
   };
   const writeMeta = () => fs.writeFileSync(path.join(dir, "cluster.json"), JSON.stringify(meta, null, 2));
@@ -247,10 +264,7 @@ export async function startPgCluster({ database = "turnscope" } = {}) {
   installExitHandlers();
 
   try {
-    if (account) {
-      chownTree(dir, account);
-      if (socketDir !== dir) chownTree(socketDir, account);
-    }
+    if (account) for (const d of new Set([dir, workDir, socketDir])) chownTree(d, account);
     // Trust on 127.0.0.1 and the private socket only; C collation sorts text bytewise, as SQLite does.
     pgRun(meta, "initdb", ["-D", meta.dataDir, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--no-locale", "--no-sync"]);
     fs.appendFileSync(
