@@ -11,5 +11,5 @@ export default defineConfig([
       "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_" }],
     },
   },
-  globalIgnores([".next/**", "out/**", "build/**", "next-env.d.ts", "test-results/**", "playwright-report/**", "data/**"]),
+  globalIgnores([".next/**", ".pg/**", "out/**", "build/**", "next-env.d.ts", "test-results/**", "playwright-report/**", "data/**"]),
 ]);

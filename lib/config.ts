@@ -22,6 +22,15 @@ const optionalText = z
 
 const envSchema = z.object({
   DATABASE_PATH: z.string().trim().min(1).default("./data/turnscope.db"),
+  /** postgres://… selects the PostgreSQL store (db/pg.ts); unset keeps SQLite at DATABASE_PATH. */
+  DATABASE_URL: optionalText.pipe(
+    z
+      .string()
+      .regex(/^postgres(ql)?:\/\//, "must be a postgres:// or postgresql:// URL (unset it to use SQLite)")
+      .optional(),
+  ),
+  /** Connections the PostgreSQL store keeps open at most (per process). */
+  DATABASE_POOL_SIZE: positiveInt(10),
   API_TOKEN: optionalText,
   OPENAI_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as http://127.0.0.1:11434/v1" }).optional()),
   OPENAI_API_KEY: optionalText,

@@ -1,0 +1,436 @@
+/**
+ * The PostgreSQL mirror of db/schema.ts: the same tables, columns, indexes, checks, foreign keys and
+ * exports, and the same row types, so code typed against one store works with the other
+ * (db/schema-parity.test.ts holds both to that). Change the two files together.
+ *
+ * How the SQLite types map: ids are `integer` identities (int4 stays a JS number, as SQLite's
+ * integers are); JSON columns are `json`, not `jsonb`, because jsonb reorders keys and drops
+ * duplicates and we keep exactly what the user gave; booleans are `boolean`; `real` is
+ * `double precision` (SQLite's REAL is an 8-byte float); timestamps stay ISO 8601 UTC text, so they
+ * sort and go on the wire exactly as SQLite's do.
+ */
+import { sql } from "drizzle-orm";
+import {
+  boolean,
+  check,
+  doublePrecision,
+  index,
+  integer,
+  json,
+  pgTable,
+  text,
+  uniqueIndex,
+  type AnyPgColumn,
+} from "drizzle-orm/pg-core";
+import {
+  evaluationLevels,
+  executionStatuses,
+  messageRoles,
+  metricKinds,
+  outputTypes,
+  resultStatuses,
+  type CheckSpec,
+  type SkipRule,
+  type StepKind,
+} from "./schema";
+
+export {
+  evaluationLevels,
+  executionStatuses,
+  messageRoles,
+  metricKinds,
+  outputTypes,
+  resultStatuses,
+  stepKinds,
+  type CheckSpec,
+  type EvaluationLevel,
+  type ExecutionStatus,
+  type MessageRole,
+  type MetricKind,
+  type OutputType,
+  type ResultStatus,
+  type SkipRule,
+  type StepKind,
+} from "./schema";
+
+/**
+ * The text SQLite's `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')` gives, e.g. 2026-11-23T12:30:05.123Z.
+ * statement_timestamp(), not now(): SQLite's 'now' is fixed within one statement but moves between
+ * the statements of a transaction, and now() would stamp a whole transaction with its start time.
+ */
+const nowIso = sql`to_char(statement_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const createdAt = () => text("created_at").notNull().default(nowIso);
+const updatedAt = () => text("updated_at").notNull().default(nowIso);
+
+export const datasetsTable = pgTable(
+  "datasets",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    name: text("name").notNull(),
+    description: text("description"),
+    userId: text("user_id").notNull().default("default"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("datasets_user_created_idx").on(t.userId, t.createdAt)],
+);
+
+export const conversationsTable = pgTable(
+  "conversations",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    name: text("name"),
+    description: text("description"),
+    meta: json("meta"),
+    agents: json("agents"),
+    /** The user's goal, extracted once by the judge model and reused by every metric (@GOAL). */
+    goal: text("goal"),
+    goalGeneratedBy: text("goal_generated_by"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("conversations_dataset_position_idx").on(t.datasetId, t.position)],
+);
+
+export const messagesTable = pgTable(
+  "messages",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversationsTable.id, { onDelete: "cascade" }),
+    /** Denormalised so dataset counts and grid pages need no join through conversations. */
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    role: text("role", { enum: messageRoles }).notNull(),
+    content: text("content"),
+    meta: json("meta"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("messages_conversation_position_idx").on(t.conversationId, t.position),
+    index("messages_dataset_role_idx").on(t.datasetId, t.role),
+  ],
+);
+
+export const stepsTable = pgTable(
+  "steps",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    messageId: integer("message_id")
+      .notNull()
+      .references(() => messagesTable.id, { onDelete: "cascade" }),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversationsTable.id, { onDelete: "cascade" }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    thinking: text("thinking"),
+    toolCall: json("tool_call"),
+    toolResult: json("tool_result"),
+    outputContent: text("output_content"),
+    outputStructured: json("output_structured"),
+    modelName: text("model_name"),
+    agentName: text("agent_name"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("steps_message_position_idx").on(t.messageId, t.position),
+    index("steps_conversation_idx").on(t.conversationId),
+    index("steps_dataset_idx").on(t.datasetId),
+  ],
+);
+
+export const metricTemplatesTable = pgTable(
+  "metric_templates",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    /** Stable key of a system template, so seeding updates it in place instead of duplicating it. */
+    systemKey: text("system_key"),
+    name: text("name").notNull(),
+    description: text("description"),
+    evaluationLevel: text("evaluation_level", { enum: evaluationLevels }).notNull(),
+    prompt: text("prompt").notNull(),
+    outputType: text("output_type", { enum: outputTypes }).notNull(),
+    outputSchema: json("output_schema"),
+    modelName: text("model_name"),
+    isAdvanced: boolean("is_advanced").notNull().default(false),
+    templateVariables: json("template_variables").$type<string[]>().notNull().default(sql`'[]'::json`),
+    category: text("category"),
+    kind: text("kind", { enum: metricKinds }).notNull().default("llm"),
+    check: json("check").$type<CheckSpec>(),
+    /** Step level: the step kinds the metric judges; null judges every step. */
+    appliesTo: json("applies_to").$type<StepKind[]>(),
+    isSystem: boolean("is_system").notNull().default(false),
+    userId: text("user_id"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    uniqueIndex("metric_templates_system_key_idx").on(t.systemKey),
+    index("metric_templates_user_idx").on(t.userId, t.evaluationLevel),
+    index("metric_templates_system_level_idx").on(t.isSystem, t.evaluationLevel),
+  ],
+);
+
+export const evaluationPipelinesTable = pgTable(
+  "evaluation_pipelines",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("evaluation_pipelines_dataset_idx").on(t.datasetId)],
+);
+
+export const pipelineNodesTable = pgTable(
+  "pipeline_nodes",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    evaluationPipelineId: integer("evaluation_pipeline_id")
+      .notNull()
+      .references(() => evaluationPipelinesTable.id, { onDelete: "cascade" }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    /** Where the metric was copied from; the copy stays valid when the template is edited or deleted. */
+    templateId: integer("template_id").references(() => metricTemplatesTable.id, { onDelete: "set null" }),
+    name: text("name").notNull(),
+    description: text("description"),
+    evaluationLevel: text("evaluation_level", { enum: evaluationLevels }).notNull(),
+    prompt: text("prompt").notNull(),
+    outputType: text("output_type", { enum: outputTypes }).notNull(),
+    outputSchema: json("output_schema"),
+    modelName: text("model_name"),
+    isAdvanced: boolean("is_advanced").notNull().default(false),
+    templateVariables: json("template_variables").$type<string[]>().notNull().default(sql`'[]'::json`),
+    /** Where the truth for this metric comes from (a meta field with a rule, or the human labels); see lib/labels/reference. */
+    reference: json("reference"),
+    position: integer("position").notNull(),
+    kind: text("kind", { enum: metricKinds }).notNull().default("llm"),
+    check: json("check").$type<CheckSpec>(),
+    /** Step level: the step kinds the metric judges; null judges every step. */
+    appliesTo: json("applies_to").$type<StepKind[]>(),
+    /** Metric ids of the same dataset evaluated before this one (their verdicts feed @METRIC.<name>). */
+    dependsOn: json("depends_on").$type<number[]>().notNull().default(sql`'[]'::json`),
+    skipRule: json("skip_rule").$type<SkipRule>(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [
+    index("pipeline_nodes_dataset_position_idx").on(t.datasetId, t.position),
+    index("pipeline_nodes_pipeline_idx").on(t.evaluationPipelineId),
+    index("pipeline_nodes_template_idx").on(t.templateId),
+  ],
+);
+
+export const pipelineExecutionsTable = pgTable(
+  "pipeline_executions",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    evaluationPipelineId: integer("evaluation_pipeline_id").references(() => evaluationPipelinesTable.id, {
+      onDelete: "cascade",
+    }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    /** Null for row and "all" scopes; set null if the metric is deleted so history survives. */
+    pipelineNodeId: integer("pipeline_node_id").references(() => pipelineNodesTable.id, { onDelete: "set null" }),
+    status: text("status", { enum: executionStatuses }).notNull().default("pending"),
+    startedAt: text("started_at"),
+    completedAt: text("completed_at"),
+    durationMs: integer("duration_ms"),
+    totalEvaluations: integer("total_evaluations").notNull().default(0),
+    successfulEvaluations: integer("successful_evaluations").notNull().default(0),
+    failedEvaluations: integer("failed_evaluations").notNull().default(0),
+    /** Cells of the run not evaluated: not applicable, dependency not met, or never run (interrupted, cancelled). */
+    skippedEvaluations: integer("skipped_evaluations").notNull().default(0),
+    errors: json("errors").notNull().default(sql`'[]'::json`),
+    meta: json("meta").notNull().default(sql`'{}'::json`),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("pipeline_executions_dataset_started_idx").on(t.datasetId, t.startedAt),
+    index("pipeline_executions_status_idx").on(t.status),
+    index("pipeline_executions_node_idx").on(t.pipelineNodeId),
+  ],
+);
+
+export const evaluationResultsTable = pgTable(
+  "evaluation_results",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    executionId: integer("execution_id")
+      .notNull()
+      .references(() => pipelineExecutionsTable.id, { onDelete: "cascade" }),
+    pipelineNodeId: integer("pipeline_node_id")
+      .notNull()
+      .references(() => pipelineNodesTable.id, { onDelete: "cascade" }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    entityType: text("entity_type", { enum: evaluationLevels }).notNull(),
+    entityId: integer("entity_id").notNull(),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references((): AnyPgColumn => conversationsTable.id, { onDelete: "cascade" }),
+    messageId: integer("message_id").references(() => messagesTable.id, { onDelete: "cascade" }),
+    stepId: integer("step_id").references(() => stepsTable.id, { onDelete: "cascade" }),
+    result: json("result"),
+    /** The numeric score used by aggregates (progress score, checkbox 1/0, number value, json score). */
+    score: doublePrecision("score"),
+    status: text("status", { enum: resultStatuses }).notNull(),
+    error: text("error"),
+    /** The judge's raw reply when it could not be parsed, kept so a user can see what went wrong. */
+    rawOutput: text("raw_output"),
+    executionTime: integer("execution_time").notNull().default(0),
+    modelName: text("model_name"),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    cached: boolean("cached").notNull().default(false),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("evaluation_results_execution_idx").on(t.executionId, t.id),
+    index("evaluation_results_latest_idx").on(t.pipelineNodeId, t.entityType, t.entityId, t.id),
+    index("evaluation_results_dataset_idx").on(t.datasetId),
+    index("evaluation_results_conversation_idx").on(t.conversationId),
+    check("evaluation_results_status_check", sql`${t.status} in ('completed', 'failed', 'skipped')`),
+  ],
+);
+
+export const judgeCacheTable = pgTable(
+  "judge_cache",
+  {
+    /** sha256 of everything that decides the answer: model, messages, output schema, settings. */
+    key: text("key").primaryKey(),
+    model: text("model").notNull(),
+    response: json("response").notNull(),
+    inputTokens: integer("input_tokens").notNull().default(0),
+    outputTokens: integer("output_tokens").notNull().default(0),
+    hits: integer("hits").notNull().default(0),
+    createdAt: createdAt(),
+    lastUsedAt: text("last_used_at").notNull().default(nowIso),
+  },
+  (t) => [index("judge_cache_last_used_idx").on(t.lastUsedAt)],
+);
+
+/**
+ * Human labels of cells. A relabel by the same user inserts a new row and stamps the previous one
+ * `superseded_at`, so the current label of a (metric, entity, user) is the one without it and the
+ * history stays readable.
+ */
+export const labelsTable = pgTable(
+  "labels",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    pipelineNodeId: integer("pipeline_node_id")
+      .notNull()
+      .references(() => pipelineNodesTable.id, { onDelete: "cascade" }),
+    entityType: text("entity_type", { enum: evaluationLevels }).notNull(),
+    entityId: integer("entity_id").notNull(),
+    conversationId: integer("conversation_id")
+      .notNull()
+      .references(() => conversationsTable.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+    /** The label as the metric's result would hold it: a boolean, a score, a string or an object. */
+    value: json("value"),
+    /** The same numeric reading as a result's score (checkbox 1/0, progress score, number value). */
+    score: doublePrecision("score"),
+    note: text("note"),
+    supersededAt: text("superseded_at"),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    index("labels_cell_user_idx").on(t.pipelineNodeId, t.entityType, t.entityId, t.userId, t.id),
+    index("labels_dataset_idx").on(t.datasetId, t.pipelineNodeId),
+  ],
+);
+
+/** Every saved version of a metric's judge definition, so two runs can say what changed between them. */
+export const metricPromptVersionsTable = pgTable(
+  "metric_prompt_versions",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    pipelineNodeId: integer("pipeline_node_id")
+      .notNull()
+      .references(() => pipelineNodesTable.id, { onDelete: "cascade" }),
+    version: integer("version").notNull(),
+    prompt: text("prompt").notNull(),
+    evaluationLevel: text("evaluation_level", { enum: evaluationLevels }).notNull(),
+    outputType: text("output_type", { enum: outputTypes }).notNull(),
+    outputSchema: json("output_schema"),
+    modelName: text("model_name"),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("metric_prompt_versions_node_version_idx").on(t.pipelineNodeId, t.version)],
+);
+
+export type DatasetRow = typeof datasetsTable.$inferSelect;
+export type ConversationRow = typeof conversationsTable.$inferSelect;
+export type MessageRow = typeof messagesTable.$inferSelect;
+export type StepRow = typeof stepsTable.$inferSelect;
+export type MetricTemplateRow = typeof metricTemplatesTable.$inferSelect;
+export type EvaluationPipelineRow = typeof evaluationPipelinesTable.$inferSelect;
+export type PipelineNodeRow = typeof pipelineNodesTable.$inferSelect;
+export type PipelineExecutionRow = typeof pipelineExecutionsTable.$inferSelect;
+export type EvaluationResultRow = typeof evaluationResultsTable.$inferSelect;
+export type JudgeCacheRow = typeof judgeCacheTable.$inferSelect;
+export type LabelRow = typeof labelsTable.$inferSelect;
+export type MetricPromptVersionRow = typeof metricPromptVersionsTable.$inferSelect;
+
+/**
+ * The first outcome of an import sent with an `Idempotency-Key` header, so a client that lost the
+ * response and retries gets that outcome again instead of a second dataset. Written in the import's
+ * own transaction when it succeeds. `fingerprint` is the sha256 of the file and form fields: the same
+ * key with another request is refused.
+ */
+export const importIdempotencyKeysTable = pgTable(
+  "import_idempotency_keys",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    userId: text("user_id").notNull(),
+    /** Which endpoint (and dataset) the key was used on. */
+    scope: text("scope").notNull(),
+    key: text("key").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+    status: integer("status").notNull(),
+    body: json("body").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [uniqueIndex("import_idempotency_keys_key_idx").on(t.userId, t.scope, t.key), index("import_idempotency_keys_created_idx").on(t.createdAt)],
+);
+
+/**
+ * Import mappings a user saved by name, to read the next file of the same shape with the same
+ * mapping (the `mapping_id` form field of the import endpoints). `mapping` is an ImportMapping,
+ * checked by its zod schema before it is stored. A name is unique per user: saving it again replaces.
+ */
+export const savedMappingsTable = pgTable(
+  "saved_mappings",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    userId: text("user_id").notNull(),
+    name: text("name").notNull(),
+    mapping: json("mapping").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("saved_mappings_user_name_idx").on(t.userId, t.name)],
+);
+
+export type SavedMappingRow = typeof savedMappingsTable.$inferSelect;
