@@ -13,6 +13,7 @@ export default defineConfig({
     include: ["{app,lib,db,components}/**/*.test.{ts,tsx}"],
     environment: "node",
     setupFiles: ["lib/testing/vitest-setup.ts"],
+    globalSetup: ["lib/testing/pg-global-setup.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",

@@ -21,6 +21,9 @@ export type OpenPg = { db: PgDb; pool: pg.Pool; url: string; close(): Promise<vo
 // global parsers because drizzle's queries fall back to them, not to a pool's own `types`.
 pg.types.setTypeParser(pg.types.builtins.INT8, (value: string) => Number(value));
 pg.types.setTypeParser(pg.types.builtins.NUMERIC, (value: string) => Number(value));
+// json columns come back as their text, as SQLite gives them: hand-written queries parse them the same
+// way on both stores, and drizzle's json columns parse text themselves.
+pg.types.setTypeParser(pg.types.builtins.JSON, (value: string) => value);
 
 /**
  * Key of the advisory lock migrators take, so processes starting at once against one database apply

@@ -1,15 +1,9 @@
 /** Datasets and their conversations, messages and steps: the only place these tables are queried. */
 import "server-only";
 import { asc, count, desc, eq, sql } from "drizzle-orm";
-import { getDb, statement } from "../client";
-import {
-  conversationsTable,
-  datasetsTable,
-  type ConversationRow,
-  type DatasetRow,
-  type MessageRow,
-  type StepRow,
-} from "../schema";
+import type { ConversationRow, DatasetRow, MessageRow, StepRow } from "../schema";
+import { changes, database, first, rawRows } from "../store";
+import { conversationsTable, datasetsTable } from "../tables";
 
 export type DatasetWithCounts = DatasetRow & {
   conversationCount: number;
@@ -27,41 +21,38 @@ const countsSelection = {
 const nowIso = () => new Date().toISOString();
 
 export async function createDataset(input: { name: string; description?: string | null; userId: string }): Promise<DatasetWithCounts> {
-  const row = getDb()
+  const db = await database();
+  const [row] = await db
     .insert(datasetsTable)
     .values({ name: input.name, description: input.description ?? null, userId: input.userId })
-    .returning()
-    .get();
+    .returning();
   return { ...row, conversationCount: 0, messageCount: 0, stepCount: 0 };
 }
 
 export async function getDataset({ id }: { id: number }): Promise<DatasetWithCounts | undefined> {
-  return getDb()
-    .select({ ...datasetColumns(), ...countsSelection })
-    .from(datasetsTable)
-    .where(eq(datasetsTable.id, id))
-    .get();
+  const db = await database();
+  return first(await db.select({ ...datasetColumns(), ...countsSelection }).from(datasetsTable).where(eq(datasetsTable.id, id)));
 }
 
 export async function datasetExists({ id }: { id: number }): Promise<boolean> {
-  return !!getDb().select({ id: datasetsTable.id }).from(datasetsTable).where(eq(datasetsTable.id, id)).get();
+  const db = await database();
+  return (await db.select({ id: datasetsTable.id }).from(datasetsTable).where(eq(datasetsTable.id, id))).length > 0;
 }
 
 export async function listDatasets(opts: { limit: number; offset: number; userId?: string }): Promise<{
   items: DatasetWithCounts[];
   total: number;
 }> {
-  const db = getDb();
+  const db = await database();
   const where = opts.userId ? eq(datasetsTable.userId, opts.userId) : undefined;
-  const items = db
+  const items = await db
     .select({ ...datasetColumns(), ...countsSelection })
     .from(datasetsTable)
     .where(where)
     .orderBy(desc(datasetsTable.createdAt), desc(datasetsTable.id))
     .limit(opts.limit)
-    .offset(opts.offset)
-    .all();
-  const total = db.select({ n: count() }).from(datasetsTable).where(where).get()?.n ?? 0;
+    .offset(opts.offset);
+  const total = first(await db.select({ n: count() }).from(datasetsTable).where(where))?.n ?? 0;
   return { items, total };
 }
 
@@ -72,14 +63,15 @@ export async function updateDataset(
   const values: Partial<typeof datasetsTable.$inferInsert> = { updatedAt: nowIso() };
   if (patch.name !== undefined) values.name = patch.name;
   if (patch.description !== undefined) values.description = patch.description;
-  const updated = getDb().update(datasetsTable).set(values).where(eq(datasetsTable.id, id)).returning().get();
-  return updated ? await getDataset({ id }) : undefined;
+  const db = await database();
+  const updated = await db.update(datasetsTable).set(values).where(eq(datasetsTable.id, id)).returning();
+  return updated.length ? await getDataset({ id }) : undefined;
 }
 
 /** Delete a dataset; foreign keys cascade to conversations, messages, steps, metrics, executions, results. */
 export async function deleteDataset({ id }: { id: number }): Promise<boolean> {
-  const result = getDb().delete(datasetsTable).where(eq(datasetsTable.id, id)).run();
-  return result.changes > 0;
+  const db = await database();
+  return changes(await db.delete(datasetsTable).where(eq(datasetsTable.id, id))) > 0;
 }
 
 export type ConversationWithCounts = ConversationRow & { messageCount: number; stepCount: number };
@@ -93,17 +85,16 @@ export async function listConversations(opts: { datasetId: number; limit: number
   items: ConversationWithCounts[];
   total: number;
 }> {
-  const db = getDb();
+  const db = await database();
   const where = eq(conversationsTable.datasetId, opts.datasetId);
-  const items = db
+  const items = await db
     .select({ ...conversationColumns(), ...conversationCounts })
     .from(conversationsTable)
     .where(where)
     .orderBy(asc(conversationsTable.position))
     .limit(opts.limit)
-    .offset(opts.offset)
-    .all();
-  const total = db.select({ n: count() }).from(conversationsTable).where(where).get()?.n ?? 0;
+    .offset(opts.offset);
+  const total = first(await db.select({ n: count() }).from(conversationsTable).where(where))?.n ?? 0;
   return { items, total };
 }
 
@@ -124,21 +115,24 @@ type RawStep = {
  * runner loads one per evaluated conversation, so the statements are prepared once.
  */
 export async function getConversationTree({ id }: { id: number }) {
-  const c = statement(
-    `select c.*, (select count(*) from messages m where m.conversation_id = c.id) as message_count,
-       (select count(*) from steps s where s.conversation_id = c.id) as step_count
-     from conversations c where c.id = ?`,
-  ).get(id) as RawConversation | undefined;
+  const c = first(
+    await rawRows<RawConversation>(
+      `select c.*, (select count(*) from messages m where m.conversation_id = c.id) as message_count,
+         (select count(*) from steps s where s.conversation_id = c.id) as step_count
+       from conversations c where c.id = ?`,
+      [id],
+    ),
+  );
   if (!c) return undefined;
   const conversation: ConversationWithCounts = {
     id: c.id, datasetId: c.dataset_id, position: c.position, name: c.name, description: c.description, meta: json(c.meta),
     agents: json(c.agents), goal: c.goal, goalGeneratedBy: c.goal_generated_by, createdAt: c.created_at,
     messageCount: c.message_count, stepCount: c.step_count,
   };
-  const messages = (statement("select * from messages where conversation_id = ? order by position").all(id) as RawMessage[]).map(
+  const messages = (await rawRows<RawMessage>("select * from messages where conversation_id = ? order by position", [id])).map(
     (m): MessageRow => ({ id: m.id, conversationId: m.conversation_id, datasetId: m.dataset_id, position: m.position, role: m.role, content: m.content, meta: json(m.meta), createdAt: m.created_at }),
   );
-  const steps = (statement("select * from steps where conversation_id = ? order by message_id, position").all(id) as RawStep[]).map(
+  const steps = (await rawRows<RawStep>("select * from steps where conversation_id = ? order by message_id, position", [id])).map(
     (s): StepRow => ({
       id: s.id, messageId: s.message_id, conversationId: s.conversation_id, datasetId: s.dataset_id, position: s.position, thinking: s.thinking,
       toolCall: json(s.tool_call), toolResult: json(s.tool_result), outputContent: s.output_content, outputStructured: json(s.output_structured),

@@ -10,7 +10,7 @@ import { createNode } from "./metrics";
 
 async function setup() {
   const dataset = await createDataset({ name: "insertResults", userId: "test" });
-  const fixture = insertConversationFixture(dataset.id);
+  const fixture = await insertConversationFixture(dataset.id);
   const node = await createNode(dataset.id, {
     name: "budget",
     evaluationLevel: "message",

@@ -1,20 +1,13 @@
 /** Executions and their evaluation results: the only place these tables are queried. */
 import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { getDb, statement } from "../client";
-import {
-  conversationsTable,
-  evaluationResultsTable,
-  messagesTable,
-  pipelineExecutionsTable,
-  stepsTable,
-  type EvaluationLevel,
-  type EvaluationResultRow,
-  type ExecutionStatus,
-  type PipelineExecutionRow,
-} from "../schema";
+import type { EvaluationLevel, EvaluationResultRow, ExecutionStatus, PipelineExecutionRow } from "../schema";
+import { database, first, onPostgres, raw, rawExec, rawRows, transaction } from "../store";
+import { conversationsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "../tables";
 
 const MAX_STORED_ERRORS = 1000;
+/** A LIMIT that lets every row through, on both stores (PostgreSQL refuses SQLite's -1). */
+const NO_LIMIT = 2 ** 31 - 1;
 
 export type NewExecution = {
   evaluationPipelineId: number | null;
@@ -25,15 +18,17 @@ export type NewExecution = {
 };
 
 export async function insertExecution(values: NewExecution): Promise<PipelineExecutionRow> {
-  return getDb()
+  const db = await database();
+  const [row] = await db
     .insert(pipelineExecutionsTable)
     .values({ ...values, status: "pending", errors: [] })
-    .returning()
-    .get();
+    .returning();
+  return row;
 }
 
 export async function getExecutionRow(id: number): Promise<PipelineExecutionRow | undefined> {
-  return getDb().select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, id)).get();
+  const db = await database();
+  return first(await db.select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, id)));
 }
 
 /**
@@ -52,10 +47,11 @@ export async function updateExecution(
   const set = final
     ? {
         ...values,
-        skippedEvaluations: sql`max(0, ${pipelineExecutionsTable.totalEvaluations} - ${pipelineExecutionsTable.successfulEvaluations} - ${pipelineExecutionsTable.failedEvaluations})`,
+        skippedEvaluations: sql`${sql.raw(onPostgres ? "greatest" : "max")}(0, ${pipelineExecutionsTable.totalEvaluations} - ${pipelineExecutionsTable.successfulEvaluations} - ${pipelineExecutionsTable.failedEvaluations})`,
       }
     : values;
-  return getDb().update(pipelineExecutionsTable).set(set).where(where).returning().get();
+  const db = await database();
+  return first(await db.update(pipelineExecutionsTable).set(set).where(where).returning());
 }
 
 export type NewResult = Omit<typeof evaluationResultsTable.$inferInsert, "id" | "createdAt">;
@@ -79,7 +75,7 @@ type RawResult = {
   model_name: string | null;
   input_tokens: number;
   output_tokens: number;
-  cached: number;
+  cached: number | boolean;
   created_at: string;
 };
 
@@ -103,7 +99,7 @@ function fromRaw(r: RawResult): EvaluationResultRow {
     modelName: r.model_name,
     inputTokens: r.input_tokens,
     outputTokens: r.output_tokens,
-    cached: r.cached === 1,
+    cached: Boolean(r.cached),
     createdAt: r.created_at,
   };
 }
@@ -113,7 +109,14 @@ const insertResultSql = `insert into evaluation_results (execution_id, pipeline_
   output_tokens, cached) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`;
 const countSuccessSql = "update pipeline_executions set successful_evaluations = successful_evaluations + 1 where id = ?";
 const countSkippedSql = "update pipeline_executions set skipped_evaluations = skipped_evaluations + 1 where id = ?";
-const countFailureSql = `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
+// Appends the error (JSON text) to the capped `errors` array. PostgreSQL splices the text, so the
+// stored array keeps each error's keys in the order written, as SQLite's json_insert does.
+const countFailureSql = onPostgres
+  ? `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
+  errors = case when json_array_length(errors) < ${MAX_STORED_ERRORS}
+    then (left(errors::text, -1) || case when json_array_length(errors) = 0 then '' else ',' end || ? || ']')::json else errors end
+  where id = ?`
+  : `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
   errors = case when json_array_length(errors) < ${MAX_STORED_ERRORS} then json_insert(errors, '$[#]', json(?)) else errors end
   where id = ?`;
 
@@ -123,9 +126,8 @@ const countFailureSql = `update pipeline_executions set failed_evaluations = fai
  * cell, so its statements are prepared once (see `statement`).
  */
 export async function insertResult(values: NewResult, errorMessage?: string): Promise<EvaluationResultRow> {
-  const sqlite = getDb().$client;
-  return sqlite.transaction(() => {
-    const raw = statement(insertResultSql).get(
+  return transaction(function* () {
+    const [saved] = yield* raw<RawResult>(insertResultSql, [
       values.executionId,
       values.pipelineNodeId,
       values.datasetId,
@@ -144,7 +146,7 @@ export async function insertResult(values: NewResult, errorMessage?: string): Pr
       values.inputTokens ?? 0,
       values.outputTokens ?? 0,
       values.cached ? 1 : 0,
-    ) as RawResult;
+    ]);
     if (values.status === "failed") {
       const error = {
         pipeline_node_id: values.pipelineNodeId,
@@ -152,14 +154,14 @@ export async function insertResult(values: NewResult, errorMessage?: string): Pr
         entity_id: values.entityId,
         message: errorMessage ?? values.error ?? "failed",
       };
-      statement(countFailureSql).run(JSON.stringify(error), values.executionId);
+      yield* rawExec(countFailureSql, [JSON.stringify(error), values.executionId]);
     } else if (values.status === "skipped") {
-      statement(countSkippedSql).run(values.executionId);
+      yield* rawExec(countSkippedSql, [values.executionId]);
     } else {
-      statement(countSuccessSql).run(values.executionId);
+      yield* rawExec(countSuccessSql, [values.executionId]);
     }
-    return fromRaw(raw);
-  })();
+    return fromRaw(saved);
+  });
 }
 
 const RESULT_COLUMNS = `execution_id, pipeline_node_id, dataset_id, entity_type, entity_id, conversation_id, message_id, step_id,
@@ -183,8 +185,7 @@ function insertManySql(rows: number): string {
  */
 export async function insertResults(executionId: number, values: NewResult[]): Promise<EvaluationResultRow[]> {
   if (values.length === 0) return [];
-  const sqlite = getDb().$client;
-  return sqlite.transaction(() => {
+  return transaction(function* () {
     const saved: EvaluationResultRow[] = [];
     let successes = 0;
     let skipped = 0;
@@ -215,8 +216,8 @@ export async function insertResults(executionId: number, values: NewResult[]): P
         );
       }
       // RETURNING's row order is not documented; ids are assigned in VALUES order, so sort by id.
-      const returned = (statement(insertManySql(chunk.length)).all(...params) as Array<{ id: number; created_at: string }>).sort((a, b) => a.id - b.id);
-      chunk.forEach((v, i) => {
+      const returned = (yield* raw<{ id: number; created_at: string }>(insertManySql(chunk.length), params)).sort((a, b) => a.id - b.id);
+      for (const [i, v] of chunk.entries()) {
         saved.push({
           id: returned[i].id,
           executionId: v.executionId,
@@ -241,14 +242,14 @@ export async function insertResults(executionId: number, values: NewResult[]): P
         });
         if (v.status === "failed") {
           const error = { pipeline_node_id: v.pipelineNodeId, entity_type: v.entityType, entity_id: v.entityId, message: v.error ?? "failed" };
-          statement(countFailureSql).run(JSON.stringify(error), executionId);
+          yield* rawExec(countFailureSql, [JSON.stringify(error), executionId]);
         } else if (v.status === "skipped") skipped++;
         else successes++;
-      });
+      }
     }
-    if (successes + skipped > 0) statement(countChunkSql).run(successes, skipped, executionId);
+    if (successes + skipped > 0) yield* rawExec(countChunkSql, [successes, skipped, executionId]);
     return saved;
-  })();
+  });
 }
 
 export async function listExecutionRows(opts: {
@@ -259,7 +260,7 @@ export async function listExecutionRows(opts: {
   offset: number;
   sort: "started_at" | "-started_at";
 }): Promise<{ items: PipelineExecutionRow[]; total: number }> {
-  const db = getDb();
+  const db = await database();
   const conditions: SQL[] = [eq(pipelineExecutionsTable.datasetId, opts.datasetId)];
   if (opts.status) conditions.push(eq(pipelineExecutionsTable.status, opts.status));
   if (opts.pipelineNodeId) conditions.push(eq(pipelineExecutionsTable.pipelineNodeId, opts.pipelineNodeId));
@@ -267,36 +268,41 @@ export async function listExecutionRows(opts: {
   // Pending executions have no started_at yet: order them by creation so paging is stable.
   const started = sql`coalesce(${pipelineExecutionsTable.startedAt}, ${pipelineExecutionsTable.createdAt})`;
   const order = opts.sort === "started_at" ? [asc(started), asc(pipelineExecutionsTable.id)] : [desc(started), desc(pipelineExecutionsTable.id)];
-  const items = db.select().from(pipelineExecutionsTable).where(where).orderBy(...order).limit(opts.limit).offset(opts.offset).all();
-  const total = db.select({ n: count() }).from(pipelineExecutionsTable).where(where).get()?.n ?? 0;
+  const items = await db.select().from(pipelineExecutionsTable).where(where).orderBy(...order).limit(opts.limit).offset(opts.offset);
+  const total = first(await db.select({ n: count() }).from(pipelineExecutionsTable).where(where))?.n ?? 0;
   return { items, total };
 }
 
 /** Executions a dead server left running. */
 export async function listActiveExecutionIds(): Promise<number[]> {
-  return getDb()
+  const db = await database();
+  const rows = await db
     .select({ id: pipelineExecutionsTable.id })
     .from(pipelineExecutionsTable)
-    .where(inArray(pipelineExecutionsTable.status, ["pending", "processing"]))
-    .all()
-    .map((r) => r.id);
+    .where(inArray(pipelineExecutionsTable.status, ["pending", "processing"]));
+  return rows.map((r) => r.id);
 }
 
 /** A page of an execution's results in the order they were saved (keyset paging on id). */
 export async function listResultRows(executionId: number, opts: { afterId?: number; limit?: number } = {}): Promise<EvaluationResultRow[]> {
   // Read for every results page, export page and SSE snapshot: a prepared statement.
-  const rows = statement(
-    "select * from evaluation_results where execution_id = ? and id > ? order by id limit ?",
-  ).all(executionId, opts.afterId ?? 0, opts.limit ?? -1) as RawResult[];
+  const rows = await rawRows<RawResult>("select * from evaluation_results where execution_id = ? and id > ? order by id limit ?", [
+    executionId,
+    opts.afterId ?? 0,
+    opts.limit ?? NO_LIMIT,
+  ]);
   return rows.map(fromRaw);
 }
 
 /** One offset page of an execution's results up to a snapshot id, and how many there are in all. */
 export async function listResultPage(executionId: number, uptoId: number, limit: number, offset: number): Promise<{ rows: EvaluationResultRow[]; total: number }> {
-  const rows = statement(
-    "select * from evaluation_results where execution_id = ? and id <= ? order by id limit ? offset ?",
-  ).all(executionId, uptoId, limit, offset) as RawResult[];
-  const total = (statement("select count(*) as n from evaluation_results where execution_id = ? and id <= ?").get(executionId, uptoId) as { n: number }).n;
+  const rows = await rawRows<RawResult>("select * from evaluation_results where execution_id = ? and id <= ? order by id limit ? offset ?", [
+    executionId,
+    uptoId,
+    limit,
+    offset,
+  ]);
+  const total = (await rawRows<{ n: number }>("select count(*) as n from evaluation_results where execution_id = ? and id <= ?", [executionId, uptoId]))[0].n;
   return { rows: rows.map(fromRaw), total };
 }
 
@@ -304,13 +310,15 @@ export type CellKey = { pipelineNodeId: number; entityType: EvaluationLevel; ent
 
 /** The latest result status of every cell of a dataset that has one, keyed `node:type:entity`. */
 export async function latestStatusByCell(datasetId: number): Promise<Map<string, "completed" | "failed">> {
-  const rows = getDb().all<{ node: number; type: EvaluationLevel; entity: number; status: "completed" | "failed" }>(sql`
-    select r.pipeline_node_id as node, r.entity_type as type, r.entity_id as entity, r.status as status
+  const rows = await rawRows<{ node: number; type: EvaluationLevel; entity: number; status: "completed" | "failed" }>(
+    `select r.pipeline_node_id as node, r.entity_type as type, r.entity_id as entity, r.status as status
     from evaluation_results r
     join (
-      select max(id) as id from evaluation_results where dataset_id = ${datasetId}
+      select max(id) as id from evaluation_results where dataset_id = ?
       group by pipeline_node_id, entity_type, entity_id
-    ) latest on latest.id = r.id`);
+    ) latest on latest.id = r.id`,
+    [datasetId],
+  );
   return new Map(rows.map((r) => [`${r.node}:${r.type}:${r.entity}`, r.status]));
 }
 
@@ -321,7 +329,7 @@ export async function latestStatusByCell(datasetId: number): Promise<Map<string,
  */
 export async function latestResultsFor(nodeIds: number[], entityType: EvaluationLevel, entityIds: number[]): Promise<EvaluationResultRow[]> {
   if (entityIds.length === 0 || nodeIds.length === 0) return [];
-  const db = getDb();
+  const db = await database();
   const latest = db
     // Not aliased "id": drizzle renders the join column bare, which would be ambiguous with the table's id.
     .select({ id: sql<number>`max(${evaluationResultsTable.id})`.as("latest_id") })
@@ -335,37 +343,31 @@ export async function latestResultsFor(nodeIds: number[], entityType: Evaluation
     )
     .groupBy(evaluationResultsTable.pipelineNodeId, evaluationResultsTable.entityId)
     .as("latest");
-  return db
-    .select({ r: evaluationResultsTable })
-    .from(evaluationResultsTable)
-    .innerJoin(latest, eq(latest.id, evaluationResultsTable.id))
-    .all()
-    .map((x) => x.r);
+  const rows = await db.select({ r: evaluationResultsTable }).from(evaluationResultsTable).innerJoin(latest, eq(latest.id, evaluationResultsTable.id));
+  return rows.map((x) => x.r);
 }
 
 /** Light rows of every evaluable entity of a dataset (or one conversation), in grid order. */
 export async function listEntities(datasetId: number, conversationId?: number) {
-  const db = getDb();
+  const db = await database();
   const convWhere = conversationId
     ? and(eq(conversationsTable.datasetId, datasetId), eq(conversationsTable.id, conversationId))
     : eq(conversationsTable.datasetId, datasetId);
-  const conversations = db
+  const conversations = await db
     .select({ id: conversationsTable.id, position: conversationsTable.position })
     .from(conversationsTable)
     .where(convWhere)
-    .orderBy(asc(conversationsTable.position))
-    .all();
+    .orderBy(asc(conversationsTable.position));
   const msgWhere = conversationId
     ? eq(messagesTable.conversationId, conversationId)
     : eq(messagesTable.datasetId, datasetId);
-  const messages = db
+  const messages = await db
     .select({ id: messagesTable.id, conversationId: messagesTable.conversationId, position: messagesTable.position, role: messagesTable.role })
     .from(messagesTable)
     .where(msgWhere)
-    .orderBy(asc(messagesTable.conversationId), asc(messagesTable.position))
-    .all();
+    .orderBy(asc(messagesTable.conversationId), asc(messagesTable.position));
   const stepWhere = conversationId ? eq(stepsTable.conversationId, conversationId) : eq(stepsTable.datasetId, datasetId);
-  const steps = db
+  const steps = await db
     .select({
       id: stepsTable.id,
       messageId: stepsTable.messageId,
@@ -373,14 +375,13 @@ export async function listEntities(datasetId: number, conversationId?: number) {
       position: stepsTable.position,
       // What the step carries, for the metrics' applies_to (same rule as the grid's step labels).
       hasThinking: sql<boolean>`(${stepsTable.thinking} is not null and ${stepsTable.thinking} <> '')`.mapWith(Boolean),
-      hasToolCall: sql<boolean>`(${stepsTable.toolCall} is not null and ${stepsTable.toolCall} <> 'null')`.mapWith(Boolean),
-      hasToolResult: sql<boolean>`(${stepsTable.toolResult} is not null and ${stepsTable.toolResult} <> 'null')`.mapWith(Boolean),
+      hasToolCall: sql<boolean>`(${stepsTable.toolCall} is not null and cast(${stepsTable.toolCall} as text) <> 'null')`.mapWith(Boolean),
+      hasToolResult: sql<boolean>`(${stepsTable.toolResult} is not null and cast(${stepsTable.toolResult} as text) <> 'null')`.mapWith(Boolean),
       hasOutput: sql<boolean>`(${stepsTable.outputContent} is not null and ${stepsTable.outputContent} <> '')`.mapWith(Boolean),
     })
     .from(stepsTable)
     .where(stepWhere)
-    .orderBy(asc(stepsTable.messageId), asc(stepsTable.position))
-    .all();
+    .orderBy(asc(stepsTable.messageId), asc(stepsTable.position));
   return { conversations, messages, steps };
 }
 
@@ -390,18 +391,18 @@ export async function locateEntityInDataset(
   entityType: EvaluationLevel,
   entityId: number,
 ): Promise<{ conversationId: number; messageId: number | null; stepId: number | null; role: string | null } | undefined> {
-  const db = getDb();
+  const db = await database();
   if (entityType === "conversation") {
-    const c = db.select({ id: conversationsTable.id }).from(conversationsTable)
-      .where(and(eq(conversationsTable.id, entityId), eq(conversationsTable.datasetId, datasetId))).get();
+    const [c] = await db.select({ id: conversationsTable.id }).from(conversationsTable)
+      .where(and(eq(conversationsTable.id, entityId), eq(conversationsTable.datasetId, datasetId)));
     return c ? { conversationId: c.id, messageId: null, stepId: null, role: null } : undefined;
   }
   if (entityType === "message") {
-    const m = db.select({ id: messagesTable.id, conversationId: messagesTable.conversationId, role: messagesTable.role }).from(messagesTable)
-      .where(and(eq(messagesTable.id, entityId), eq(messagesTable.datasetId, datasetId))).get();
+    const [m] = await db.select({ id: messagesTable.id, conversationId: messagesTable.conversationId, role: messagesTable.role }).from(messagesTable)
+      .where(and(eq(messagesTable.id, entityId), eq(messagesTable.datasetId, datasetId)));
     return m ? { conversationId: m.conversationId, messageId: m.id, stepId: null, role: m.role } : undefined;
   }
-  const s = db.select({ id: stepsTable.id, conversationId: stepsTable.conversationId, messageId: stepsTable.messageId }).from(stepsTable)
-    .where(and(eq(stepsTable.id, entityId), eq(stepsTable.datasetId, datasetId))).get();
+  const [s] = await db.select({ id: stepsTable.id, conversationId: stepsTable.conversationId, messageId: stepsTable.messageId }).from(stepsTable)
+    .where(and(eq(stepsTable.id, entityId), eq(stepsTable.datasetId, datasetId)));
   return s ? { conversationId: s.conversationId, messageId: s.messageId, stepId: s.id, role: null } : undefined;
 }

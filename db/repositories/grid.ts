@@ -6,8 +6,10 @@
 import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { getDb } from "../client";
-import { conversationsTable, evaluationResultsTable, messagesTable, pipelineNodesTable, stepsTable, type EvaluationLevel } from "../schema";
+import type { EvaluationLevel } from "../schema";
+import { database, first, sqlRows } from "../store";
+import { conversationsTable, evaluationResultsTable, messagesTable, pipelineNodesTable, stepsTable } from "../tables";
+import { jsonFieldText, jsonFieldValue, objectKeysSql, toolNameSql } from "./json-fields";
 
 export type CompareOp = "==" | "!=" | ">=" | ">" | "<=" | "<";
 
@@ -24,10 +26,6 @@ export type GridExtras = { metaPaths: string[]; conditions: GridCondition[]; sor
 
 export type PageOpts = { datasetId: number; conversationId?: number; limit: number; offset: number; extras?: GridExtras };
 
-/** `reward.total` → `$."reward"."total"`, the SQLite JSON path of a conversation meta key. */
-export function metaJsonPath(key: string): string {
-  return "$" + key.split(".").map((k) => `."${k.replace(/"/g, "")}"`).join("");
-}
 
 const sqlOp = (op: CompareOp) => sql.raw(op === "==" ? "=" : op);
 
@@ -43,14 +41,14 @@ function extrasSql(level: EvaluationLevel, entityId: SQLiteColumn, extras: GridE
     sql`(select ${column} from ${r} where ${r.pipelineNodeId} = ${nodeId} and ${r.entityType} = ${level} and ${r.entityId} = ${entityId} order by ${r.id} desc limit 1)`;
   // The latest result's score, null when that result failed.
   const latestScore = (nodeId: number) => latest(nodeId, sql`case when ${r.status} = 'completed' then ${r.score} end`);
-  const field = (path: string) => sql`(${meta} ->> ${metaJsonPath(path)})`;
+  const field = (path: string, numeric: boolean) => jsonFieldValue(meta, path.split("."), numeric);
   const select: Record<string, SQL<string | null>> = {};
   extras?.metaPaths.forEach((path, i) => {
-    select[`meta_${i}`] = sql<string | null>`(${meta} -> ${metaJsonPath(path)})`;
+    select[`meta_${i}`] = jsonFieldText(meta, path.split("."));
   });
   const where: SQL[] = [];
   for (const c of extras?.conditions ?? []) {
-    if (c.kind === "meta") where.push(sql`${field(c.path)} ${sqlOp(c.op)} ${c.value}`);
+    if (c.kind === "meta") where.push(sql`${field(c.path, typeof c.value === "number")} ${sqlOp(c.op)} ${c.value}`);
     else if (c.kind === "score") where.push(sql`${latestScore(c.nodeId)} ${sqlOp(c.op)} ${c.value}`);
     else {
       const holds =
@@ -59,15 +57,15 @@ function extrasSql(level: EvaluationLevel, entityId: SQLiteColumn, extras: GridE
           : c.verdict === "failed"
             ? sql`${latest(c.nodeId, sql`${r.status}`)} = 'failed'`
             : sql`${latestScore(c.nodeId)} = ${c.verdict === "pass" ? 1 : 0}`;
-      where.push(c.negate ? sql`not coalesce(${holds}, 0)` : holds);
+      where.push(c.negate ? sql`not coalesce(${holds}, false)` : holds);
     }
   }
   const order: SQL[] = [];
   const s = extras?.sort;
   if (s) {
-    const key = s.kind === "meta" ? field(s.path) : latestScore(s.nodeId);
-    // Rows without a value come last either way.
-    order.push(sql`${key} is null`, s.descending ? desc(key) : asc(key));
+    // Numbers before text, as SQLite orders mixed values; rows without a value come last either way.
+    const keys = s.kind === "meta" ? [field(s.path, true), field(s.path, false)] : [latestScore(s.nodeId)];
+    order.push(sql`${keys[keys.length - 1]} is null`, ...keys.map((key) => (s.descending ? desc(key) : asc(key))));
   }
   return { select, where, order };
 }
@@ -87,21 +85,20 @@ const metaOf = <T extends Record<string, unknown>>(row: T, n: number): MetaColum
 };
 
 export async function listConversationPage(opts: PageOpts): Promise<{ items: ConversationGridRow[]; total: number }> {
-  const db = getDb();
+  const db = await database();
   const c = conversationsTable;
   const x = extrasSql("conversation", c.id, opts.extras);
   const where = and(eq(c.datasetId, opts.datasetId), opts.conversationId ? eq(c.id, opts.conversationId) : undefined, ...x.where);
   const n = opts.extras?.metaPaths.length ?? 0;
-  const items = db
+  const items = (await db
     .select({ id: c.id, position: c.position, name: c.name, ...x.select })
     .from(c)
     .where(where)
     .orderBy(...x.order, asc(c.position))
     .limit(opts.limit)
-    .offset(opts.offset)
-    .all()
+    .offset(opts.offset))
     .map((row) => ({ id: row.id, position: row.position, name: row.name, meta: metaOf(row, n) }));
-  const total = db.select({ n: count() }).from(c).where(where).get()?.n ?? 0;
+  const total = first(await db.select({ n: count() }).from(c).where(where))?.n ?? 0;
   return { items, total };
 }
 
@@ -116,7 +113,7 @@ export type MessageGridRow = {
 
 /** Assistant messages only: message-level metrics evaluate those. */
 export async function listAssistantMessagePage(opts: PageOpts): Promise<{ items: MessageGridRow[]; total: number }> {
-  const db = getDb();
+  const db = await database();
   const m = messagesTable;
   const x = extrasSql("message", m.id, opts.extras);
   const n = opts.extras?.metaPaths.length ?? 0;
@@ -126,7 +123,7 @@ export async function listAssistantMessagePage(opts: PageOpts): Promise<{ items:
     opts.conversationId ? eq(m.conversationId, opts.conversationId) : undefined,
     ...x.where,
   );
-  const items = db
+  const items = (await db
     .select({
       id: m.id,
       conversationId: m.conversationId,
@@ -140,11 +137,10 @@ export async function listAssistantMessagePage(opts: PageOpts): Promise<{ items:
     .where(where)
     .orderBy(...x.order, asc(conversationsTable.position), asc(m.position))
     .limit(opts.limit)
-    .offset(opts.offset)
-    .all()
+    .offset(opts.offset))
     .map(({ id, conversationId, position, role, snippet, ...rest }) => ({ id, conversationId, position, role, snippet, meta: metaOf(rest, n) }));
   const total =
-    db.select({ n: count() }).from(m).innerJoin(conversationsTable, eq(conversationsTable.id, m.conversationId)).where(where).get()?.n ?? 0;
+    first(await db.select({ n: count() }).from(m).innerJoin(conversationsTable, eq(conversationsTable.id, m.conversationId)).where(where))?.n ?? 0;
   return { items, total };
 }
 
@@ -166,12 +162,12 @@ const present = (column: SQLiteColumn) =>
   sql<boolean>`(${column} is not null and ${column} <> '')`.mapWith(Boolean);
 
 export async function listStepPage(opts: PageOpts): Promise<{ items: StepGridRow[]; total: number }> {
-  const db = getDb();
+  const db = await database();
   const s = stepsTable;
   const x = extrasSql("step", s.id, opts.extras);
   const n = opts.extras?.metaPaths.length ?? 0;
   const where = and(eq(s.datasetId, opts.datasetId), opts.conversationId ? eq(s.conversationId, opts.conversationId) : undefined, ...x.where);
-  const items = db
+  const items = (await db
     .select({
       id: s.id,
       messageId: s.messageId,
@@ -179,12 +175,11 @@ export async function listStepPage(opts: PageOpts): Promise<{ items: StepGridRow
       position: s.position,
       role: messagesTable.role,
       hasThinking: present(s.thinking),
-      hasToolCall: sql<boolean>`(${s.toolCall} is not null and ${s.toolCall} <> 'null')`.mapWith(Boolean),
-      hasToolResult: sql<boolean>`(${s.toolResult} is not null and ${s.toolResult} <> 'null')`.mapWith(Boolean),
+      hasToolCall: sql<boolean>`(${s.toolCall} is not null and cast(${s.toolCall} as text) <> 'null')`.mapWith(Boolean),
+      hasToolResult: sql<boolean>`(${s.toolResult} is not null and cast(${s.toolResult} as text) <> 'null')`.mapWith(Boolean),
       hasOutput: present(s.outputContent),
       // Tool calls are `{name, arguments}` objects; anything else has no name to show.
-      toolName: sql<string | null>`case when json_valid(${s.toolCall}) and json_type(${s.toolCall}) = 'object'
-        then cast(json_extract(${s.toolCall}, '$.name') as text) end`,
+      toolName: toolNameSql(s.toolCall),
       ...x.select,
     })
     .from(s)
@@ -193,24 +188,23 @@ export async function listStepPage(opts: PageOpts): Promise<{ items: StepGridRow
     .where(where)
     .orderBy(...x.order, asc(conversationsTable.position), asc(messagesTable.position), asc(s.position))
     .limit(opts.limit)
-    .offset(opts.offset)
-    .all()
+    .offset(opts.offset))
     .map((row) => {
       const { id, messageId, conversationId, position, role, hasThinking, hasToolCall, hasToolResult, hasOutput, toolName } = row;
       return { id, messageId, conversationId, position, role, hasThinking, hasToolCall, hasToolResult, hasOutput, toolName, meta: metaOf(row, n) };
     });
-  const total = db.select({ n: count() }).from(s).innerJoin(conversationsTable, eq(conversationsTable.id, s.conversationId)).where(where).get()?.n ?? 0;
+  const total = first(await db.select({ n: count() }).from(s).innerJoin(conversationsTable, eq(conversationsTable.id, s.conversationId)).where(where))?.n ?? 0;
   return { items, total };
 }
 
 /** Ids of a dataset's metrics at one level: the grid's columns for that level. */
 export async function listNodeIdsAtLevel(datasetId: number, level: EvaluationLevel): Promise<number[]> {
-  return getDb()
+  const db = await database();
+  const rows = await db
     .select({ id: pipelineNodesTable.id })
     .from(pipelineNodesTable)
-    .where(and(eq(pipelineNodesTable.datasetId, datasetId), eq(pipelineNodesTable.evaluationLevel, level)))
-    .all()
-    .map((r) => r.id);
+    .where(and(eq(pipelineNodesTable.datasetId, datasetId), eq(pipelineNodesTable.evaluationLevel, level)));
+  return rows.map((r) => r.id);
 }
 
 /**
@@ -218,13 +212,7 @@ export async function listNodeIdsAtLevel(datasetId: number, level: EvaluationLev
  * One query; conversations whose meta is not an object add none.
  */
 export async function listConversationMetaKeys(datasetId: number): Promise<string[]> {
-  return getDb()
-    .all<{ key: string }>(
-      sql`select distinct j.key as key from ${conversationsTable} c, json_each(c.meta) j
-          where c.dataset_id = ${datasetId} and c.meta is not null and json_valid(c.meta) and json_type(c.meta) = 'object'
-          order by j.key`,
-    )
-    .map((r) => r.key);
+  return (await sqlRows<{ key: string }>(objectKeysSql(datasetId))).map((r) => r.key);
 }
 
 export type ConversationInfoRow = { id: number; name: string | null; position: number; meta: unknown };
@@ -233,9 +221,6 @@ export type ConversationInfoRow = { id: number; name: string | null; position: n
 export async function listConversationInfo(ids: number[]): Promise<ConversationInfoRow[]> {
   if (ids.length === 0) return [];
   const c = conversationsTable;
-  return getDb()
-    .select({ id: c.id, name: c.name, position: c.position, meta: c.meta })
-    .from(c)
-    .where(inArray(c.id, ids))
-    .all();
+  const db = await database();
+  return db.select({ id: c.id, name: c.name, position: c.position, meta: c.meta }).from(c).where(inArray(c.id, ids));
 }

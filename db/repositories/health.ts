@@ -1,11 +1,10 @@
 import "server-only";
-import { sql } from "drizzle-orm";
-import { getDb } from "../client";
+import { rawRows } from "../store";
 
 /** True when the database opens and answers a query. */
 export async function pingDatabase(): Promise<boolean> {
   try {
-    return getDb().get<{ ok: number }>(sql`select 1 as ok`)?.ok === 1;
+    return (await rawRows<{ ok: number }>("select 1 as ok"))[0]?.ok === 1;
   } catch {
     return false;
   }

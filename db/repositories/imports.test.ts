@@ -1,12 +1,11 @@
-import { sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { getDb } from "../client";
+import { countTable } from "@/lib/testing/seed";
+import { rawRows } from "../store";
 import { createDataset } from "./datasets";
 import { insertConversationsBulk, type BulkConversation } from "./imports";
 
-function counts() {
-  const n = (table: string) => getDb().get<{ n: number }>(sql.raw(`select count(*) as n from ${table}`)).n;
-  return { datasets: n("datasets"), conversations: n("conversations"), messages: n("messages"), steps: n("steps") };
+async function counts() {
+  return { datasets: await countTable("datasets"), conversations: await countTable("conversations"), messages: await countTable("messages"), steps: await countTable("steps") };
 }
 
 const conversation = (meta: unknown = { k: 1 }): BulkConversation => ({
@@ -27,18 +26,18 @@ const conversation = (meta: unknown = { k: 1 }): BulkConversation => ({
 
 describe("insertConversationsBulk", () => {
   it("rolls back everything, dataset included, when a row fails half-way through", async () => {
-    const before = counts();
+    const before = await counts();
     // A BigInt cannot be serialised: the second conversation throws after the first was inserted.
     await expect(
       insertConversationsBulk({ create: { name: "half", description: null, userId: "u" } }, [conversation(), conversation({ n: 1n })]),
     ).rejects.toThrow();
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 
   it("inserts nothing into a dataset that does not exist", async () => {
-    const before = counts();
+    const before = await counts();
     expect(await insertConversationsBulk({ datasetId: 987654 }, [conversation()])).toEqual({ ok: false, reason: "dataset_not_found" });
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 
   it("returns the counts it wrote and stores JSON exactly", async () => {
@@ -46,7 +45,7 @@ describe("insertConversationsBulk", () => {
     const meta = { nested: { a: [1, "2", null] }, "weird key": true };
     const result = await insertConversationsBulk({ datasetId: dataset.id }, [conversation(meta), conversation()]);
     expect(result).toEqual({ ok: true, datasetId: dataset.id, created: false, conversations: 2, messages: 4, steps: 2, at: expect.any(String) });
-    const row = getDb().$client.prepare("select meta, position from conversations where dataset_id = ? order by position").all(dataset.id) as Array<{ meta: string; position: number }>;
+    const row = await rawRows<{ meta: string; position: number }>("select meta, position from conversations where dataset_id = ? order by position", [dataset.id]);
     expect(row.map((r) => r.position)).toEqual([0, 1]);
     expect(JSON.parse(row[0].meta)).toEqual(meta);
   });

@@ -1,8 +1,9 @@
 /** Human labels of cells: the only place the labels table is queried. */
 import "server-only";
 import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
-import { getDb } from "../client";
-import { labelsTable, type EvaluationLevel, type LabelRow } from "../schema";
+import type { EvaluationLevel, LabelRow } from "../schema";
+import { database, first, lockRow, rows, run, transaction } from "../store";
+import { labelsTable } from "../tables";
 
 export type NewLabel = Omit<typeof labelsTable.$inferInsert, "id" | "createdAt" | "supersededAt">;
 
@@ -10,8 +11,12 @@ const nowIso = () => new Date().toISOString();
 
 /** Save a label; the same user's current label of that cell, if any, becomes history in the same transaction. */
 export async function insertLabel(values: NewLabel): Promise<LabelRow> {
-  return getDb().transaction((tx) => {
-    tx.update(labelsTable)
+  return transaction(function* (tx) {
+    // One current label per user and cell, even when two saves of it race (PostgreSQL).
+    yield* lockRow("pipeline_nodes", values.pipelineNodeId);
+    yield* run(
+      tx
+      .update(labelsTable)
       .set({ supersededAt: nowIso() })
       .where(
         and(
@@ -21,9 +26,10 @@ export async function insertLabel(values: NewLabel): Promise<LabelRow> {
           eq(labelsTable.userId, values.userId),
           isNull(labelsTable.supersededAt),
         ),
-      )
-      .run();
-    return tx.insert(labelsTable).values(values).returning().get();
+      ),
+    );
+    const [row] = yield* rows(tx.insert(labelsTable).values(values).returning());
+    return row;
   });
 }
 
@@ -47,15 +53,16 @@ function where(f: LabelFilter): SQL | undefined {
 
 /** Labels newest first, one page, and how many match. */
 export async function listLabelRows(f: LabelFilter & { limit: number; offset: number }): Promise<{ items: LabelRow[]; total: number }> {
-  const db = getDb();
-  const items = db.select().from(labelsTable).where(where(f)).orderBy(desc(labelsTable.id)).limit(f.limit).offset(f.offset).all();
-  const total = db.select({ n: count() }).from(labelsTable).where(where(f)).get()?.n ?? 0;
+  const db = await database();
+  const items = await db.select().from(labelsTable).where(where(f)).orderBy(desc(labelsTable.id)).limit(f.limit).offset(f.offset);
+  const total = first(await db.select({ n: count() }).from(labelsTable).where(where(f)))?.n ?? 0;
   return { items, total };
 }
 
 /** Every current label of a metric (optionally of one user), newest first. */
 export async function currentLabelRows(pipelineNodeId: number, userId?: string): Promise<LabelRow[]> {
-  return getDb()
+  const db = await database();
+  return db
     .select()
     .from(labelsTable)
     .where(
@@ -65,14 +72,15 @@ export async function currentLabelRows(pipelineNodeId: number, userId?: string):
         userId !== undefined ? eq(labelsTable.userId, userId) : undefined,
       ),
     )
-    .orderBy(desc(labelsTable.id))
-    .all();
+    .orderBy(desc(labelsTable.id));
 }
 
 export async function getLabelRow(id: number): Promise<LabelRow | undefined> {
-  return getDb().select().from(labelsTable).where(eq(labelsTable.id, id)).get();
+  const db = await database();
+  return first(await db.select().from(labelsTable).where(eq(labelsTable.id, id)));
 }
 
 export async function deleteLabelRow(id: number): Promise<boolean> {
-  return getDb().delete(labelsTable).where(eq(labelsTable.id, id)).returning({ id: labelsTable.id }).get() !== undefined;
+  const db = await database();
+  return (await db.delete(labelsTable).where(eq(labelsTable.id, id)).returning({ id: labelsTable.id })).length > 0;
 }

@@ -1,8 +1,9 @@
 /** The version history of metrics' judge definitions (prompt, level, output, model). */
 import "server-only";
 import { and, asc, desc, eq, inArray, lte, sql } from "drizzle-orm";
-import { getDb } from "../client";
-import { metricPromptVersionsTable, type MetricPromptVersionRow, type PipelineNodeRow } from "../schema";
+import type { MetricPromptVersionRow, PipelineNodeRow } from "../schema";
+import { database, rows, transaction } from "../store";
+import { metricPromptVersionsTable } from "../tables";
 
 type Definition = Pick<PipelineNodeRow, "id" | "prompt" | "evaluationLevel" | "outputType" | "outputSchema" | "modelName">;
 
@@ -13,14 +14,15 @@ const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stri
  * is). Returns the version in effect.
  */
 export async function recordPromptVersion(node: Definition): Promise<MetricPromptVersionRow> {
-  return getDb().transaction((tx) => {
-    const last = tx
-      .select()
-      .from(metricPromptVersionsTable)
-      .where(eq(metricPromptVersionsTable.pipelineNodeId, node.id))
-      .orderBy(desc(metricPromptVersionsTable.version))
-      .limit(1)
-      .get();
+  return transaction(function* (tx) {
+    const [last] = yield* rows(
+      tx
+        .select()
+        .from(metricPromptVersionsTable)
+        .where(eq(metricPromptVersionsTable.pipelineNodeId, node.id))
+        .orderBy(desc(metricPromptVersionsTable.version))
+        .limit(1),
+    );
     if (
       last &&
       last.prompt === node.prompt &&
@@ -31,7 +33,8 @@ export async function recordPromptVersion(node: Definition): Promise<MetricPromp
     ) {
       return last;
     }
-    return tx
+    const [inserted] = yield* rows(
+      tx
       .insert(metricPromptVersionsTable)
       .values({
         pipelineNodeId: node.id,
@@ -42,31 +45,33 @@ export async function recordPromptVersion(node: Definition): Promise<MetricPromp
         outputSchema: node.outputSchema ?? null,
         modelName: node.modelName,
       })
-      .returning()
-      .get();
+      .returning(),
+    );
+    return inserted;
   });
 }
 
 /** A metric's versions, oldest first. */
 export async function listPromptVersions(pipelineNodeId: number): Promise<MetricPromptVersionRow[]> {
-  return getDb()
+  const db = await database();
+  return db
     .select()
     .from(metricPromptVersionsTable)
     .where(eq(metricPromptVersionsTable.pipelineNodeId, pipelineNodeId))
-    .orderBy(asc(metricPromptVersionsTable.version))
-    .all();
+    .orderBy(asc(metricPromptVersionsTable.version));
 }
 
 /** For each metric, the version in effect at `at` (the last one recorded at or before it). */
 export async function promptVersionsAt(pipelineNodeIds: number[], at: string): Promise<Map<number, MetricPromptVersionRow>> {
   if (pipelineNodeIds.length === 0) return new Map();
   const v = metricPromptVersionsTable;
-  const latest = getDb()
+  const db = await database();
+  const latest = db
     .select({ id: sql<number>`max(${v.id})`.as("version_id") })
     .from(v)
     .where(and(inArray(v.pipelineNodeId, pipelineNodeIds), lte(v.createdAt, at)))
     .groupBy(v.pipelineNodeId)
     .as("latest");
-  const rows = getDb().select({ v }).from(v).innerJoin(latest, eq(latest.id, v.id)).all();
-  return new Map(rows.map((r) => [r.v.pipelineNodeId, r.v]));
+  const found = await db.select({ v }).from(v).innerJoin(latest, eq(latest.id, v.id));
+  return new Map(found.map((r) => [r.v.pipelineNodeId, r.v]));
 }

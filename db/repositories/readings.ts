@@ -4,15 +4,10 @@
  */
 import "server-only";
 import { and, eq, sql } from "drizzle-orm";
-import { getDb } from "../client";
-import {
-  conversationsTable,
-  evaluationResultsTable,
-  messagesTable,
-  stepsTable,
-  type EvaluationLevel,
-  type ResultStatus,
-} from "../schema";
+import type { EvaluationLevel, ResultStatus } from "../schema";
+import { database } from "../store";
+import { conversationsTable, evaluationResultsTable, messagesTable, stepsTable } from "../tables";
+import { fromJsonField, jsonField } from "./json-fields";
 
 export type ResultReadingRow = {
   entityType: EvaluationLevel;
@@ -37,26 +32,26 @@ const readingColumns = {
 
 /** The last result of each cell of one metric within one execution. */
 export async function executionReadingRows(executionId: number, pipelineNodeId: number): Promise<ResultReadingRow[]> {
-  const db = getDb();
+  const db = await database();
   const latest = db
     .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
     .from(r)
     .where(and(eq(r.executionId, executionId), eq(r.pipelineNodeId, pipelineNodeId)))
     .groupBy(r.entityType, r.entityId)
     .as("latest");
-  return db.select(readingColumns).from(r).innerJoin(latest, eq(latest.id, r.id)).all();
+  return db.select(readingColumns).from(r).innerJoin(latest, eq(latest.id, r.id));
 }
 
 /** The latest result of each cell of one metric across executions: what the grid shows. */
 export async function latestReadingRows(pipelineNodeId: number, entityType: EvaluationLevel): Promise<ResultReadingRow[]> {
-  const db = getDb();
+  const db = await database();
   const latest = db
     .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
     .from(r)
     .where(and(eq(r.pipelineNodeId, pipelineNodeId), eq(r.entityType, entityType)))
     .groupBy(r.entityId)
     .as("latest");
-  return db.select(readingColumns).from(r).innerJoin(latest, eq(latest.id, r.id)).all();
+  return db.select(readingColumns).from(r).innerJoin(latest, eq(latest.id, r.id));
 }
 
 export type MetaReadingRow = {
@@ -68,31 +63,25 @@ export type MetaReadingRow = {
   jsonType: string | null;
 };
 
-/** `meta.a.b` → `$."a"."b"`, the SQLite JSON path of that field. */
-export function jsonPathOf(metaPath: string): string {
-  return "$" + metaPath.split(".").slice(1).map((k) => `."${k.replace(/"/g, "")}"`).join("");
-}
 
 /**
  * A meta field for every entity of a metric level in a dataset (assistant messages for the message
  * level), read from the entity's conversation or (message and step levels) its message.
  */
 export async function metaReadingRows(datasetId: number, level: EvaluationLevel, from: "conversation" | "message", metaPath: string): Promise<MetaReadingRow[]> {
-  const db = getDb();
-  const path = jsonPathOf(metaPath);
-  const field = (meta: typeof conversationsTable.meta | typeof messagesTable.meta) => ({
-    value: sql<number | string | null>`case when json_valid(${meta}) then json_extract(${meta}, ${path}) end`,
-    jsonType: sql<string | null>`case when json_valid(${meta}) then json_type(${meta}, ${path}) end`,
-  });
+  const db = await database();
+  // `meta.a.b` → the keys a, b inside the meta object.
+  const keys = metaPath.split(".").slice(1);
+  const field = (meta: typeof conversationsTable.meta | typeof messagesTable.meta) => jsonField(meta, keys);
   if (level === "conversation") {
-    return db
+    const rows = await db
       .select({ entityId: conversationsTable.id, conversationId: conversationsTable.id, ...field(conversationsTable.meta) })
       .from(conversationsTable)
-      .where(eq(conversationsTable.datasetId, datasetId))
-      .all();
+      .where(eq(conversationsTable.datasetId, datasetId));
+    return rows.map(fromJsonField);
   }
   if (level === "message") {
-    return db
+    const rows = await db
       .select({
         entityId: messagesTable.id,
         conversationId: messagesTable.conversationId,
@@ -100,10 +89,10 @@ export async function metaReadingRows(datasetId: number, level: EvaluationLevel,
       })
       .from(messagesTable)
       .innerJoin(conversationsTable, eq(conversationsTable.id, messagesTable.conversationId))
-      .where(and(eq(messagesTable.datasetId, datasetId), eq(messagesTable.role, "assistant")))
-      .all();
+      .where(and(eq(messagesTable.datasetId, datasetId), eq(messagesTable.role, "assistant")));
+    return rows.map(fromJsonField);
   }
-  return db
+  const rows = await db
     .select({
       entityId: stepsTable.id,
       conversationId: stepsTable.conversationId,
@@ -112,15 +101,15 @@ export async function metaReadingRows(datasetId: number, level: EvaluationLevel,
     .from(stepsTable)
     .innerJoin(messagesTable, eq(messagesTable.id, stepsTable.messageId))
     .innerJoin(conversationsTable, eq(conversationsTable.id, stepsTable.conversationId))
-    .where(eq(stepsTable.datasetId, datasetId))
-    .all();
+    .where(eq(stepsTable.datasetId, datasetId));
+  return rows.map(fromJsonField);
 }
 
 export type CellResultRow = ResultReadingRow & { pipelineNodeId: number; inputTokens: number; outputTokens: number };
 
 /** The last result of every cell (metric × entity) of one execution. */
 export async function executionCellRows(executionId: number, pipelineNodeId?: number): Promise<CellResultRow[]> {
-  const db = getDb();
+  const db = await database();
   const latest = db
     .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
     .from(r)
@@ -130,6 +119,5 @@ export async function executionCellRows(executionId: number, pipelineNodeId?: nu
   return db
     .select({ ...readingColumns, pipelineNodeId: r.pipelineNodeId, inputTokens: r.inputTokens, outputTokens: r.outputTokens })
     .from(r)
-    .innerJoin(latest, eq(latest.id, r.id))
-    .all();
+    .innerJoin(latest, eq(latest.id, r.id));
 }

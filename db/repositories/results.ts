@@ -4,28 +4,26 @@
  */
 import "server-only";
 import { count, and, asc, eq, gt, isNotNull, lte, max, sql } from "drizzle-orm";
-import { getDb } from "../client";
-import { evaluationResultsTable, pipelineNodesTable, type OutputType } from "../schema";
+import type { OutputType } from "../schema";
+import { database, first } from "../store";
+import { evaluationResultsTable, pipelineNodesTable } from "../tables";
 
 /** The highest result id of an execution now (0 when it has none). */
 /** The last result id and the number of results of an execution: one walk of the (execution, id) index. */
 export async function resultStats(executionId: number): Promise<{ maxId: number; count: number }> {
-  const row = getDb()
-    .select({ maxId: max(evaluationResultsTable.id), count: count() })
-    .from(evaluationResultsTable)
-    .where(eq(evaluationResultsTable.executionId, executionId))
-    .get();
+  const db = await database();
+  const row = first(
+    await db
+      .select({ maxId: max(evaluationResultsTable.id), count: count() })
+      .from(evaluationResultsTable)
+      .where(eq(evaluationResultsTable.executionId, executionId)),
+  );
   return { maxId: row?.maxId ?? 0, count: row?.count ?? 0 };
 }
 
 export async function maxResultId(executionId: number): Promise<number> {
-  return (
-    getDb()
-      .select({ id: max(evaluationResultsTable.id) })
-      .from(evaluationResultsTable)
-      .where(eq(evaluationResultsTable.executionId, executionId))
-      .get()?.id ?? 0
-  );
+  const db = await database();
+  return first(await db.select({ id: max(evaluationResultsTable.id) }).from(evaluationResultsTable).where(eq(evaluationResultsTable.executionId, executionId)))?.id ?? 0;
 }
 
 export type NodeScoreRange = {
@@ -42,12 +40,13 @@ export type NodeScoreRange = {
 export async function scoreRangesByNode(executionId: number, uptoId: number): Promise<NodeScoreRange[]> {
   const r = evaluationResultsTable;
   const completedScore = sql`case when ${r.status} = 'completed' then ${r.score} end`;
-  return getDb()
+  const db = await database();
+  return db
     .select({
       nodeId: r.pipelineNodeId,
       name: pipelineNodesTable.name,
       outputType: pipelineNodesTable.outputType,
-      completed: sql<number>`sum(${r.status} = 'completed')`.mapWith(Number),
+      completed: sql<number>`sum(case when ${r.status} = 'completed' then 1 else 0 end)`.mapWith(Number),
       scored: sql<number>`count(${completedScore})`.mapWith(Number),
       min: sql<number | null>`min(${completedScore})`,
       max: sql<number | null>`max(${completedScore})`,
@@ -55,9 +54,9 @@ export async function scoreRangesByNode(executionId: number, uptoId: number): Pr
     .from(r)
     .innerJoin(pipelineNodesTable, eq(pipelineNodesTable.id, r.pipelineNodeId))
     .where(and(eq(r.executionId, executionId), lte(r.id, uptoId)))
-    .groupBy(r.pipelineNodeId)
-    .orderBy(asc(pipelineNodesTable.position), asc(r.pipelineNodeId))
-    .all();
+    // Every selected node column is grouped on: PostgreSQL requires it (SQLite would not).
+    .groupBy(r.pipelineNodeId, pipelineNodesTable.name, pipelineNodesTable.outputType, pipelineNodesTable.position)
+    .orderBy(asc(pipelineNodesTable.position), asc(r.pipelineNodeId));
 }
 
 /** A keyset page of the scores of completed results, just the three columns aggregation needs. */
@@ -66,7 +65,8 @@ export async function listScorePage(
   opts: { afterId: number; uptoId: number; limit: number },
 ): Promise<Array<{ id: number; nodeId: number; score: number }>> {
   const r = evaluationResultsTable;
-  return getDb()
+  const db = await database();
+  return db
     .select({ id: r.id, nodeId: r.pipelineNodeId, score: sql<number>`${r.score}` })
     .from(r)
     .where(
@@ -79,6 +79,5 @@ export async function listScorePage(
       ),
     )
     .orderBy(asc(r.id))
-    .limit(opts.limit)
-    .all();
+    .limit(opts.limit);
 }

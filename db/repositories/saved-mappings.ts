@@ -1,48 +1,47 @@
 /** Saved import mappings: the only place the saved_mappings table is queried. */
 import "server-only";
-import { and, asc, eq, sql } from "drizzle-orm";
-import { getDb } from "../client";
-import { savedMappingsTable, type SavedMappingRow } from "../schema";
+import { and, asc, eq } from "drizzle-orm";
+import type { SavedMappingRow } from "../schema";
+import { changes, database, first, rows, transaction } from "../store";
+import { savedMappingsTable } from "../tables";
 
 /** Insert, or replace the mapping of the user's mapping of that name; `created` says which. */
 export async function upsertSavedMapping(values: { userId: string; name: string; mapping: unknown }): Promise<{ row: SavedMappingRow; created: boolean }> {
-  return getDb().transaction((tx) => {
-    const existing = tx
-      .select({ id: savedMappingsTable.id })
-      .from(savedMappingsTable)
-      .where(and(eq(savedMappingsTable.userId, values.userId), eq(savedMappingsTable.name, values.name)))
-      .get();
+  return transaction(function* (tx) {
+    const [existing] = yield* rows(
+      tx
+        .select({ id: savedMappingsTable.id })
+        .from(savedMappingsTable)
+        .where(and(eq(savedMappingsTable.userId, values.userId), eq(savedMappingsTable.name, values.name))),
+    );
     if (existing) {
-      const row = tx
-        .update(savedMappingsTable)
-        .set({ mapping: values.mapping, updatedAt: sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))` })
-        .where(eq(savedMappingsTable.id, existing.id))
-        .returning()
-        .get();
+      const [row] = yield* rows(
+        tx
+          .update(savedMappingsTable)
+          .set({ mapping: values.mapping, updatedAt: new Date().toISOString() })
+          .where(eq(savedMappingsTable.id, existing.id))
+          .returning(),
+      );
       return { row, created: false };
     }
-    return { row: tx.insert(savedMappingsTable).values(values).returning().get(), created: true };
+    const [row] = yield* rows(tx.insert(savedMappingsTable).values(values).returning());
+    return { row, created: true };
   });
 }
 
 export async function listSavedMappingRows(userId: string): Promise<SavedMappingRow[]> {
-  return getDb().select().from(savedMappingsTable).where(eq(savedMappingsTable.userId, userId)).orderBy(asc(savedMappingsTable.name), asc(savedMappingsTable.id)).all();
+  const db = await database();
+  return db.select().from(savedMappingsTable).where(eq(savedMappingsTable.userId, userId)).orderBy(asc(savedMappingsTable.name), asc(savedMappingsTable.id));
 }
 
 /** The user's mapping with this id; another user's is not found, as if it did not exist. */
 export async function getSavedMappingRow(id: number, userId: string): Promise<SavedMappingRow | undefined> {
-  return getDb()
-    .select()
-    .from(savedMappingsTable)
-    .where(and(eq(savedMappingsTable.id, id), eq(savedMappingsTable.userId, userId)))
-    .get();
+  const db = await database();
+  return first(await db.select().from(savedMappingsTable).where(and(eq(savedMappingsTable.id, id), eq(savedMappingsTable.userId, userId))));
 }
 
 /** Delete the user's mapping; false when there is none with that id. */
 export async function deleteSavedMappingRow(id: number, userId: string): Promise<boolean> {
-  const result = getDb()
-    .delete(savedMappingsTable)
-    .where(and(eq(savedMappingsTable.id, id), eq(savedMappingsTable.userId, userId)))
-    .run();
-  return result.changes > 0;
+  const db = await database();
+  return changes(await db.delete(savedMappingsTable).where(and(eq(savedMappingsTable.id, id), eq(savedMappingsTable.userId, userId)))) > 0;
 }

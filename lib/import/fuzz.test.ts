@@ -5,9 +5,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
-import { sql } from "drizzle-orm";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "@/db/client";
+import { countTable } from "@/lib/testing/seed";
 import { upload } from "@/lib/testing/multipart";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import * as importInto from "@/app/api/datasets/[id]/import/route";
@@ -29,9 +28,8 @@ const rand = mulberry32(20261121);
 const int = (n: number) => Math.floor(rand() * n);
 const pick = <T,>(items: readonly T[]): T => items[int(items.length)];
 
-function counts() {
-  const n = (table: string) => getDb().get<{ n: number }>(sql.raw(`select count(*) as n from ${table}`)).n;
-  return { datasets: n("datasets"), conversations: n("conversations"), messages: n("messages"), steps: n("steps") };
+async function counts() {
+  return { datasets: await countTable("datasets"), conversations: await countTable("conversations"), messages: await countTable("messages"), steps: await countTable("steps") };
 }
 
 const strange: unknown[] = [
@@ -78,14 +76,14 @@ function corruptText(text: string): string {
 }
 
 async function expectSafe(file: string | Uint8Array, target: "create" | number, getFeedback = pick(["true", "false"])) {
-  const before = counts();
+  const before = await counts();
   const res =
     target === "create"
       ? await upload(createAndImport.POST, "/api/datasets/import", { file, fields: { name: "fuzz", get_feedback: getFeedback } })
       : await upload(importInto.POST, `/api/datasets/${target}/import`, { file, fields: { get_feedback: getFeedback }, params: { id: target } });
   expect(allowed.has(res.status), `status ${res.status}: ${res.text.slice(0, 300)}`).toBe(true);
   expect(res.json).toBeTypeOf("object");
-  const after = counts();
+  const after = await counts();
   if (res.json.success) {
     expect(after.conversations - before.conversations).toBe(res.json.conversations_imported);
     expect(after.messages - before.messages).toBe(res.json.messages_imported);

@@ -15,7 +15,7 @@ beforeEach(() => {
 
 async function conversation() {
   const ds = await createDataset({ name: "goals", userId: "default" });
-  const { conversationId } = insertConversationFixture(ds.id);
+  const { conversationId } = await insertConversationFixture(ds.id);
   return { conversationId, transcript: "[user]: find x\n[assistant]: found x", firstUserMessage: "find x" };
 }
 

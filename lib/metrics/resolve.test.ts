@@ -33,9 +33,9 @@ let sample: LoadedSample;
 let withGoal: LoadedSample;
 const tree = async (s: LoadedSample, i: number) => await loadConversationTree(s.conversations[i].id);
 
-beforeAll(() => {
-  sample = loadSampleDataset();
-  withGoal = loadSampleDataset({ name: "with goals", goals: { 0: "Book a one-way flight BOS→LIS on 14 Dec for Ana Costa" } });
+beforeAll(async () => {
+  sample = await loadSampleDataset();
+  withGoal = await loadSampleDataset({ name: "with goals", goals: { 0: "Book a one-way flight BOS→LIS on 14 Dec for Ana Costa" } });
 });
 
 describe("resolveVariables at the conversation level", () => {

@@ -23,7 +23,7 @@ beforeEach(() => {
 });
 
 /** Steps of the sample fixture that carry a tool call, in fixture order. */
-function toolCallSteps(sample: ReturnType<typeof loadSampleDataset>): number[] {
+function toolCallSteps(sample: Awaited<ReturnType<typeof loadSampleDataset>>): number[] {
   const fixture = readSampleFixture();
   const ids: number[] = [];
   sample.conversations.forEach((c, ci) =>
@@ -43,7 +43,7 @@ async function createMetric(body: Record<string, unknown>) {
 
 describe("applies_to", () => {
   it("runs a tool_call step metric on tool-call steps only: no judge call, result or aggregate for the others", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const toolSteps = toolCallSteps(sample);
     const allSteps = sample.conversations.flatMap((c) => c.messages.flatMap((m) => m.steps));
     expect(toolSteps.length).toBeGreaterThan(0);
@@ -85,7 +85,7 @@ describe("applies_to", () => {
   });
 
   it("rejects a run of one cell the metric does not apply to with a 422 naming the kinds", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const toolSteps = new Set(toolCallSteps(sample));
     const other = sample.conversations.flatMap((c) => c.messages.flatMap((m) => m.steps)).find((id) => !toolSteps.has(id))!;
     const created = await createMetric({
@@ -105,7 +105,7 @@ describe("applies_to", () => {
   });
 
   it("rejects applies_to on a message metric (422) and drops it when a step metric moves to another level", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const bad = await createMetric({
       dataset_id: sample.datasetId,
       name: "Helpful",

@@ -31,7 +31,7 @@ type Result = { pipeline_node_id: number; entity_id: number; conversation_id: nu
 
 describe("check metrics in a run", () => {
   it("mixes check and LLM metrics in one run all: check cells make no judge request and cost no tokens", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const llm = await createMetric({ dataset_id: sample.datasetId, name: "Helpful", evaluation_level: "message", prompt: "Is @CURRENT_MESSAGE.output helpful? @CURRENT_MESSAGE.input", output_type: "progress" });
     const steps = await createMetric({ dataset_id: sample.datasetId, name: "Few steps", kind: "check", evaluation_level: "message", check: { type: "step_count", params: { max: 5 } } });
     const valid = await createMetric({ dataset_id: sample.datasetId, name: "Valid call", kind: "check", evaluation_level: "step", check: { type: "tool_call_valid" } });
@@ -73,7 +73,7 @@ describe("check metrics in a run", () => {
   });
 
   it("validates the check on save: 422 with the reason, nothing created", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const unknown = await createMetric({ dataset_id: sample.datasetId, name: "x", kind: "check", evaluation_level: "conversation", check: { type: "magic" } });
     expect(unknown.status).toBe(422);
     expect(unknown.json.error.details).toEqual([{ path: "check.type", message: 'unknown check type "magic"' }]);
@@ -95,7 +95,7 @@ describe("check metrics in a run", () => {
   });
 
   it("lists built-in check templates beside the LLM ones, and a metric made from one runs without the judge", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const list = (await call(templates.GET, "GET", "/api/metric-templates")).json as Array<{ id: number; name: string; kind: string; check: { type: string } | null; is_system: boolean }>;
     const checks = list.filter((t) => t.kind === "check");
     expect(checks.length).toBeGreaterThanOrEqual(5);
@@ -115,7 +115,7 @@ describe("check metrics in a run", () => {
     // 130 conversations × 1 assistant message, three check metrics: 390 cells, more than one insert of 100
     // rows and a remainder, with passes, fails and skips.
     const dataset = await createDataset({ name: "chunked checks", userId: "test" });
-    for (let i = 0; i < 130; i++) insertConversationFixture(dataset.id, { position: i, name: `c${i}` });
+    for (let i = 0; i < 130; i++) await insertConversationFixture(dataset.id, { position: i, name: `c${i}` });
     const fast = await createMetric({ dataset_id: dataset.id, name: "Fast", kind: "check", evaluation_level: "message", check: { type: "meta_budget", params: { path: "meta.latency_ms", value: 10 } } });
     const slowOk = await createMetric({ dataset_id: dataset.id, name: "Under 2s", kind: "check", evaluation_level: "message", check: { type: "meta_budget", params: { path: "meta.latency_ms", value: 2000 } } });
     const gated = await createMetric({ dataset_id: dataset.id, name: "Gated", kind: "check", evaluation_level: "message", check: { type: "step_count", params: { max: 5 } }, depends_on: [fast.json.id], skip_rule: { when: "failed" } });

@@ -42,7 +42,7 @@ function markersInOrder(d: JudgeDouble): string[] {
 
 describe("depends_on", () => {
   it("evaluates every cell of a dependency before its dependents, even when the dependent is the first column (async)", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     // Created first, so in grid order its cells come first; the dependency must still run before it.
     const second = await createMetric({ dataset_id: sample.datasetId, name: "Second", evaluation_level: "message", prompt: "MARK_SECOND @CURRENT_MESSAGE.output", output_type: "progress" });
     const first = await createMetric({ dataset_id: sample.datasetId, name: "First", evaluation_level: "message", prompt: "MARK_FIRST @CURRENT_MESSAGE.output", output_type: "progress" });
@@ -59,7 +59,7 @@ describe("depends_on", () => {
   });
 
   it("skips cells whose dependency did not pass: recorded as skipped, no judge call, counted", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const budget = await createMetric({ dataset_id: sample.datasetId, name: "Step budget", kind: "check", evaluation_level: "message", check: { type: "step_count", params: { max: 5 } } });
     const helpful = await createMetric({
       dataset_id: sample.datasetId,
@@ -92,7 +92,7 @@ describe("depends_on", () => {
   });
 
   it("skips below a threshold", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const quality = await createMetric({ dataset_id: sample.datasetId, name: "Quality", evaluation_level: "conversation", prompt: "MARK_FIRST @HISTORY", output_type: "progress" });
     const deep = await createMetric({
       dataset_id: sample.datasetId,
@@ -112,7 +112,7 @@ describe("depends_on", () => {
   });
 
   it("rejects a cycle on save with its path, and dependencies outside the dataset", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const a = await createMetric({ dataset_id: sample.datasetId, name: "A", evaluation_level: "message", prompt: "a", output_type: "progress" });
     const b = await createMetric({ dataset_id: sample.datasetId, name: "B", evaluation_level: "message", prompt: "b", output_type: "progress", depends_on: [a.json.id] });
     const c = await createMetric({ dataset_id: sample.datasetId, name: "C", evaluation_level: "message", prompt: "c", output_type: "progress", depends_on: [b.json.id] });
@@ -121,7 +121,7 @@ describe("depends_on", () => {
     expect(cycle.json.error.message).toBe("depends_on would make a cycle: A → C → B → A");
     const self = await patchMetric(a.json.id, { depends_on: [a.json.id] });
     expect(self.status).toBe(422);
-    const other = loadSampleDataset();
+    const other = await loadSampleDataset();
     const foreign = await createMetric({ dataset_id: other.datasetId, name: "X", evaluation_level: "message", prompt: "x", output_type: "progress", depends_on: [a.json.id] });
     expect(foreign.status).toBe(422);
     expect(foreign.json.error.details[0].path).toBe("depends_on");
@@ -130,7 +130,7 @@ describe("depends_on", () => {
   });
 
   it("@METRIC.<name> gives the judge the dependency's latest verdict for the same entity; only dependencies may be named", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const budget = await createMetric({ dataset_id: sample.datasetId, name: "Step budget", kind: "check", evaluation_level: "message", check: { type: "step_count", params: { max: 5 } } });
     const notDependent = await createMetric({ dataset_id: sample.datasetId, name: "Uses it", evaluation_level: "message", prompt: "MARK_SECOND @METRIC.Step_budget", output_type: "progress" });
     expect(notDependent.status).toBe(422);

@@ -29,7 +29,7 @@ type Setup = LoadedSample & { conv: number; msg: number; step: number };
 
 /** The sample fixture (5 conversations, 9 assistant messages, 21 steps) with one metric per level. */
 async function setup(): Promise<Setup> {
-  const sample = loadSampleDataset();
+  const sample = await loadSampleDataset();
   const base = { dataset_id: sample.datasetId, output_type: "progress" as const };
   const conv = (await createMetric({ ...base, name: "Goal", evaluation_level: "conversation", prompt: "Did the assistant achieve @GOAL?\n@HISTORY" })).id;
   const msg = (await createMetric({ ...base, name: "Helpful", evaluation_level: "message", prompt: "Is @CURRENT_MESSAGE.output helpful?" })).id;
@@ -172,7 +172,7 @@ describe("POST /run", () => {
   it("refuses what does not fit with 400, 404 and 422, creating nothing", async () => {
     const s = await setup();
     const user = s.conversations[0].messages.find((m) => m.role === "user")!;
-    const other = loadSampleDataset();
+    const other = await loadSampleDataset();
     const cases: Array<[Record<string, unknown>, number]> = [
       [{}, 400],
       [{ dataset_id: "x" }, 400],

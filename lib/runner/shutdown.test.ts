@@ -24,7 +24,7 @@ afterAll(async () => {
 
 describe("graceful shutdown", () => {
   it("stops taking work, lets cells in flight finish, and leaves the rest for a retry", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const step = (await createMetric({ dataset_id: sample.datasetId, name: "s", evaluation_level: "step", prompt: "Judge @CURRENT_STEP.tool_call #@STEP_NUMBER", output_type: "progress" })).id;
     double.setLatency(150);
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, execution_mode: "async", batch_size: 2 } });
@@ -55,7 +55,7 @@ describe("graceful shutdown", () => {
   });
 
   it("aborts cells still in flight when the grace period ends", async () => {
-    const sample = loadSampleDataset();
+    const sample = await loadSampleDataset();
     const conv = (await createMetric({ dataset_id: sample.datasetId, name: "c", evaluation_level: "conversation", prompt: "Rate @HISTORY", output_type: "progress" })).id;
     double.setLatency(0);
     double.enqueue({ kind: "hang" });

@@ -5,16 +5,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { eq, sql } from "drizzle-orm";
-import { getDb } from "@/db/client";
-import {
-  conversationsTable,
-  datasetsTable,
-  evaluationResultsTable,
-  messagesTable,
-  pipelineExecutionsTable,
-  stepsTable,
-  type MessageRole,
-} from "@/db/schema";
+import type { MessageRole } from "@/db/schema";
+import { database, first, rows, transaction } from "@/db/store";
+import { conversationsTable, datasetsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "@/db/tables";
 
 type FixtureStep = {
   thinking?: string;
@@ -40,12 +33,13 @@ export type LoadedSample = {
 };
 
 /** A new dataset holding the sample fixture's five conversations; `goals` sets conversations.goal by index. */
-export function loadSampleDataset(opts: { name?: string; goals?: Record<number, string> } = {}): LoadedSample {
+export async function loadSampleDataset(opts: { name?: string; goals?: Record<number, string> } = {}): Promise<LoadedSample> {
   const fixture = readSampleFixture();
-  return getDb().transaction((tx) => {
-    const dataset = tx.insert(datasetsTable).values({ name: opts.name ?? "sample", userId: "default" }).returning().get();
-    const conversations = fixture.conversations.map((c, ci) => {
-      const conv = tx
+  return transaction(function* (tx) {
+    const [dataset] = yield* rows(tx.insert(datasetsTable).values({ name: opts.name ?? "sample", userId: "default" }).returning());
+    const conversations: LoadedSample["conversations"] = [];
+    for (const [ci, c] of fixture.conversations.entries()) {
+      const [conv] = yield* rows(tx
         .insert(conversationsTable)
         .values({
           datasetId: dataset.id,
@@ -57,16 +51,18 @@ export function loadSampleDataset(opts: { name?: string; goals?: Record<number, 
           goal: opts.goals?.[ci] ?? null,
           goalGeneratedBy: opts.goals?.[ci] ? "test" : null,
         })
-        .returning()
-        .get();
-      const messages = c.messages.map((m, mi) => {
-        const msg = tx
-          .insert(messagesTable)
-          .values({ conversationId: conv.id, datasetId: dataset.id, position: mi, role: m.role, content: m.content ?? null, meta: m.meta ?? null })
-          .returning()
-          .get();
-        const steps = (m.steps ?? []).map(
-          (s, si) =>
+        .returning());
+      const messages: LoadedSample["conversations"][number]["messages"] = [];
+      for (const [mi, m] of c.messages.entries()) {
+        const [msg] = yield* rows(
+          tx
+            .insert(messagesTable)
+            .values({ conversationId: conv.id, datasetId: dataset.id, position: mi, role: m.role, content: m.content ?? null, meta: m.meta ?? null })
+            .returning(),
+        );
+        const steps: number[] = [];
+        for (const [si, s] of (m.steps ?? []).entries()) {
+          const [step] = yield* rows(
             tx
               .insert(stepsTable)
               .values({
@@ -82,26 +78,26 @@ export function loadSampleDataset(opts: { name?: string; goals?: Record<number, 
                 modelName: s.model_name ?? null,
                 agentName: s.agent_name ?? null,
               })
-              .returning({ id: stepsTable.id })
-              .get().id,
-        );
-        return { id: msg.id, role: m.role, steps };
-      });
-      return { id: conv.id, name: conv.name, messages };
-    });
+              .returning({ id: stepsTable.id }),
+          );
+          steps.push(step.id);
+        }
+        messages.push({ id: msg.id, role: m.role, steps });
+      }
+      conversations.push({ id: conv.id, name: conv.name, messages });
+    }
     return { datasetId: dataset.id, conversations };
   });
 }
 
 /** One finished execution with one completed result for a metric at a message (to prove cascades). */
-export function insertMessageResult(opts: { datasetId: number; pipelineNodeId: number; conversationId: number; messageId: number }): number {
-  const db = getDb();
-  const execution = db
+export async function insertMessageResult(opts: { datasetId: number; pipelineNodeId: number; conversationId: number; messageId: number }): Promise<number> {
+  const db = await database();
+  const [execution] = await db
     .insert(pipelineExecutionsTable)
     .values({ datasetId: opts.datasetId, pipelineNodeId: opts.pipelineNodeId, status: "completed" })
-    .returning()
-    .get();
-  return db
+    .returning();
+  const [result] = await db
     .insert(evaluationResultsTable)
     .values({
       executionId: execution.id,
@@ -115,26 +111,17 @@ export function insertMessageResult(opts: { datasetId: number; pipelineNodeId: n
       score: 0.5,
       status: "completed",
     })
-    .returning()
-    .get().id;
+    .returning();
+  return result.id;
 }
 
-export function countResults(pipelineNodeId: number): number {
-  return (
-    getDb()
-      .select({ n: sql<number>`count(*)` })
-      .from(evaluationResultsTable)
-      .where(eq(evaluationResultsTable.pipelineNodeId, pipelineNodeId))
-      .get()?.n ?? 0
-  );
+export async function countResults(pipelineNodeId: number): Promise<number> {
+  const db = await database();
+  return first(await db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(evaluationResultsTable).where(eq(evaluationResultsTable.pipelineNodeId, pipelineNodeId)))?.n ?? 0;
 }
 
 /** Executions of a dataset with the metric they ran (null once the metric is deleted). */
-export function executionNodeIds(datasetId: number): Array<number | null> {
-  return getDb()
-    .select({ nodeId: pipelineExecutionsTable.pipelineNodeId })
-    .from(pipelineExecutionsTable)
-    .where(eq(pipelineExecutionsTable.datasetId, datasetId))
-    .all()
-    .map((r) => r.nodeId);
+export async function executionNodeIds(datasetId: number): Promise<Array<number | null>> {
+  const db = await database();
+  return (await db.select({ nodeId: pipelineExecutionsTable.pipelineNodeId }).from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.datasetId, datasetId))).map((r) => r.nodeId);
 }

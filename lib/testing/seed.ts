@@ -1,48 +1,55 @@
 /** Test-only helpers that put rows straight into the database, before the import pipeline exists. */
 import { eq, sql } from "drizzle-orm";
-import { getDb } from "@/db/client";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
-import { conversationsTable, messagesTable, stepsTable } from "@/db/schema";
+import { database, first, rawRows, rows, run, transaction } from "@/db/store";
+import { conversationsTable, messagesTable, stepsTable } from "@/db/tables";
 
 /** One conversation (user, assistant with a tool call and an output step, user) in a dataset. */
-export function insertConversationFixture(datasetId: number, opts: { position?: number; name?: string } = {}) {
-  const db = getDb();
-  return db.transaction((tx) => {
-    const conv = tx
-      .insert(conversationsTable)
-      .values({
-        datasetId,
-        position: opts.position ?? 0,
-        name: opts.name ?? "fixture",
-        meta: { channel: "web", n: [1, 2] },
-        agents: [{ name: "agent", tools: { lookup: { parameters: { q: "string" } } } }],
-      })
-      .returning()
-      .get();
+export async function insertConversationFixture(datasetId: number, opts: { position?: number; name?: string } = {}) {
+  const ids = await transaction(function* (tx) {
+    const [conv] = yield* rows(
+      tx
+        .insert(conversationsTable)
+        .values({
+          datasetId,
+          position: opts.position ?? 0,
+          name: opts.name ?? "fixture",
+          meta: { channel: "web", n: [1, 2] },
+          agents: [{ name: "agent", tools: { lookup: { parameters: { q: "string" } } } }],
+        })
+        .returning(),
+    );
     const msg = (position: number, role: "user" | "assistant", content: string, meta?: unknown) =>
-      tx.insert(messagesTable).values({ conversationId: conv.id, datasetId, position, role, content, meta }).returning().get();
-    msg(0, "user", "find x");
-    const assistant = msg(1, "assistant", "found x", { latency_ms: 12, nested: { ok: true } });
-    msg(2, "user", "thanks");
-    tx.insert(stepsTable)
-      .values([
+      rows(tx.insert(messagesTable).values({ conversationId: conv.id, datasetId, position, role, content, meta }).returning());
+    yield* msg(0, "user", "find x");
+    const [assistant] = yield* msg(1, "assistant", "found x", { latency_ms: 12, nested: { ok: true } });
+    yield* msg(2, "user", "thanks");
+    yield* run(
+      tx.insert(stepsTable).values([
         { messageId: assistant.id, conversationId: conv.id, datasetId, position: 0, toolCall: { name: "lookup", arguments: { q: "x" } } },
         { messageId: assistant.id, conversationId: conv.id, datasetId, position: 1, outputContent: "done", agentName: "agent" },
-      ])
-      .run();
-    return {
-      conversationId: conv.id,
-      assistantMessageId: assistant.id,
-      /** Rows left for this dataset, to prove cascades. */
-      countRows: () => ({
-        conversations: countWhere(conversationsTable, conversationsTable.datasetId, datasetId),
-        messages: countWhere(messagesTable, messagesTable.datasetId, datasetId),
-        steps: countWhere(stepsTable, stepsTable.datasetId, datasetId),
-      }),
-    };
+      ]),
+    );
+    return { conversationId: conv.id, assistantMessageId: assistant.id };
   });
+  return {
+    ...ids,
+    /** Rows left for this dataset, to prove cascades. */
+    countRows: async () => ({
+      conversations: await countWhere(conversationsTable, conversationsTable.datasetId, datasetId),
+      messages: await countWhere(messagesTable, messagesTable.datasetId, datasetId),
+      steps: await countWhere(stepsTable, stepsTable.datasetId, datasetId),
+    }),
+  };
 }
 
-function countWhere(table: SQLiteTable, column: SQLiteColumn, value: number): number {
-  return getDb().select({ n: sql<number>`count(*)` }).from(table).where(eq(column, value)).get()?.n ?? 0;
+async function countWhere(table: SQLiteTable, column: SQLiteColumn, value: number): Promise<number> {
+  const db = await database();
+  return first(await db.select({ n: sql<number>`count(*)`.mapWith(Number) }).from(table).where(eq(column, value)))?.n ?? 0;
+}
+
+/** Rows in a table now, on either store (tests checking that a refused request wrote nothing). */
+export async function countTable(table: string): Promise<number> {
+  if (!/^[a-z_]+$/.test(table)) throw new Error(`not a table name: ${table}`);
+  return Number((await rawRows<{ n: number }>(`select count(*) as n from ${table}`))[0].n);
 }

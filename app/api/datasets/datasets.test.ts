@@ -137,7 +137,7 @@ describe("/api/datasets/{id}", () => {
 
   it("deletes a dataset with its conversations, messages and steps", async () => {
     const { json: ds } = await create({ name: "doomed" });
-    const conv = insertConversationFixture(ds.id);
+    const conv = await insertConversationFixture(ds.id);
     const counts = await call(item.GET, "GET", `/api/datasets/${ds.id}`, { params: { id: ds.id } });
     expect(counts.json).toMatchObject({ conversation_count: 1, message_count: 3, step_count: 2 });
 
@@ -149,15 +149,15 @@ describe("/api/datasets/{id}", () => {
       params: { id: conv.conversationId },
     });
     expect(gone.status).toBe(404);
-    expect(conv.countRows()).toEqual({ conversations: 0, messages: 0, steps: 0 });
+    expect(await conv.countRows()).toEqual({ conversations: 0, messages: 0, steps: 0 });
   });
 });
 
 describe("conversations", () => {
   it("lists a dataset's conversations in position order with counts", async () => {
     const { json: ds } = await create({ name: "convs" });
-    insertConversationFixture(ds.id, { position: 1, name: "second" });
-    insertConversationFixture(ds.id, { position: 0, name: "first" });
+    await insertConversationFixture(ds.id, { position: 1, name: "second" });
+    await insertConversationFixture(ds.id, { position: 0, name: "first" });
     const res = await call(conversations.GET, "GET", `/api/datasets/${ds.id}/conversations?limit=10`, {
       params: { id: ds.id },
     });
@@ -174,7 +174,7 @@ describe("conversations", () => {
 
   it("returns one conversation with messages and steps, meta exactly as stored", async () => {
     const { json: ds } = await create({ name: "tree" });
-    const { conversationId } = insertConversationFixture(ds.id);
+    const { conversationId } = await insertConversationFixture(ds.id);
     const res = await call(conversation.GET, "GET", `/api/conversations/${conversationId}`, {
       params: { id: conversationId },
     });

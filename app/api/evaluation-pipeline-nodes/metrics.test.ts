@@ -56,8 +56,8 @@ let other: LoadedSample;
 let systemTemplateId: number;
 
 beforeAll(async () => {
-  sample = loadSampleDataset();
-  other = loadSampleDataset({ name: "other" });
+  sample = await loadSampleDataset();
+  other = await loadSampleDataset({ name: "other" });
   const all = (await call(templates.GET, "GET", "/api/metric-templates")).json as Array<{ id: number; name: string }>;
   systemTemplateId = all.find((t) => t.name === "Response Helpfulness")!.id;
 });
@@ -142,7 +142,7 @@ describe("POST /api/evaluation-pipeline-nodes", () => {
 
 describe("list, get, patch and delete", () => {
   it("lists a dataset's metrics in column order; 400 without dataset_id, 404 for an unknown dataset", async () => {
-    const ds = loadSampleDataset({ name: "ordering" });
+    const ds = await loadSampleDataset({ name: "ordering" });
     const ids: number[] = [];
     for (const name of ["a", "b", "c"]) ids.push((await create({ ...scratch, name, dataset_id: ds.datasetId })).json.id);
     const res = await list(ds.datasetId);
@@ -182,17 +182,17 @@ describe("list, get, patch and delete", () => {
   it("deletes a metric with its results; executions stay, without the metric", async () => {
     const { json: m } = await create({ ...scratch, dataset_id: other.datasetId });
     const c = other.conversations[0];
-    insertMessageResult({ datasetId: other.datasetId, pipelineNodeId: m.id, conversationId: c.id, messageId: c.messages[2].id });
-    expect(countResults(m.id)).toBe(1);
+    await insertMessageResult({ datasetId: other.datasetId, pipelineNodeId: m.id, conversationId: c.id, messageId: c.messages[2].id });
+    expect(await countResults(m.id)).toBe(1);
     expect((await remove(m.id)).status).toBe(204);
-    expect(countResults(m.id)).toBe(0);
-    expect(executionNodeIds(other.datasetId)).toContain(null);
+    expect(await countResults(m.id)).toBe(0);
+    expect(await executionNodeIds(other.datasetId)).toContain(null);
     expect((await get(m.id)).status).toBe(404);
     expect((await remove(m.id)).status).toBe(404);
   });
 
   it("goes with its dataset", async () => {
-    const ds = loadSampleDataset({ name: "doomed" });
+    const ds = await loadSampleDataset({ name: "doomed" });
     const { json: m } = await create({ ...scratch, dataset_id: ds.datasetId });
     await call(datasetItem.DELETE, "DELETE", "", { params: { id: ds.datasetId } });
     expect((await get(m.id)).status).toBe(404);

@@ -1,5 +1,4 @@
 import { describe, expect, it } from "vitest";
-import { getDb } from "@/db/client";
 import { upsertSystemTemplates } from "@/db/repositories/templates";
 import { systemTemplateValues } from "@/lib/metrics/templates";
 import { systemTemplates } from "@/lib/metrics/system-templates";
@@ -70,13 +69,13 @@ describe("system templates", () => {
   it("are updated in place by key, without duplicates, when seeding runs again", async () => {
     const before = (await list()).filter((t) => t.is_system);
     const values = systemTemplateValues();
-    expect(upsertSystemTemplates(getDb(), values)).toEqual({ inserted: 0, updated: 0 });
+    expect(await upsertSystemTemplates(values)).toEqual({ inserted: 0, updated: 0 });
     const changed = values.map((v, i) => (i === 0 ? { ...v, description: "A better description" } : v));
-    expect(upsertSystemTemplates(getDb(), changed)).toEqual({ inserted: 0, updated: 1 });
+    expect(await upsertSystemTemplates(changed)).toEqual({ inserted: 0, updated: 1 });
     const after = (await list()).filter((t) => t.is_system);
     expect(after.map((t) => t.id)).toEqual(before.map((t) => t.id));
     expect((await get(before[0].id)).json.description).toBe("A better description");
-    upsertSystemTemplates(getDb(), values);
+    await upsertSystemTemplates(values);
   });
 });
 

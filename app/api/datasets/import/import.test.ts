@@ -1,8 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { sql } from "drizzle-orm";
 import { afterEach, describe, expect, it } from "vitest";
-import { getDb } from "@/db/client";
+import { countTable } from "@/lib/testing/seed";
 import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http";
 import { upload } from "@/lib/testing/multipart";
@@ -14,9 +13,8 @@ import * as conversationRoute from "../../conversations/[id]/route";
 
 const fixture = (name: string) => fs.readFileSync(path.join(process.cwd(), "e2e/fixtures", name), "utf8");
 
-function counts() {
-  const n = (table: string) => getDb().get<{ n: number }>(sql.raw(`select count(*) as n from ${table}`)).n;
-  return { datasets: n("datasets"), conversations: n("conversations"), messages: n("messages"), steps: n("steps") };
+async function counts() {
+  return { datasets: await countTable("datasets"), conversations: await countTable("conversations"), messages: await countTable("messages"), steps: await countTable("steps") };
 }
 
 async function newDataset(name = "target") {
@@ -106,19 +104,19 @@ describe("POST /api/datasets/import (create and import)", () => {
     ["invalid-no-conversations.json", 422],
     ["invalid-empty-step.json", 422],
   ])("creates no dataset and writes nothing for %s (%i)", async (name, status) => {
-    const before = counts();
+    const before = await counts();
     const res = await createWith(fixture(name));
     expect(res.status).toBe(status);
     expect(res.json.success).toBe(false);
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 
   it("answers a bad name with the generic 400 shape and creates nothing", async () => {
-    const before = counts();
+    const before = await counts();
     const res = await createWith(fixture("sample-dataset.json"), { name: "  " });
     expect(res.status).toBe(400);
     expect(res.json.error).toMatchObject({ code: "bad_request", details: [{ path: "name" }] });
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 });
 
@@ -210,12 +208,12 @@ describe("invalid fixtures", () => {
 
   it("writes nothing for any invalid fixture", async () => {
     const id = await newDataset();
-    const before = counts();
+    const before = await counts();
     for (const name of ["invalid-syntax.json", "invalid-roles.json", "invalid-missing-role.json", "invalid-no-conversations.json", "invalid-empty-step.json"]) {
       const res = await intoDataset(id, fixture(name));
       expect(res.json.success).toBe(false);
     }
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 });
 
@@ -258,13 +256,13 @@ describe("size limit", () => {
     process.env.MAX_IMPORT_BYTES = "2000";
     resetConfig();
     const id = await newDataset();
-    const before = counts();
+    const before = await counts();
     const res = await intoDataset(id, fixture("sample-dataset.json"));
     expect(res.status).toBe(413);
     expect(res.json).toMatchObject({ success: false, warnings: [] });
     // In process a FormData body has no Content-Length, so the size is known only as "over the limit".
     expect(res.json.errors[0]).toMatchObject({ path: "(file)", message: "File too large: the upload exceeds 2.0 KB" });
-    expect(counts()).toEqual(before);
+    expect(await counts()).toEqual(before);
   });
 
   it("refuses from Content-Length before reading the body", async () => {

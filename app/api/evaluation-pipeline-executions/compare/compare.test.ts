@@ -23,7 +23,8 @@ let fx: {
 
 beforeAll(async () => {
   const ds = await createTestDataset("compare");
-  const convs = [0, 1, 2].map((position) => insertConversationFixture(ds.id, { position, name: `c${position}` }).conversationId);
+  const convs: number[] = [];
+  for (const position of [0, 1, 2]) convs.push((await insertConversationFixture(ds.id, { position, name: `c${position}` })).conversationId);
   const create = async (body: Record<string, unknown>) =>
     (await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", { body: { dataset_id: ds.id, evaluation_level: "conversation", ...body } })).json.id as number;
   const solved = await create({ name: "Solved", prompt: "Solved? @HISTORY", output_type: "checkbox" });
@@ -59,7 +60,7 @@ beforeAll(async () => {
   await add(b.id, qualityNode, 2, null, null, "judge-beta", "failed");
 
   const other = await createTestDataset("elsewhere");
-  insertConversationFixture(other.id);
+  await insertConversationFixture(other.id);
   const otherNode = await getMetricRow(await (async () => (await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", { body: { dataset_id: other.id, name: "x", evaluation_level: "conversation", prompt: "x @HISTORY", output_type: "checkbox" } })).json.id as number)());
   const otherRun = (await createTestExecution(otherNode)).id;
   fx = { convs, solved, quality, runA: a.id, runB: b.id, otherRun };

@@ -2,8 +2,8 @@ import { eq } from "drizzle-orm";
 import { parse } from "csv-parse/sync";
 import ExcelJS from "exceljs";
 import { beforeAll, describe, expect, it } from "vitest";
-import { getDb } from "@/db/client";
-import { conversationsTable } from "@/db/schema";
+import { database } from "@/db/store";
+import { conversationsTable } from "@/db/tables";
 import { call } from "@/lib/testing/http";
 import { insertConversationFixture } from "@/lib/testing/seed";
 import { addTestResult, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed-results";
@@ -17,14 +17,13 @@ let fx: Fixture;
 
 async function seed() {
   const ds = await createTestDataset("grid export");
-  const second = insertConversationFixture(ds.id, { position: 1, name: "" });
-  const first = insertConversationFixture(ds.id, { position: 0, name: "Refund request" });
+  const second = await insertConversationFixture(ds.id, { position: 1, name: "" });
+  const first = await insertConversationFixture(ds.id, { position: 0, name: "Refund request" });
   // Ground truth and other meta as an import would store it; one value a spreadsheet would run as a formula.
-  getDb()
+  await (await database())
     .update(conversationsTable)
     .set({ meta: { reward: 0, channel: '=HYPERLINK("http://x","y")', tags: ["vip"] } })
-    .where(eq(conversationsTable.id, second.conversationId))
-    .run();
+    .where(eq(conversationsTable.id, second.conversationId));
   const progress = await createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
   const checkbox = await createTestMetric(ds.id, "conversation", "checkbox", "=Resolved");
   const polite = await createTestMetric(ds.id, "message", "checkbox", "Polite");
@@ -210,7 +209,7 @@ describe("GET /api/datasets/{id}/export", () => {
 
   it("a dataset without metrics exports the header only; 404 for an unknown dataset, 400 for a bad format", async () => {
     const empty = await createTestDataset("no metrics");
-    insertConversationFixture(empty.id);
+    await insertConversationFixture(empty.id);
     const csv = await download("csv", empty.id);
     expect(csv.status).toBe(200);
     const [header, ...lines] = parse(await csv.text()) as string[][];

@@ -1,5 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
 import { getDb } from "@/db/client";
+import { getPgDb } from "@/db/pg";
+import { onPostgres } from "@/db/store";
 import { gridRowSchema } from "@/lib/schemas/executions";
 import { messageLabel, stepLabel } from "@/lib/results/grid";
 import { call } from "@/lib/testing/http";
@@ -13,8 +15,8 @@ let fx: Fixture;
 async function seed() {
   const ds = await createTestDataset("grid");
   // Inserted out of order: rows must follow positions, not ids.
-  const second = insertConversationFixture(ds.id, { position: 1, name: "" });
-  const first = insertConversationFixture(ds.id, { position: 0, name: "Refund request" });
+  const second = await insertConversationFixture(ds.id, { position: 1, name: "" });
+  const first = await insertConversationFixture(ds.id, { position: 0, name: "Refund request" });
   const convMetric = await createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
   const convText = await createTestMetric(ds.id, "conversation", "text", "Summary");
   const msgMetric = await createTestMetric(ds.id, "message", "checkbox", "Polite");
@@ -144,12 +146,13 @@ describe("GET /api/datasets/{id}/grid", () => {
     const metric = await createTestMetric(ds.id, "message", "progress");
     const exec = await createTestExecution(metric);
     for (let i = 0; i < 205; i++) {
-      const c = insertConversationFixture(ds.id, { position: i, name: `c${i}` });
+      const c = await insertConversationFixture(ds.id, { position: i, name: `c${i}` });
       const entity = { type: "message" as const, id: c.assistantMessageId, conversationId: c.conversationId, messageId: c.assistantMessageId };
       await addTestResult({ executionId: exec.id, node: metric, entity, score: 0.5, result: { score: 0.5 } });
     }
     const statements = async (query: string) => {
-      const spy = vi.spyOn(getDb().$client, "prepare");
+      // Statements prepared (SQLite) or sent (PostgreSQL) while the page is read.
+      const spy = onPostgres ? vi.spyOn((await getPgDb()).$client, "query") : vi.spyOn(getDb().$client, "prepare");
       const res = await get(query, ds.id);
       const n = spy.mock.calls.length;
       spy.mockRestore();

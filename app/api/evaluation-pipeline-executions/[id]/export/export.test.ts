@@ -15,7 +15,7 @@ let fx: Fixture;
 
 async function seed() {
   const ds = await createTestDataset();
-  const conv = insertConversationFixture(ds.id, { name: "=cmd|' /C calc'!A0" });
+  const conv = await insertConversationFixture(ds.id, { name: "=cmd|' /C calc'!A0" });
   const progress = await createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
   const checkbox = await createTestMetric(ds.id, "message", "checkbox", "Polite");
   const number = await createTestMetric(ds.id, "step", "number", "@Delta");
@@ -58,7 +58,7 @@ async function download(id: number | string, format: string): Promise<Response> 
 describe("GET /api/evaluation-pipeline-executions/{id}/results", () => {
   it("keeps its summaries right while they are remembered: a new result or a deleted metric shows at once", async () => {
     const ds = await createTestDataset();
-    const conv = insertConversationFixture(ds.id, { name: "cache" });
+    const conv = await insertConversationFixture(ds.id, { name: "cache" });
     const a = await createTestMetric(ds.id, "conversation", "progress", "A");
     const b = await createTestMetric(ds.id, "conversation", "progress", "B");
     const exec = await createTestExecution(a);
@@ -342,7 +342,7 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
     const snapshot = await openSnapshot(exec.id);
     await addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, score: 0.6, result: { score: 0.6 } });
     const scores: Array<number | null> = [];
-    for await (const page of resultPages(snapshot)) scores.push(...page.map((r) => r.score));
+    for await (const page of await resultPages(snapshot)) scores.push(...page.map((r) => r.score));
     expect(scores).toEqual([0.5]);
   });
 });
