@@ -6,6 +6,7 @@
  * dialects differ, the repository asks `onPostgres` and says why. Only db/repositories import this.
  */
 import "server-only";
+import { AsyncLocalStorage } from "node:async_hooks";
 import { sql, type SQL } from "drizzle-orm";
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { getDb as sqliteDb, onDatabaseOpen, statement } from "./client";
@@ -28,6 +29,8 @@ type OpenHook = (db: Db) => void | Promise<void>;
 const openHooks: OpenHook[] = [];
 const pgReady = Symbol.for("turnscope.pg.ready");
 type GlobalWithReady = typeof globalThis & { [pgReady]?: { db: PgDb; ready: Promise<void> } };
+/** Set inside the open hooks: their own queries must not wait for the hooks to finish. */
+const inOpenHook = new AsyncLocalStorage<boolean>();
 
 /** Work to run once when the store is first opened and migrated (seeding the system templates). */
 export function onStoreOpen(hook: OpenHook): void {
@@ -43,12 +46,12 @@ export async function database(): Promise<Db> {
   const g = globalThis as GlobalWithReady;
   // A new pool (first use, or reopened after close) runs the open hooks again, once.
   if (g[pgReady]?.db !== db) {
-    const ready = (async () => {
+    const ready = inOpenHook.run(true, async () => {
       for (const hook of openHooks) await hook(db as unknown as Db);
-    })();
+    });
     g[pgReady] = { db, ready };
   }
-  await g[pgReady]!.ready;
+  if (!inOpenHook.getStore()) await g[pgReady]!.ready;
   return db as unknown as Db;
 }
 
@@ -151,7 +154,7 @@ export function* rawExec(text: string, params: readonly unknown[] = []): Generat
  * that read then write what they read (the next column position, the next label version). SQLite
  * needs nothing: its BEGIN IMMEDIATE already lets one writer in at a time.
  */
-export function* lockRow(table: "datasets" | "pipeline_nodes", id: number): Generator<Step, void, unknown> {
+export function* lockRow(table: "datasets" | "pipeline_nodes" | "pipeline_executions", id: number): Generator<Step, void, unknown> {
   if (onPostgres) yield { kind: "raw", text: `select id from ${table} where id = ? for update`, params: [id] };
 }
 

@@ -2,7 +2,7 @@
 import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { EvaluationLevel, EvaluationResultRow, ExecutionStatus, PipelineExecutionRow } from "../schema";
-import { database, first, onPostgres, raw, rawExec, rawRows, transaction } from "../store";
+import { database, first, lockRow, onPostgres, raw, rawExec, rawRows, transaction } from "../store";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "../tables";
 
 const MAX_STORED_ERRORS = 1000;
@@ -127,6 +127,9 @@ const countFailureSql = onPostgres
  */
 export async function insertResult(values: NewResult, errorMessage?: string): Promise<EvaluationResultRow> {
   return transaction(function* () {
+    // The execution's row is locked before the result gets its id, so one execution's results commit in
+    // id order on PostgreSQL too: a stream that has sent id n has every earlier result (Last-Event-ID).
+    yield* lockRow("pipeline_executions", values.executionId);
     const [saved] = yield* raw<RawResult>(insertResultSql, [
       values.executionId,
       values.pipelineNodeId,
@@ -186,6 +189,7 @@ function insertManySql(rows: number): string {
 export async function insertResults(executionId: number, values: NewResult[]): Promise<EvaluationResultRow[]> {
   if (values.length === 0) return [];
   return transaction(function* () {
+    yield* lockRow("pipeline_executions", executionId);
     const saved: EvaluationResultRow[] = [];
     let successes = 0;
     let skipped = 0;

@@ -27,13 +27,16 @@ export function jsonFieldText(column: SQLiteColumn, keys: string[]): SQL<string 
 /**
  * The field as a comparable SQL value for filters and sorting: numbers as numbers, strings as text.
  * `numeric` picks which: PostgreSQL cannot compare text with numbers, so a number comparison reads
- * only numeric fields (others are null), a text comparison reads the field's text.
+ * only numeric fields and booleans as 1/0 (others are null), as SQLite's ->> gives them; a text
+ * comparison reads the field's text.
  */
 export function jsonFieldValue(column: SQLiteColumn, keys: string[], numeric: boolean): SQL {
   if (!onPostgres) return sql`(${column} ->> ${sqlitePath(keys)})`;
   const path = pgPath(keys);
   return numeric
-    ? sql`(case when json_typeof(${column} #> ${path}::text[]) = 'number' then (${column} #>> ${path}::text[])::double precision end)`
+    ? sql`(case json_typeof(${column} #> ${path}::text[])
+        when 'number' then (${column} #>> ${path}::text[])::double precision
+        when 'boolean' then case when ${column} #>> ${path}::text[] = 'true' then 1 else 0 end end)`
     : sql`(${column} #>> ${path}::text[])`;
 }
 

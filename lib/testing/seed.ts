@@ -53,3 +53,8 @@ export async function countTable(table: string): Promise<number> {
   if (!/^[a-z_]+$/.test(table)) throw new Error(`not a table name: ${table}`);
   return Number((await rawRows<{ n: number }>(`select count(*) as n from ${table}`))[0].n);
 }
+
+/** Run `fn` over the items one after the other (an async forEach that waits for each). */
+export async function inOrder<T>(items: readonly T[], fn: (item: T, index: number) => Promise<unknown>): Promise<void> {
+  for (const [index, item] of items.entries()) await fn(item, index);
+}

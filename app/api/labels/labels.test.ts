@@ -1,3 +1,4 @@
+import { inOrder } from "@/lib/testing/seed";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getMetricRow } from "@/lib/metrics/metrics";
 import { call } from "@/lib/testing/http";
@@ -156,7 +157,7 @@ describe("GET /api/agreement", () => {
     const node = await getMetricRow(checkboxMetric);
     const execution = await createTestExecution(node);
     // Judge: pass, fail, pass, fail, pass, pass against rewards 1, 1, 0, 0, 1, (none).
-    [true, false, true, false, true, true].forEach(async (value, i) =>
+    await inOrder([true, false, true, false, true, true], async (value, i) =>
       await addTestResult({
         executionId: execution.id,
         node,
@@ -221,7 +222,7 @@ describe("GET /api/agreement", () => {
     const execution = await createTestExecution(node);
     const judged = [0.2, 0.4, 0.6, 0.8, 1];
     const labelled = [0.25, 0.25, 0.75, 1, 0.75];
-    messageIds.forEach(async (id, i) => {
+    await inOrder(messageIds, async (id, i) => {
       await addTestResult({ executionId: execution.id, node, entity: { type: "message", id, conversationId: conversationIds[i], messageId: id }, result: { score: judged[i], reasoning: "r" }, score: judged[i] });
     });
     for (const [i, id] of messageIds.entries()) {

@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { updateExecution } from "@/db/repositories/executions";
 import { getMetricRow } from "@/lib/metrics/metrics";
 import { call } from "@/lib/testing/http";
-import { insertConversationFixture } from "@/lib/testing/seed";
+import { insertConversationFixture, inOrder } from "@/lib/testing/seed";
 import { addTestResult, createTestDataset, createTestExecution } from "@/lib/testing/seed-results";
 import * as metrics from "@/app/api/evaluation-pipeline-nodes/route";
 import * as metricItem from "@/app/api/evaluation-pipeline-nodes/[id]/route";
@@ -46,15 +46,15 @@ beforeAll(async () => {
 
   const a = await createTestExecution(solvedNode);
   await updateExecution(a.id, { meta: { ...(a.meta as object), model: "judge-alpha", input_tokens: 600, output_tokens: 60, cost_usd: 0.0012 } });
-  [true, true, false].forEach(async (v, i) => await add(a.id, solvedNode, i, { value: v, reasoning: "r" }, v ? 1 : 0, "judge-alpha"));
-  [0.5, 0.75, 1].forEach(async (s, i) => await add(a.id, qualityNode, i, { score: s, reasoning: "r" }, s, "judge-alpha"));
+  await inOrder([true, true, false], async (v, i) => await add(a.id, solvedNode, i, { value: v, reasoning: "r" }, v ? 1 : 0, "judge-alpha"));
+  await inOrder([0.5, 0.75, 1], async (s, i) => await add(a.id, qualityNode, i, { score: s, reasoning: "r" }, s, "judge-alpha"));
   await tick();
   // The Solved prompt is edited between the runs; Quality's is not.
   expect((await call(metricItem.PATCH, "PATCH", "", { params: { id: solved }, body: { prompt: "Was the task solved in full? @HISTORY" } })).status).toBe(200);
   await tick();
   const b = await createTestExecution(solvedNode);
   await updateExecution(b.id, { meta: { ...(b.meta as object), model: "judge-beta", input_tokens: 500, output_tokens: 50, cost_usd: null } });
-  [false, true, false].forEach(async (v, i) => await add(b.id, solvedNode, i, { value: v, reasoning: "r" }, v ? 1 : 0, "judge-beta"));
+  await inOrder([false, true, false], async (v, i) => await add(b.id, solvedNode, i, { value: v, reasoning: "r" }, v ? 1 : 0, "judge-beta"));
   await add(b.id, qualityNode, 0, { score: 1, reasoning: "r" }, 1, "judge-beta");
   await add(b.id, qualityNode, 1, { score: 0.25, reasoning: "r" }, 0.25, "judge-beta");
   await add(b.id, qualityNode, 2, null, null, "judge-beta", "failed");

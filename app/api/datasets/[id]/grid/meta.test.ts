@@ -1,3 +1,4 @@
+import { inOrder } from "@/lib/testing/seed";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getMetricRow } from "@/lib/metrics/metrics";
 import { gridRowSchema } from "@/lib/schemas/executions";
@@ -38,7 +39,7 @@ beforeAll(async () => {
   const execution = await createTestExecution(node);
   const rows = (await get("")).json as Array<{ entity_id: number }>;
   // Judge: pass, fail, pass, fail, (failed), (never run)
-  [true, false, true, false].forEach(async (value, i) =>
+  await inOrder([true, false, true, false], async (value, i) =>
     await addTestResult({ executionId: execution.id, node, entity: { type: "conversation", id: rows[i].entity_id, conversationId: rows[i].entity_id }, result: { value }, score: value ? 1 : 0 }),
   );
   await addTestResult({ executionId: execution.id, node, entity: { type: "conversation", id: rows[4].entity_id, conversationId: rows[4].entity_id }, status: "failed", error: "timeout" });
