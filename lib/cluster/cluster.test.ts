@@ -236,6 +236,25 @@ describe.skipIf(!binDir)(title, () => {
     expect(retried.map((e) => e.attempt)).toEqual([2]);
   }, 60_000);
 
+  it("a live worker keeps a batch that runs longer than the visibility timeout (its heartbeat renews the lease)", async () => {
+    const url = await freshDatabase(cluster);
+    const common = { DATABASE_URL: url, VISIBILITY_SECONDS: "2" };
+    const slow = startChild("queue", { ...common, WORKER_NAME: "slow", WORKER_CONCURRENCY: "1", ITEM_DELAY_MS: "500" });
+    await slow.waitFor((e) => e.event === "ready", 30_000);
+    await startQueue(url, { visibilityTimeoutSeconds: 2 });
+    const [jobId] = await enqueueCellBatches(505, [range(1, 10)]);
+    await slow.waitFor((e) => e.event === "start");
+    // Another worker is idle and polling: without the heartbeat it would take the batch after ~2 s.
+    const idle = startChild("queue", { ...common, WORKER_NAME: "idle" });
+    await idle.waitFor((e) => e.event === "ready", 30_000);
+    await slow.waitFor((e) => e.event === "done", 15_000);
+    await sleep(500);
+    expect(await executionJobCounts(505)).toMatchObject({ completed: 1, retry: 0, active: 0 });
+    expect(idle.events.filter((e) => e.event === "start")).toEqual([]);
+    expect(slow.events.filter((e) => e.event === "start").map((e) => [e.jobId, e.attempt])).toEqual([[jobId, 1]]);
+    expect(await handledCount(url, 505)).toEqual({ rows: 10, distinct: 10 });
+  }, 60_000);
+
   it("SIGTERM stops a worker cleanly and returns its running batch to the queue at once", async () => {
     const url = await freshDatabase(cluster);
     // A long visibility timeout: the batch must come back because the worker gave it back, not by expiry.
@@ -330,6 +349,14 @@ describe.skipIf(!binDir)(title, () => {
     expect(seen.filter((e) => e === 402)).toHaveLength(5);
     expect(await executionJobCounts(401)).toMatchObject({ cancelled: 5, created: 0, active: 0, completed: 0 });
     await worker.stop(0);
+
+    // Queue overhead per batch (enqueue, claim, heartbeat, complete) with a handler that does nothing.
+    const overhead = workCells(async () => undefined, { concurrency: 4 });
+    const t0 = performance.now();
+    await enqueueCellBatches(404, batchesOf(range(1, 200), 1));
+    await waitUntil("200 empty batches", async () => (await executionJobCounts(404)).completed === 200, 20_000);
+    console.log(`queue: 200 empty batches through one process (concurrency 4) in ${Math.round(performance.now() - t0)} ms`);
+    await overhead.stop(0);
 
     // A batch running in another process stops when its execution is cancelled here.
     const remote = startChild("queue", { DATABASE_URL: url, WORKER_NAME: "remote", ITEM_DELAY_MS: "100" });
