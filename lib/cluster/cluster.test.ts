@@ -287,8 +287,14 @@ describe.skipIf(!binDir)(title, () => {
       startChild("semaphore", { DATABASE_URL: url, WORKER_NAME: name, SEM_KEY: "limit4", SEM_LIMIT: "4", SEM_ACQUIRERS: "10", SEM_ROUNDS: String(rounds), SEM_HOLD_MS: "40" }),
     );
     await Promise.all(procs.map((p) => p.waitFor((e) => e.event === "ready", 30_000)));
+    const go = performance.now();
     for (const p of procs) p.proc.stdin!.write("go\n");
     const finished = await Promise.all(procs.map((p) => p.waitFor((e) => e.event === "finished", 40_000)));
+    const elapsed = performance.now() - go;
+    console.log(
+      `semaphore: ${3 * 10 * rounds} holds of 40 ms through 4 slots in ${Math.round(elapsed)} ms ` +
+        `(${Math.round((3 * 10 * rounds * 40) / 4)} ms if slots never sat idle)`,
+    );
     const [probe] = await query<{ current: number; peak: number; total: number }>(url, "select current, peak, total from test_sem_probe where key = 'limit4'");
     expect(probe).toEqual({ current: 0, peak: 4, total: 3 * 10 * rounds });
     // Every acquirer of every process got all its rounds.

@@ -7,8 +7,10 @@
  * while it holds; a process that dies stops renewing and its rows are deleted once the lease has run
  * out, which frees the slot. One try is one call of a plpgsql function (one round trip) serialised per
  * key by a transaction-scoped advisory lock; a release deletes the row and NOTIFYs the key, which
- * wakes the waiters of every process at once. Waiters also retry on a short timer, so a lost
- * notification (listener reconnecting) delays them by at most that long.
+ * wakes the longest-waiting waiter of that key in each process (the first in line overall is the
+ * first in line of its process, so it is among them; waking every waiter would cost a query each per
+ * release). Waiters also retry on a short timer, so a lost notification (listener reconnecting)
+ * delays them by at most that long.
  *
  * The table and function are created at first use with plain SQL under an advisory lock (several
  * processes start at once), outside drizzle's migrations: they are coordination state, not data.
@@ -38,9 +40,10 @@ const schemaSql = [
    )`,
   "CREATE INDEX IF NOT EXISTS turnscope_semaphore_key_idx ON turnscope_semaphore (key, holding, ticket)",
   // One round trip per try: register or refresh the caller's row, drop expired leases of the key, and
-  // take a slot when fewer than p_limit rows are holding or waiting ahead of the caller.
+  // take a slot when fewer than p_limit rows are holding or waiting ahead of the caller. Returns 0
+  // when the caller holds a slot, else its ticket (its place in line).
   `CREATE OR REPLACE FUNCTION turnscope_semaphore_try(p_key text, p_holder text, p_limit int, p_lease_ms int)
-   RETURNS boolean AS $$
+   RETURNS bigint AS $$
    DECLARE
      mine record;
      taken int;
@@ -52,15 +55,15 @@ const schemaSql = [
        ON CONFLICT (holder) DO UPDATE SET expires_at = EXCLUDED.expires_at
        RETURNING s.holding, s.ticket INTO mine;
      IF mine.holding THEN
-       RETURN true;
+       RETURN 0;
      END IF;
      SELECT count(*) INTO taken FROM turnscope_semaphore
        WHERE key = p_key AND (holding OR ticket < mine.ticket);
      IF taken < p_limit THEN
        UPDATE turnscope_semaphore SET holding = true WHERE holder = p_holder;
-       RETURN true;
+       RETURN 0;
      END IF;
-     RETURN false;
+     RETURN mine.ticket;
    END
    $$ LANGUAGE plpgsql`,
 ];
@@ -107,7 +110,8 @@ export type AcquireOptions = {
   url?: string;
 };
 
-type Waiters = Map<string, Set<() => void>>;
+type Waiter = { ticket: number; pending: boolean; wake: () => void };
+type Waiters = Map<string, Set<Waiter>>;
 type WakeState = { subscribed: Map<string, Promise<unknown>>; waiters: Waiters };
 const wakeState = () =>
   processSingleton<WakeState>("cluster.semaphore.wake", () => ({ subscribed: new Map(), waiters: new Map() }));
@@ -119,11 +123,16 @@ function listenForReleases(url: string): Promise<unknown> {
   if (!subscribed) {
     const notifier = getNotifier(url);
     const wakeAll = () => {
-      for (const set of state.waiters.values()) for (const wake of set) wake();
+      for (const set of state.waiters.values()) for (const waiter of set) waiter.wake();
     };
     subscribed = notifier.subscribe(semaphoreChannel, (payload) => {
       if (typeof payload !== "string") return;
-      for (const wake of state.waiters.get(payload) ?? []) wake();
+      // One slot freed: wake our first in line that is not already about to try.
+      let first: Waiter | null = null;
+      for (const waiter of state.waiters.get(payload) ?? []) {
+        if (!waiter.pending && (!first || waiter.ticket < first.ticket)) first = waiter;
+      }
+      first?.wake();
     });
     notifier.onReconnect(wakeAll);
     state.subscribed.set(url, subscribed);
@@ -151,13 +160,13 @@ export async function acquire(key: string, limit: number, options: AcquireOption
 
   const holder = randomUUID();
   const tryTake = async () => {
-    const { rows } = await pool.query<{ ok: boolean }>("SELECT turnscope_semaphore_try($1, $2, $3, $4) AS ok", [
+    const { rows } = await pool.query<{ ticket: string }>("SELECT turnscope_semaphore_try($1, $2, $3, $4)::text AS ticket", [
       key,
       holder,
       limit,
       leaseMs,
     ]);
-    return rows[0].ok;
+    return Number(rows[0].ticket);
   };
   const remove = () =>
     pool.query(
@@ -165,23 +174,28 @@ export async function acquire(key: string, limit: number, options: AcquireOption
       [holder, semaphoreChannel],
     );
 
-  if (!(await tryTake())) {
+  let ticket = await tryTake();
+  if (ticket !== 0) {
     await listenForReleases(url);
     const state = wakeState();
     let set = state.waiters.get(key);
     if (!set) state.waiters.set(key, (set = new Set()));
-    // A release heard while we were querying must not be lost: it leaves `pending` set for the next wait.
-    let pending = false;
+    // `pending`: a wake-up not yet acted on. One heard while we query is kept for the next wait, so it
+    // is never lost; we start pending because a release may have come between our try and now.
     let resolveWait: (() => void) | null = null;
-    const wake = () => {
-      pending = true;
-      resolveWait?.();
+    const waiter: Waiter = {
+      ticket,
+      pending: true,
+      wake: () => {
+        waiter.pending = true;
+        resolveWait?.();
+      },
     };
-    set.add(wake);
+    set.add(waiter);
     const nextTurn = () =>
       new Promise<void>((resolve, reject) => {
-        if (pending) {
-          pending = false;
+        if (waiter.pending) {
+          waiter.pending = false;
           resolve();
           return;
         }
@@ -190,7 +204,7 @@ export async function acquire(key: string, limit: number, options: AcquireOption
         function done() {
           clearTimeout(timer);
           resolveWait = null;
-          pending = false;
+          waiter.pending = false;
           signal?.removeEventListener("abort", onAbort);
           resolve();
         }
@@ -203,15 +217,17 @@ export async function acquire(key: string, limit: number, options: AcquireOption
       });
     try {
       for (;;) {
-        if (await tryTake()) break;
         await nextTurn();
         signal?.throwIfAborted();
+        ticket = await tryTake();
+        if (ticket === 0) break;
+        waiter.ticket = ticket;
       }
     } catch (err) {
       await remove().catch(() => undefined);
       throw err;
     } finally {
-      set.delete(wake);
+      set.delete(waiter);
       if (set.size === 0 && state.waiters.get(key) === set) state.waiters.delete(key);
     }
   }
