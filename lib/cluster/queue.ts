@@ -8,7 +8,8 @@
  * its maintenance (one process of the cluster per maintenanceIntervalSeconds, default 120 s, gated by
  * pgboss.version.maintained_on) fails every `active` job whose `started_on + expire_in` has passed,
  * which returns it to `retry` — that is the visibility timeout. Schema creation on start() runs under
- * an advisory lock and tolerates a concurrent creator; createQueue() is INSERT … ON CONFLICT DO NOTHING.
+ * an advisory lock and tolerates a concurrent creator, but concurrent createQueue() calls can deadlock,
+ * so processes set up one at a time under an advisory lock of ours.
  *
  * What we add: our own fetch loop (pg-boss's work() sleeps a full polling interval between jobs and
  * handles a fetched batch as one unit) so each process runs up to `concurrency` jobs at once and asks
@@ -23,6 +24,7 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
+import pg from "pg";
 import PgBoss from "pg-boss";
 import { z } from "zod";
 import { getConfig } from "@/lib/config";
@@ -40,6 +42,8 @@ const cancelChannel = "turnscope_queue_cancel";
 export const defaultRetryLimit = 3;
 /** Pause before a batch whose handler threw is offered again. */
 const retryDelaySeconds = 1;
+/** Serialises the set-up (pg-boss schema, our queue) of processes starting together. */
+const setupLockKey = 7_305_771_004; // arbitrary, fixed: "turnscope queue set-up"
 /** An idle process asks for work this often even without a wake-up notification. */
 const defaultPollIntervalMs = 2_000;
 
@@ -119,13 +123,29 @@ async function open(url: string, options: QueueOptions): Promise<QueueState> {
     maintenanceIntervalSeconds: maintenanceIntervalSeconds(visibilitySeconds),
   });
   boss.on("error", (err) => log.warn("queue: pg-boss reported an error", { err }));
-  await boss.start();
-  await boss.createQueue(cellQueueName, {
-    name: cellQueueName,
-    retryLimit: defaultRetryLimit,
-    retryDelay: retryDelaySeconds,
-    expireInSeconds: visibilitySeconds,
-  });
+  // pg-boss's own schema creation is safe to race, but two createQueue() at once deadlock (each
+  // attaches a partition and adds foreign keys to pgboss.queue while the other holds a row lock on
+  // it; seen with three workers starting together). One process at a time, on a session of its own.
+  const setup = new pg.Client({ connectionString: url, application_name: "turnscope-queue-setup" });
+  await setup.connect();
+  try {
+    await setup.query("SELECT pg_advisory_lock($1)", [setupLockKey]);
+    await boss.start();
+    if (!(await boss.getQueue(cellQueueName))) {
+      await boss.createQueue(cellQueueName, {
+        name: cellQueueName,
+        retryLimit: defaultRetryLimit,
+        retryDelay: retryDelaySeconds,
+        expireInSeconds: visibilitySeconds,
+      });
+    }
+  } catch (err) {
+    await boss.stop({ graceful: false, close: true }).catch(() => undefined);
+    throw err;
+  } finally {
+    // Ending the session releases the lock.
+    await setup.end().catch(() => undefined);
+  }
   const state: QueueState = {
     url,
     boss,
@@ -266,6 +286,8 @@ type FetchedJob = PgBoss.JobWithMetadata<unknown>;
 
 class CellWorker {
   private readonly active = new Map<string, ActiveJob>();
+  /** When a cancel of each execution was last heard: a fetch already in flight then may return its jobs. */
+  private readonly cancelHeardAt = new Map<number, number>();
   private stopping = false;
   private wakeUp: (() => void) | null = null;
   private woken = false;
@@ -290,6 +312,7 @@ class CellWorker {
   }
 
   abortExecution(executionId: number): void {
+    this.cancelHeardAt.set(executionId, Date.now());
     for (const job of this.active.values()) {
       if (job.executionId === executionId && !job.released) {
         job.released = true;
@@ -325,13 +348,14 @@ class CellWorker {
       let fetched = 0;
       if (free > 0) {
         this.woken = false;
+        const fetchedAt = Date.now();
         const jobs = (await this.state.boss.fetch<unknown>(cellQueueName, { batchSize: free, includeMetadata: true })) as FetchedJob[];
         fetched = jobs.length;
         if (this.stopping) {
           await this.giveBack(jobs.map((j) => ({ id: j.id, retryCount: j.retryCount })));
           break;
         }
-        for (const job of jobs) this.launch(job);
+        for (const job of jobs) this.launch(job, fetchedAt);
         // A full batch means there may be more: ask again as soon as a slot is free.
         if (fetched === free) continue;
       }
@@ -349,7 +373,7 @@ class CellWorker {
     }
   }
 
-  private launch(job: FetchedJob): void {
+  private launch(job: FetchedJob, fetchedAt: number): void {
     const controller = new AbortController();
     const entry: ActiveJob = {
       id: job.id,
@@ -367,16 +391,15 @@ class CellWorker {
       try {
         const data = jobDataSchema.parse(job.data);
         entry.executionId = data.executionId;
-        await this.handler(
-          {
-            executionId: data.executionId,
-            cells: data.cells,
-            jobId: job.id,
-            attempt: job.retryCount + 1,
-            finalAttempt: job.retryCount >= job.retryLimit,
-          },
-          controller.signal,
-        );
+        const cellJob: CellJob = {
+          executionId: data.executionId,
+          cells: data.cells,
+          jobId: job.id,
+          attempt: job.retryCount + 1,
+          finalAttempt: job.retryCount >= job.retryLimit,
+        };
+        if (await this.cancelledMeanwhile(data.executionId, job.id, fetchedAt)) entry.released = true;
+        else await this.handler(cellJob, controller.signal);
       } catch (err) {
         error = err;
       }
@@ -395,6 +418,20 @@ class CellWorker {
         log.error("queue: could not record the end of a batch", { job_id: job.id, err });
       }
     })();
+  }
+
+  /**
+   * A cancel heard while our fetch was in flight found this job already claimed, so the abort missed
+   * it: ask the row (only in that race) rather than work a cancelled batch until the next heartbeat.
+   */
+  private async cancelledMeanwhile(executionId: number, jobId: string, fetchedAt: number): Promise<boolean> {
+    const heard = this.cancelHeardAt.get(executionId);
+    if (heard === undefined || heard < fetchedAt) return false;
+    const { rows } = await clusterPool(this.state.url).query<{ state: string }>(
+      `SELECT state::text AS state FROM ${bossSchema}.job WHERE name = $1 AND id = $2`,
+      [cellQueueName, jobId],
+    );
+    return rows[0]?.state !== "active";
   }
 
   /** Complete only the attempt we hold: after a lost lease the row belongs to another attempt. */

@@ -1,12 +1,14 @@
 /**
  * A separate Node process for lib/cluster/cluster.test.ts: the tests start several of these against
  * one throwaway PostgreSQL cluster to see the queue, the semaphore and notify work across processes.
- * Run as `node --conditions=react-server --import tsx lib/cluster/testing/cluster-child.ts <mode>`
- * with DATABASE_URL set. It reports on stdout as JSON lines.
+ * The test bundles it with esbuild and runs `node --conditions=react-server <bundle> <mode>` (by hand:
+ * `node --conditions=react-server --import tsx lib/cluster/testing/cluster-child.ts <mode>`) with
+ * DATABASE_URL set. It reports on stdout as JSON lines.
  *
  *   queue       works cell batches through runWorker(); each cell is an integer item, recorded in
  *               test_handled(item, worker, job_id) one at a time. HANG_AFTER=<n>: after recording n
  *               items of its first batch the handler hangs (to be SIGKILLed or SIGTERMed mid-batch).
+ *               GATED=1: loads, says "loaded", and starts working only when a line arrives on stdin.
  *   semaphore   SEM_ACQUIRERS acquirers × SEM_ROUNDS rounds of acquire(SEM_KEY, SEM_LIMIT), each
  *               holding SEM_HOLD_MS and counting holders in test_sem_probe to observe the maximum;
  *               starts when a line arrives on stdin.
@@ -25,7 +27,15 @@ const say = (event: Record<string, unknown>) => process.stdout.write(`${JSON.str
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const num = (key: string, fallback: number) => (process.env[key] ? Number(process.env[key]) : fallback);
 
+/** With GATED=1, wait for a line on stdin: the test starts the process early (loading takes seconds) and lets it work later. */
+async function gate(): Promise<void> {
+  if (!process.env.GATED) return;
+  say({ event: "loaded" });
+  await new Promise<void>((resolve) => process.stdin.once("data", () => resolve()));
+}
+
 async function queueMode(): Promise<void> {
+  await gate();
   const pool = new pg.Pool({ connectionString: url, max: 4 });
   const itemDelayMs = num("ITEM_DELAY_MS", 0);
   let hangAfter = process.env.HANG_AFTER ? Number(process.env.HANG_AFTER) : null;
