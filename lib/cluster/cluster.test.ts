@@ -13,7 +13,16 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { findPgBinDir, startPgCluster, type PgCluster } from "@/scripts/pg-cluster.mjs";
 import { closeNotifiers, getNotifier, NotifyPayloadTooLargeError } from "./notify";
 import { closeClusterPools } from "./pool";
-import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, stopQueue, workCells } from "./queue";
+import {
+  cancelExecutionJobs,
+  cellQueueName,
+  enqueueCellBatches,
+  executionJobCounts,
+  openQueueClient,
+  startQueue,
+  stopQueue,
+  workCells,
+} from "./queue";
 import { acquire, semaphoreHolders } from "./semaphore";
 
 const binDir = findPgBinDir();
@@ -179,6 +188,19 @@ describe.skipIf(!binDir)(title, () => {
     await cluster?.stop();
     fs.rmSync(childBundle, { force: true });
   });
+
+  it("several queue clients starting at once against an empty database all start, and create the queue once", async () => {
+    const url = await freshDatabase(cluster);
+    // Each client has its own pool and sessions, as separate processes would.
+    const outcomes = await Promise.allSettled(Array.from({ length: 6 }, () => openQueueClient(url, {})));
+    try {
+      expect(outcomes.filter((o) => o.status === "rejected").map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
+      const queues = await query<{ name: string; expire_seconds: number }>(url, "select name, expire_seconds from pgboss.queue");
+      expect(queues).toEqual([{ name: cellQueueName, expire_seconds: 60 }]);
+    } finally {
+      for (const o of outcomes) if (o.status === "fulfilled") await o.value.boss.stop({ graceful: false, close: true });
+    }
+  }, 60_000);
 
   it("(a) three worker processes share 2,000 items and handle each exactly once", async () => {
     const url = await freshDatabase(cluster);

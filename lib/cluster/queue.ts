@@ -8,8 +8,8 @@
  * its maintenance (one process of the cluster per maintenanceIntervalSeconds, default 120 s, gated by
  * pgboss.version.maintained_on) fails every `active` job whose `started_on + expire_in` has passed,
  * which returns it to `retry` — that is the visibility timeout. Schema creation on start() runs under
- * an advisory lock and tolerates a concurrent creator, but concurrent createQueue() calls can deadlock,
- * so processes set up one at a time under an advisory lock of ours.
+ * an advisory lock and tolerates a concurrent creator; createQueue() is DDL that can deadlock with
+ * other sessions, so processes set up one at a time under an advisory lock of ours.
  *
  * What we add: our own fetch loop (pg-boss's work() sleeps a full polling interval between jobs and
  * handles a fetched batch as one unit) so each process runs up to `concurrency` jobs at once and asks
@@ -107,7 +107,8 @@ export async function startQueue(url?: string, options: QueueOptions = {}): Prom
   h.state = await h.starting;
 }
 
-async function open(url: string, options: QueueOptions): Promise<QueueState> {
+/** Exported for the test that starts several clients at once; use startQueue(). */
+export async function openQueueClient(url: string, options: QueueOptions): Promise<{ boss: PgBoss; visibilitySeconds: number }> {
   const visibilitySeconds = options.visibilityTimeoutSeconds ?? getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS;
   if (!Number.isInteger(visibilitySeconds) || visibilitySeconds < 1) {
     throw new Error(`visibility timeout must be a positive whole number of seconds, got ${visibilitySeconds}`);
@@ -123,21 +124,31 @@ async function open(url: string, options: QueueOptions): Promise<QueueState> {
     maintenanceIntervalSeconds: maintenanceIntervalSeconds(visibilitySeconds),
   });
   boss.on("error", (err) => log.warn("queue: pg-boss reported an error", { err }));
-  // pg-boss's own schema creation is safe to race, but two createQueue() at once deadlock (each
-  // attaches a partition and adds foreign keys to pgboss.queue while the other holds a row lock on
-  // it; seen with three workers starting together). One process at a time, on a session of its own.
+  // pg-boss's own schema creation is safe to race, but createQueue() (a partition attached to
+  // pgboss.job, foreign keys to pgboss.queue) deadlocked once with another process's start or
+  // maintenance when three workers started together on an empty database. So processes set up one at
+  // a time, on a session of their own, only create the queue when it is missing, and retry a deadlock.
   const setup = new pg.Client({ connectionString: url, application_name: "turnscope-queue-setup" });
   await setup.connect();
   try {
     await setup.query("SELECT pg_advisory_lock($1)", [setupLockKey]);
     await boss.start();
-    if (!(await boss.getQueue(cellQueueName))) {
-      await boss.createQueue(cellQueueName, {
-        name: cellQueueName,
-        retryLimit: defaultRetryLimit,
-        retryDelay: retryDelaySeconds,
-        expireInSeconds: visibilitySeconds,
-      });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        if (!(await boss.getQueue(cellQueueName))) {
+          await boss.createQueue(cellQueueName, {
+            name: cellQueueName,
+            retryLimit: defaultRetryLimit,
+            retryDelay: retryDelaySeconds,
+            expireInSeconds: visibilitySeconds,
+          });
+        }
+        break;
+      } catch (err) {
+        const deadlock = (err as { code?: string }).code === "40P01";
+        if (!deadlock || attempt >= 3) throw err;
+        log.warn("queue: deadlock while creating the queue, retrying", { attempt });
+      }
     }
   } catch (err) {
     await boss.stop({ graceful: false, close: true }).catch(() => undefined);
@@ -146,6 +157,11 @@ async function open(url: string, options: QueueOptions): Promise<QueueState> {
     // Ending the session releases the lock.
     await setup.end().catch(() => undefined);
   }
+  return { boss, visibilitySeconds };
+}
+
+async function open(url: string, options: QueueOptions): Promise<QueueState> {
+  const { boss, visibilitySeconds } = await openQueueClient(url, options);
   const state: QueueState = {
     url,
     boss,
