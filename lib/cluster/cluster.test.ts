@@ -264,6 +264,7 @@ describe.skipIf(!binDir)(title, () => {
     expect(redo).toHaveLength(1);
     expect(redo[0].n).toBe(victimItems.length);
     const delay = redo[0].first.getTime() - killedAt;
+    console.log(`queue: batch of a SIGKILLed worker taken again ${delay} ms after the kill (visibility timeout ${visibilitySeconds} s)`);
     expect(delay).toBeGreaterThanOrEqual((visibilitySeconds * 1000 * 2) / 3 - 300);
     expect(delay).toBeLessThan(visibilitySeconds * 1000 * 1.5 + 3_000);
     const [victimRows] = await query<{ n: number }>(url, "select count(*)::int as n from test_handled where worker = 'victim' and job_id = $1", [

@@ -20,7 +20,8 @@
  * once and a cancel aborts the running batches of every process.
  *
  * Recovery time after a process dies: the visibility timeout T, then up to two maintenance intervals
- * (set to T/4, at least 1 s) before maintenance sees it, then one poll interval — at most ~1.5 × T + 2 s.
+ * (set to T/4, at least 1 s: a process's timer may fire just before the cluster-wide gate opens) before
+ * maintenance sees it, then pg-boss's retry delay (1 s) and one idle poll (2 s) — at most ~1.5 × T + 3 s.
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
