@@ -440,6 +440,38 @@ describe.skipIf(!binDir)(title, () => {
     expect(await executionJobCounts(403)).toMatchObject({ cancelled: 1, active: 0, completed: 0 });
   }, 60_000);
 
+  it("a batch whose handler throws is retried, and ends failed once its attempts are spent", async () => {
+    const url = await freshDatabase(cluster);
+    await startQueue(url, { pollIntervalMs: 500 });
+    const attempts: Array<[number, number, boolean]> = [];
+    const worker = workCells(
+      async (job) => {
+        attempts.push([job.executionId, job.attempt, job.finalAttempt]);
+        // Execution 601 fails its first attempt only; 602 always fails.
+        if (job.executionId === 602 || job.attempt === 1) throw new Error(`judge unreachable (attempt ${job.attempt})`);
+      },
+      { concurrency: 2 },
+    );
+    await enqueueCellBatches(601, [[1]]);
+    await enqueueCellBatches(602, [[2]], { retryLimit: 1 });
+    await waitUntil(
+      "both settled",
+      async () => (await executionJobCounts(601)).completed === 1 && (await executionJobCounts(602)).failed === 1,
+      15_000,
+    );
+    await worker.stop(0);
+    expect(attempts.filter(([e]) => e === 601)).toEqual([
+      [601, 1, false],
+      [601, 2, false],
+    ]);
+    expect(attempts.filter(([e]) => e === 602)).toEqual([
+      [602, 1, false],
+      [602, 2, true],
+    ]);
+    const [failed] = await query<{ output: { message: string } }>(url, "select output from pgboss.job where state = 'failed'");
+    expect(failed.output.message).toBe("judge unreachable (attempt 2)");
+  }, 30_000);
+
   it("(e) notify: a round trip between two processes, oversized payloads refused, listening survives a dropped connection", async () => {
     const url = await freshDatabase(cluster);
     const echo = startChild("echo", { DATABASE_URL: url });
