@@ -197,6 +197,18 @@ describe.skipIf(!binDir)(title, () => {
       expect(outcomes.filter((o) => o.status === "rejected").map((o) => String((o as PromiseRejectedResult).reason))).toEqual([]);
       const queues = await query<{ name: string; expire_seconds: number }>(url, "select name, expire_seconds from pgboss.queue");
       expect(queues).toEqual([{ name: cellQueueName, expire_seconds: 60 }]);
+      // Cancel and the counts look jobs up by executionId through an index of their own.
+      const client = new pg.Client({ connectionString: url });
+      await client.connect();
+      let plan: Array<{ "QUERY PLAN": string }>;
+      try {
+        await client.query("set enable_seqscan = off");
+        const sql = `explain select id from pgboss.job where name = '${cellQueueName}' and data->>'executionId' = '7'`;
+        plan = (await client.query<{ "QUERY PLAN": string }>(sql)).rows;
+      } finally {
+        await client.end();
+      }
+      expect(plan.map((r) => r["QUERY PLAN"]).join("\n")).toContain("turnscope_cells_execution_idx");
     } finally {
       for (const o of outcomes) if (o.status === "fulfilled") await o.value.boss.stop({ graceful: false, close: true });
     }
@@ -439,6 +451,23 @@ describe.skipIf(!binDir)(title, () => {
     expect(remote.events.some((e) => e.event === "done")).toBe(false);
     expect(await executionJobCounts(403)).toMatchObject({ cancelled: 1, active: 0, completed: 0 });
   }, 60_000);
+
+  it("runs share the workers: batches of a later run are interleaved with an earlier run's backlog", async () => {
+    const url = await freshDatabase(cluster);
+    await startQueue(url, { pollIntervalMs: 500 });
+    await enqueueCellBatches(701, [[0], [1], [2], [3], [4]]);
+    await enqueueCellBatches(702, [[0], [1], [2]]);
+    const order: string[] = [];
+    const worker = workCells(
+      async (job) => {
+        order.push(`${job.executionId}:${String(job.cells[0])}`);
+      },
+      { concurrency: 1 },
+    );
+    await waitUntil("all done", async () => order.length === 8, 15_000);
+    await worker.stop(0);
+    expect(order).toEqual(["701:0", "702:0", "701:1", "702:1", "701:2", "702:2", "701:3", "701:4"]);
+  }, 30_000);
 
   it("a batch whose handler throws is retried, and ends failed once its attempts are spent", async () => {
     const url = await freshDatabase(cluster);

@@ -143,6 +143,18 @@ export async function openQueueClient(url: string, options: QueueOptions): Promi
             retryDelay: retryDelaySeconds,
             expireInSeconds: visibilitySeconds,
           });
+          // Cancel and the per-execution counts find a run's jobs by executionId; the queue's
+          // partition is empty now, so the index costs nothing to build.
+          const { rows } = await setup.query<{ partition: string | null }>(
+            `SELECT partition_name AS partition FROM ${bossSchema}.queue WHERE name = $1`,
+            [cellQueueName],
+          );
+          const partition = rows[0]?.partition;
+          if (partition) {
+            await setup.query(
+              `CREATE INDEX IF NOT EXISTS turnscope_cells_execution_idx ON ${bossSchema}."${partition}" ((data->>'executionId'))`,
+            );
+          }
         }
         break;
       } catch (err) {
@@ -201,31 +213,48 @@ export async function stopQueue({ graceMs }: { graceMs?: number } = {}): Promise
 }
 
 /**
- * Enqueue one job per batch of cells of `executionId`; returns the job ids. Idle processes are woken
- * through NOTIFY. `retryLimit`: attempts after the first (default 3).
+ * Enqueue one job per batch of cells of `executionId`, all or none; returns the job ids. Idle
+ * processes are woken through NOTIFY. `retryLimit`: attempts after the first (default 3).
+ *
+ * Runs share the workers fairly: batch i of every run has priority -i, and pg-boss hands out the
+ * highest priority first (then the oldest), so a run started while another has thousands of batches
+ * queued gets its first batches next instead of waiting for the whole backlog.
  */
 export async function enqueueCellBatches(
   executionId: number,
   batches: unknown[][],
-  options: { retryLimit?: number; priority?: number } = {},
+  options: { retryLimit?: number } = {},
 ): Promise<string[]> {
   const state = running();
+  if (!Number.isSafeInteger(executionId)) throw new Error(`executionId must be an integer, got ${executionId}`);
   const ids: string[] = [];
-  const jobs: PgBoss.JobInsert<CellJobData>[] = batches.map((cells) => {
+  const jobs: PgBoss.JobInsert<CellJobData>[] = batches.map((cells, index) => {
     const id = randomUUID();
     ids.push(id);
     return {
       id,
       name: cellQueueName,
       data: { executionId, cells },
-      priority: options.priority ?? 0,
+      priority: -index,
       retryLimit: options.retryLimit ?? defaultRetryLimit,
       retryDelay: retryDelaySeconds,
       expireInSeconds: state.visibilitySeconds,
     };
   });
-  // One statement per thousand jobs keeps the JSON parameter of pg-boss's insert reasonable.
-  for (let i = 0; i < jobs.length; i += 1000) await state.boss.insert(jobs.slice(i, i + 1000));
+  const client = await clusterPool(state.url).connect();
+  try {
+    await client.query("BEGIN");
+    // pg-boss's insert() runs on the connection we give it, so the chunks share our transaction.
+    const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
+    // One statement per thousand jobs keeps the JSON parameter of pg-boss's insert reasonable.
+    for (let i = 0; i < jobs.length; i += 1000) await state.boss.insert(jobs.slice(i, i + 1000), { db });
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
   await getNotifier(state.url).publish(wakeChannel, executionId).catch((err) => log.warn("queue: wake-up not sent", { err }));
   return ids;
 }
@@ -238,8 +267,8 @@ export async function enqueueCellBatches(
 export async function cancelExecutionJobs(executionId: number): Promise<number> {
   const state = running();
   const { rows } = await clusterPool(state.url).query<{ id: string }>(
-    `SELECT id FROM ${bossSchema}.job WHERE name = $1 AND state < 'completed' AND (data->>'executionId')::bigint = $2`,
-    [cellQueueName, executionId],
+    `SELECT id FROM ${bossSchema}.job WHERE name = $1 AND state < 'completed' AND data->>'executionId' = $2`,
+    [cellQueueName, String(executionId)],
   );
   let cancelled = 0;
   if (rows.length > 0) {
@@ -257,8 +286,8 @@ export async function executionJobCounts(executionId: number): Promise<Execution
   const state = running();
   const { rows } = await clusterPool(state.url).query<{ state: keyof ExecutionJobCounts; n: number }>(
     `SELECT state::text AS state, count(*)::int AS n FROM ${bossSchema}.job
-     WHERE name = $1 AND (data->>'executionId')::bigint = $2 GROUP BY state`,
-    [cellQueueName, executionId],
+     WHERE name = $1 AND data->>'executionId' = $2 GROUP BY state`,
+    [cellQueueName, String(executionId)],
   );
   const counts: ExecutionJobCounts = { created: 0, retry: 0, active: 0, completed: 0, cancelled: 0, failed: 0 };
   for (const row of rows) counts[row.state] = row.n;
