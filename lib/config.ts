@@ -31,6 +31,13 @@ const envSchema = z.object({
   ),
   /** Connections the PostgreSQL store keeps open at most (per process). */
   DATABASE_POOL_SIZE: positiveInt(10),
+  /**
+   * PostgreSQL job queue: seconds a claimed batch of cells stays invisible to other processes without a
+   * heartbeat from its process; a batch of a process that died is worked again within ~1.5× this.
+   */
+  JOB_VISIBILITY_TIMEOUT_SECONDS: positiveInt(60),
+  /** PostgreSQL job queue: batches of cells one process (server or `npm run worker`) works at once. */
+  WORKER_CONCURRENCY: positiveInt(4),
   API_TOKEN: optionalText,
   OPENAI_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as http://127.0.0.1:11434/v1" }).optional()),
   OPENAI_API_KEY: optionalText,

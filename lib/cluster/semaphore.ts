@@ -1,0 +1,272 @@
+/**
+ * A counting semaphore shared by every process of one PostgreSQL database, so a run's batch_size and a
+ * model's concurrency limit hold across the cluster (the limit, not N processes × the limit).
+ *
+ * Each holder and each waiter is a row of turnscope_semaphore with a lease (expires_at). Waiters are
+ * served in arrival order (a ticket), so nobody starves. A holder renews its lease every leaseMs/3
+ * while it holds; a process that dies stops renewing and its rows are deleted once the lease has run
+ * out, which frees the slot. One try is one call of a plpgsql function (one round trip) serialised per
+ * key by a transaction-scoped advisory lock; a release deletes the row and NOTIFYs the key, which
+ * wakes the longest-waiting waiter of that key in each process (the first in line overall is the
+ * first in line of its process, so it is among them; waking every waiter would cost a query each per
+ * release). Waiters also retry on a short timer, so a lost notification (listener reconnecting)
+ * delays them by at most that long.
+ *
+ * The table and function are created at first use with plain SQL under an advisory lock (several
+ * processes start at once), outside drizzle's migrations: they are coordination state, not data.
+ */
+import "server-only";
+import { randomUUID } from "node:crypto";
+import type pg from "pg";
+import { log } from "@/lib/log";
+import { processSingleton } from "@/lib/process-state";
+import { getNotifier } from "./notify";
+import { clusterPool, clusterUrl } from "./pool";
+
+/** Channel on which releases announce the freed key. */
+export const semaphoreChannel = "turnscope_semaphore";
+/** Longest a waiter sleeps between tries when no release notification arrives. */
+const maxPollMs = 1_000;
+const schemaLockKey = 7_305_771_003; // arbitrary, fixed: "turnscope cluster semaphore schema"
+
+const schemaSql = [
+  `CREATE TABLE IF NOT EXISTS turnscope_semaphore (
+     holder text PRIMARY KEY,
+     key text NOT NULL,
+     ticket bigserial NOT NULL,
+     holding boolean NOT NULL DEFAULT false,
+     expires_at timestamptz NOT NULL,
+     created_at timestamptz NOT NULL DEFAULT now()
+   )`,
+  "CREATE INDEX IF NOT EXISTS turnscope_semaphore_key_idx ON turnscope_semaphore (key, holding, ticket)",
+  // One round trip per try: register or refresh the caller's row, drop expired leases of the key, and
+  // take a slot when fewer than p_limit rows are holding or waiting ahead of the caller. Returns 0
+  // when the caller holds a slot, else its ticket (its place in line).
+  `CREATE OR REPLACE FUNCTION turnscope_semaphore_try(p_key text, p_holder text, p_limit int, p_lease_ms int)
+   RETURNS bigint AS $$
+   DECLARE
+     mine record;
+     taken int;
+   BEGIN
+     PERFORM pg_advisory_xact_lock(hashtextextended('turnscope.semaphore:' || p_key, 0));
+     DELETE FROM turnscope_semaphore WHERE key = p_key AND expires_at < clock_timestamp();
+     INSERT INTO turnscope_semaphore AS s (holder, key, expires_at)
+       VALUES (p_holder, p_key, clock_timestamp() + p_lease_ms * interval '1 millisecond')
+       ON CONFLICT (holder) DO UPDATE SET expires_at = EXCLUDED.expires_at
+       RETURNING s.holding, s.ticket INTO mine;
+     IF mine.holding THEN
+       RETURN 0;
+     END IF;
+     SELECT count(*) INTO taken FROM turnscope_semaphore
+       WHERE key = p_key AND (holding OR ticket < mine.ticket);
+     IF taken < p_limit THEN
+       UPDATE turnscope_semaphore SET holding = true WHERE holder = p_holder;
+       RETURN 0;
+     END IF;
+     RETURN mine.ticket;
+   END
+   $$ LANGUAGE plpgsql`,
+];
+
+type SchemaState = Map<string, Promise<void>>;
+const schemaState = () => processSingleton<SchemaState>("cluster.semaphore.schema", () => new Map());
+
+/** Create the semaphore's table and function once per process and database. */
+export function ensureSemaphoreSchema(url: string): Promise<void> {
+  const state = schemaState();
+  let ready = state.get(url);
+  if (!ready) {
+    ready = createSchema(clusterPool(url));
+    state.set(url, ready);
+    ready.catch(() => state.delete(url));
+  }
+  return ready;
+}
+
+async function createSchema(pool: pg.Pool): Promise<void> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    // CREATE … IF NOT EXISTS still races on the catalog when two sessions run it at once.
+    await client.query("SELECT pg_advisory_xact_lock($1)", [schemaLockKey]);
+    for (const statement of schemaSql) await client.query(statement);
+    await client.query("COMMIT");
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
+/** Releases the slot (idempotent). `lost` aborts if the lease could not be renewed and ran out. */
+export type SemaphoreRelease = (() => Promise<void>) & { readonly lost: AbortSignal };
+
+export type AcquireOptions = {
+  /** How long a slot outlives a holder that stops renewing it (a dead process). Default 30 s. */
+  leaseMs?: number;
+  signal?: AbortSignal;
+  /** Database; DATABASE_URL when absent. */
+  url?: string;
+};
+
+type Waiter = { ticket: number; pending: boolean; wake: () => void };
+type Waiters = Map<string, Set<Waiter>>;
+type WakeState = { subscribed: Map<string, Promise<unknown>>; waiters: Waiters };
+const wakeState = () =>
+  processSingleton<WakeState>("cluster.semaphore.wake", () => ({ subscribed: new Map(), waiters: new Map() }));
+
+/** Subscribe this process once per database to release notifications; they wake local waiters of the key. */
+function listenForReleases(url: string): Promise<unknown> {
+  const state = wakeState();
+  let subscribed = state.subscribed.get(url);
+  if (!subscribed) {
+    const notifier = getNotifier(url);
+    const wakeAll = () => {
+      for (const set of state.waiters.values()) for (const waiter of set) waiter.wake();
+    };
+    subscribed = notifier.subscribe(semaphoreChannel, (payload) => {
+      if (typeof payload !== "string") return;
+      // One slot freed: wake our first in line that is not already about to try.
+      let first: Waiter | null = null;
+      for (const waiter of state.waiters.get(payload) ?? []) {
+        if (!waiter.pending && (!first || waiter.ticket < first.ticket)) first = waiter;
+      }
+      first?.wake();
+    });
+    notifier.onReconnect(wakeAll);
+    state.subscribed.set(url, subscribed);
+    subscribed.catch(() => state.subscribed.delete(url));
+  }
+  return subscribed;
+}
+
+function abortError(signal: AbortSignal): Error {
+  return signal.reason instanceof Error ? signal.reason : new DOMException("The operation was aborted", "AbortError");
+}
+
+/**
+ * Wait for one of `limit` slots of `key` across all processes and return its release function.
+ * Rejects with the signal's reason if `signal` aborts while waiting (the place in line is given up).
+ */
+export async function acquire(key: string, limit: number, options: AcquireOptions = {}): Promise<SemaphoreRelease> {
+  if (!Number.isInteger(limit) || limit < 1) throw new Error(`semaphore limit must be a positive integer, got ${limit}`);
+  const leaseMs = Math.max(300, Math.round(options.leaseMs ?? 30_000));
+  const { signal } = options;
+  const url = clusterUrl(options.url);
+  const pool = clusterPool(url);
+  await ensureSemaphoreSchema(url);
+  signal?.throwIfAborted();
+
+  const holder = randomUUID();
+  const tryTake = async () => {
+    const { rows } = await pool.query<{ ticket: string }>("SELECT turnscope_semaphore_try($1, $2, $3, $4)::text AS ticket", [
+      key,
+      holder,
+      limit,
+      leaseMs,
+    ]);
+    return Number(rows[0].ticket);
+  };
+  const remove = () =>
+    pool.query(
+      "WITH gone AS (DELETE FROM turnscope_semaphore WHERE holder = $1 RETURNING key) SELECT pg_notify($2, to_json(key)::text) FROM gone",
+      [holder, semaphoreChannel],
+    );
+
+  let ticket = await tryTake();
+  if (ticket !== 0) {
+    await listenForReleases(url);
+    const state = wakeState();
+    let set = state.waiters.get(key);
+    if (!set) state.waiters.set(key, (set = new Set()));
+    // `pending`: a wake-up not yet acted on. One heard while we query is kept for the next wait, so it
+    // is never lost; we start pending because a release may have come between our try and now.
+    let resolveWait: (() => void) | null = null;
+    const waiter: Waiter = {
+      ticket,
+      pending: true,
+      wake: () => {
+        waiter.pending = true;
+        resolveWait?.();
+      },
+    };
+    set.add(waiter);
+    const nextTurn = () =>
+      new Promise<void>((resolve, reject) => {
+        if (waiter.pending) {
+          waiter.pending = false;
+          resolve();
+          return;
+        }
+        // A release of this key, the poll timer (which also keeps our waiting lease alive), or abort.
+        const timer = setTimeout(done, Math.min(maxPollMs, leaseMs / 3));
+        function done() {
+          clearTimeout(timer);
+          resolveWait = null;
+          waiter.pending = false;
+          signal?.removeEventListener("abort", onAbort);
+          resolve();
+        }
+        function onAbort() {
+          done();
+          reject(abortError(signal!));
+        }
+        resolveWait = done;
+        signal?.addEventListener("abort", onAbort, { once: true });
+      });
+    try {
+      for (;;) {
+        await nextTurn();
+        signal?.throwIfAborted();
+        ticket = await tryTake();
+        if (ticket === 0) break;
+        waiter.ticket = ticket;
+      }
+    } catch (err) {
+      await remove().catch(() => undefined);
+      throw err;
+    } finally {
+      set.delete(waiter);
+      if (set.size === 0 && state.waiters.get(key) === set) state.waiters.delete(key);
+    }
+  }
+
+  const lost = new AbortController();
+  let released = false;
+  const renew = setInterval(() => {
+    pool
+      .query("UPDATE turnscope_semaphore SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE holder = $1 AND holding", [
+        holder,
+        leaseMs,
+      ])
+      .then((res) => {
+        if (res.rowCount === 0 && !released) {
+          clearInterval(renew);
+          log.warn("semaphore: lease ran out before it was renewed", { key });
+          lost.abort(new Error(`semaphore lease of "${key}" ran out`));
+        }
+      })
+      .catch((err) => log.warn("semaphore: lease renewal failed, will retry", { key, err }));
+  }, leaseMs / 3);
+  renew.unref();
+
+  const release = async () => {
+    if (released) return;
+    released = true;
+    clearInterval(renew);
+    await remove();
+  };
+  return Object.assign(release, { lost: lost.signal });
+}
+
+/** Holders of `key` right now (tests, diagnostics). */
+export async function semaphoreHolders(key: string, url?: string): Promise<number> {
+  const chosen = clusterUrl(url);
+  await ensureSemaphoreSchema(chosen);
+  const { rows } = await clusterPool(chosen).query<{ n: number }>(
+    "SELECT count(*)::int AS n FROM turnscope_semaphore WHERE key = $1 AND holding AND expires_at >= clock_timestamp()",
+    [key],
+  );
+  return rows[0].n;
+}
