@@ -4,8 +4,9 @@
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
-  const { getDb } = await import("@/db/client");
-  getDb();
+  // The store of DATABASE_URL (PostgreSQL) or DATABASE_PATH (SQLite), migrated and seeded before the first request.
+  const { database } = await import("@/db/store");
+  await database();
   const { recoverInterruptedExecutions } = await import("@/lib/runner");
   await recoverInterruptedExecutions();
   const { installShutdownHandlers } = await import("@/lib/shutdown");

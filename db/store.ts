@@ -31,17 +31,32 @@ const pgReady = Symbol.for("turnscope.pg.ready");
 type GlobalWithReady = typeof globalThis & { [pgReady]?: { db: PgDb; ready: Promise<void> } };
 /** Set inside the open hooks: their own queries must not wait for the hooks to finish. */
 const inOpenHook = new AsyncLocalStorage<boolean>();
+/** SQLite's open hooks still running (their synchronous part ran as the database opened). */
+let sqliteHooks: Promise<void> = Promise.resolve();
 
 /** Work to run once when the store is first opened and migrated (seeding the system templates). */
 export function onStoreOpen(hook: OpenHook): void {
   openHooks.push(hook);
   // SQLite runs its hooks synchronously as it opens (db/client.ts); PostgreSQL in `database()`.
-  if (!onPostgres) onDatabaseOpen((db) => void hook(db as unknown as Db));
+  if (!onPostgres) {
+    return onDatabaseOpen((db) => {
+      const done = inOpenHook.run(true, async () => hook(db as unknown as Db));
+      sqliteHooks = sqliteHooks.then(() => done);
+    });
+  }
+  // Registered after the store opened (a module imported late): run it now, before the next query.
+  const g = globalThis as GlobalWithReady;
+  const open = g[pgReady];
+  if (open) g[pgReady] = { db: open.db, ready: open.ready.then(() => inOpenHook.run(true, async () => hook(open.db as unknown as Db))) };
 }
 
 /** The store's query builder, opened (and, the first time, migrated and seeded). */
 export async function database(): Promise<Db> {
-  if (!onPostgres) return sqliteDb() as unknown as Db;
+  if (!onPostgres) {
+    const db = sqliteDb() as unknown as Db;
+    if (!inOpenHook.getStore()) await sqliteHooks;
+    return db;
+  }
   const db = await getPgDb();
   const g = globalThis as GlobalWithReady;
   // A new pool (first use, or reopened after close) runs the open hooks again, once.

@@ -1,5 +1,6 @@
 /** Graceful shutdown on SIGTERM/SIGINT: drain runs, close the database, exit. Installed once per process. */
 import { closeDb } from "@/db/client";
+import { closePgDb } from "@/db/pg";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
@@ -19,7 +20,9 @@ export function installShutdownHandlers(): void {
       .catch((error) => log.error("drain failed", { error }))
       .finally(() => {
         closeDb();
-        process.exit(0);
+        closePgDb()
+          .catch((error) => log.error("closing PostgreSQL failed", { error }))
+          .finally(() => process.exit(0));
       });
   };
   process.on("SIGTERM", onSignal);

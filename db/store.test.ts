@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { database, onPostgres, onStoreOpen, rawRows, rows, transaction } from "./store";
+import { datasetsTable } from "./tables";
+
+describe("the store", () => {
+  it("runs an open hook registered after the store opened before the next query is answered", async () => {
+    await database();
+    const ran: string[] = [];
+    onStoreOpen(async (db) => {
+      // The hook's own queries must not wait for the hooks to finish.
+      await db.select().from(datasetsTable);
+      ran.push("late hook");
+    });
+    await database();
+    expect(ran).toEqual(["late hook"]);
+  });
+
+  it("rolls back every statement of a transaction body that throws, on either store", async () => {
+    const name = `rollback-${onPostgres ? "pg" : "sqlite"}-${Date.now()}`;
+    await expect(
+      transaction(function* (tx) {
+        yield* rows(tx.insert(datasetsTable).values({ name, userId: "u" }).returning());
+        throw new Error("half-way");
+      }),
+    ).rejects.toThrow("half-way");
+    expect(await rawRows("select id from datasets where name = ?", [name])).toEqual([]);
+  });
+});
