@@ -169,16 +169,19 @@ async function once() {
   await Promise.all(clients);
 
   // The route wrapper logs each request's handler time: the rest of a client's latency is queueing.
-  const handlerMs = a.logs
-    .slice(logStartA)
-    .flatMap((l) => {
-      try {
-        const o = JSON.parse(l) as { msg?: string; method?: string; ms?: number };
-        return o.msg === "request" && o.method === "GET" ? [o.ms ?? 0] : [];
-      } catch {
-        return [];
-      }
-    });
+  const handlerMs: number[] = [];
+  const handlerByKind: Record<string, number[]> = {};
+  for (const l of a.logs.slice(logStartA)) {
+    let o: { msg?: string; method?: string; path?: string; ms?: number };
+    try {
+      o = JSON.parse(l) as typeof o;
+    } catch {
+      continue;
+    }
+    if (o.msg !== "request" || o.method !== "GET") continue;
+    handlerMs.push(o.ms ?? 0);
+    (handlerByKind[(o.path ?? "").replace(/\d+/g, "{id}")] ??= []).push(o.ms ?? 0);
+  }
   const busy = [...a.logs, ...(b?.logs ?? [])].filter((l) => /SQLITE_BUSY|database is locked/i.test(l)).length;
   await b?.stop("SIGTERM");
   await a.stop("SIGTERM");
@@ -201,6 +204,8 @@ async function once() {
     p50_ms_by_endpoint: Object.fromEntries(Object.entries(byKind).map(([k, v]) => [k, percentile(v, 50)])),
     handler_p50_ms: percentile(handlerMs, 50),
     handler_p99_ms: percentile(handlerMs, 99),
+    handler_p50_ms_by_endpoint: Object.fromEntries(Object.entries(handlerByKind).map(([k, v]) => [k, percentile(v, 50)])),
+    cpu_a_ms_per_read: Math.round((cpuA / Math.max(1, latencies.length)) * 1e4) / 10,
     window_s: Math.round(wallS * 10) / 10,
     run_ms: runMs,
     cells,
