@@ -13,6 +13,9 @@
  *   import-only       import + readers on A, no run
  *   floor             readers only on A, for --seconds, on the dataset after its 10k-cell run finished
  *
+ * Options: --think-ms N (each reader pauses N ms between reads), --reads health (every read is
+ * GET /api/health: the per-request cost of Next.js and HTTP alone).
+ *
  * Same sizes and read mix as scripts/reliability/load-and-faults.ts `loadSection`. The dataset, metrics
  * and the small finished run are prepared by a separate process that is then stopped, so A's profile
  * and CPU figures cover the measured window (plus a 3 s warm-up) only. Prints one JSON line per run and
@@ -36,6 +39,10 @@ const scenario = arg("scenario", "single");
 const short = process.argv.includes("--short");
 const floorSeconds = Number(arg("seconds", "60"));
 const repeat = Number(arg("repeat", "1"));
+/** Pause of each reader between its reads (0: the load section's readers, which never pause). */
+const thinkMs = Number(arg("think-ms", "0"));
+/** `--reads health`: every read is GET /api/health, the lightest route: what Next + HTTP cost per request. */
+const readMix = arg("reads", "load");
 const basePort = Number(process.env.RELIABILITY_PORT ?? 3630);
 const sizes = short ? { loadConversations: 250, clients: 20, importConversations: 500 } : { loadConversations: 2_500, clients: 20, importConversations: 5_000 };
 const scenarios = ["single", "split", "single-noimport", "split-noimport", "import-only", "floor"];
@@ -92,12 +99,15 @@ async function once() {
   const runner = b ?? a;
 
   const latencies: number[] = [];
+  /** Start time (performance.now) and latency of every recorded read, to split them by the import window. */
+  const timeline: Array<[number, number]> = [];
+  let importWindow: [number, number] | undefined;
   const byKind: Record<string, number[]> = {};
   const failures: string[] = [];
   let recording = false;
   let running = true;
   let runId = watchedId;
-  const reads = [
+  const loadReads = [
     () => `/api/datasets/${datasetId}/grid?level=conversation&limit=50&offset=${Math.floor(Math.random() * sizes.loadConversations)}`,
     () => `/api/datasets/${datasetId}/grid?level=step&limit=50&offset=${Math.floor(Math.random() * sizes.loadConversations * 2)}`,
     () => `/api/evaluation-pipeline-executions?dataset_id=${datasetId}&limit=20`,
@@ -105,6 +115,7 @@ async function once() {
     () => `/api/evaluation-pipeline-executions/${small.id}/results?limit=100&offset=${Math.floor(Math.random() * sizes.loadConversations)}`,
     () => `/api/datasets?limit=20`,
   ];
+  const reads = readMix === "health" ? [() => "/api/health"] : loadReads;
   const client = async () => {
     while (running) {
       const kind = Math.floor(Math.random() * reads.length);
@@ -114,13 +125,16 @@ async function once() {
         const res = await fetch(`${a.baseUrl}${urlPath}`);
         await res.arrayBuffer();
         const ms = performance.now() - t;
-        if (!recording) continue;
-        latencies.push(ms);
-        (byKind[urlPath.split("?")[0].replace(/\d+/g, "{id}")] ??= []).push(ms);
-        if (res.status !== 200) failures.push(`${res.status} ${urlPath}`);
+        if (recording) {
+          latencies.push(ms);
+          timeline.push([t, ms]);
+          (byKind[urlPath.split("?")[0].replace(/\d+/g, "{id}")] ??= []).push(ms);
+          if (res.status !== 200) failures.push(`${res.status} ${urlPath}`);
+        }
       } catch (e) {
         if (recording) failures.push(`${(e as Error).message} ${urlPath}`);
       }
+      if (thinkMs) await new Promise((r) => setTimeout(r, thinkMs));
     }
   };
   // Warm-up: route modules loaded, JIT warm, caches as in a server that has been up a while.
@@ -141,9 +155,11 @@ async function once() {
   let cells: number | null = null;
   const importPromise = withImport
     ? (async () => {
-        const t = Date.now();
-        const res = await importDataset(a, `load-import-${Date.now()}`, agentConversations(sizes.importConversations, "imp"));
-        importMs = Date.now() - t;
+        const data = agentConversations(sizes.importConversations, "imp");
+        const t = performance.now();
+        const res = await importDataset(a, `load-import-${Date.now()}`, data);
+        importWindow = [t, performance.now()];
+        importMs = Math.round(importWindow[1] - t);
         return res;
       })()
     : undefined;
@@ -188,9 +204,15 @@ async function once() {
   await double.close();
   fs.rmSync(dir, { recursive: true, force: true });
 
+  // Reads in flight at any moment of the import vs the others: what the import alone does to the tail.
+  const overlaps = ([t, ms]: [number, number]) => importWindow !== undefined && t < importWindow[1] && t + ms > importWindow[0];
+  const duringImport = timeline.filter(overlaps).map(([, ms]) => ms);
+  const outsideImport = timeline.filter((x) => !overlaps(x)).map(([, ms]) => ms);
   const result = {
     scenario,
     mode: short ? "short" : "full",
+    reads_mix: readMix,
+    think_ms: thinkMs,
     at: new Date(started).toISOString(),
     reads: latencies.length,
     reads_per_s: Math.round(latencies.length / wallS),
@@ -207,6 +229,10 @@ async function once() {
     handler_p50_ms_by_endpoint: Object.fromEntries(Object.entries(handlerByKind).map(([k, v]) => [k, percentile(v, 50)])),
     cpu_a_ms_per_read: Math.round((cpuA / Math.max(1, latencies.length)) * 1e4) / 10,
     window_s: Math.round(wallS * 10) / 10,
+    reads_during_import: duringImport.length,
+    p50_ms_during_import: percentile(duringImport, 50),
+    max_ms_during_import: duringImport.length ? Math.round(Math.max(...duringImport)) : null,
+    p99_ms_outside_import: percentile(outsideImport, 99),
     run_ms: runMs,
     cells,
     import_ms: importMs,
