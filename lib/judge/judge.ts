@@ -10,6 +10,7 @@ import { readJudgeCache, writeJudgeCache } from "@/db/repositories/judge";
 import type { OutputType } from "@/db/schema";
 import { getJudgeConfig, notConfiguredMessage, type JudgeConfig } from "./config";
 import { extractJson } from "./extract-json";
+import { judgeFetch } from "./http-fetch";
 import { limiterFor } from "./limiter";
 import { classifyError, realRetryDeps, withRetries, type RetryDeps } from "./retry";
 import { checkVerdict, verdictSchema, type JsonSchema } from "./verdicts";
@@ -55,17 +56,6 @@ class JudgeTimeoutError extends Error {
 }
 
 const providers = new Map<string, ReturnType<typeof createOpenAI>>();
-
-/**
- * The platform's fetch, not the one Next.js patches for its data cache: judge calls are POSTs never
- * cached, and a run goes on long after the request that started it, so the patch's per-call tracing
- * and bookkeeping (tied to that request) are pure cost: a served 2,000-cell run under a 100 ms
- * judge took 8.9 s with them and 7.7 s without. Looked up per call: Next.js patches after this module loads.
- */
-const judgeFetch: typeof fetch = (input, init) => {
-  const current = globalThis.fetch as typeof fetch & { _nextOriginalFetch?: typeof fetch };
-  return (current._nextOriginalFetch ?? current)(input, init);
-};
 
 /** Chat-completions model of the configured OpenAI-compatible provider (vLLM, Ollama, … all speak it). */
 export function defaultLanguageModel(model: string, config: JudgeConfig): LanguageModel {
