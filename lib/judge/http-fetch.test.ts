@@ -11,7 +11,7 @@ import type { AddressInfo } from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { createOpenAI } from "@ai-sdk/openai";
-import { streamText } from "ai";
+import { generateText, jsonSchema, Output, streamText } from "ai";
 import { Agent } from "undici";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { clearJudgeCache } from "@/db/repositories/judge";
@@ -19,6 +19,7 @@ import { resetConfig } from "@/lib/config";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import { createJudgeFetch, platformFetch } from "./http-fetch";
 import { judge, type JudgeDeps } from "./judge";
+import { verdictSchema } from "./verdicts";
 
 let double: JudgeDouble;
 const agent = new Agent();
@@ -267,6 +268,31 @@ describe("judge calls over the judge fetch (the platform fetch must not be used)
     expect(out).toMatchObject({ status: "completed", score: 0.25, result: { score: 0.25, reasoning: "partly" }, attempts: 1 });
     expect(out.inputTokens).toBeGreaterThan(0);
     expect(double.count()).toBe(1);
+  });
+
+  it("sends the chat request generateText with Output.object sent, the repair turns included", async () => {
+    double.enqueue({ kind: "text", content: "not json" }, { kind: "verdict", body: { score: 0.5, reasoning: "fixed" } });
+    const req = { model: "gpt-4o-mini", system: "You are a judge.", prompt: "Rate this.", outputType: "progress" } as const;
+    expect(await judge(req, deps)).toMatchObject({ status: "completed", score: 0.5, attempts: 2 });
+    const [first, repair] = double.requests.slice(-2).map((r) => r.body as { messages: { role: string; content: string }[] });
+    expect(repair.messages.map((m) => m.role)).toEqual(["system", "user", "assistant", "user"]);
+    expect(repair.messages[2].content).toBe("not json");
+
+    // The same calls through generateText, as the judge made them before it called the provider directly.
+    const model = createOpenAI({ baseURL: double.baseURL, apiKey: "sk-test", name: "judge", fetch: judgeFetch }).chat("gpt-4o-mini");
+    const schema = verdictSchema("progress", undefined);
+    for (const expected of [first, repair]) {
+      await generateText({
+        model,
+        system: req.system,
+        messages: expected.messages.slice(1).map((m) => ({ role: m.role as "user" | "assistant", content: m.content })),
+        output: Output.object({ schema: jsonSchema(schema), name: "verdict" }),
+        temperature: 0,
+        maxRetries: 0,
+        providerOptions: { openai: { strictJsonSchema: false } },
+      });
+      expect(double.requests.at(-1)!.body).toEqual(expected);
+    }
   });
 
   it("honours Retry-After on a 429 and retries a 500", async () => {
