@@ -86,6 +86,23 @@ describe("judge fetch: what the AI SDK reads from a response", () => {
     expect(double.requests.at(-1)!.body).toMatchObject({ model: "from-bytes" });
   });
 
+  it("sends headers given as a Headers object, as pairs or as a record (undefined values left out)", async () => {
+    const url = `${double.baseURL}/chat/completions`;
+    const variants: HeadersInit[] = [
+      new Headers({ "Content-Type": "application/json", "X-Judge-Test": "headers" }),
+      [["content-type", "application/json"], ["x-judge-test", "pairs"]],
+      { "content-type": "application/json", "X-Judge-Test": "record", "x-left-out": undefined } as unknown as Record<string, string>,
+    ];
+    for (const headers of variants) {
+      await (await judgeFetch(url, { method: "POST", headers, body: chatBody() })).text();
+      const sent = double.requests.at(-1)!.headers;
+      expect(sent["x-judge-test"]).toBe(headers instanceof Headers ? "headers" : Array.isArray(headers) ? "pairs" : "record");
+      expect(sent["content-type"]).toBe("application/json");
+      expect(sent.accept).toBe("*/*");
+      expect(sent).not.toHaveProperty("x-left-out");
+    }
+  });
+
   it("keeps the status, its text and Retry-After of a 429, and the JSON error of a 500, as the platform fetch does", async () => {
     double.enqueue({ kind: "rate_limit", retryAfterSeconds: 3 }, { kind: "rate_limit", retryAfterSeconds: 3 });
     const ours = await judgeFetch(`${double.baseURL}/chat/completions`, post(chatBody()));

@@ -51,7 +51,8 @@ function defaultAgent(): Agent {
 let sharedAgent: Agent | undefined;
 
 function requestHeaders(headers: HeadersInit | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+  // No prototype: a header name is only ever a key of its own ("constructor" included).
+  const out = Object.create(null) as Record<string, string>;
   if (headers === undefined) {
     // nothing
   } else if (headers instanceof Headers || Array.isArray(headers)) {
