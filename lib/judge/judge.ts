@@ -5,11 +5,13 @@
  */
 import { createHash } from "node:crypto";
 import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, jsonSchema, NoObjectGeneratedError, Output, type LanguageModel, type ModelMessage } from "ai";
+import type { JSONSchema7, LanguageModelV3, LanguageModelV3Prompt } from "@ai-sdk/provider";
+import type { LanguageModel } from "ai";
 import { readJudgeCache, writeJudgeCache } from "@/db/repositories/judge";
 import type { OutputType } from "@/db/schema";
 import { getJudgeConfig, notConfiguredMessage, type JudgeConfig } from "./config";
 import { extractJson } from "./extract-json";
+import { judgeFetch } from "./http-fetch";
 import { limiterFor } from "./limiter";
 import { classifyError, realRetryDeps, withRetries, type RetryDeps } from "./retry";
 import { checkVerdict, verdictSchema, type JsonSchema } from "./verdicts";
@@ -45,7 +47,7 @@ export type JudgeOutcome = {
 
 export type JudgeDeps = {
   /** The AI SDK model for a name; tests may swap it, production uses the OpenAI-compatible provider. */
-  languageModel?: (model: string, config: JudgeConfig) => LanguageModel;
+  languageModel?: (model: string, config: JudgeConfig) => LanguageModelV3;
   retry?: RetryDeps;
   now?: () => number;
 };
@@ -56,19 +58,8 @@ class JudgeTimeoutError extends Error {
 
 const providers = new Map<string, ReturnType<typeof createOpenAI>>();
 
-/**
- * The platform's fetch, not the one Next.js patches for its data cache: judge calls are POSTs never
- * cached, and a run goes on long after the request that started it, so the patch's per-call tracing
- * and bookkeeping (tied to that request) are pure cost: a served 2,000-cell run under a 100 ms
- * judge took 8.9 s with them and 7.7 s without. Looked up per call: Next.js patches after this module loads.
- */
-const judgeFetch: typeof fetch = (input, init) => {
-  const current = globalThis.fetch as typeof fetch & { _nextOriginalFetch?: typeof fetch };
-  return (current._nextOriginalFetch ?? current)(input, init);
-};
-
 /** Chat-completions model of the configured OpenAI-compatible provider (vLLM, Ollama, … all speak it). */
-export function defaultLanguageModel(model: string, config: JudgeConfig): LanguageModel {
+export function defaultLanguageModel(model: string, config: JudgeConfig): LanguageModelV3 {
   const key = `${config.baseURL ?? ""}\u0000${config.apiKey ?? ""}`;
   let provider = providers.get(key);
   if (!provider) {
@@ -96,10 +87,23 @@ export function judgeCacheKey(req: Pick<JudgeRequest, "model" | "system" | "prom
 }
 
 type CallResult = { text: string; value: unknown; parsed: boolean; inputTokens: number; outputTokens: number };
+/** A turn of the judge conversation: the prompt, and for the repair attempt the reply and the request to fix it. */
+type Turn = { role: "user" | "assistant"; content: string };
 
+/**
+ * One structured-output call, straight to the provider model's `doGenerate` rather than through
+ * `generateText`: with no tools, no steps and no retries of its own (ours are outside), generateText
+ * only adds work per call — it re-validates the prompt against the ModelMessage zod schemas (a new
+ * array schema every call), wraps telemetry spans, and parses the reply we parse anyway. Measured on
+ * this machine (3,200 calls to the judge test double, 32 in flight, client CPU): 1,030 µs per call
+ * through generateText + Output.object, 450 µs through doGenerate, both over the same HTTP client.
+ * The request is the one generateText sent: the JSON schema as response_format named "verdict",
+ * temperature 0, non-strict schema; errors (APICallError, the abort reason) come from the provider
+ * unchanged, as they did through generateText with maxRetries 0.
+ */
 async function callOnce(
-  model: LanguageModel,
-  messages: ModelMessage[],
+  model: LanguageModelV3,
+  turns: Turn[],
   system: string | undefined,
   schema: JsonSchema,
   timeoutMs: number,
@@ -117,38 +121,31 @@ async function callOnce(
   const onCancel = () => controller.abort(signal?.reason);
   if (signal?.aborted) onCancel();
   else signal?.addEventListener("abort", onCancel, { once: true });
-  const abortSignal = controller.signal;
+  const prompt: LanguageModelV3Prompt = [
+    ...(system ? [{ role: "system" as const, content: system }] : []),
+    ...turns.map((t) => ({ role: t.role, content: [{ type: "text" as const, text: t.content }] })),
+  ];
   try {
-    const res = await generateText({
-      model,
-      system,
-      messages,
-      output: Output.object({ schema: jsonSchema(schema), name: "verdict" }),
+    const res = await model.doGenerate({
+      prompt,
+      responseFormat: { type: "json", schema: schema as JSONSchema7, name: "verdict" },
       temperature: 0,
-      maxRetries: 0,
-      abortSignal,
+      abortSignal: controller.signal,
       providerOptions: { openai: { strictJsonSchema: false } },
     });
-    return {
-      text: res.text,
-      value: res.output,
-      parsed: true,
-      inputTokens: res.usage.inputTokens ?? 0,
-      outputTokens: res.usage.outputTokens ?? 0,
-    };
+    const text = res.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+    let value: unknown;
+    let parsed = false;
+    try {
+      value = JSON.parse(text);
+      parsed = true;
+    } catch {
+      // Not JSON as a whole: the text is kept for extraction and repair.
+    }
+    return { text, value, parsed, inputTokens: res.usage.inputTokens.total ?? 0, outputTokens: res.usage.outputTokens.total ?? 0 };
   } catch (error) {
     if (signal?.aborted) throw signal.reason;
     if (timedOut) throw new JudgeTimeoutError(`judge call timed out after ${timeoutMs} ms`);
-    if (NoObjectGeneratedError.isInstance(error)) {
-      // The provider answered but not with parseable JSON: keep the text for extraction and repair.
-      return {
-        text: error.text ?? "",
-        value: undefined,
-        parsed: false,
-        inputTokens: error.usage?.inputTokens ?? 0,
-        outputTokens: error.usage?.outputTokens ?? 0,
-      };
-    }
     throw error;
   } finally {
     clearTimeout(timer);
@@ -214,7 +211,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
   let outputTokens = 0;
   let rateLimited = 0;
   let sentInEpoch: number | undefined;
-  const call = (messages: ModelMessage[]) =>
+  const call = (turns: Turn[]) =>
     withRetries(
       async (n) => {
         attempts++;
@@ -222,7 +219,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
         const slot = await limiter.acquire(req.signal, { priority: n > 0 });
         sentInEpoch = slot.epoch;
         try {
-          const res = await callOnce(model, messages, req.system, schema, config.timeoutMs, req.signal);
+          const res = await callOnce(model, turns, req.system, schema, config.timeoutMs, req.signal);
           limiter.onSuccess(slot);
           inputTokens += res.inputTokens;
           outputTokens += res.outputTokens;
@@ -250,7 +247,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
     return checkVerdict(req.outputType, req.outputSchema, candidate.value);
   };
 
-  const messages: ModelMessage[] = [{ role: "user", content: req.prompt }];
+  const messages: Turn[] = [{ role: "user", content: req.prompt }];
   let first: CallResult;
   try {
     first = await call(messages);
@@ -262,7 +259,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
   let raw = first.text;
   if (!check.ok) {
     // One repair attempt: show the model its reply and the reason, ask for the JSON alone.
-    const repair: ModelMessage[] = [
+    const repair: Turn[] = [
       ...messages,
       { role: "assistant", content: first.text || "(empty reply)" },
       {
