@@ -1,12 +1,14 @@
 /**
- * Runs once when the server starts: open and migrate the database, mark executions a dead server left
- * running as interrupted, and install the graceful-shutdown handlers.
+ * Runs once when the server starts: open and migrate the database, on PostgreSQL start this process's
+ * share of the queued runs' work, mark executions a dead server left running as interrupted, and
+ * install the graceful-shutdown handlers.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   const { getDb } = await import("@/db/client");
   getDb();
-  const { recoverInterruptedExecutions } = await import("@/lib/runner");
+  const { recoverInterruptedExecutions, runsAreQueued, startClusterRunner } = await import("@/lib/runner");
+  if (runsAreQueued()) await startClusterRunner();
   await recoverInterruptedExecutions();
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();
