@@ -167,7 +167,8 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     gate: async (work) => {
       let release: Awaited<ReturnType<typeof acquire>>;
       try {
-        release = await acquire(key, batchSize, { signal });
+        // A dead process's slots free about when its batches come back to the queue.
+        release = await acquire(key, batchSize, { signal, leaseMs: getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000 });
       } catch (error) {
         if (signal.aborted) return undefined as Awaited<ReturnType<typeof work>>;
         throw error;
