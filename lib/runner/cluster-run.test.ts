@@ -25,7 +25,6 @@ import { createMetric } from "@/lib/metrics";
 import { call } from "@/lib/testing/http";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import { readSse } from "@/lib/testing/sse";
-import { waitForExecution } from "./run";
 
 const queued = Boolean(process.env.DATABASE_URL);
 const title = queued ? "queued runs across processes" : "queued runs across processes — SKIPPED: PostgreSQL only (TEST_STORE=postgres)";
