@@ -81,8 +81,15 @@ type RunnerState = {
   stop: ((graceMs?: number) => Promise<void>) | null;
   /** Batches this process is working now, by job id: settles when the handler returns. */
   running: Map<string, Promise<unknown>>;
+  /** False in a process that only enqueues and follows runs (the cluster bench's API process). */
+  worksHere: boolean;
 };
-const state = processSingleton<RunnerState>("runner.cluster", () => ({ starting: null, stop: null, running: new Map() }));
+const state = processSingleton<RunnerState>("runner.cluster", () => ({ starting: null, stop: null, running: new Map(), worksHere: true }));
+
+/** Make this process enqueue and follow runs without working their batches (before its first run). */
+export function enqueueOnly(): void {
+  state.worksHere = false;
+}
 
 /**
  * Start this process's share of the cluster's work (idempotent): the queue client and WORKER_CONCURRENCY
@@ -91,7 +98,7 @@ const state = processSingleton<RunnerState>("runner.cluster", () => ({ starting:
 export function startClusterRunner(): Promise<void> {
   state.starting ??= (async () => {
     await startQueue();
-    state.stop = workCells(handleCellBatch, { concurrency: getConfig().WORKER_CONCURRENCY }).stop;
+    if (state.worksHere) state.stop = workCells(handleCellBatch, { concurrency: getConfig().WORKER_CONCURRENCY }).stop;
   })().catch((error: unknown) => {
     state.starting = null;
     throw error;
@@ -129,6 +136,11 @@ export async function handleCellBatch(job: CellJob, signal: AbortSignal): Promis
   state.running.set(job.jobId, settled);
   try {
     await work;
+  } catch (error) {
+    // The queue retries a batch that threw; after its last attempt the run could never add up, so it
+    // ends failed with the reason (a `retry` run finishes it) rather than staying active for good.
+    if (!job.finalAttempt || signal.aborted) throw error;
+    await failQueuedRun(job.executionId, `run stopped: ${(error as Error).message}`);
   } finally {
     state.running.delete(job.jobId);
   }

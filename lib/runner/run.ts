@@ -1,7 +1,8 @@
 /**
  * Runs an execution inside the server, independent of any connection: plan → schedule (sync one at a
  * time, async up to batch_size) → judge each cell → save the result → announce it. Cancel aborts the
- * judge calls in flight; nothing is written after it.
+ * judge calls in flight; nothing is written after it. On PostgreSQL the same entry points start, cancel,
+ * wait for and recover queued runs instead, which every process of the cluster works (cluster-run.ts).
  */
 import "server-only";
 import pLimit from "p-limit";

@@ -1,0 +1,126 @@
+/**
+ * Queued runs on PostgreSQL scale with worker processes: one run of CELLS message cells against the
+ * judge test double answering in 1 s, worked by 1, 2 and 4 `npm run worker` processes
+ * (scripts/worker.ts) with a per-process concurrency of 16 (JUDGE_MAX_CONCURRENCY=16, the process-wide
+ * ceiling of judge calls in flight). This process only enqueues and waits (it works no batch). The run's
+ * batch_size (256) is above what the workers can use, so the processes are the limit. Ideal: CELLS /
+ * (16 × workers) seconds; the figures are the execution's duration_ms and the speed-up against one
+ * worker (goal: 1.9× with 2, 3.6× with 4). Needs PostgreSQL's programs (a throwaway cluster is started).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import os from "node:os";
+import path from "node:path";
+import { findPgBinDir, startPgCluster } from "./pg-cluster.mjs";
+
+const CELLS = Number(process.env.BENCH_CLUSTER_CELLS ?? 640);
+const PER_PROCESS = 16;
+const JUDGE_MS = 1000;
+/**
+ * Batches a worker holds at once: 2 × 10 cells keeps its 16 calls busy; more would hoard batches that
+ * wait for its 16 slots while other workers run dry at the end of the run.
+ */
+const BATCHES_PER_WORKER = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 2);
+const root = path.resolve(import.meta.dirname, "..");
+
+async function main() {
+  if (!findPgBinDir()) {
+    console.error("cluster bench skipped: no PostgreSQL programs (install Debian's postgresql package or set PG_BINDIR)");
+    console.log(`BENCH_RESULT ${JSON.stringify({ cluster_runs: { skipped: "no PostgreSQL programs" } })}`);
+    return;
+  }
+  const cluster = await startPgCluster();
+  // Before the first import of the store: the repositories pick PostgreSQL from DATABASE_URL.
+  process.env.DATABASE_URL = cluster.url;
+  process.env.LOG_LEVEL = "warn";
+  const { startJudgeDouble } = await import("@/lib/testing/judge-double/server");
+  const double = await startJudgeDouble({ logger: () => {}, latencyMs: JUDGE_MS });
+  process.env.OPENAI_BASE_URL = double.baseURL;
+  const { database } = await import("@/db/store");
+  const { conversationsTable, messagesTable } = await import("@/db/tables");
+  const { createDataset } = await import("@/lib/datasets");
+  const { createMetric } = await import("@/lib/metrics");
+  const { enqueueOnly } = await import("@/lib/runner/cluster-run");
+  const { runBody } = await import("@/lib/schemas/executions");
+  const { startExecution, waitForExecution, getExecution } = await import("@/lib/runner");
+  const { closeNotifiers } = await import("@/lib/cluster/notify");
+  const { closeClusterPools } = await import("@/lib/cluster/pool");
+  const { stopQueue } = await import("@/lib/cluster/queue");
+  const { closePgDb } = await import("@/db/pg");
+  enqueueOnly();
+
+  const workers: ChildProcess[] = [];
+  const startWorker = () =>
+    new Promise<ChildProcess>((resolve, reject) => {
+      const child = spawn(path.join(root, "node_modules/.bin/tsx"), ["--conditions=react-server", "scripts/worker.ts"], {
+        cwd: root,
+        env: { ...process.env, LOG_LEVEL: "info", JUDGE_MAX_CONCURRENCY: String(PER_PROCESS), WORKER_CONCURRENCY: String(BATCHES_PER_WORKER), OPENAI_API_KEY: "sk-bench" },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      workers.push(child);
+      child.stdout!.on("data", (chunk: Buffer) => {
+        if (chunk.toString().includes('"worker started"')) resolve(child);
+      });
+      child.on("exit", (code) => reject(new Error(`worker exited (${code}) before it started`)));
+    });
+
+  const figures: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version }, cells: CELLS, judge_latency_ms: JUDGE_MS, per_process_concurrency: PER_PROCESS, batches_per_worker: BATCHES_PER_WORKER };
+  try {
+    const ds = await createDataset({ name: "cluster bench", userId: "bench" });
+    const db = await database();
+    for (let from = 0; from < CELLS; from += 500) {
+      const count = Math.min(500, CELLS - from);
+      const convs = await db
+        .insert(conversationsTable)
+        .values(Array.from({ length: count }, (_, i) => ({ datasetId: ds.id, position: from + i, name: `c${from + i}` })))
+        .returning({ id: conversationsTable.id });
+      await db.insert(messagesTable).values(
+        convs.flatMap((c, i) => [
+          { conversationId: c.id, datasetId: ds.id, position: 0, role: "user" as const, content: `question ${from + i}` },
+          { conversationId: c.id, datasetId: ds.id, position: 1, role: "assistant" as const, content: `answer ${from + i}` },
+        ]),
+      );
+    }
+    await createMetric({ dataset_id: ds.id, name: "Judge", evaluation_level: "message", prompt: "Rate: @CURRENT_MESSAGE.output", output_type: "progress" });
+
+    const runs: Record<string, { duration_ms: number; cells_per_second: number; ideal_ms: number; succeeded: number; peak_in_flight: number }> = {};
+    for (const n of [1, 2, 4]) {
+      await Promise.all(Array.from({ length: n - workers.length }, startWorker));
+      double.reset();
+      double.setLatency(JUDGE_MS);
+      // no_cache: every run asks the judge again, as the first did.
+      const started = await startExecution(runBody.parse({ dataset_id: ds.id, execution_mode: "async", batch_size: 256, no_cache: true }), "bench");
+      await waitForExecution(started.id);
+      const done = await getExecution(started.id);
+      const duration = done.duration_ms ?? 0;
+      runs[`workers_${n}`] = {
+        duration_ms: duration,
+        cells_per_second: Math.round((done.successful_evaluations / (duration / 1000)) * 10) / 10,
+        ideal_ms: Math.ceil(CELLS / (PER_PROCESS * n)) * JUDGE_MS,
+        succeeded: done.successful_evaluations,
+        peak_in_flight: double.stats().peakInFlight,
+      };
+      console.error(`${n} worker(s)`, JSON.stringify(runs[`workers_${n}`]));
+    }
+    const one = runs.workers_1.duration_ms;
+    figures.runs = runs;
+    figures.speedup_2 = Math.round((one / runs.workers_2.duration_ms) * 100) / 100;
+    figures.speedup_4 = Math.round((one / runs.workers_4.duration_ms) * 100) / 100;
+    figures.goal = { speedup_2: 1.9, speedup_4: 3.6 };
+    figures.met = (figures.speedup_2 as number) >= 1.9 && (figures.speedup_4 as number) >= 3.6;
+  } finally {
+    for (const w of workers) w.kill("SIGTERM");
+    await Promise.all(workers.map((w) => new Promise((resolve) => (w.exitCode !== null ? resolve(null) : w.on("exit", resolve)))));
+    await stopQueue({ graceMs: 0 }).catch(() => undefined);
+    await closeNotifiers().catch(() => undefined);
+    await closeClusterPools().catch(() => undefined);
+    await closePgDb().catch(() => undefined);
+    await double.close();
+    await cluster.stop();
+  }
+  console.log(`BENCH_RESULT ${JSON.stringify({ cluster_runs: figures })}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
