@@ -15,11 +15,8 @@ import { findPgBinDir, startPgCluster } from "./pg-cluster.mjs";
 const CELLS = Number(process.env.BENCH_CLUSTER_CELLS ?? 640);
 const PER_PROCESS = 16;
 const JUDGE_MS = 1000;
-/**
- * Batches a worker holds at once: 2 × 10 cells keeps its 16 calls busy; more would hoard batches that
- * wait for its 16 slots while other workers run dry at the end of the run.
- */
-const BATCHES_PER_WORKER = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 2);
+/** Batches a worker holds at once (WORKER_CONCURRENCY, default 4: 40 cells for its 16 calls in flight). */
+const BATCHES_PER_WORKER = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 4);
 const root = path.resolve(import.meta.dirname, "..");
 
 async function main() {
