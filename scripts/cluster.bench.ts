@@ -8,6 +8,7 @@
  * worker (goal: 1.9× with 2, 3.6× with 4). Needs PostgreSQL's programs (a throwaway cluster is started).
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { findPgBinDir, startPgCluster } from "./pg-cluster.mjs";
@@ -18,6 +19,51 @@ const JUDGE_MS = 1000;
 /** Batches a worker holds at once (WORKER_CONCURRENCY, default 4: 40 cells for its 16 calls in flight). */
 const BATCHES_PER_WORKER = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 4);
 const root = path.resolve(import.meta.dirname, "..");
+
+/** CPU seconds a process has used so far (Linux /proc; 0 elsewhere). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of a process and its descendants (the worker runs under tsx, which starts node as its child). */
+function treeCpuSeconds(root: number | undefined): number {
+  const parents = new Map<number, number>();
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      parents.set(Number(pid), Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  for (const pid of parents.keys()) {
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parents.get(p)) {
+      if (p === root) {
+        total += cpuSeconds(pid);
+        break;
+      }
+    }
+  }
+  return total;
+}
+
+/** CPU seconds of every PostgreSQL server process (Linux /proc). */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") total += cpuSeconds(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
 
 async function main() {
   if (!findPgBinDir()) {
@@ -79,11 +125,12 @@ async function main() {
     }
     await createMetric({ dataset_id: ds.id, name: "Judge", evaluation_level: "message", prompt: "Rate: @CURRENT_MESSAGE.output", output_type: "progress" });
 
-    const runs: Record<string, { duration_ms: number; cells_per_second: number; ideal_ms: number; succeeded: number; peak_in_flight: number }> = {};
+    const runs: Record<string, Record<string, number>> = {};
     for (const n of [1, 2, 4]) {
       await Promise.all(Array.from({ length: n - workers.length }, startWorker));
       double.reset();
       double.setLatency(JUDGE_MS);
+      const cpuBefore = { workers: workers.reduce((t, w) => t + treeCpuSeconds(w.pid), 0), postgres: postgresCpuSeconds(), load: os.loadavg()[0] };
       // no_cache: every run asks the judge again, as the first did.
       const started = await startExecution(runBody.parse({ dataset_id: ds.id, execution_mode: "async", batch_size: 256, no_cache: true }), "bench");
       await waitForExecution(started.id);
@@ -95,6 +142,10 @@ async function main() {
         ideal_ms: Math.ceil(CELLS / (PER_PROCESS * n)) * JUDGE_MS,
         succeeded: done.successful_evaluations,
         peak_in_flight: double.stats().peakInFlight,
+        // Cores the workers and PostgreSQL kept busy during the run, and the machine's load when it began.
+        worker_cores: Math.round(((workers.reduce((t, w) => t + treeCpuSeconds(w.pid), 0) - cpuBefore.workers) / (duration / 1000)) * 100) / 100,
+        postgres_cores: Math.round(((postgresCpuSeconds() - cpuBefore.postgres) / (duration / 1000)) * 100) / 100,
+        load_average_at_start: Math.round(cpuBefore.load * 100) / 100,
       };
       console.error(`${n} worker(s)`, JSON.stringify(runs[`workers_${n}`]));
     }
