@@ -1,13 +1,15 @@
 /**
- * Runs once when the server starts: open and migrate the database, mark executions a dead server left
- * running as interrupted, and install the graceful-shutdown handlers.
+ * Runs once when the server starts: open and migrate the database, on PostgreSQL start this process's
+ * share of the queued runs' work, mark executions a dead server left running as interrupted, and
+ * install the graceful-shutdown handlers.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
   // The store of DATABASE_URL (PostgreSQL) or DATABASE_PATH (SQLite), migrated and seeded before the first request.
   const { database } = await import("@/db/store");
   await database();
-  const { recoverInterruptedExecutions } = await import("@/lib/runner");
+  const { recoverInterruptedExecutions, runsAreQueued, startClusterRunner } = await import("@/lib/runner");
+  if (runsAreQueued()) await startClusterRunner();
   await recoverInterruptedExecutions();
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();

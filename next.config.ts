@@ -4,7 +4,8 @@ const nextConfig: NextConfig = {
   // better-sqlite3 is a native addon: load it from node_modules at run time, never bundle it.
   // exceljs (and archiver under it) is plain Node code with dynamic requires: loaded as is, not bundled.
   // undici (the judge's HTTP client, lib/judge/http-fetch.ts) is Node's own HTTP engine: loaded as is.
-  serverExternalPackages: ["better-sqlite3", "exceljs", "undici"],
+  // pg-boss (the PostgreSQL job queue of lib/cluster) is plain Node code that opens its own connections: loaded as is.
+  serverExternalPackages: ["better-sqlite3", "exceljs", "undici", "pg-boss"],
   poweredByHeader: false,
   // Compressing every API response costs CPU the runner and other readers need; a reverse proxy in
   // front can compress for slow links, and SSE streams must not be buffered by a compressor anyway.

@@ -7,6 +7,7 @@
  */
 import "server-only";
 import { AsyncLocalStorage } from "node:async_hooks";
+import { createHash } from "node:crypto";
 import { sql, type SQL } from "drizzle-orm";
 import type { BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { getDb as sqliteDb, onDatabaseOpen, statement } from "./client";
@@ -127,11 +128,16 @@ export async function rawRun(text: string, params: readonly unknown[] = []): Pro
 }
 
 const names = new Map<string, string>();
-/** A stable name per statement text: node-postgres prepares a named statement once per connection. */
+/**
+ * A stable name per statement text: node-postgres prepares a named statement once per connection. The
+ * name is a hash of the text, not a counter: Next.js bundles this module more than once (instrumentation,
+ * each route) over one shared pool, and counters per copy gave two texts one name on a connection
+ * ("Prepared statements must be unique").
+ */
 function preparedName(text: string): string {
   let name = names.get(text);
   if (!name) {
-    name = `ts_${names.size + 1}`;
+    name = `ts_${createHash("sha1").update(text).digest("hex").slice(0, 24)}`;
     names.set(text, name);
   }
   return name;

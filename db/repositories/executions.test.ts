@@ -5,7 +5,16 @@
 import { describe, expect, it } from "vitest";
 import { insertConversationFixture } from "@/lib/testing/seed";
 import { createDataset } from "./datasets";
-import { getExecutionRow, insertExecution, insertResults, listResultRows, type NewResult } from "./executions";
+import {
+  getExecutionRow,
+  insertExecution,
+  insertResultOnce,
+  insertResults,
+  insertResultsOnce,
+  listResultRows,
+  type NewResult,
+  updateExecution,
+} from "./executions";
 import { createNode } from "./metrics";
 
 async function setup() {
@@ -72,5 +81,28 @@ describe("insertResults", () => {
     await expect(insertResults(execution.id, values)).rejects.toThrow();
     expect(await listResultRows(execution.id)).toEqual([]);
     expect(await getExecutionRow(execution.id)).toMatchObject({ successfulEvaluations: 0, skippedEvaluations: 0, failedEvaluations: 0 });
+  });
+});
+
+describe("insertResultOnce / insertResultsOnce (queued runs: a batch may be worked twice)", () => {
+  it("stores a cell once: a second save of the same (metric, entity) stores and counts nothing", async () => {
+    const { execution, cell } = await setup();
+    const first = await insertResultOnce(cell(1, "completed"));
+    expect(first).toMatchObject({ counted: 1, saved: { executionTime: 1 } });
+    // Two holders at once: only one of them stores it.
+    const both = await Promise.all([insertResultOnce(cell(2, "completed")), insertResultOnce(cell(3, "failed"))]);
+    expect(both).toEqual([null, null]);
+    const many = await insertResultsOnce(execution.id, [cell(4, "completed"), cell(5, "skipped")]);
+    expect(many).toEqual({ saved: [null, null], counted: 1 });
+    expect(await listResultRows(execution.id)).toHaveLength(1);
+    expect(await getExecutionRow(execution.id)).toMatchObject({ successfulEvaluations: 1, failedEvaluations: 0, skippedEvaluations: 0 });
+  });
+
+  it("stores nothing once the execution is final (a cancel committed first)", async () => {
+    const { execution, cell } = await setup();
+    await updateExecution(execution.id, { status: "cancelled", completedAt: new Date().toISOString() });
+    expect(await insertResultOnce(cell(1, "completed"))).toBeNull();
+    expect((await insertResultsOnce(execution.id, [cell(2, "completed")])).saved).toEqual([null]);
+    expect(await listResultRows(execution.id)).toEqual([]);
   });
 });

@@ -2,7 +2,7 @@
 import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { EvaluationLevel, EvaluationResultRow, ExecutionStatus, PipelineExecutionRow } from "../schema";
-import { database, first, lockRow, onPostgres, raw, rawExec, rawRows, transaction } from "../store";
+import { database, first, lockRow, onPostgres, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "../tables";
 
 const MAX_STORED_ERRORS = 1000;
@@ -130,41 +130,83 @@ export async function insertResult(values: NewResult, errorMessage?: string): Pr
     // The execution's row is locked before the result gets its id, so one execution's results commit in
     // id order on PostgreSQL too: a stream that has sent id n has every earlier result (Last-Event-ID).
     yield* lockRow("pipeline_executions", values.executionId);
-    const [saved] = yield* raw<RawResult>(insertResultSql, [
-      values.executionId,
-      values.pipelineNodeId,
-      values.datasetId,
-      values.entityType,
-      values.entityId,
-      values.conversationId,
-      values.messageId ?? null,
-      values.stepId ?? null,
-      values.result === undefined || values.result === null ? null : JSON.stringify(values.result),
-      values.score ?? null,
-      values.status,
-      values.error ?? null,
-      values.rawOutput ?? null,
-      values.executionTime ?? 0,
-      values.modelName ?? null,
-      values.inputTokens ?? 0,
-      values.outputTokens ?? 0,
-      values.cached ? 1 : 0,
-    ]);
-    if (values.status === "failed") {
-      const error = {
-        pipeline_node_id: values.pipelineNodeId,
-        entity_type: values.entityType,
-        entity_id: values.entityId,
-        message: errorMessage ?? values.error ?? "failed",
-      };
-      yield* rawExec(countFailureSql, [JSON.stringify(error), values.executionId]);
-    } else if (values.status === "skipped") {
-      yield* rawExec(countSkippedSql, [values.executionId]);
-    } else {
-      yield* rawExec(countSuccessSql, [values.executionId]);
-    }
-    return fromRaw(saved);
+    return yield* saveResult(values, errorMessage);
   });
+}
+
+/**
+ * Like `insertResult`, for a cell that several processes may evaluate (a redelivered queue batch):
+ * saves nothing and returns null when the execution is no longer active (cancelled, final, deleted) or
+ * already has a result for this (metric, entity). The check runs under the execution's row lock, so two
+ * processes can never store the same cell twice, and nothing is stored after a cancel commits.
+ */
+export async function insertResultOnce(values: NewResult): Promise<{ saved: EvaluationResultRow; counted: number } | null> {
+  return transaction(function* () {
+    if (!(yield* lockActiveExecution(values.executionId))) return null;
+    if (yield* hasResult(values)) return null;
+    const saved = yield* saveResult(values);
+    return { saved, counted: yield* countedResults(values.executionId) };
+  });
+}
+
+/** Cells of the execution counted so far (succeeded + failed + skipped), read under its row lock. */
+function* countedResults(executionId: number): Generator<Step, number, unknown> {
+  const rows = yield* raw<{ n: number | string }>(
+    "select successful_evaluations + failed_evaluations + skipped_evaluations as n from pipeline_executions where id = ?",
+    [executionId],
+  );
+  return Number(rows[0]?.n ?? 0);
+}
+
+/** The execution's row locked (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises); whether it is still active. */
+function* lockActiveExecution(executionId: number): Generator<Step, boolean, unknown> {
+  const rows = yield* raw<{ status: string }>(`select status from pipeline_executions where id = ?${onPostgres ? " for update" : ""}`, [executionId]);
+  return rows[0]?.status === "pending" || rows[0]?.status === "processing";
+}
+
+function* hasResult(v: NewResult): Generator<Step, boolean, unknown> {
+  const rows = yield* raw<{ id: number }>(
+    "select id from evaluation_results where execution_id = ? and pipeline_node_id = ? and entity_type = ? and entity_id = ? limit 1",
+    [v.executionId, v.pipelineNodeId, v.entityType, v.entityId],
+  );
+  return rows.length > 0;
+}
+
+function* saveResult(values: NewResult, errorMessage?: string): Generator<Step, EvaluationResultRow, unknown> {
+  const [saved] = yield* raw<RawResult>(insertResultSql, [
+    values.executionId,
+    values.pipelineNodeId,
+    values.datasetId,
+    values.entityType,
+    values.entityId,
+    values.conversationId,
+    values.messageId ?? null,
+    values.stepId ?? null,
+    values.result === undefined || values.result === null ? null : JSON.stringify(values.result),
+    values.score ?? null,
+    values.status,
+    values.error ?? null,
+    values.rawOutput ?? null,
+    values.executionTime ?? 0,
+    values.modelName ?? null,
+    values.inputTokens ?? 0,
+    values.outputTokens ?? 0,
+    values.cached ? 1 : 0,
+  ]);
+  if (values.status === "failed") {
+    const error = {
+      pipeline_node_id: values.pipelineNodeId,
+      entity_type: values.entityType,
+      entity_id: values.entityId,
+      message: errorMessage ?? values.error ?? "failed",
+    };
+    yield* rawExec(countFailureSql, [JSON.stringify(error), values.executionId]);
+  } else if (values.status === "skipped") {
+    yield* rawExec(countSkippedSql, [values.executionId]);
+  } else {
+    yield* rawExec(countSuccessSql, [values.executionId]);
+  }
+  return fromRaw(saved);
 }
 
 const RESULT_COLUMNS = `execution_id, pipeline_node_id, dataset_id, entity_type, entity_id, conversation_id, message_id, step_id,
@@ -190,70 +232,91 @@ export async function insertResults(executionId: number, values: NewResult[]): P
   if (values.length === 0) return [];
   return transaction(function* () {
     yield* lockRow("pipeline_executions", executionId);
-    const saved: EvaluationResultRow[] = [];
-    let successes = 0;
-    let skipped = 0;
-    for (let start = 0; start < values.length; start += ROWS_PER_INSERT) {
-      const chunk = values.slice(start, start + ROWS_PER_INSERT);
-      const params: unknown[] = [];
-      for (const v of chunk) {
-        if (v.executionId !== executionId) throw new Error(`insertResults: a result of execution ${v.executionId} in a chunk of ${executionId}`);
-        params.push(
-          v.executionId,
-          v.pipelineNodeId,
-          v.datasetId,
-          v.entityType,
-          v.entityId,
-          v.conversationId,
-          v.messageId ?? null,
-          v.stepId ?? null,
-          v.result === undefined || v.result === null ? null : JSON.stringify(v.result),
-          v.score ?? null,
-          v.status,
-          v.error ?? null,
-          v.rawOutput ?? null,
-          v.executionTime ?? 0,
-          v.modelName ?? null,
-          v.inputTokens ?? 0,
-          v.outputTokens ?? 0,
-          v.cached ? 1 : 0,
-        );
-      }
-      // RETURNING's row order is not documented; ids are assigned in VALUES order, so sort by id.
-      const returned = (yield* raw<{ id: number; created_at: string }>(insertManySql(chunk.length), params)).sort((a, b) => a.id - b.id);
-      for (const [i, v] of chunk.entries()) {
-        saved.push({
-          id: returned[i].id,
-          executionId: v.executionId,
-          pipelineNodeId: v.pipelineNodeId,
-          datasetId: v.datasetId,
-          entityType: v.entityType,
-          entityId: v.entityId,
-          conversationId: v.conversationId,
-          messageId: v.messageId ?? null,
-          stepId: v.stepId ?? null,
-          result: v.result ?? null,
-          score: v.score ?? null,
-          status: v.status,
-          error: v.error ?? null,
-          rawOutput: v.rawOutput ?? null,
-          executionTime: v.executionTime ?? 0,
-          modelName: v.modelName ?? null,
-          inputTokens: v.inputTokens ?? 0,
-          outputTokens: v.outputTokens ?? 0,
-          cached: Boolean(v.cached),
-          createdAt: returned[i].created_at,
-        });
-        if (v.status === "failed") {
-          const error = { pipeline_node_id: v.pipelineNodeId, entity_type: v.entityType, entity_id: v.entityId, message: v.error ?? "failed" };
-          yield* rawExec(countFailureSql, [JSON.stringify(error), executionId]);
-        } else if (v.status === "skipped") skipped++;
-        else successes++;
-      }
-    }
-    if (successes + skipped > 0) yield* rawExec(countChunkSql, [successes, skipped, executionId]);
-    return saved;
+    return yield* saveResults(executionId, values);
   });
+}
+
+/**
+ * `insertResults` for cells several processes may evaluate (see `insertResultOnce`): the cells that
+ * already have a result of this execution, or all of them once it is no longer active, are not saved
+ * (null in their place). `counted`: the execution's counted cells after this write.
+ */
+export async function insertResultsOnce(executionId: number, values: NewResult[]): Promise<{ saved: Array<EvaluationResultRow | null>; counted: number }> {
+  if (values.length === 0) return { saved: [], counted: 0 };
+  return transaction(function* () {
+    if (!(yield* lockActiveExecution(executionId))) return { saved: values.map(() => null), counted: 0 };
+    const fresh: NewResult[] = [];
+    for (const v of values) if (!(yield* hasResult(v))) fresh.push(v);
+    const saved = yield* saveResults(executionId, fresh);
+    const byValue = new Map(fresh.map((v, i) => [v, saved[i]]));
+    return { saved: values.map((v) => byValue.get(v) ?? null), counted: yield* countedResults(executionId) };
+  });
+}
+
+function* saveResults(executionId: number, values: NewResult[]): Generator<Step, EvaluationResultRow[], unknown> {
+  const saved: EvaluationResultRow[] = [];
+  let successes = 0;
+  let skipped = 0;
+  for (let start = 0; start < values.length; start += ROWS_PER_INSERT) {
+    const chunk = values.slice(start, start + ROWS_PER_INSERT);
+    const params: unknown[] = [];
+    for (const v of chunk) {
+      if (v.executionId !== executionId) throw new Error(`insertResults: a result of execution ${v.executionId} in a chunk of ${executionId}`);
+      params.push(
+        v.executionId,
+        v.pipelineNodeId,
+        v.datasetId,
+        v.entityType,
+        v.entityId,
+        v.conversationId,
+        v.messageId ?? null,
+        v.stepId ?? null,
+        v.result === undefined || v.result === null ? null : JSON.stringify(v.result),
+        v.score ?? null,
+        v.status,
+        v.error ?? null,
+        v.rawOutput ?? null,
+        v.executionTime ?? 0,
+        v.modelName ?? null,
+        v.inputTokens ?? 0,
+        v.outputTokens ?? 0,
+        v.cached ? 1 : 0,
+      );
+    }
+    // RETURNING's row order is not documented; ids are assigned in VALUES order, so sort by id.
+    const returned = (yield* raw<{ id: number; created_at: string }>(insertManySql(chunk.length), params)).sort((a, b) => a.id - b.id);
+    for (const [i, v] of chunk.entries()) {
+      saved.push({
+        id: returned[i].id,
+        executionId: v.executionId,
+        pipelineNodeId: v.pipelineNodeId,
+        datasetId: v.datasetId,
+        entityType: v.entityType,
+        entityId: v.entityId,
+        conversationId: v.conversationId,
+        messageId: v.messageId ?? null,
+        stepId: v.stepId ?? null,
+        result: v.result ?? null,
+        score: v.score ?? null,
+        status: v.status,
+        error: v.error ?? null,
+        rawOutput: v.rawOutput ?? null,
+        executionTime: v.executionTime ?? 0,
+        modelName: v.modelName ?? null,
+        inputTokens: v.inputTokens ?? 0,
+        outputTokens: v.outputTokens ?? 0,
+        cached: Boolean(v.cached),
+        createdAt: returned[i].created_at,
+      });
+      if (v.status === "failed") {
+        const error = { pipeline_node_id: v.pipelineNodeId, entity_type: v.entityType, entity_id: v.entityId, message: v.error ?? "failed" };
+        yield* rawExec(countFailureSql, [JSON.stringify(error), executionId]);
+      } else if (v.status === "skipped") skipped++;
+      else successes++;
+    }
+  }
+  if (successes + skipped > 0) yield* rawExec(countChunkSql, [successes, skipped, executionId]);
+  return saved;
 }
 
 export async function listExecutionRows(opts: {
@@ -277,14 +340,83 @@ export async function listExecutionRows(opts: {
   return { items, total };
 }
 
-/** Executions a dead server left running. */
-export async function listActiveExecutionIds(): Promise<number[]> {
+/** Executions still pending or processing (of one dataset when given). */
+export async function listActiveExecutionIds(datasetId?: number): Promise<number[]> {
   const db = await database();
+  const active = inArray(pipelineExecutionsTable.status, ["pending", "processing"]);
   const rows = await db
     .select({ id: pipelineExecutionsTable.id })
     .from(pipelineExecutionsTable)
-    .where(inArray(pipelineExecutionsTable.status, ["pending", "processing"]));
+    .where(datasetId === undefined ? active : and(active, eq(pipelineExecutionsTable.datasetId, datasetId)));
   return rows.map((r) => r.id);
+}
+
+/** pending → processing with its start time; false when another process already started it (or it is over). */
+export async function markExecutionProcessing(id: number, startedAt: string): Promise<boolean> {
+  const db = await database();
+  const rows = await db
+    .update(pipelineExecutionsTable)
+    .set({ status: "processing", startedAt })
+    .where(and(eq(pipelineExecutionsTable.id, id), eq(pipelineExecutionsTable.status, "pending")))
+    .returning({ id: pipelineExecutionsTable.id });
+  return rows.length > 0;
+}
+
+/** Add to `meta.rate_limits` in one statement: processes running cells of one execution count together. */
+export async function addExecutionRateLimits(id: number, n: number): Promise<void> {
+  await rawRun(
+    onPostgres
+      ? `update pipeline_executions set meta = jsonb_set(meta::jsonb, '{rate_limits}',
+          to_jsonb(coalesce((meta->>'rate_limits')::int, 0) + ?::int))::json where id = ?`
+      : "update pipeline_executions set meta = json_set(meta, '$.rate_limits', coalesce(json_extract(meta, '$.rate_limits'), 0) + ?) where id = ?",
+    [n, id],
+  );
+}
+
+/**
+ * Move a queued execution from dependency wave `wave` to the next, whose `enqueued` is the count of
+ * cells of every wave so far: only while every cell enqueued so far has its result counted, and only
+ * once — the one caller that gets true enqueues the next wave (meta.queue holds wave and enqueued).
+ */
+export async function claimNextWave(id: number, wave: number, enqueued: number): Promise<boolean> {
+  const changed = await rawRun(
+    onPostgres
+      ? `update pipeline_executions
+        set meta = jsonb_set(jsonb_set(meta::jsonb, '{queue,wave}', to_jsonb(?::int)), '{queue,enqueued}', to_jsonb(?::int))::json
+        where id = ? and status in ('pending', 'processing') and (meta->'queue'->>'wave')::int = ?
+          and successful_evaluations + failed_evaluations + skipped_evaluations >= (meta->'queue'->>'enqueued')::int`
+      : `update pipeline_executions set meta = json_set(meta, '$.queue.wave', ?, '$.queue.enqueued', ?)
+        where id = ? and status in ('pending', 'processing') and json_extract(meta, '$.queue.wave') = ?
+          and successful_evaluations + failed_evaluations + skipped_evaluations >= json_extract(meta, '$.queue.enqueued')`,
+    [wave + 1, enqueued, id, wave],
+  );
+  return changed > 0;
+}
+
+/** An execution's results summed per model: what its final meta reports (tokens, cached cells, cost). */
+export async function resultTotalsByModel(
+  executionId: number,
+): Promise<Array<{ model: string | null; inputTokens: number; outputTokens: number; cached: number; results: number }>> {
+  const rows = await rawRows<{ model: string | null; input_tokens: number | string; output_tokens: number | string; cached: number | string; results: number | string }>(
+    `select model_name as model, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
+      sum(case when cached ${onPostgres ? "" : "<> 0"} then 1 else 0 end) as cached, count(*) as results
+    from evaluation_results where execution_id = ? group by model_name`,
+    [executionId],
+  );
+  // PostgreSQL's sum/count are bigint/numeric: node-postgres gives them as text.
+  return rows.map((r) => ({
+    model: r.model,
+    inputTokens: Number(r.input_tokens),
+    outputTokens: Number(r.output_tokens),
+    cached: Number(r.cached),
+    results: Number(r.results),
+  }));
+}
+
+/** The highest result id so far (0 when none): a run's plan is bound to the results up to it. */
+export async function maxResultId(): Promise<number> {
+  const rows = await rawRows<{ id: number | string | null }>("select max(id) as id from evaluation_results");
+  return Number(rows[0]?.id ?? 0);
 }
 
 /** A page of an execution's results in the order they were saved (keyset paging on id). */
@@ -312,16 +444,16 @@ export async function listResultPage(executionId: number, uptoId: number, limit:
 
 export type CellKey = { pipelineNodeId: number; entityType: EvaluationLevel; entityId: number };
 
-/** The latest result status of every cell of a dataset that has one, keyed `node:type:entity`. */
-export async function latestStatusByCell(datasetId: number): Promise<Map<string, "completed" | "failed">> {
+/** The latest result status of every cell of a dataset that has one (among results up to `uptoResultId`), keyed `node:type:entity`. */
+export async function latestStatusByCell(datasetId: number, uptoResultId?: number): Promise<Map<string, "completed" | "failed">> {
   const rows = await rawRows<{ node: number; type: EvaluationLevel; entity: number; status: "completed" | "failed" }>(
     `select r.pipeline_node_id as node, r.entity_type as type, r.entity_id as entity, r.status as status
     from evaluation_results r
     join (
-      select max(id) as id from evaluation_results where dataset_id = ?
+      select max(id) as id from evaluation_results where dataset_id = ? and id <= ?
       group by pipeline_node_id, entity_type, entity_id
     ) latest on latest.id = r.id`,
-    [datasetId],
+    [datasetId, uptoResultId ?? NO_LIMIT],
   );
   return new Map(rows.map((r) => [`${r.node}:${r.type}:${r.entity}`, r.status]));
 }

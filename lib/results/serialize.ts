@@ -18,6 +18,12 @@ const emptyMeta: ExecutionMeta = {
   cost_usd: null,
 };
 
+/** The API's meta: the stored one without `queue` (a queued run's request and wave bookkeeping, lib/runner/cluster-run.ts). */
+function publicMeta(stored: unknown): ExecutionMeta {
+  const { queue: _queue, ...meta } = (stored ?? {}) as Partial<ExecutionMeta> & { queue?: unknown };
+  return { ...emptyMeta, ...meta };
+}
+
 export function toExecution(row: PipelineExecutionRow): Execution {
   return {
     id: row.id,
@@ -33,7 +39,7 @@ export function toExecution(row: PipelineExecutionRow): Execution {
     failed_evaluations: row.failedEvaluations,
     skipped_evaluations: row.skippedEvaluations,
     errors: (row.errors as ExecutionError[] | null) ?? [],
-    meta: { ...emptyMeta, ...(row.meta as Partial<ExecutionMeta>) },
+    meta: publicMeta(row.meta),
     created_at: row.createdAt,
   };
 }

@@ -12,6 +12,7 @@ export {
   waitForExecution,
   type RunnerDeps,
 } from "./run";
+export { handleCellBatch, runsAreQueued, startClusterRunner } from "./cluster-run";
 export { executionEventStream } from "./stream";
 export { getExecution, listExecutions } from "./queries";
 export { conversationGoal } from "./goal";

@@ -80,8 +80,12 @@ function groupBy<T>(items: T[], key: (t: T) => number): Map<number, T[]> {
   return map;
 }
 
-/** Resolve a run request into cells; 404/422 AppErrors for anything that does not fit the dataset. */
-export async function planRun(req: RunRequest): Promise<Plan> {
+/**
+ * Resolve a run request into cells; 404/422 AppErrors for anything that does not fit the dataset.
+ * `resultsUpTo`: a `retry` plan made again later (a queued run's next dependency wave) judges by the
+ * results that existed when it was first made, not by the ones the run has written since.
+ */
+export async function planRun(req: RunRequest, opts: { resultsUpTo?: number } = {}): Promise<Plan> {
   await assertDatasetExists(req.dataset_id);
   const scope = scopeOf(req);
   const allNodes = await listNodes({ datasetId: req.dataset_id });
@@ -149,7 +153,7 @@ export async function planRun(req: RunRequest): Promise<Plan> {
   }
 
   if (req.retry) {
-    const latest = await latestStatusByCell(req.dataset_id);
+    const latest = await latestStatusByCell(req.dataset_id, opts.resultsUpTo);
     cells = cells.filter((c) => latest.get(`${c.node.id}:${c.entityType}:${c.entityId}`) !== "completed");
   }
   return { scope, nodes, cells, pipelineId: allNodes[0]?.evaluationPipelineId ?? null, allNodes: new Map(allNodes.map((n) => [n.id, n])) };

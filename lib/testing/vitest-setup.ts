@@ -38,6 +38,13 @@ afterAll(async () => {
   closeDb();
   fs.rmSync(dir, { recursive: true, force: true });
   if (pgDatabase) {
+    // Queued runs: this file's in-process worker, its queue client and notification connections.
+    const { stopQueue } = await import("@/lib/cluster/queue");
+    await stopQueue({ graceMs: 0 });
+    const { closeNotifiers } = await import("@/lib/cluster/notify");
+    await closeNotifiers();
+    const { closeClusterPools } = await import("@/lib/cluster/pool");
+    await closeClusterPools();
     const { closePgDb } = await import("@/db/pg");
     await closePgDb();
     const { default: pg } = await import("pg");

@@ -1,0 +1,290 @@
+/**
+ * Evaluating a run's cells, shared by the two ways a run is executed: inside the process that started
+ * it (SQLite, run.ts) and as queued batches worked by any process of a PostgreSQL cluster
+ * (cluster-run.ts). One code path judges a cell, checks check cells, skips cells whose dependency did
+ * not pass, saves the outcome, counts it and announces it on this process's event bus.
+ */
+import "server-only";
+import { insertResult, insertResultOnce, insertResults, insertResultsOnce, getExecutionRow, type NewResult, updateExecution } from "@/db/repositories/executions";
+import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
+import { AppError } from "@/lib/api/errors";
+import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { existingLimiter } from "@/lib/judge/limiter";
+import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@/lib/metrics";
+import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
+import { toResult } from "@/lib/results/serialize";
+import type { RunRequest } from "@/lib/schemas/executions";
+import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
+import { skipReason } from "./dependencies";
+import { emit, hasListeners, progressOf } from "./events";
+import { withGoal } from "./goal";
+import type { Cell } from "./plan";
+
+export type RunnerDeps = { judge?: JudgeDeps; now?: () => number };
+
+const TREE_CACHE = 64;
+
+export type CellRunnerOptions = {
+  execution: { id: number; datasetId: number };
+  req: RunRequest;
+  /** Every metric of the dataset, by id (dependencies outside the run are read from their latest results). */
+  allNodes: Map<number, PipelineNodeRow>;
+  /** Cells of the run, for the progress figures of events. */
+  total: number;
+  /** The model of the run's first cell: whose limiter figures are reported until a cell names its own. */
+  firstModel: string;
+  signal: AbortSignal;
+  /** True once no new cell may start (shutdown). */
+  stopped: () => boolean;
+  deps: RunnerDeps;
+  /**
+   * Queued batches: a cell may be evaluated again after a redelivery, so a result is saved only when the
+   * execution is still active and has none for the cell yet (insertResultOnce); the 429s are added to
+   * the execution's meta as they happen, since other processes count theirs too.
+   */
+  shared: boolean;
+  /** Wraps a judge cell's whole evaluation (the cluster-wide batch_size semaphore). */
+  gate?: <T>(work: () => Promise<T>) => Promise<T>;
+  /** Called with 429s as they are seen (shared runs add them to meta). */
+  onRateLimited?: (n: number) => Promise<void>;
+};
+
+export type CellTotals = {
+  done: number;
+  inputTokens: number;
+  outputTokens: number;
+  cached: number;
+  cost: number;
+  priced: boolean;
+  rateLimits: number;
+};
+
+export type CellRunner = {
+  /** Judge one cell and record its outcome; nothing is written once the signal aborted. */
+  evaluate(cell: Cell): Promise<void>;
+  /** Check cells, written in chunks. */
+  runChecks(cells: Cell[]): Promise<void>;
+  totals: CellTotals;
+  /** The model's adaptive limit of calls in flight in this process. */
+  limitNow(): number | null;
+};
+
+export function cellRunner(opts: CellRunnerOptions): CellRunner {
+  const { execution, req, allNodes, total, signal, deps } = opts;
+  const now = deps.now ?? Date.now;
+  const totals: CellTotals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true, rateLimits: 0 };
+  let lastModel = opts.firstModel;
+  const limitNow = () => existingLimiter(lastModel)?.currentLimit ?? null;
+  // In-process runs also write the live limiter figures into `meta` while they go on, at most once a second.
+  let metaWrittenAt = now();
+  const writeLiveMeta = async () => {
+    const current = await getExecutionRow(execution.id);
+    if (!current || (current.status !== "processing" && current.status !== "pending")) return;
+    await updateExecution(execution.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, concurrency_limit: limitNow() } }, { onlyIfActive: true });
+  };
+  const trees = new Map<number, Promise<ConversationTree>>();
+  const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
+
+  const treeFor = (conversationId: number, cell: Cell): Promise<ConversationTree> => {
+    let tree = trees.get(conversationId);
+    if (!tree) {
+      tree = loadTreeWithGoal(conversationId, cell, req, signal, judgeConfigured, deps);
+      trees.set(conversationId, tree);
+      if (trees.size > TREE_CACHE) trees.delete(trees.keys().next().value as number);
+    }
+    return tree;
+  };
+
+  const runCheck = checkEvaluator();
+  let lastTree: { id: number; tree: ConversationTree } | undefined;
+
+  const resultValues = (cell: Cell, outcome: CellOutcome): NewResult => ({
+    executionId: execution.id,
+    pipelineNodeId: cell.node.id,
+    datasetId: execution.datasetId,
+    entityType: cell.entityType,
+    entityId: cell.entityId,
+    conversationId: cell.conversationId,
+    messageId: cell.messageId,
+    stepId: cell.stepId,
+    result: outcome.result,
+    score: outcome.score,
+    status: outcome.status,
+    error: outcome.error,
+    rawOutput: outcome.rawOutput,
+    executionTime: outcome.latencyMs,
+    modelName: outcome.model,
+    inputTokens: outcome.inputTokens,
+    outputTokens: outcome.outputTokens,
+    cached: outcome.cached,
+  });
+
+  /** Count a saved cell and announce it; `counted`: cells of the run saved so far by every process (shared runs). */
+  const announce = async (cell: Cell, outcome: CellOutcome, saved: EvaluationResultRow, counted?: number) => {
+    const base = { execution_id: execution.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
+    totals.done++;
+    if (!opts.shared) {
+      totals.rateLimits += outcome.rateLimited ?? 0;
+      if (now() - metaWrittenAt >= 1000) {
+        metaWrittenAt = now();
+        await writeLiveMeta();
+      }
+    }
+    totals.inputTokens += outcome.inputTokens;
+    totals.outputTokens += outcome.outputTokens;
+    if (outcome.cached) totals.cached++;
+    // Checks and skipped cells use no model: they cost nothing rather than an unknown price.
+    const cost = outcome.inputTokens + outcome.outputTokens === 0 ? 0 : costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
+    if (cost === null) totals.priced = false;
+    else totals.cost += cost;
+    if (!hasListeners(execution.id)) return; // nobody streams this run here: skip building the event
+    const result = toResult(saved);
+    const progress = progressOf(counted ?? totals.done, total);
+    if (outcome.status !== "failed") {
+      emit(execution.id, { event: "complete", id: saved.id, data: { ...base, status: "complete", progress, result } });
+    } else {
+      emit(execution.id, { event: "error", id: saved.id, data: { ...base, status: "error", progress, error: { message: outcome.error ?? "failed" }, result } });
+    }
+  };
+
+  /** Save a cell's outcome, count it and announce it. A shared run's 429s are counted even when another process saved the cell. */
+  const record = async (cell: Cell, outcome: CellOutcome) => {
+    if (opts.shared) {
+      if (outcome.rateLimited) {
+        totals.rateLimits += outcome.rateLimited;
+        await opts.onRateLimited?.(outcome.rateLimited);
+      }
+      const once = await insertResultOnce(resultValues(cell, outcome));
+      if (once) await announce(cell, outcome, once.saved, once.counted);
+      return;
+    }
+    await announce(cell, outcome, await insertResult(resultValues(cell, outcome)));
+  };
+
+  /** Save a chunk of cells' outcomes with multi-row inserts, then count and announce each in order. */
+  const recordMany = async (cells: Cell[], outcomes: CellOutcome[]) => {
+    const values = cells.map((cell, i) => resultValues(cell, outcomes[i]));
+    if (!opts.shared) {
+      const saved = await insertResults(execution.id, values);
+      for (const [i, cell] of cells.entries()) await announce(cell, outcomes[i], saved[i]);
+      return;
+    }
+    const { saved, counted } = await insertResultsOnce(execution.id, values);
+    const fresh = saved.filter(Boolean).length;
+    let n = 0;
+    for (const [i, cell] of cells.entries()) {
+      const row = saved[i];
+      if (row) await announce(cell, outcomes[i], row, counted - fresh + ++n);
+    }
+  };
+
+  /** The `processing` event of a cell, built only when someone listens (check cells announce it too). */
+  const announceProcessing = (cell: Cell) => {
+    if (!hasListeners(execution.id)) return;
+    emit(execution.id, {
+      event: "processing",
+      data: {
+        execution_id: execution.id,
+        pipeline_node_id: cell.node.id,
+        entity_type: cell.entityType,
+        entity_id: cell.entityId,
+        status: "processing",
+        progress: progressOf(totals.done, total),
+        completed: totals.done,
+        total,
+        concurrency_limit: limitNow(),
+        rate_limits: totals.rateLimits,
+      },
+    });
+  };
+
+  const judgeCell = async (cell: Cell) => {
+    if (signal.aborted || opts.stopped()) return;
+    const model = resolveModelName(req.model_name, cell.node.modelName);
+    lastModel = model;
+    announceProcessing(cell);
+    const started = now();
+    const skipped = await skipReason(cell, allNodes);
+    if (skipped) return await record(cell, skippedOutcome(skipped));
+    let outcome: JudgeOutcome;
+    try {
+      const tree = await treeFor(cell.conversationId, cell);
+      const metricValues = await metricVerdicts(cell.node, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId }, allNodes);
+      const prompt = buildJudgePrompt({
+        metric: cell.node,
+        tree,
+        entity: { type: cell.entityType, id: cell.entityId },
+        metricValues,
+        contextTokens: contextTokensFor(model),
+      });
+      outcome = await judge(
+        {
+          model,
+          system: prompt.system,
+          prompt: prompt.prompt,
+          outputType: cell.node.outputType,
+          outputSchema: cell.node.outputSchema,
+          signal,
+          noCache: req.retry || req.no_cache,
+        },
+        deps.judge,
+      );
+    } catch (error) {
+      if (signal.aborted) return; // cancelled: nothing is written after the cancel
+      outcome = failedOutcome(model, error instanceof AppError ? error.message : `could not evaluate: ${(error as Error).message}`, now() - started);
+    }
+    // Synchronous from here to the write: a cancel cannot slip in between the check and the save.
+    if (signal.aborted) return;
+    await record(cell, outcome);
+  };
+
+  return {
+    totals,
+    limitNow,
+    evaluate: (cell) => (opts.gate && !signal.aborted && !opts.stopped() ? opts.gate(() => judgeCell(cell)) : judgeCell(cell)),
+    runChecks: (cells) =>
+      runCheckCells(cells, {
+        signal,
+        stopped: opts.stopped,
+        // Cells come in grid order, so consecutive cells share their conversation's tree.
+        evaluate: async (cell) => {
+          const skipped = await skipReason(cell, allNodes);
+          if (skipped) return skippedOutcome(skipped);
+          if (lastTree?.id !== cell.conversationId) lastTree = { id: cell.conversationId, tree: await loadConversationTree(cell.conversationId) };
+          return runCheck(cell, lastTree.tree);
+        },
+        processing: announceProcessing,
+        recordMany,
+      }),
+  };
+}
+
+async function loadTreeWithGoal(
+  conversationId: number,
+  cell: Cell,
+  req: RunRequest,
+  signal: AbortSignal,
+  judgeConfigured: boolean,
+  deps: RunnerDeps,
+): Promise<ConversationTree> {
+  const tree = await loadConversationTree(conversationId);
+  // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
+  if (judgeConfigured && cell.node.templateVariables?.includes("@GOAL")) return await withGoal(tree, { model: req.model_name, signal }, deps.judge);
+  return tree;
+}
+
+export function failedOutcome(model: string, error: string, latencyMs: number): JudgeOutcome {
+  return {
+    status: "failed",
+    result: null,
+    score: null,
+    error,
+    rawOutput: null,
+    model,
+    inputTokens: 0,
+    outputTokens: 0,
+    latencyMs,
+    cached: false,
+    attempts: 0,
+  };
+}

@@ -1,0 +1,278 @@
+/**
+ * Queued runs (PostgreSQL) shared by separate processes: three `npm run worker`-like children
+ * (lib/runner/testing/run-worker-child.ts) and this test process as the API server (which works batches
+ * too) against the judge test double, a real HTTP server every process calls. Each cell's prompt names
+ * its cell, so the double's log shows which cells were judged and how often; each process judges with
+ * its own JUDGE_MODEL, so a result shows which process saved it.
+ * Runs in the PostgreSQL pass of the suite (TEST_STORE=postgres); skipped, saying so, on SQLite.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { build } from "esbuild";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
+import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/route";
+import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
+import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { clearJudgeCache } from "@/db/repositories/judge";
+import { database } from "@/db/store";
+import { conversationsTable, messagesTable } from "@/db/tables";
+import { executionJobCounts } from "@/lib/cluster/queue";
+import { resetConfig } from "@/lib/config";
+import { createDataset } from "@/lib/datasets";
+import { createMetric } from "@/lib/metrics";
+import { call } from "@/lib/testing/http";
+import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
+import { readSse } from "@/lib/testing/sse";
+
+const queued = Boolean(process.env.DATABASE_URL);
+const title = queued ? "queued runs across processes" : "queued runs across processes — SKIPPED: PostgreSQL only (TEST_STORE=postgres)";
+
+const childSource = path.join(process.cwd(), "lib/runner/testing/run-worker-child.ts");
+const childBundle = path.join(process.cwd(), "node_modules/.cache/turnscope", `run-worker-child-${process.pid}.cjs`);
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const VISIBILITY_SECONDS = 3;
+
+type ChildEvent = { worker: string; event: string; [key: string]: unknown };
+type Child = { name: string; proc: ChildProcess; events: ChildEvent[]; stderr: () => string; exited: Promise<unknown> };
+const children: Child[] = [];
+
+function startWorker(name: string, double: JudgeDouble, concurrency = 4): Child {
+  const proc = spawn(process.execPath, ["--conditions=react-server", childBundle], {
+    cwd: process.cwd(),
+    env: {
+      ...process.env,
+      LOG_LEVEL: "warn",
+      WORKER_NAME: name,
+      JUDGE_MODEL: `worker-${name}`,
+      OPENAI_BASE_URL: double.baseURL,
+      JUDGE_MAX_RETRIES: "0",
+      WORKER_CONCURRENCY: String(concurrency),
+      JOB_VISIBILITY_TIMEOUT_SECONDS: String(VISIBILITY_SECONDS),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const events: ChildEvent[] = [];
+  let stderr = "";
+  let buffer = "";
+  proc.stdout!.on("data", (chunk: Buffer) => {
+    buffer += chunk.toString();
+    let nl: number;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      try {
+        const parsed = JSON.parse(line) as ChildEvent;
+        if (typeof parsed.event === "string") events.push(parsed);
+      } catch {
+        // a log line
+      }
+    }
+  });
+  proc.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise((resolve) => proc.on("exit", resolve));
+  const child = { name, proc, events, stderr: () => stderr, exited };
+  children.push(child);
+  return child;
+}
+
+async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number, children: Child[] = []): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    for (const c of children) {
+      const error = c.events.find((e) => e.event === "error");
+      if (error) throw new Error(`worker ${c.name} failed: ${String(error.message)}\n${c.stderr()}`);
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${children.map((c) => `${c.name}: ${c.stderr()}`).join("\n")}`);
+    await sleep(50);
+  }
+}
+
+async function startWorkers(names: string[], double: JudgeDouble): Promise<Child[]> {
+  const started = names.map((n) => startWorker(n, double));
+  await until("the workers to be ready", () => started.every((c) => c.events.some((e) => e.event === "ready")), 30_000, started);
+  return started;
+}
+
+/** A dataset of `n` conversations (a user question, an assistant answer naming its cell) and one message-level metric: n cells. */
+async function dataset(n: number): Promise<{ datasetId: number; metricId: number }> {
+  const ds = await createDataset({ name: `cluster ${n}`, userId: "test" });
+  const db = await database();
+  for (let from = 0; from < n; from += 500) {
+    const count = Math.min(500, n - from);
+    const convs = await db
+      .insert(conversationsTable)
+      .values(Array.from({ length: count }, (_, i) => ({ datasetId: ds.id, position: from + i, name: `c${from + i}` })))
+      .returning({ id: conversationsTable.id });
+    await db.insert(messagesTable).values(
+      convs.flatMap((c, i) => [
+        { conversationId: c.id, datasetId: ds.id, position: 0, role: "user" as const, content: `question ${from + i}` },
+        { conversationId: c.id, datasetId: ds.id, position: 1, role: "assistant" as const, content: `answer cell-${from + i}-end` },
+      ]),
+    );
+  }
+  const metric = await createMetric({ dataset_id: ds.id, name: "Judge", evaluation_level: "message", prompt: "Rate this answer: @CURRENT_MESSAGE.output", output_type: "progress" });
+  return { datasetId: ds.id, metricId: metric.id };
+}
+
+/** How many judge calls the double received per cell number. */
+function judgedCells(double: JudgeDouble): Map<number, number> {
+  const calls = new Map<number, number>();
+  for (const r of double.requests) {
+    if (r.path !== "/v1/chat/completions") continue;
+    const cell = /cell-(\d+)-end/.exec(JSON.stringify(r.body))?.[1];
+    if (cell !== undefined) calls.set(Number(cell), (calls.get(Number(cell)) ?? 0) + 1);
+  }
+  return calls;
+}
+
+async function startRun(body: Record<string, unknown>): Promise<number> {
+  const res = await call(run.POST, "POST", "/api/evaluation-pipeline-executions/run", { body });
+  expect(res.status).toBe(202);
+  return res.json.id as number;
+}
+
+async function expectOneResultPerCell(executionId: number, cells: number): Promise<Awaited<ReturnType<typeof listResultRows>>> {
+  const rows = await listResultRows(executionId);
+  expect(rows).toHaveLength(cells);
+  expect(new Set(rows.map((r) => `${r.pipelineNodeId}:${r.entityType}:${r.entityId}`)).size).toBe(cells);
+  return rows;
+}
+
+describe.skipIf(!queued)(title, () => {
+  let double: JudgeDouble;
+
+  beforeAll(async () => {
+    await build({
+      entryPoints: [childSource],
+      outfile: childBundle,
+      bundle: true,
+      platform: "node",
+      // CommonJS, as `npm run worker` (tsx) loads it: packages' extensionless deep imports (ajv/dist/2020) resolve.
+      format: "cjs",
+      packages: "external",
+      tsconfig: path.join(process.cwd(), "tsconfig.json"),
+      logLevel: "warning",
+    });
+    double = await startJudgeDouble();
+    Object.assign(process.env, { OPENAI_BASE_URL: double.baseURL, JUDGE_MAX_RETRIES: "0", JOB_VISIBILITY_TIMEOUT_SECONDS: String(VISIBILITY_SECONDS) });
+    resetConfig();
+  }, 60_000);
+
+  // Datasets of different tests hold the same texts: no verdict may come from an earlier test's cache.
+  beforeEach(() => clearJudgeCache());
+
+  afterEach(async () => {
+    for (const child of children.splice(0)) {
+      if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill("SIGKILL");
+      await child.exited;
+    }
+    double.reset();
+  });
+
+  afterAll(async () => {
+    for (const key of ["OPENAI_BASE_URL", "JUDGE_MAX_RETRIES", "JOB_VISIBILITY_TIMEOUT_SECONDS"]) delete process.env[key];
+    resetConfig();
+    await double?.close();
+    fs.rmSync(childBundle, { force: true });
+  });
+
+  it("(a) three workers and the API process share a 2,000-cell run: the judge sees each cell once, each cell has one result, the run completes", async () => {
+    const workers = await startWorkers(["a1", "a2", "a3"], double);
+    const { datasetId } = await dataset(2000);
+    double.setLatency(5);
+    const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 32 });
+    await until("the run to end", async () => (await getExecutionRow(id))!.status !== "processing" && (await getExecutionRow(id))!.status !== "pending", 150_000, workers);
+
+    const done = (await call(item.GET, "GET", "/x", { params: { id } })).json;
+    expect(done).toMatchObject({ status: "completed", total_evaluations: 2000, successful_evaluations: 2000, failed_evaluations: 0, skipped_evaluations: 0 });
+    expect(done.meta.input_tokens).toBeGreaterThan(0);
+    expect(done.meta).not.toHaveProperty("queue");
+    const rows = await expectOneResultPerCell(id, 2000);
+    const calls = judgedCells(double);
+    expect(calls.size).toBe(2000);
+    expect([...calls.values()].every((n) => n === 1)).toBe(true);
+    // Every worker took part (its model names its results).
+    const byModel = new Map<string, number>();
+    for (const r of rows) byModel.set(r.modelName ?? "", (byModel.get(r.modelName ?? "") ?? 0) + 1);
+    for (const w of ["a1", "a2", "a3"]) expect(byModel.get(`worker-${w}`) ?? 0).toBeGreaterThan(0);
+    expect(await executionJobCounts(id)).toMatchObject({ created: 0, retry: 0, active: 0, failed: 0 });
+  }, 180_000);
+
+  it("(b) a worker SIGKILLed mid-run loses nothing: its batches come back, every cell ends with exactly one result, the run completes", async () => {
+    const [victim, ...others] = await startWorkers(["victim", "b1", "b2"], double);
+    const { datasetId } = await dataset(2000);
+    double.setLatency(20);
+    const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 32 });
+    await until("the victim to be mid-batch", async () => {
+      const started = victim.events.filter((e) => e.event === "batch").length;
+      const ended = victim.events.filter((e) => e.event === "batch-done").length;
+      return started > ended && started >= 3 && (await listResultRows(id, { limit: 300 })).length >= 300;
+    }, 60_000, [victim, ...others]);
+    victim.proc.kill("SIGKILL");
+    await victim.exited;
+    const cut = (await listResultRows(id)).length;
+    expect(cut).toBeLessThan(2000);
+
+    await until("the run to end", async () => !["pending", "processing"].includes((await getExecutionRow(id))!.status), 150_000, others);
+    const done = (await getExecutionRow(id))!;
+    expect(done).toMatchObject({ status: "completed", totalEvaluations: 2000, successfulEvaluations: 2000, failedEvaluations: 0 });
+    await expectOneResultPerCell(id, 2000);
+    // Every cell was judged at least once; only cells of the victim's lost batches can have been judged twice.
+    const calls = judgedCells(double);
+    expect(calls.size).toBe(2000);
+    expect([...calls.values()].filter((n) => n > 1).length).toBeLessThanOrEqual(4 * 10);
+  }, 180_000);
+
+  it("(c) a cancel on the API process stops the work in every worker", async () => {
+    const workers = await startWorkers(["c1", "c2", "c3"], double);
+    const { datasetId } = await dataset(600);
+    double.setLatency(300);
+    const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 24 });
+    await until("some results", async () => (await listResultRows(id, { limit: 50 })).length >= 50, 60_000, workers);
+    // Workers other than this process are judging cells now.
+    expect(workers.some((w) => w.events.filter((e) => e.event === "batch").length > w.events.filter((e) => e.event === "batch-done").length)).toBe(true);
+
+    const cancel = await call(item.DELETE, "DELETE", "/x", { params: { id } });
+    expect(cancel.status).toBe(200);
+    expect(cancel.json.status).toBe("cancelled");
+    await until("the judge calls in flight to end", () => double.inFlight() === 0, 5_000, workers);
+    const calls = double.count();
+    const kept = (await listResultRows(id)).length;
+    expect(kept).toBeLessThan(600);
+    // Every running batch of every worker was aborted, and nothing more is judged or saved.
+    await until("the workers' batches to end", () => workers.every((w) => w.events.filter((e) => e.event === "batch").length === w.events.filter((e) => e.event === "batch-done").length), 5_000, workers);
+    expect(workers.flatMap((w) => w.events).some((e) => e.event === "batch-done" && e.aborted === true)).toBe(true);
+    await sleep(1_500);
+    expect(double.count()).toBe(calls);
+    expect((await listResultRows(id)).length).toBe(kept);
+    const after = (await getExecutionRow(id))!;
+    expect(after.status).toBe("cancelled");
+    expect(after.successfulEvaluations + after.failedEvaluations).toBe(kept);
+    expect(after.successfulEvaluations + after.failedEvaluations + after.skippedEvaluations).toBe(600);
+    expect(await executionJobCounts(id)).toMatchObject({ created: 0, retry: 0, active: 0 });
+  }, 120_000);
+
+  it("(d) an SSE client on the API process sees every cell's event of a run the workers evaluate", async () => {
+    const workers = await startWorkers(["d1", "d2", "d3"], double);
+    const { datasetId } = await dataset(300);
+    double.setLatency(10);
+    const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 16 });
+    const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${id}/events`), { params: Promise.resolve({ id: String(id) }) });
+    const got = await readSse(stream, { timeoutMs: 90_000 });
+    const cells = got.filter((e) => e.event === "complete" || e.event === "error");
+    expect(cells).toHaveLength(300);
+    expect(new Set(cells.map((e) => e.data.entity_id)).size).toBe(300);
+    const ids = cells.map((e) => Number(e.id));
+    expect(ids).toEqual([...ids].sort((a, b) => a - b));
+    expect(cells.at(-1)!.data.progress).toBe(100);
+    // Most cells were saved by the workers, not by this process.
+    const fromWorkers = cells.filter((e) => String(e.data.result.model_name).startsWith("worker-")).length;
+    expect(fromWorkers).toBeGreaterThan(0);
+    const last = got.at(-1)!;
+    expect(last.event).toBe("done");
+    expect(last.data).toMatchObject({ status: "completed", execution: { id, successful_evaluations: 300 } });
+    expect(workers.every((w) => w.events.some((e) => e.event === "batch"))).toBe(true);
+  }, 120_000);
+});

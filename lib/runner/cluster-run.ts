@@ -1,0 +1,405 @@
+/**
+ * Runs on PostgreSQL as durable jobs shared by every process of the cluster (lib/cluster/queue.ts).
+ *
+ * Starting a run plans it, stores the request in `meta.queue` and enqueues the cells of its first
+ * dependency wave as batches. Any server process or `npm run worker` process works a batch: it
+ * evaluates each cell with the same code as an in-process run (cells.ts), holding a slot of the
+ * cluster-wide semaphore `execution:<id>` (batch_size slots, 1 in sync mode) around each judge cell,
+ * and saves each result only if the cell has none yet (a redelivered batch re-evaluates only what is
+ * missing; two holders never store a cell twice). The process whose batch brings the counters up to
+ * the cells enqueued so far moves the run on — one conditional update picks it — enqueueing the next
+ * wave (planned again from the stored request) or, after the last, finalising the execution; only the
+ * process whose `onlyIfActive` update wins announces it. Progress goes out on NOTIFY (`progressChannel`,
+ * the execution id) for streams in other processes (stream.ts).
+ */
+import "server-only";
+import pLimit from "p-limit";
+import { z } from "zod";
+import {
+  addExecutionRateLimits,
+  claimNextWave,
+  getExecutionRow,
+  listActiveExecutionIds,
+  markExecutionProcessing,
+  maxResultId,
+  resultTotalsByModel,
+  updateExecution,
+} from "@/db/repositories/executions";
+import { listNodes } from "@/db/repositories/metrics";
+import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
+import { getNotifier } from "@/lib/cluster/notify";
+import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob } from "@/lib/cluster/queue";
+import { acquire } from "@/lib/cluster/semaphore";
+import { getConfig } from "@/lib/config";
+import { costOf, resolveModelName } from "@/lib/judge";
+import { existingLimiter } from "@/lib/judge/limiter";
+import { log } from "@/lib/log";
+import { processSingleton } from "@/lib/process-state";
+import { toExecution } from "@/lib/results/serialize";
+import type { ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
+import { cellRunner } from "./cells";
+import { dependencyWaves } from "./dependencies";
+import { emit } from "./events";
+import { planRun, type Cell, type Plan } from "./plan";
+
+/** NOTIFY channel: the id of an execution that has new results or a new status. */
+export const progressChannel = "turnscope_run_progress";
+/** Judge cells per queued batch in async mode: small enough that processes share a run evenly. */
+export const JUDGE_CELLS_PER_BATCH = 10;
+/** A pending run older than this without queued batches was left by a dead process (enqueue never happened). */
+const ORPHAN_PENDING_MS = 60_000;
+
+/** What a queued run keeps in `meta.queue` (not part of the API's meta). */
+export type QueueMeta = {
+  request: RunRequest;
+  /** The dependency wave enqueued last (0-based) and how many waves the plan had. */
+  wave: number;
+  waves: number;
+  /** Cells of every wave enqueued so far: the run moves on when its counters reach this. */
+  enqueued: number;
+  /** The plan judges `retry` by the results up to this id, so a later wave's re-plan matches the first. */
+  max_result_id: number;
+};
+
+const cellSchema = z.object({
+  nodeId: z.number().int(),
+  entityType: z.enum(["conversation", "message", "step"]),
+  entityId: z.number().int(),
+  conversationId: z.number().int(),
+  messageId: z.number().int().nullable(),
+  stepId: z.number().int().nullable(),
+});
+type QueuedCell = z.infer<typeof cellSchema>;
+
+/** Runs are queued jobs when the store is PostgreSQL. */
+export function runsAreQueued(): boolean {
+  return Boolean(getConfig().DATABASE_URL);
+}
+
+type RunnerState = {
+  starting: Promise<void> | null;
+  stop: ((graceMs?: number) => Promise<void>) | null;
+  /** Batches this process is working now, by job id: settles when the handler returns. */
+  running: Map<string, Promise<unknown>>;
+  /** False in a process that only enqueues and follows runs (the cluster bench's API process). */
+  worksHere: boolean;
+};
+const state = processSingleton<RunnerState>("runner.cluster", () => ({ starting: null, stop: null, running: new Map(), worksHere: true }));
+
+/** Make this process enqueue and follow runs without working their batches (before its first run). */
+export function enqueueOnly(): void {
+  state.worksHere = false;
+}
+
+/**
+ * Start this process's share of the cluster's work (idempotent): the queue client and WORKER_CONCURRENCY
+ * batches at once. Server processes call it at boot (instrumentation.ts) and before enqueueing.
+ */
+export function startClusterRunner(): Promise<void> {
+  state.starting ??= (async () => {
+    await startQueue();
+    if (state.worksHere) state.stop = workCells(handleCellBatch, { concurrency: getConfig().WORKER_CONCURRENCY }).stop;
+  })().catch((error: unknown) => {
+    state.starting = null;
+    throw error;
+  });
+  return state.starting;
+}
+
+/**
+ * Stop working batches in this process: running ones get `graceMs` to finish, the rest go back to the
+ * queue for other processes. Returns how many finished and how many were given back.
+ */
+export async function stopClusterRunner(graceMs: number): Promise<{ finished: number; aborted: number }> {
+  const stop = state.stop;
+  state.stop = null;
+  state.starting = null;
+  if (!stop) return { finished: 0, aborted: 0 };
+  const running = [...state.running.values()];
+  const settled = new Set<Promise<unknown>>();
+  for (const p of running) void p.then(() => settled.add(p));
+  // The batches not over when the grace period ends are the ones the queue takes back.
+  const graceOver = new Promise((resolve) => setTimeout(resolve, graceMs));
+  await Promise.race([Promise.allSettled(running), graceOver]);
+  const aborted = running.filter((p) => !settled.has(p)).length;
+  await stop(graceMs);
+  return { finished: running.length - aborted, aborted };
+}
+
+/** The body of `npm run worker` and of every server's in-process worker: one queued batch of cells. */
+export async function handleCellBatch(job: CellJob, signal: AbortSignal): Promise<void> {
+  const work = workBatch(job, signal);
+  const settled = work.then(
+    () => undefined,
+    () => undefined,
+  );
+  state.running.set(job.jobId, settled);
+  try {
+    await work;
+  } catch (error) {
+    // The queue retries a batch that threw; after its last attempt the run could never add up, so it
+    // ends failed with the reason (a `retry` run finishes it) rather than staying active for good.
+    if (!job.finalAttempt || signal.aborted) throw error;
+    await failQueuedRun(job.executionId, `run stopped: ${(error as Error).message}`);
+  } finally {
+    state.running.delete(job.jobId);
+  }
+}
+
+async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
+  const queuedCells = z.array(cellSchema).parse(job.cells);
+  const row = await getExecutionRow(job.executionId);
+  if (!row || !isActive(row.status)) return;
+  const queue = queueMetaOf(row);
+  if (!queue) throw new Error(`execution ${row.id} has no queued request`);
+  const req = queue.request;
+  await markExecutionProcessing(row.id, new Date().toISOString());
+  const allNodes = new Map((await listNodes({ datasetId: row.datasetId })).map((n) => [n.id, n]));
+  const cells: Cell[] = [];
+  for (const c of queuedCells) {
+    const node = allNodes.get(c.nodeId);
+    // A metric deleted mid-run takes its results with it: the run cannot add up any more.
+    if (!node) return void (await failQueuedRun(row.id, `run stopped: metric ${c.nodeId} was deleted during the run`));
+    cells.push(toCell(c, node));
+  }
+  const batchSize = req.execution_mode === "async" ? req.batch_size : 1;
+  const key = `execution:${row.id}`;
+  const runner = cellRunner({
+    execution: row,
+    req,
+    allNodes,
+    total: row.totalEvaluations,
+    firstModel: resolveModelName(req.model_name, cells[0]?.node.modelName),
+    signal,
+    // A shutdown aborts the signal once its grace period is over; the batch then goes back to the queue.
+    stopped: () => false,
+    deps: {},
+    shared: true,
+    // batch_size holds across the cluster: every process's cells of this run share these slots.
+    gate: async (work) => {
+      let release: Awaited<ReturnType<typeof acquire>>;
+      try {
+        // A dead process's slots free about when its batches come back to the queue.
+        release = await acquire(key, batchSize, { signal, leaseMs: getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000 });
+      } catch (error) {
+        if (signal.aborted) return undefined as Awaited<ReturnType<typeof work>>;
+        throw error;
+      }
+      try {
+        return await work();
+      } finally {
+        await release();
+      }
+    },
+    onRateLimited: (n) => addExecutionRateLimits(row.id, n),
+  });
+  await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
+  const limit = pLimit(batchSize);
+  await Promise.all(cells.filter((c) => c.node.kind !== "check").map((cell) => limit(() => runner.evaluate(cell))));
+  // Cancelled, lease lost, or shutting down: what is missing is another attempt's (or nobody's) to do.
+  if (signal.aborted) return;
+  await publishProgress(row.id);
+  await advance(row.id);
+}
+
+/**
+ * PostgreSQL's startExecution after the execution row exists: enqueue its first wave (or finish a run
+ * without cells at once). The plan was made with `queue.max_result_id` (see QueueMeta).
+ */
+export async function enqueueFirstWave(row: PipelineExecutionRow, plan: Plan, req: RunRequest): Promise<void> {
+  await startClusterRunner();
+  const first = dependencyWaves(plan.cells)[0] ?? [];
+  if (first.length === 0) return void (await advance(row.id));
+  await enqueueCellBatches(row.id, batchesOf(first, req));
+}
+
+/** The queue part of a new run's meta. */
+export async function newQueueMeta(req: RunRequest, plan: Plan, resultsUpTo: number): Promise<QueueMeta> {
+  const waves = dependencyWaves(plan.cells);
+  return { request: req, wave: 0, waves: waves.length, enqueued: waves[0]?.length ?? 0, max_result_id: resultsUpTo };
+}
+
+/** The result id a new run's plan is bound to (see QueueMeta.max_result_id). */
+export const planBound = maxResultId;
+
+/**
+ * A wave's batches: its check cells in one (they cost no judge call, and one batch keeps their results
+ * and events in order), its judge cells in batches of JUDGE_CELLS_PER_BATCH — or, in sync mode, all in
+ * one batch, evaluated in grid order one at a time as an in-process run does.
+ */
+function batchesOf(wave: Cell[], req: RunRequest): QueuedCell[][] {
+  const checks = wave.filter((c) => c.node.kind === "check").map(toQueued);
+  const judged = wave.filter((c) => c.node.kind !== "check").map(toQueued);
+  const batches: QueuedCell[][] = checks.length ? [checks] : [];
+  const size = req.execution_mode === "async" ? JUDGE_CELLS_PER_BATCH : Math.max(1, judged.length);
+  for (let i = 0; i < judged.length; i += size) batches.push(judged.slice(i, i + size));
+  return batches;
+}
+
+/**
+ * Once every cell enqueued so far has its result, move the run on: the one process whose conditional
+ * update wins enqueues the next wave; after the last wave the execution is finalised.
+ */
+async function advance(executionId: number): Promise<void> {
+  for (;;) {
+    const row = await getExecutionRow(executionId);
+    if (!row || !isActive(row.status)) return;
+    const queue = queueMetaOf(row);
+    if (!queue) return;
+    const counted = row.successfulEvaluations + row.failedEvaluations + row.skippedEvaluations;
+    if (counted < queue.enqueued) return;
+    const nextWave = queue.wave + 1;
+    if (nextWave >= queue.waves) return void (await finalise(row));
+    let next: Cell[];
+    try {
+      next = dependencyWaves((await planRun(queue.request, { resultsUpTo: queue.max_result_id })).cells)[nextWave] ?? [];
+    } catch (error) {
+      return void (await failQueuedRun(executionId, `run stopped: ${(error as Error).message}`));
+    }
+    if (!(await claimNextWave(executionId, queue.wave, queue.enqueued + next.length))) return;
+    if (next.length > 0) return void (await enqueueCellBatches(executionId, batchesOf(next, queue.request)));
+    // An empty wave (the dataset changed since the plan): go on to the one after.
+  }
+}
+
+/** The execution's final status and meta (tokens, cost, cached cells summed from its results), written once. */
+async function finalise(row: PipelineExecutionRow): Promise<void> {
+  const meta = row.meta as ExecutionMeta & { queue?: QueueMeta };
+  let inputTokens = 0;
+  let outputTokens = 0;
+  let cached = 0;
+  let results = 0;
+  let cost = 0;
+  let priced = true;
+  for (const t of await resultTotalsByModel(row.id)) {
+    inputTokens += t.inputTokens;
+    outputTokens += t.outputTokens;
+    cached += t.cached;
+    results += t.results;
+    // Checks and skipped cells use no model: they cost nothing rather than an unknown price.
+    if (t.inputTokens + t.outputTokens === 0) continue;
+    const c = costOf(t.model ?? "", t.inputTokens, t.outputTokens);
+    if (c === null) priced = false;
+    else cost += c;
+  }
+  const model = resolveModelName(meta.queue?.request.model_name);
+  const completedAt = Date.now();
+  const startedAt = row.startedAt ? Date.parse(row.startedAt) : completedAt;
+  const final = await updateExecution(
+    row.id,
+    {
+      status: row.failedEvaluations > 0 ? "failed" : "completed",
+      startedAt: row.startedAt ?? new Date(startedAt).toISOString(),
+      completedAt: new Date(completedAt).toISOString(),
+      durationMs: completedAt - startedAt,
+      meta: {
+        ...meta,
+        input_tokens: inputTokens,
+        output_tokens: outputTokens,
+        cached_evaluations: cached,
+        cost_usd: priced && results > 0 ? cost : results === 0 ? 0 : null,
+        rate_limits: meta.rate_limits ?? 0,
+        concurrency_limit: existingLimiter(model)?.currentLimit ?? meta.concurrency_limit ?? null,
+      },
+    },
+    { onlyIfActive: true },
+  );
+  if (final) await announceFinal(final);
+}
+
+async function failQueuedRun(executionId: number, message: string): Promise<void> {
+  log.error("queued execution failed", { execution_id: executionId, message });
+  const row = await getExecutionRow(executionId);
+  if (!row) return;
+  const errors = [...((row.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message }];
+  const final = await updateExecution(executionId, { status: "failed", completedAt: new Date().toISOString(), errors }, { onlyIfActive: true });
+  if (final) {
+    await cancelExecutionJobs(executionId).catch(() => undefined);
+    await announceFinal(final);
+  }
+}
+
+/**
+ * Cancel a queued run (the caller checked it is active): mark it cancelled — from then on no process
+ * saves a result of it (insertResultOnce) — then drop its queued batches and abort its running ones in
+ * every process. Returns the final row, or undefined if it had ended meanwhile.
+ */
+export async function cancelQueuedRun(row: PipelineExecutionRow): Promise<PipelineExecutionRow | undefined> {
+  const now = new Date();
+  const started = row.startedAt ? Date.parse(row.startedAt) : now.getTime();
+  const final = await updateExecution(row.id, { status: "cancelled", completedAt: now.toISOString(), durationMs: now.getTime() - started }, { onlyIfActive: true });
+  await startQueue();
+  await cancelExecutionJobs(row.id);
+  if (final) await announceFinal(final);
+  return final;
+}
+
+/** Cancel every active queued run of a dataset (before it is deleted). */
+export async function cancelQueuedRunsOf(datasetId: number): Promise<void> {
+  for (const id of await listActiveExecutionIds(datasetId)) {
+    const row = await getExecutionRow(id);
+    if (row && isActive(row.status)) await cancelQueuedRun(row);
+  }
+}
+
+/** `done` on this process's bus (streams here, tests) and a NOTIFY for every other process's streams. */
+async function announceFinal(final: PipelineExecutionRow): Promise<void> {
+  const execution = toExecution(final);
+  emit(final.id, { event: "done", data: { status: execution.status as "completed" | "failed" | "cancelled", execution } });
+  await publishProgress(final.id);
+}
+
+async function publishProgress(executionId: number): Promise<void> {
+  await getNotifier()
+    .publish(progressChannel, executionId)
+    .catch((err: unknown) => log.warn("runner: progress notification not sent", { execution_id: executionId, err }));
+}
+
+/** Whether any process has (or will have) work of the execution: batches queued, waiting for a retry, or running. */
+export async function executionIsLive(executionId: number): Promise<boolean> {
+  await startQueue();
+  const counts = await executionJobCounts(executionId);
+  return counts.created + counts.retry + counts.active > 0;
+}
+
+/** Resolves once the execution is final or gone (any process may be running it). */
+export async function waitForQueuedExecution(executionId: number, pollMs = 50): Promise<void> {
+  for (;;) {
+    const row = await getExecutionRow(executionId);
+    if (!row || !isActive(row.status)) return;
+    await new Promise((resolve) => setTimeout(resolve, pollMs));
+  }
+}
+
+/**
+ * At start-up on PostgreSQL: fail only the active executions no process can finish — none of their
+ * batches is queued, waiting or running (a batch that failed for good, or a process that died between
+ * two waves), and, for pending ones, not just started. Other processes' live runs are left alone.
+ */
+export async function recoverOrphanedRuns(): Promise<number[]> {
+  const failed: number[] = [];
+  for (const id of await listActiveExecutionIds()) {
+    const row = await getExecutionRow(id);
+    if (!row || !isActive(row.status)) continue;
+    if (row.status === "pending" && Date.now() - Date.parse(row.createdAt) < ORPHAN_PENDING_MS) continue;
+    if (await executionIsLive(id)) continue;
+    failed.push(id);
+  }
+  return failed;
+}
+
+function isActive(status: string): boolean {
+  return status === "pending" || status === "processing";
+}
+
+function queueMetaOf(row: PipelineExecutionRow): QueueMeta | undefined {
+  return (row.meta as { queue?: QueueMeta } | null)?.queue;
+}
+
+function toQueued(c: Cell): QueuedCell {
+  return { nodeId: c.node.id, entityType: c.entityType, entityId: c.entityId, conversationId: c.conversationId, messageId: c.messageId, stepId: c.stepId };
+}
+
+function toCell(c: QueuedCell, node: PipelineNodeRow): Cell {
+  return { node, entityType: c.entityType as EvaluationLevel, entityId: c.entityId, conversationId: c.conversationId, messageId: c.messageId, stepId: c.stepId };
+}

@@ -1,0 +1,182 @@
+/**
+ * Queued runs on PostgreSQL scale with worker processes: one run of CELLS message cells against the
+ * judge test double answering in 1 s, worked by 1, 2 and 4 `npm run worker` processes
+ * (scripts/worker.ts) with a per-process concurrency of 16 (JUDGE_MAX_CONCURRENCY=16, the process-wide
+ * ceiling of judge calls in flight). This process only enqueues and waits (it works no batch). The run's
+ * batch_size (256) is above what the workers can use, so the processes are the limit. Ideal: CELLS /
+ * (16 × workers) seconds; the figures are the execution's duration_ms and the speed-up against one
+ * worker (goal: 1.9× with 2, 3.6× with 4). Needs PostgreSQL's programs (a throwaway cluster is started).
+ * BENCH_CLUSTER_CELLS, BENCH_CLUSTER_WORKERS (e.g. "1,4"), BENCH_WORKER_CONCURRENCY and BENCH_PROFILE_DIR
+ * (a V8 CPU profile per worker) vary it.
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { findPgBinDir, startPgCluster } from "./pg-cluster.mjs";
+
+const CELLS = Number(process.env.BENCH_CLUSTER_CELLS ?? 640);
+const PER_PROCESS = 16;
+const JUDGE_MS = 1000;
+/** Batches a worker holds at once (WORKER_CONCURRENCY, default 4: 40 cells for its 16 calls in flight). */
+const BATCHES_PER_WORKER = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 4);
+const root = path.resolve(import.meta.dirname, "..");
+
+/** CPU seconds a process has used so far (Linux /proc; 0 elsewhere). */
+function cpuSeconds(pid: number | undefined): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of a process and its descendants (the worker runs under tsx, which starts node as its child). */
+function treeCpuSeconds(root: number | undefined): number {
+  const parents = new Map<number, number>();
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      parents.set(Number(pid), Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1]));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  let total = 0;
+  for (const pid of parents.keys()) {
+    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parents.get(p)) {
+      if (p === root) {
+        total += cpuSeconds(pid);
+        break;
+      }
+    }
+  }
+  return total;
+}
+
+/** CPU seconds of every PostgreSQL server process (Linux /proc). */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (fs.readFileSync(`/proc/${pid}/comm`, "utf8").trim() === "postgres") total += cpuSeconds(Number(pid));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
+async function main() {
+  if (!findPgBinDir()) {
+    console.error("cluster bench skipped: no PostgreSQL programs (install Debian's postgresql package or set PG_BINDIR)");
+    console.log(`BENCH_RESULT ${JSON.stringify({ cluster_runs: { skipped: "no PostgreSQL programs" } })}`);
+    return;
+  }
+  const cluster = await startPgCluster();
+  // Before the first import of the store: the repositories pick PostgreSQL from DATABASE_URL.
+  process.env.DATABASE_URL = cluster.url;
+  process.env.LOG_LEVEL = "warn";
+  const { startJudgeDouble } = await import("@/lib/testing/judge-double/server");
+  const double = await startJudgeDouble({ logger: () => {}, latencyMs: JUDGE_MS });
+  process.env.OPENAI_BASE_URL = double.baseURL;
+  const { database } = await import("@/db/store");
+  const { conversationsTable, messagesTable } = await import("@/db/tables");
+  const { createDataset } = await import("@/lib/datasets");
+  const { createMetric } = await import("@/lib/metrics");
+  const { enqueueOnly } = await import("@/lib/runner/cluster-run");
+  const { runBody } = await import("@/lib/schemas/executions");
+  const { startExecution, waitForExecution, getExecution } = await import("@/lib/runner");
+  const { closeNotifiers } = await import("@/lib/cluster/notify");
+  const { closeClusterPools } = await import("@/lib/cluster/pool");
+  const { stopQueue } = await import("@/lib/cluster/queue");
+  const { closePgDb } = await import("@/db/pg");
+  enqueueOnly();
+
+  const workers: ChildProcess[] = [];
+  const startWorker = () =>
+    new Promise<ChildProcess>((resolve, reject) => {
+      // BENCH_PROFILE_DIR: each worker writes a V8 CPU profile there when it exits.
+      const profile = process.env.BENCH_PROFILE_DIR;
+      const [command, args] = profile
+        ? [process.execPath, ["--cpu-prof", "--cpu-prof-dir", profile, "--conditions=react-server", "--import", "tsx", "scripts/worker.ts"]]
+        : [path.join(root, "node_modules/.bin/tsx"), ["--conditions=react-server", "scripts/worker.ts"]];
+      const child = spawn(command, args, {
+        cwd: root,
+        env: { ...process.env, LOG_LEVEL: "info", JUDGE_MAX_CONCURRENCY: String(PER_PROCESS), WORKER_CONCURRENCY: String(BATCHES_PER_WORKER), OPENAI_API_KEY: "sk-bench" },
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      workers.push(child);
+      child.stdout!.on("data", (chunk: Buffer) => {
+        if (chunk.toString().includes('"worker started"')) resolve(child);
+      });
+      child.on("exit", (code) => reject(new Error(`worker exited (${code}) before it started`)));
+    });
+
+  const figures: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version }, cells: CELLS, judge_latency_ms: JUDGE_MS, per_process_concurrency: PER_PROCESS, batches_per_worker: BATCHES_PER_WORKER };
+  try {
+    const ds = await createDataset({ name: "cluster bench", userId: "bench" });
+    const db = await database();
+    for (let from = 0; from < CELLS; from += 500) {
+      const count = Math.min(500, CELLS - from);
+      const convs = await db
+        .insert(conversationsTable)
+        .values(Array.from({ length: count }, (_, i) => ({ datasetId: ds.id, position: from + i, name: `c${from + i}` })))
+        .returning({ id: conversationsTable.id });
+      await db.insert(messagesTable).values(
+        convs.flatMap((c, i) => [
+          { conversationId: c.id, datasetId: ds.id, position: 0, role: "user" as const, content: `question ${from + i}` },
+          { conversationId: c.id, datasetId: ds.id, position: 1, role: "assistant" as const, content: `answer ${from + i}` },
+        ]),
+      );
+    }
+    await createMetric({ dataset_id: ds.id, name: "Judge", evaluation_level: "message", prompt: "Rate: @CURRENT_MESSAGE.output", output_type: "progress" });
+
+    const runs: Record<string, Record<string, number>> = {};
+    for (const n of (process.env.BENCH_CLUSTER_WORKERS ?? "1,2,4").split(",").map(Number)) {
+      await Promise.all(Array.from({ length: n - workers.length }, startWorker));
+      double.reset();
+      double.setLatency(JUDGE_MS);
+      const cpuBefore = { workers: workers.reduce((t, w) => t + treeCpuSeconds(w.pid), 0), postgres: postgresCpuSeconds(), load: os.loadavg()[0] };
+      // no_cache: every run asks the judge again, as the first did.
+      const started = await startExecution(runBody.parse({ dataset_id: ds.id, execution_mode: "async", batch_size: 256, no_cache: true }), "bench");
+      await waitForExecution(started.id);
+      const done = await getExecution(started.id);
+      const duration = done.duration_ms ?? 0;
+      runs[`workers_${n}`] = {
+        duration_ms: duration,
+        cells_per_second: Math.round((done.successful_evaluations / (duration / 1000)) * 10) / 10,
+        ideal_ms: Math.ceil(CELLS / (PER_PROCESS * n)) * JUDGE_MS,
+        succeeded: done.successful_evaluations,
+        peak_in_flight: double.stats().peakInFlight,
+        // Cores the workers and PostgreSQL kept busy during the run, and the machine's load when it began.
+        worker_cores: Math.round(((workers.reduce((t, w) => t + treeCpuSeconds(w.pid), 0) - cpuBefore.workers) / (duration / 1000)) * 100) / 100,
+        postgres_cores: Math.round(((postgresCpuSeconds() - cpuBefore.postgres) / (duration / 1000)) * 100) / 100,
+        load_average_at_start: Math.round(cpuBefore.load * 100) / 100,
+      };
+      console.error(`${n} worker(s)`, JSON.stringify(runs[`workers_${n}`]));
+    }
+    figures.runs = runs;
+    const speedup = (n: number) => (runs.workers_1 && runs[`workers_${n}`] ? Math.round((runs.workers_1.duration_ms / runs[`workers_${n}`].duration_ms) * 100) / 100 : null);
+    const [two, four] = [speedup(2), speedup(4)];
+    figures.speedup_2 = two;
+    figures.speedup_4 = four;
+    figures.goal = { speedup_2: 1.9, speedup_4: 3.6 };
+    figures.met = (two ?? 0) >= 1.9 && (four ?? 0) >= 3.6;
+  } finally {
+    for (const w of workers) w.kill("SIGTERM");
+    await Promise.all(workers.map((w) => new Promise((resolve) => (w.exitCode !== null ? resolve(null) : w.on("exit", resolve)))));
+    await stopQueue({ graceMs: 0 }).catch(() => undefined);
+    await closeNotifiers().catch(() => undefined);
+    await closeClusterPools().catch(() => undefined);
+    await closePgDb().catch(() => undefined);
+    await double.close();
+    await cluster.stop();
+  }
+  console.log(`BENCH_RESULT ${JSON.stringify({ cluster_runs: figures })}`);
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});
