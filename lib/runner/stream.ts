@@ -65,14 +65,7 @@ export async function executionEventStream(executionId: number, lastEventId?: nu
         for (const r of page) {
           done++;
           if (r.id <= lastSent) continue;
-          const result = toResult(r);
-          const base = { execution_id: executionId, pipeline_node_id: r.pipelineNodeId, entity_type: r.entityType, entity_id: r.entityId, progress: progressOf(done, total) };
-          // Like the live events: only a failed cell is an `error`; a skipped one is a `complete` whose result says skipped.
-          writer.send(
-            r.status !== "failed"
-              ? { event: "complete", id: r.id, data: { ...base, status: "complete", result } }
-              : { event: "error", id: r.id, data: { ...base, status: "error", error: { message: r.error ?? "failed" }, result } },
-          );
+          writer.send(cellEvent(r, executionId, progressOf(done, total)));
           lastSent = r.id;
         }
         if (writer.closed()) break;
