@@ -2,7 +2,7 @@
 import "server-only";
 import { asc, count, desc, eq, sql } from "drizzle-orm";
 import type { ConversationRow, DatasetRow, MessageRow, StepRow } from "../schema";
-import { changes, database, first, rawRows } from "../store";
+import { changes, database, first, onPostgres, rawRows } from "../store";
 import { conversationsTable, datasetsTable } from "../tables";
 
 export type DatasetWithCounts = DatasetRow & {
@@ -115,41 +115,68 @@ type RawStep = {
  * runner loads one per evaluated conversation, so the statements are prepared once.
  */
 export async function getConversationTree({ id }: { id: number }) {
-  const c = first(
-    await rawRows<RawConversation>(
-      `select c.*, (select count(*) from messages m where m.conversation_id = c.id) as message_count,
-         (select count(*) from steps s where s.conversation_id = c.id) as step_count
-       from conversations c where c.id = ?`,
-      [id],
-    ),
+  return (await getConversationTrees([id])).get(id);
+}
+
+/** An id list as one parameter (JSON text), so the statement's text is the same for any number of ids. */
+const idsIn = onPostgres ? "in (select value::int from json_array_elements_text(?::json))" : "in (select value from json_each(?))";
+
+/**
+ * Several conversations' trees in three queries, by id (ids not found are absent). A queued batch of
+ * cells loads its conversations at once instead of three round trips per cell.
+ */
+export async function getConversationTrees(ids: number[]): Promise<Map<number, StoredConversationTree>> {
+  const trees = new Map<number, StoredConversationTree>();
+  if (ids.length === 0) return trees;
+  const param = JSON.stringify([...new Set(ids)]);
+  const conversations = await rawRows<RawConversation>(
+    `select c.*, (select count(*) from messages m where m.conversation_id = c.id) as message_count,
+       (select count(*) from steps s where s.conversation_id = c.id) as step_count
+     from conversations c where c.id ${idsIn}`,
+    [param],
   );
-  if (!c) return undefined;
-  const conversation: ConversationWithCounts = {
-    id: c.id, datasetId: c.dataset_id, position: c.position, name: c.name, description: c.description, meta: json(c.meta),
-    agents: json(c.agents), goal: c.goal, goalGeneratedBy: c.goal_generated_by, createdAt: c.created_at,
-    messageCount: c.message_count, stepCount: c.step_count,
-  };
-  const messages = (await rawRows<RawMessage>("select * from messages where conversation_id = ? order by position", [id])).map(
-    (m): MessageRow => ({ id: m.id, conversationId: m.conversation_id, datasetId: m.dataset_id, position: m.position, role: m.role, content: m.content, meta: json(m.meta), createdAt: m.created_at }),
-  );
-  const steps = (await rawRows<RawStep>("select * from steps where conversation_id = ? order by message_id, position", [id])).map(
-    (s): StepRow => ({
+  if (conversations.length === 0) return trees;
+  const messages = await rawRows<RawMessage>(`select * from messages where conversation_id ${idsIn} order by conversation_id, position`, [param]);
+  const steps = await rawRows<RawStep>(`select * from steps where conversation_id ${idsIn} order by conversation_id, message_id, position`, [param]);
+  const stepsByMessage = new Map<number, StepRow[]>();
+  for (const s of steps) {
+    const step: StepRow = {
       id: s.id, messageId: s.message_id, conversationId: s.conversation_id, datasetId: s.dataset_id, position: s.position, thinking: s.thinking,
       toolCall: json(s.tool_call), toolResult: json(s.tool_result), outputContent: s.output_content, outputStructured: json(s.output_structured),
       modelName: s.model_name, agentName: s.agent_name, createdAt: s.created_at,
-    }),
-  );
-  const stepsByMessage = new Map<number, StepRow[]>();
-  for (const step of steps) {
-    const list = stepsByMessage.get(step.messageId) ?? [];
-    list.push(step);
-    stepsByMessage.set(step.messageId, list);
+    };
+    const list = stepsByMessage.get(step.messageId);
+    if (list) list.push(step);
+    else stepsByMessage.set(step.messageId, [step]);
   }
-  return {
-    conversation,
-    messages: messages.map((m) => ({ ...m, steps: stepsByMessage.get(m.id) ?? [] })),
-  };
+  const messagesByConversation = new Map<number, StoredConversationTree["messages"]>();
+  for (const m of messages) {
+    const message = {
+      id: m.id, conversationId: m.conversation_id, datasetId: m.dataset_id, position: m.position, role: m.role, content: m.content, meta: json(m.meta),
+      createdAt: m.created_at, steps: stepsByMessage.get(m.id) ?? [],
+    };
+    const list = messagesByConversation.get(m.conversation_id);
+    if (list) list.push(message);
+    else messagesByConversation.set(m.conversation_id, [message]);
+  }
+  for (const c of conversations) {
+    trees.set(c.id, {
+      conversation: {
+        id: c.id, datasetId: c.dataset_id, position: c.position, name: c.name, description: c.description, meta: json(c.meta),
+        agents: json(c.agents), goal: c.goal, goalGeneratedBy: c.goal_generated_by, createdAt: c.created_at,
+        messageCount: Number(c.message_count), stepCount: Number(c.step_count),
+      },
+      messages: messagesByConversation.get(c.id) ?? [],
+    });
+  }
+  return trees;
 }
+
+/** A conversation with its messages and each message's steps, in position order. */
+export type StoredConversationTree = {
+  conversation: ConversationWithCounts;
+  messages: Array<MessageRow & { steps: StepRow[] }>;
+};
 
 function datasetColumns() {
   const { id, name, description, userId, createdAt, updatedAt } = datasetsTable;

@@ -8,6 +8,7 @@ import { createDataset } from "./datasets";
 import {
   getExecutionRow,
   insertExecution,
+  insertResult,
   insertResultOnce,
   insertResults,
   insertResultsOnce,
@@ -15,6 +16,7 @@ import {
   type NewResult,
   updateExecution,
 } from "./executions";
+import { readJudgeCache, type JudgeCacheEntry } from "./judge";
 import { createNode } from "./metrics";
 
 async function setup() {
@@ -104,5 +106,37 @@ describe("insertResultOnce / insertResultsOnce (queued runs: a batch may be work
     expect(await insertResultOnce(cell(1, "completed"))).toBeNull();
     expect((await insertResultsOnce(execution.id, [cell(2, "completed")])).saved).toEqual([null]);
     expect(await listResultRows(execution.id)).toEqual([]);
+  });
+});
+
+describe("a cell's result and its verdict's cache entry are saved together", () => {
+  const entry = (key: string): JudgeCacheEntry => ({ key, model: "judge-x", response: { value: true, reasoning: "yes" }, inputTokens: 11, outputTokens: 3 });
+
+  it("insertResult: the row returned is the row stored, and the cache entry is written with it", async () => {
+    const { execution, cell } = await setup();
+    const key = `k-${execution.id}-a`;
+    const saved = await insertResult(cell(2, "completed"), entry(key));
+    expect(await listResultRows(execution.id)).toEqual([saved]);
+    expect(await readJudgeCache(key)).toEqual({ response: { value: true, reasoning: "yes" }, inputTokens: 11, outputTokens: 3 });
+  });
+
+  it("insertResultOnce: every field as stored, a failure appended to errors and counted, the cache entry written", async () => {
+    const { execution, cell } = await setup();
+    const key = `k-${execution.id}-b`;
+    const ok = await insertResultOnce(cell(4, "completed"), entry(key));
+    expect(ok?.counted).toBe(1);
+    expect(await readJudgeCache(key)).toMatchObject({ inputTokens: 11 });
+    const failed = await insertResultOnce({ ...cell(5, "failed"), entityType: "conversation", entityId: cell(5, "failed").conversationId, cached: true });
+    expect(failed?.counted).toBe(2);
+    // What the save returns (and the stream announces) is exactly what a later read gives.
+    expect(await listResultRows(execution.id)).toEqual([ok!.saved, failed!.saved]);
+    const row = await getExecutionRow(execution.id);
+    expect(row).toMatchObject({ successfulEvaluations: 1, failedEvaluations: 1, skippedEvaluations: 0 });
+    expect(row!.errors).toEqual([{ pipeline_node_id: cell(5, "failed").pipelineNodeId, entity_type: "conversation", entity_id: cell(5, "failed").conversationId, message: "failed 5" }]);
+    // A cell already saved stores nothing more, but the verdict still goes into the cache.
+    const again = `k-${execution.id}-c`;
+    expect(await insertResultOnce(cell(6, "completed"), entry(again))).toBeNull();
+    expect(await readJudgeCache(again)).toMatchObject({ outputTokens: 3 });
+    expect(await listResultRows(execution.id)).toHaveLength(2);
   });
 });

@@ -3,6 +3,7 @@ import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { EvaluationLevel, EvaluationResultRow, ExecutionStatus, PipelineExecutionRow } from "../schema";
 import { database, first, lockRow, onPostgres, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
+import { writeJudgeCacheStep, type JudgeCacheEntry } from "./judge";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "../tables";
 
 const MAX_STORED_ERRORS = 1000;
@@ -125,12 +126,14 @@ const countFailureSql = onPostgres
  * add up to the rows; a failure is also appended to the execution's `errors` (capped). Runs once per
  * cell, so its statements are prepared once (see `statement`).
  */
-export async function insertResult(values: NewResult, errorMessage?: string): Promise<EvaluationResultRow> {
+export async function insertResult(values: NewResult, cache?: JudgeCacheEntry): Promise<EvaluationResultRow> {
   return transaction(function* () {
+    // The verdict's cache entry commits with the result it decided: one transaction per cell, not two.
+    if (cache) yield* writeJudgeCacheStep(cache);
     // The execution's row is locked before the result gets its id, so one execution's results commit in
     // id order on PostgreSQL too: a stream that has sent id n has every earlier result (Last-Event-ID).
     yield* lockRow("pipeline_executions", values.executionId);
-    return yield* saveResult(values, errorMessage);
+    return yield* saveResult(values);
   });
 }
 
@@ -140,13 +143,38 @@ export async function insertResult(values: NewResult, errorMessage?: string): Pr
  * already has a result for this (metric, entity). The check runs under the execution's row lock, so two
  * processes can never store the same cell twice, and nothing is stored after a cancel commits.
  */
-export async function insertResultOnce(values: NewResult): Promise<{ saved: EvaluationResultRow; counted: number } | null> {
+export async function insertResultOnce(values: NewResult, cache?: JudgeCacheEntry): Promise<{ saved: EvaluationResultRow; counted: number } | null> {
+  if (onPostgres) return saveResultOncePg(values, cache);
   return transaction(function* () {
+    if (cache) yield* writeJudgeCacheStep(cache);
     if (!(yield* lockActiveExecution(values.executionId))) return null;
     if (yield* hasResult(values)) return null;
     const saved = yield* saveResult(values);
     return { saved, counted: yield* countedResults(values.executionId) };
   });
+}
+
+/**
+ * PostgreSQL: the same in one round trip, `turnscope_save_result_once` (db/migrations-pg/0001): every
+ * cell of a queued run is saved this way, and the seven statements of the transaction above were most
+ * of a worker's time per cell.
+ */
+async function saveResultOncePg(values: NewResult, cache?: JudgeCacheEntry): Promise<{ saved: EvaluationResultRow; counted: number } | null> {
+  const [row] = await rawRows<{ id: number; created_at: string; counted: number }>(
+    `select id, created_at, counted from turnscope_save_result_once(${new Array(26).fill("?").join(", ")})`,
+    [
+      ...resultParams(values),
+      values.status === "failed" ? JSON.stringify(failureEntry(values)) : null,
+      MAX_STORED_ERRORS,
+      cache?.key ?? null,
+      cache?.model ?? null,
+      cache ? JSON.stringify(cache.response) : null,
+      cache?.inputTokens ?? null,
+      cache?.outputTokens ?? null,
+      new Date().toISOString(),
+    ],
+  );
+  return row ? { saved: savedRow(values, row), counted: Number(row.counted) } : null;
 }
 
 /** Cells of the execution counted so far (succeeded + failed + skipped), read under its row lock. */
@@ -172,41 +200,71 @@ function* hasResult(v: NewResult): Generator<Step, boolean, unknown> {
   return rows.length > 0;
 }
 
-function* saveResult(values: NewResult, errorMessage?: string): Generator<Step, EvaluationResultRow, unknown> {
-  const [saved] = yield* raw<RawResult>(insertResultSql, [
-    values.executionId,
-    values.pipelineNodeId,
-    values.datasetId,
-    values.entityType,
-    values.entityId,
-    values.conversationId,
-    values.messageId ?? null,
-    values.stepId ?? null,
-    values.result === undefined || values.result === null ? null : JSON.stringify(values.result),
-    values.score ?? null,
-    values.status,
-    values.error ?? null,
-    values.rawOutput ?? null,
-    values.executionTime ?? 0,
-    values.modelName ?? null,
-    values.inputTokens ?? 0,
-    values.outputTokens ?? 0,
-    values.cached ? 1 : 0,
-  ]);
+function* saveResult(values: NewResult): Generator<Step, EvaluationResultRow, unknown> {
+  const [saved] = yield* raw<RawResult>(insertResultSql, resultParams(values));
   if (values.status === "failed") {
-    const error = {
-      pipeline_node_id: values.pipelineNodeId,
-      entity_type: values.entityType,
-      entity_id: values.entityId,
-      message: errorMessage ?? values.error ?? "failed",
-    };
-    yield* rawExec(countFailureSql, [JSON.stringify(error), values.executionId]);
+    yield* rawExec(countFailureSql, [JSON.stringify(failureEntry(values)), values.executionId]);
   } else if (values.status === "skipped") {
     yield* rawExec(countSkippedSql, [values.executionId]);
   } else {
     yield* rawExec(countSuccessSql, [values.executionId]);
   }
   return fromRaw(saved);
+}
+
+/** The 18 values of a result row, in RESULT_COLUMNS order. */
+function resultParams(v: NewResult): unknown[] {
+  return [
+    v.executionId,
+    v.pipelineNodeId,
+    v.datasetId,
+    v.entityType,
+    v.entityId,
+    v.conversationId,
+    v.messageId ?? null,
+    v.stepId ?? null,
+    v.result === undefined || v.result === null ? null : JSON.stringify(v.result),
+    v.score ?? null,
+    v.status,
+    v.error ?? null,
+    v.rawOutput ?? null,
+    v.executionTime ?? 0,
+    v.modelName ?? null,
+    v.inputTokens ?? 0,
+    v.outputTokens ?? 0,
+    v.cached ? 1 : 0,
+  ];
+}
+
+/** What a failed cell appends to its execution's `errors`. */
+function failureEntry(v: NewResult) {
+  return { pipeline_node_id: v.pipelineNodeId, entity_type: v.entityType, entity_id: v.entityId, message: v.error ?? "failed" };
+}
+
+/** The saved row: the values given, with the id and created_at the store assigned. */
+function savedRow(v: NewResult, stored: { id: number; created_at: string }): EvaluationResultRow {
+  return {
+    id: stored.id,
+    executionId: v.executionId,
+    pipelineNodeId: v.pipelineNodeId,
+    datasetId: v.datasetId,
+    entityType: v.entityType,
+    entityId: v.entityId,
+    conversationId: v.conversationId,
+    messageId: v.messageId ?? null,
+    stepId: v.stepId ?? null,
+    result: v.result ?? null,
+    score: v.score ?? null,
+    status: v.status,
+    error: v.error ?? null,
+    rawOutput: v.rawOutput ?? null,
+    executionTime: v.executionTime ?? 0,
+    modelName: v.modelName ?? null,
+    inputTokens: v.inputTokens ?? 0,
+    outputTokens: v.outputTokens ?? 0,
+    cached: Boolean(v.cached),
+    createdAt: stored.created_at,
+  };
 }
 
 const RESULT_COLUMNS = `execution_id, pipeline_node_id, dataset_id, entity_type, entity_id, conversation_id, message_id, step_id,
@@ -262,55 +320,14 @@ function* saveResults(executionId: number, values: NewResult[]): Generator<Step,
     const params: unknown[] = [];
     for (const v of chunk) {
       if (v.executionId !== executionId) throw new Error(`insertResults: a result of execution ${v.executionId} in a chunk of ${executionId}`);
-      params.push(
-        v.executionId,
-        v.pipelineNodeId,
-        v.datasetId,
-        v.entityType,
-        v.entityId,
-        v.conversationId,
-        v.messageId ?? null,
-        v.stepId ?? null,
-        v.result === undefined || v.result === null ? null : JSON.stringify(v.result),
-        v.score ?? null,
-        v.status,
-        v.error ?? null,
-        v.rawOutput ?? null,
-        v.executionTime ?? 0,
-        v.modelName ?? null,
-        v.inputTokens ?? 0,
-        v.outputTokens ?? 0,
-        v.cached ? 1 : 0,
-      );
+      params.push(...resultParams(v));
     }
     // RETURNING's row order is not documented; ids are assigned in VALUES order, so sort by id.
     const returned = (yield* raw<{ id: number; created_at: string }>(insertManySql(chunk.length), params)).sort((a, b) => a.id - b.id);
     for (const [i, v] of chunk.entries()) {
-      saved.push({
-        id: returned[i].id,
-        executionId: v.executionId,
-        pipelineNodeId: v.pipelineNodeId,
-        datasetId: v.datasetId,
-        entityType: v.entityType,
-        entityId: v.entityId,
-        conversationId: v.conversationId,
-        messageId: v.messageId ?? null,
-        stepId: v.stepId ?? null,
-        result: v.result ?? null,
-        score: v.score ?? null,
-        status: v.status,
-        error: v.error ?? null,
-        rawOutput: v.rawOutput ?? null,
-        executionTime: v.executionTime ?? 0,
-        modelName: v.modelName ?? null,
-        inputTokens: v.inputTokens ?? 0,
-        outputTokens: v.outputTokens ?? 0,
-        cached: Boolean(v.cached),
-        createdAt: returned[i].created_at,
-      });
+      saved.push(savedRow(v, returned[i]));
       if (v.status === "failed") {
-        const error = { pipeline_node_id: v.pipelineNodeId, entity_type: v.entityType, entity_id: v.entityId, message: v.error ?? "failed" };
-        yield* rawExec(countFailureSql, [JSON.stringify(error), executionId]);
+        yield* rawExec(countFailureSql, [JSON.stringify(failureEntry(v)), executionId]);
       } else if (v.status === "skipped") skipped++;
       else successes++;
     }

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import { createOpenAI } from "@ai-sdk/openai";
 import type { JSONSchema7, LanguageModelV3, LanguageModelV3Prompt } from "@ai-sdk/provider";
 import type { LanguageModel } from "ai";
-import { readJudgeCache, writeJudgeCache } from "@/db/repositories/judge";
+import { readJudgeCache, writeJudgeCache, type JudgeCacheEntry } from "@/db/repositories/judge";
 import type { OutputType } from "@/db/schema";
 import { getJudgeConfig, notConfiguredMessage, type JudgeConfig } from "./config";
 import { extractJson } from "./extract-json";
@@ -26,6 +26,11 @@ export type JudgeRequest = {
   signal?: AbortSignal;
   /** Skip the cache read (the fresh verdict is still stored). */
   noCache?: boolean;
+  /**
+   * Return the fresh verdict's cache entry in `cacheEntry` instead of writing it here: the runner saves
+   * it in the same transaction as the cell's result (one write per cell instead of two).
+   */
+  deferCacheWrite?: boolean;
 };
 
 export type JudgeOutcome = {
@@ -43,6 +48,8 @@ export type JudgeOutcome = {
   attempts: number;
   /** How many of the attempts the provider answered with 429. */
   rateLimited?: number;
+  /** With `deferCacheWrite`: the verdict the caller must store in the judge cache. */
+  cacheEntry?: JudgeCacheEntry;
 };
 
 export type JudgeDeps = {
@@ -280,8 +287,10 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
   if (!check.ok) {
     return fail(`invalid judge output: ${check.reason}`, raw || null, { attempts, inputTokens, outputTokens, rateLimited });
   }
-  await writeJudgeCache({ key, model: req.model, response: check.verdict.result, inputTokens, outputTokens });
+  const cacheEntry: JudgeCacheEntry = { key, model: req.model, response: check.verdict.result, inputTokens, outputTokens };
+  if (!req.deferCacheWrite) await writeJudgeCache(cacheEntry);
   return {
+    ...(req.deferCacheWrite ? { cacheEntry } : {}),
     ...base,
     status: "completed",
     ...check.verdict,

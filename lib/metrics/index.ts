@@ -25,6 +25,7 @@ export {
   getMetricRow,
   listMetrics,
   loadConversationTree,
+  loadConversationTrees,
   locateEntityOrThrow,
   previewJudgePrompt,
   toMetric,

@@ -1,6 +1,6 @@
 /** Metrics (evaluation pipeline nodes) as the API shows them, and the judge-prompt preview. */
 import "server-only";
-import { getConversationTree } from "@/db/repositories/datasets";
+import { getConversationTree, getConversationTrees } from "@/db/repositories/datasets";
 import * as repo from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
@@ -210,6 +210,11 @@ export async function loadConversationTree(conversationId: number): Promise<Conv
   const tree = await getConversationTree({ id: conversationId });
   if (!tree) throw notFound("Conversation", conversationId);
   return tree;
+}
+
+/** Several conversations' trees in three queries, by id (unknown ids are absent: loadConversationTree gives their 404). */
+export async function loadConversationTrees(conversationIds: number[]): Promise<Map<number, ConversationTree>> {
+  return getConversationTrees(conversationIds);
 }
 
 /**

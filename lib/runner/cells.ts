@@ -10,7 +10,7 @@ import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/api/errors";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
-import { buildJudgePrompt, loadConversationTree, type ConversationTree } from "@/lib/metrics";
+import { buildJudgePrompt, loadConversationTree, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
 import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
 import { toResult } from "@/lib/results/serialize";
 import type { RunRequest } from "@/lib/schemas/executions";
@@ -64,6 +64,8 @@ export type CellRunner = {
   evaluate(cell: Cell): Promise<void>;
   /** Check cells, written in chunks. */
   runChecks(cells: Cell[]): Promise<void>;
+  /** Load the conversations of these cells in one go (three queries) before they are evaluated. */
+  prefetchTrees(cells: Cell[]): Promise<void>;
   totals: CellTotals;
   /** The model's adaptive limit of calls in flight in this process. */
   limitNow(): number | null;
@@ -85,10 +87,14 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
 
+  /** Trees loaded ahead by prefetchTrees, taken by the first cell of their conversation. */
+  const prefetched = new Map<number, ConversationTree>();
   const treeFor = (conversationId: number, cell: Cell): Promise<ConversationTree> => {
     let tree = trees.get(conversationId);
     if (!tree) {
-      tree = loadTreeWithGoal(conversationId, cell, req, signal, judgeConfigured, deps);
+      const loaded = prefetched.get(conversationId);
+      prefetched.delete(conversationId);
+      tree = loadTreeWithGoal(conversationId, cell, req, signal, judgeConfigured, deps, loaded);
       trees.set(conversationId, tree);
       if (trees.size > TREE_CACHE) trees.delete(trees.keys().next().value as number);
     }
@@ -154,11 +160,11 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
         totals.rateLimits += outcome.rateLimited;
         await opts.onRateLimited?.(outcome.rateLimited);
       }
-      const once = await insertResultOnce(resultValues(cell, outcome));
+      const once = await insertResultOnce(resultValues(cell, outcome), outcome.cacheEntry);
       if (once) await announce(cell, outcome, once.saved, once.counted);
       return;
     }
-    await announce(cell, outcome, await insertResult(resultValues(cell, outcome)));
+    await announce(cell, outcome, await insertResult(resultValues(cell, outcome), outcome.cacheEntry));
   };
 
   /** Save a chunk of cells' outcomes with multi-row inserts, then count and announce each in order. */
@@ -226,6 +232,8 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
           outputSchema: cell.node.outputSchema,
           signal,
           noCache: req.retry || req.no_cache,
+          // Stored with the cell's result, in its transaction (record()).
+          deferCacheWrite: true,
         },
         deps.judge,
       );
@@ -241,6 +249,11 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   return {
     totals,
     limitNow,
+    prefetchTrees: async (cells) => {
+      const ids = [...new Set(cells.map((c) => c.conversationId))].filter((id) => !trees.has(id) && !prefetched.has(id)).slice(0, TREE_CACHE);
+      if (ids.length < 2) return; // one conversation: the cell loads it itself, as cheaply
+      for (const [id, tree] of await loadConversationTrees(ids)) prefetched.set(id, tree);
+    },
     evaluate: (cell) => (opts.gate && !signal.aborted && !opts.stopped() ? opts.gate(() => judgeCell(cell)) : judgeCell(cell)),
     runChecks: (cells) =>
       runCheckCells(cells, {
@@ -266,8 +279,9 @@ async function loadTreeWithGoal(
   signal: AbortSignal,
   judgeConfigured: boolean,
   deps: RunnerDeps,
+  loaded?: ConversationTree,
 ): Promise<ConversationTree> {
-  const tree = await loadConversationTree(conversationId);
+  const tree = loaded ?? (await loadConversationTree(conversationId));
   // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
   if (judgeConfigured && cell.node.templateVariables?.includes("@GOAL")) return await withGoal(tree, { model: req.model_name, signal }, deps.judge);
   return tree;
