@@ -125,10 +125,14 @@ export async function stopClusterRunner(graceMs: number): Promise<{ finished: nu
   const settled = new Set<Promise<unknown>>();
   for (const p of running) void p.then(() => settled.add(p));
   // The batches not over when the grace period ends are the ones the queue takes back.
-  const graceOver = new Promise((resolve) => setTimeout(resolve, graceMs));
+  const started = Date.now();
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise((resolve) => (timer = setTimeout(resolve, graceMs)));
   await Promise.race([Promise.allSettled(running), graceOver]);
+  clearTimeout(timer);
   const aborted = running.filter((p) => !settled.has(p)).length;
-  await stop(graceMs);
+  // One grace period in all: the worker gets what is left of it, not a second one.
+  await stop(Math.max(0, graceMs - (Date.now() - started)));
   return { finished: running.length - aborted, aborted };
 }
 
