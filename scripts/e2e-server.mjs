@@ -1,5 +1,6 @@
 // The app server Playwright starts: a production build on a fresh database, judging through the
-// judge test double (never a real provider).
+// judge test double (never a real provider). E2E_STORE=postgres: a fresh database in the cluster of
+// E2E_PG_ADMIN_URL (started by playwright.config.ts) instead of a SQLite file.
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
@@ -11,6 +12,27 @@ fs.mkdirSync(dir, { recursive: true });
 // A second server (the sign-in tests, API_TOKEN set) runs beside the first with its own database.
 const db = path.join(dir, process.env.E2E_DB_NAME ?? "e2e.db");
 for (const suffix of ["", "-wal", "-shm"]) fs.rmSync(db + suffix, { force: true });
+const store = process.env.E2E_STORE ?? "sqlite";
+const databaseUrl = store === "postgres" ? await freshPgDatabase(path.basename(db, ".db")) : undefined;
+
+/** A new, empty database named after the SQLite file it stands in for (`e2e`, `e2e_guarded`). */
+async function freshPgDatabase(base) {
+  const adminUrl = process.env.E2E_PG_ADMIN_URL;
+  if (!adminUrl) throw new Error("E2E_STORE=postgres needs E2E_PG_ADMIN_URL (playwright.config.ts starts a cluster and sets it)");
+  const name = base.replace(/[^a-z0-9]+/gi, "_").toLowerCase();
+  const { default: pg } = await import("pg");
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  try {
+    await admin.query(`drop database if exists ${name} with (force)`);
+    await admin.query(`create database ${name}`);
+  } finally {
+    await admin.end();
+  }
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
 
 const port = process.env.E2E_PORT ?? "3210";
 const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", "127.0.0.1"], {
@@ -22,6 +44,8 @@ const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", "127.
     // Turnscope drains runs on SIGTERM itself (lib/shutdown.ts) instead of Next.js closing at once.
     NEXT_MANUAL_SIG_HANDLE: "true",
     DATABASE_PATH: db,
+    // Unset on SQLite (spawn drops undefined values), so an exported DATABASE_URL cannot leak in.
+    DATABASE_URL: databaseUrl,
     OPENAI_BASE_URL: `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? "4010"}/v1`,
     OPENAI_API_KEY: "test-key-for-the-judge-double",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",

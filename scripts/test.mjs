@@ -1,5 +1,7 @@
 // `npm test`: the whole suite — types, lint, unit and route tests, browser tests against a production
-// build in Debian's Chromium, then the reliability suite in its short form. `.ci/run` calls this.
+// build in Debian's Chromium, then the reliability suite in its short form; the tests, browser tests and
+// reliability suite each once on SQLite and once on PostgreSQL (a throwaway cluster per pass) when
+// PostgreSQL is installed. `.ci/run` calls this.
 import { ensureBuild, ensureDependencies, run } from "./project.mjs";
 import { findPgBinDir } from "./pg-cluster.mjs";
 
@@ -12,15 +14,27 @@ console.log("▸ Unit and route tests (vitest)");
 run("npx", ["vitest", "run"]);
 // The same tests on the second store: one throwaway PostgreSQL cluster (lib/testing/pg-global-setup.ts).
 const pgMissing = !findPgBinDir();
+const pgSkipped = (what) => console.log(`▸ ${what} on PostgreSQL: SKIPPED — PostgreSQL is not installed (\`apt-get install -y postgresql\`; .ci/run installs it)`);
 if (pgMissing) {
-  console.log("▸ Unit and route tests on PostgreSQL: SKIPPED — PostgreSQL is not installed (`apt-get install -y postgresql`; .ci/run installs it)");
+  pgSkipped("Unit and route tests");
 } else {
   console.log("▸ Unit and route tests on PostgreSQL (vitest, throwaway cluster)");
   run("npx", ["vitest", "run"], { env: { ...process.env, TEST_STORE: "postgres" } });
 }
 ensureBuild();
 console.log("▸ Browser tests (Playwright, Chromium)");
-run("npx", ["playwright", "test"]);
+// The store is named on each pass, so an exported E2E_STORE / RELIABILITY_STORE cannot change it.
+run("npx", ["playwright", "test"], { env: { E2E_STORE: "sqlite" } });
 console.log("▸ Reliability suite, short form (load, faults, crashes, hostile input, access)");
-run("npx", ["tsx", "scripts/reliability/run.ts", "--short"]);
+run("npx", ["tsx", "scripts/reliability/run.ts", "--short", "--store", "sqlite"]);
+// The browser and reliability suites again with the servers on PostgreSQL, where runs are queued jobs.
+if (pgMissing) {
+  pgSkipped("Browser tests");
+  pgSkipped("Reliability suite");
+} else {
+  console.log("▸ Browser tests on PostgreSQL (Playwright, Chromium, throwaway cluster)");
+  run("npx", ["playwright", "test"], { env: { E2E_STORE: "postgres" } });
+  console.log("▸ Reliability suite on PostgreSQL, short form (throwaway cluster)");
+  run("npx", ["tsx", "scripts/reliability/run.ts", "--short", "--store", "postgres"]);
+}
 console.log(pgMissing ? "\n✓ All tests passed on SQLite; the PostgreSQL store was NOT tested (not installed)" : "\n✓ All tests passed");

@@ -62,9 +62,15 @@ export async function loadSection(server: TurnscopeServer, double: JudgeDouble, 
   running = false;
   await Promise.all(clients);
 
-  const busy = server.logs.slice(logStart).filter((l) => /SQLITE_BUSY|database is locked/i.test(l));
+  // The store refusing work under contention: SQLite's busy lock; PostgreSQL's deadlocks, serialisation
+  // failures, lock timeouts and exhausted connection slots.
+  const contention =
+    server.store === "postgres"
+      ? /deadlock detected|could not serialize|lock timeout|canceling statement due to|too many clients|remaining connection slots|timeout exceeded when trying to connect/i
+      : /SQLITE_BUSY|database is locked/i;
+  const busy = server.logs.slice(logStart).filter((l) => contention.test(l));
   check(checks, "no reader got an error", failures.length === 0, failures.slice(0, 5));
-  check(checks, "no SQLITE_BUSY in the server log", busy.length === 0, busy.slice(0, 3));
+  check(checks, server.store === "postgres" ? "no deadlock, lock timeout or connection exhaustion in the server log" : "no SQLITE_BUSY in the server log", busy.length === 0, busy.slice(0, 3));
   check(checks, "the run completed every cell", final.status === "completed" && final.successful_evaluations === final.total_evaluations, final);
   check(checks, "the import during the run succeeded", imported.status === 201);
 
@@ -80,7 +86,8 @@ export async function loadSection(server: TurnscopeServer, double: JudgeDouble, 
       clients: sizes.clients,
       reads: latencies.length,
       read_errors: failures.length,
-      sqlite_busy: busy.length,
+      store: server.store,
+      [server.store === "postgres" ? "lock_or_pool_errors" : "sqlite_busy"]: busy.length,
       p50_ms: percentile(latencies, 50),
       p95_ms: percentile(latencies, 95),
       p99_ms: p99,

@@ -5,7 +5,6 @@
  */
 import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { startJudgeDouble } from "@/lib/testing/judge-double/server";
 import { ensureBuild } from "../project.mjs";
 import { killDuringImport, killDuringRun, sigtermDuringRun, startScriptOwnsServer } from "./crashes";
@@ -13,10 +12,19 @@ import type { Check } from "./data";
 import { faultSection, loadSection, type Sizes } from "./load-and-faults";
 import { TurnscopeServer } from "./server";
 import { accessSection, hostileSection, opsSection, outputSafetySection } from "./security";
+import { ReliabilityStore, storeKindFromArgs } from "./store";
 
 const short = process.argv.includes("--short");
 /** `--only <section>` (repeatable) runs just those sections, for working on one of them. */
 const only = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--only" ? [a] : []));
+/** `--store postgres` (or RELIABILITY_STORE=postgres): the servers run on a throwaway PostgreSQL cluster. */
+const storeKind = storeKindFromArgs(process.argv, process.env);
+/**
+ * PostgreSQL: the queue's visibility timeout for the suite's servers. Short, so the batches of a
+ * SIGKILLed server come back within seconds (README: ~1.5 × the timeout + 3 s) — long enough that a
+ * live server's heartbeat (every third of it) keeps its batches under the load section's reads.
+ */
+const visibilitySeconds = 10;
 const sizes: Sizes & { killRunConversations: number; killImportConversations: number; killImportDelays: number[] } = short
   ? { loadConversations: 250, clients: 20, importConversations: 500, faultConversations: 50, killRunConversations: 40, killImportConversations: 8_000, killImportDelays: [250] }
   : { loadConversations: 2_500, clients: 20, importConversations: 5_000, faultConversations: 250, killRunConversations: 100, killImportConversations: 30_000, killImportDelays: [300, 1_200] };
@@ -26,7 +34,8 @@ type Section = { passed: boolean; ms: number; checks: Check[]; figures?: Record<
 async function main() {
   ensureBuild();
   const started = Date.now();
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-reliability-"));
+  const store = await ReliabilityStore.open(storeKind);
+  console.log(`▸ store: ${storeKind === "postgres" ? `PostgreSQL (throwaway cluster, JOB_VISIBILITY_TIMEOUT_SECONDS=${visibilitySeconds})` : "SQLite"}`);
   const double = await startJudgeDouble({ logger: () => {} });
   const secrets = { token: "reliability-token-3f9a7c", apiKey: "sk-reliability-secret-51d2" };
   const graceMs = 3_000;
@@ -36,6 +45,7 @@ async function main() {
     JUDGE_TIMEOUT_MS: "2000",
     JUDGE_MAX_RETRIES: "2",
     SHUTDOWN_GRACE_MS: String(graceMs),
+    ...(storeKind === "postgres" ? { JOB_VISIBILITY_TIMEOUT_SECONDS: String(visibilitySeconds) } : {}),
   };
   const sections: Record<string, Section> = {};
   const runSection = async (name: string, fn: () => Promise<{ checks: Check[]; figures?: Record<string, unknown> }>) => {
@@ -55,7 +65,7 @@ async function main() {
     if (s.error) console.log(`    ✗ ${s.error.split("\n").slice(0, 4).join("\n      ")}`);
   };
 
-  const server = new TurnscopeServer({ port: Number(process.env.RELIABILITY_PORT ?? 3411), databasePath: path.join(dir, "main.db"), env });
+  const server = new TurnscopeServer({ port: Number(process.env.RELIABILITY_PORT ?? 3411), ...(await store.database("main")), env });
   try {
     await server.start();
     await runSection("operations", () => opsSection(server));
@@ -63,16 +73,16 @@ async function main() {
     await runSection("output safety", () => outputSafetySection(server, double));
     await runSection("load", () => loadSection(server, double, sizes));
     await runSection("faults", () => faultSection(server, double, sizes));
-    await runSection("SIGKILL during a run", () => killDuringRun(server, double, sizes.killRunConversations));
+    await runSection("SIGKILL during a run", () => killDuringRun(server, double, sizes.killRunConversations, visibilitySeconds));
     await runSection("SIGKILL during an import", () => killDuringImport(server, sizes.killImportConversations, sizes.killImportDelays));
-    await runSection("SIGTERM during a run", () => sigtermDuringRun(server, double, graceMs));
+    await runSection("SIGTERM during a run", () => sigtermDuringRun(server, double, graceMs, visibilitySeconds));
   } finally {
     await server.stop("SIGTERM").catch(() => server.stop("SIGKILL"));
   }
 
   const guarded = new TurnscopeServer({
     port: Number(process.env.RELIABILITY_PORT ?? 3411) + 1,
-    databasePath: path.join(dir, "guarded.db"),
+    ...(await store.database("guarded")),
     env: { ...env, API_TOKEN: secrets.token },
   });
   try {
@@ -81,13 +91,14 @@ async function main() {
   } finally {
     await guarded.stop("SIGTERM").catch(() => guarded.stop("SIGKILL"));
   }
-  await runSection("npm start owns its server", () => startScriptOwnsServer(Number(process.env.RELIABILITY_PORT ?? 3411) + 2, path.join(dir, "start.db")));
+  await runSection("npm start owns its server", async () => startScriptOwnsServer(Number(process.env.RELIABILITY_PORT ?? 3411) + 2, await store.database("start")));
   await double.close();
-  fs.rmSync(dir, { recursive: true, force: true });
+  await store.close();
 
   const passed = Object.values(sections).every((s) => s.passed);
   const report = {
     mode: short ? "short" : "full",
+    store: storeKind,
     passed,
     started_at: new Date(started).toISOString(),
     duration_ms: Date.now() - started,
@@ -95,8 +106,10 @@ async function main() {
     sizes,
     sections,
   };
-  fs.writeFileSync("reliability-report.json", JSON.stringify(report, null, 2));
-  console.log(`\n${passed ? "✓" : "✗"} reliability ${report.mode}: ${Object.values(sections).filter((s) => s.passed).length}/${Object.keys(sections).length} sections passed — reliability-report.json`);
+  // One report per store, so `npm test`'s PostgreSQL pass does not overwrite the SQLite one.
+  const reportFile = storeKind === "postgres" ? "reliability-report-postgres.json" : "reliability-report.json";
+  fs.writeFileSync(reportFile, JSON.stringify(report, null, 2));
+  console.log(`\n${passed ? "✓" : "✗"} reliability ${report.mode} on ${storeKind === "postgres" ? "PostgreSQL" : "SQLite"}: ${Object.values(sections).filter((s) => s.passed).length}/${Object.keys(sections).length} sections passed — ${reportFile}`);
   process.exit(passed ? 0 : 1);
 }
 

@@ -9,7 +9,8 @@ import path from "node:path";
 const root = process.cwd();
 const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 
-export type ServerOptions = { port: number; databasePath: string; env?: Record<string, string> };
+/** `databaseUrl` (PostgreSQL) overrides `databasePath` (SQLite), as DATABASE_URL does for the app. */
+export type ServerOptions = { port: number; databasePath: string; databaseUrl?: string; env?: Record<string, string> };
 
 export class TurnscopeServer {
   private child: ChildProcess | undefined;
@@ -18,6 +19,10 @@ export class TurnscopeServer {
 
   constructor(readonly options: ServerOptions) {
     this.baseUrl = `http://127.0.0.1:${options.port}`;
+  }
+
+  get store(): "sqlite" | "postgres" {
+    return this.options.databaseUrl ? "postgres" : "sqlite";
   }
 
   async start(): Promise<void> {
@@ -30,6 +35,8 @@ export class TurnscopeServer {
         NEXT_TELEMETRY_DISABLED: "1",
         NEXT_MANUAL_SIG_HANDLE: "true",
         DATABASE_PATH: this.options.databasePath,
+        // Unset on SQLite (spawn drops undefined values), so an exported DATABASE_URL cannot leak in.
+        DATABASE_URL: this.options.databaseUrl,
         LOG_LEVEL: "info",
         ...this.options.env,
       },
