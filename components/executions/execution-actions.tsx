@@ -5,9 +5,10 @@ import { Button } from "@/components/ui/button";
 import { Menu, menuItemClass } from "@/components/ui/popover";
 import { apiFetch } from "@/lib/client/api";
 import type { Execution } from "@/lib/schemas/executions";
+import { isActiveStatus } from "@/lib/execution-status";
 
 export function isRunning(e: Pick<Execution, "status">): boolean {
-  return e.status === "pending" || e.status === "processing";
+  return isActiveStatus(e.status);
 }
 
 /** The run request that repeats an execution's scope and settings (optionally only its failures). */

@@ -6,10 +6,7 @@ import { cn } from "@/components/ui/cn";
 import { ExecutionStatusBadge } from "@/components/executions/status-badge";
 import type { Metric } from "@/lib/schemas/metrics";
 import { describeScope, type RunState } from "./use-runs";
-
-function isRunning(status: RunState["status"]) {
-  return status === "pending" || status === "processing";
-}
+import { isActiveStatus } from "@/lib/execution-status";
 
 /** The runs started or followed on this page: live progress while they go, the outcome after. */
 export function RunList({
@@ -27,7 +24,7 @@ export function RunList({
   return (
     <ul className="space-y-2" aria-label="Runs">
       {runs.map((run) => {
-        const running = isRunning(run.status);
+        const running = isActiveStatus(run.status);
         const e = run.execution;
         return (
           <li

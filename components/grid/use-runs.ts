@@ -12,6 +12,7 @@ import type { Metric } from "@/lib/schemas/metrics";
 import type { LiveCells } from "./live-store";
 import { plannedKeys } from "./plan-cells";
 import { cellKey, type RunScope, type RunSettings } from "./types";
+import { isFinalStatus } from "@/lib/execution-status";
 
 export type RunState = {
   id: number;
@@ -40,10 +41,6 @@ type DoneEvent = { status: "completed" | "failed" | "cancelled"; execution: Exec
 // Browsers allow six HTTP/1.1 connections per host; keep some free for grid pages and actions.
 // Runs beyond this wait, then attach: the stream's snapshot replays the cells they finished meanwhile.
 const MAX_STREAMS = 4;
-
-function isFinal(status: Execution["status"]): boolean {
-  return status === "completed" || status === "failed" || status === "cancelled";
-}
 
 export function describeScope(execution: Execution, metrics: Metric[]): string {
   const metric = metrics.find((m) => m.id === execution.pipeline_node_id)?.name;
@@ -224,7 +221,7 @@ export function useRuns({ datasetId, store }: { datasetId: number; store: LiveCe
     apiFetch<Execution[]>(`/evaluation-pipeline-executions?dataset_id=${datasetId}&limit=20`)
       .then(({ data }) => {
         if (cancelled) return;
-        for (const execution of data) if (!isFinal(execution.status)) track(execution, null);
+        for (const execution of data) if (!isFinalStatus(execution.status)) track(execution, null);
       })
       .catch(() => {
         // Not fatal: the grid still shows stored results, and new runs are followed as usual.

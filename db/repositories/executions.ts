@@ -5,6 +5,7 @@ import type { EvaluationLevel, EvaluationResultRow, ExecutionStatus, PipelineExe
 import { database, first, lockRow, onPostgres, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
 import { writeJudgeCacheStep, type JudgeCacheEntry } from "./judge";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "../tables";
+import { activeStatuses, isActiveStatus, isFinalStatus } from "@/lib/execution-status";
 
 const MAX_STORED_ERRORS = 1000;
 /** A LIMIT that lets every row through, on both stores (PostgreSQL refuses SQLite's -1). */
@@ -42,9 +43,9 @@ export async function updateExecution(
   opts: { onlyIfActive?: boolean } = {},
 ): Promise<PipelineExecutionRow | undefined> {
   const where = opts.onlyIfActive
-    ? and(eq(pipelineExecutionsTable.id, id), inArray(pipelineExecutionsTable.status, ["pending", "processing"]))
+    ? and(eq(pipelineExecutionsTable.id, id), inArray(pipelineExecutionsTable.status, [...activeStatuses]))
     : eq(pipelineExecutionsTable.id, id);
-  const final = values.status === "completed" || values.status === "failed" || values.status === "cancelled";
+  const final = values.status !== undefined && isFinalStatus(values.status);
   const set = final
     ? {
         ...values,
@@ -189,7 +190,7 @@ function* countedResults(executionId: number): Generator<Step, number, unknown> 
 /** The execution's row locked (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises); whether it is still active. */
 function* lockActiveExecution(executionId: number): Generator<Step, boolean, unknown> {
   const rows = yield* raw<{ status: string }>(`select status from pipeline_executions where id = ?${onPostgres ? " for update" : ""}`, [executionId]);
-  return rows[0]?.status === "pending" || rows[0]?.status === "processing";
+  return rows[0] !== undefined && isActiveStatus(rows[0].status);
 }
 
 function* hasResult(v: NewResult): Generator<Step, boolean, unknown> {
@@ -360,7 +361,7 @@ export async function listExecutionRows(opts: {
 /** Executions still pending or processing (of one dataset when given). */
 export async function listActiveExecutionIds(datasetId?: number): Promise<number[]> {
   const db = await database();
-  const active = inArray(pipelineExecutionsTable.status, ["pending", "processing"]);
+  const active = inArray(pipelineExecutionsTable.status, [...activeStatuses]);
   const rows = await db
     .select({ id: pipelineExecutionsTable.id })
     .from(pipelineExecutionsTable)

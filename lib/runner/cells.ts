@@ -19,6 +19,7 @@ import { skipReason } from "./dependencies";
 import { emit, hasListeners, progressOf } from "./events";
 import { withGoal } from "./goal";
 import type { Cell } from "./plan";
+import { isActiveStatus } from "@/lib/execution-status";
 
 export type RunnerDeps = { judge?: JudgeDeps; now?: () => number };
 
@@ -81,7 +82,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   let metaWrittenAt = now();
   const writeLiveMeta = async () => {
     const current = await getExecutionRow(execution.id);
-    if (!current || (current.status !== "processing" && current.status !== "pending")) return;
+    if (!current || !isActiveStatus(current.status)) return;
     await updateExecution(execution.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, concurrency_limit: limitNow() } }, { onlyIfActive: true });
   };
   const trees = new Map<number, Promise<ConversationTree>>();

@@ -41,6 +41,7 @@ import { cellRunner } from "./cells";
 import { dependencyWaves } from "./dependencies";
 import { emit } from "./events";
 import { planRun, type Cell, type Plan } from "./plan";
+import { isActiveStatus } from "@/lib/execution-status";
 
 /** NOTIFY channel: the id of an execution that has new results or a new status. */
 export const progressChannel = "turnscope_run_progress";
@@ -159,7 +160,7 @@ export async function handleCellBatch(job: CellJob, signal: AbortSignal): Promis
 async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   const queuedCells = z.array(cellSchema).parse(job.cells);
   const row = await getExecutionRow(job.executionId);
-  if (!row || !isActive(row.status)) return;
+  if (!row || !isActiveStatus(row.status)) return;
   const queue = queueMetaOf(row);
   if (!queue) throw new Error(`execution ${row.id} has no queued request`);
   const req = queue.request;
@@ -226,7 +227,7 @@ export async function enqueueFirstWave(row: PipelineExecutionRow, plan: Plan, re
 }
 
 /** The queue part of a new run's meta. */
-export async function newQueueMeta(req: RunRequest, plan: Plan, resultsUpTo: number): Promise<QueueMeta> {
+export function newQueueMeta(req: RunRequest, plan: Plan, resultsUpTo: number): QueueMeta {
   const waves = dependencyWaves(plan.cells);
   return { request: req, wave: 0, waves: waves.length, enqueued: waves[0]?.length ?? 0, max_result_id: resultsUpTo };
 }
@@ -260,7 +261,7 @@ function batchesOf(wave: Cell[], req: RunRequest): QueuedCell[][] {
 async function advance(executionId: number): Promise<void> {
   for (;;) {
     const row = await getExecutionRow(executionId);
-    if (!row || !isActive(row.status)) return;
+    if (!row || !isActiveStatus(row.status)) return;
     const queue = queueMetaOf(row);
     if (!queue) return;
     const counted = row.successfulEvaluations + row.failedEvaluations + row.skippedEvaluations;
@@ -355,7 +356,7 @@ export async function cancelQueuedRun(row: PipelineExecutionRow): Promise<Pipeli
 export async function cancelQueuedRunsOf(datasetId: number): Promise<void> {
   for (const id of await listActiveExecutionIds(datasetId)) {
     const row = await getExecutionRow(id);
-    if (row && isActive(row.status)) await cancelQueuedRun(row);
+    if (row && isActiveStatus(row.status)) await cancelQueuedRun(row);
   }
 }
 
@@ -383,7 +384,7 @@ export async function executionIsLive(executionId: number): Promise<boolean> {
 export async function waitForQueuedExecution(executionId: number, pollMs = 50): Promise<void> {
   for (;;) {
     const row = await getExecutionRow(executionId);
-    if (!row || !isActive(row.status)) return;
+    if (!row || !isActiveStatus(row.status)) return;
     await new Promise((resolve) => setTimeout(resolve, pollMs));
   }
 }
@@ -397,16 +398,12 @@ export async function recoverOrphanedRuns(): Promise<number[]> {
   const failed: number[] = [];
   for (const id of await listActiveExecutionIds()) {
     const row = await getExecutionRow(id);
-    if (!row || !isActive(row.status)) continue;
+    if (!row || !isActiveStatus(row.status)) continue;
     if (row.status === "pending" && Date.now() - Date.parse(row.createdAt) < ORPHAN_PENDING_MS) continue;
     if (await executionIsLive(id)) continue;
     failed.push(id);
   }
   return failed;
-}
-
-function isActive(status: string): boolean {
-  return status === "pending" || status === "processing";
 }
 
 function queueMetaOf(row: PipelineExecutionRow): QueueMeta | undefined {

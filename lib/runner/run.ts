@@ -30,6 +30,7 @@ import {
 import { dependencyWaves } from "./dependencies";
 import { emit } from "./events";
 import { planRun, type Plan } from "./plan";
+import { isActiveStatus } from "@/lib/execution-status";
 
 export type { RunnerDeps };
 
@@ -70,7 +71,7 @@ export async function startExecution(req: RunRequest, userId: string, deps: Runn
     datasetId: req.dataset_id,
     pipelineNodeId: req.pipeline_node_id ?? null,
     totalEvaluations: plan.cells.length,
-    meta: queued ? { ...meta, queue: await newQueueMeta(req, plan, resultsUpTo!) } : meta,
+    meta: queued ? { ...meta, queue: newQueueMeta(req, plan, resultsUpTo!) } : meta,
   });
   if (queued) {
     try {
@@ -181,7 +182,7 @@ async function failRun(executionId: number, error: unknown): Promise<void> {
 export async function cancelExecution(executionId: number): Promise<Execution> {
   const row = await getExecutionRow(executionId);
   if (!row) throw notFound("Execution", executionId);
-  if (row.status !== "pending" && row.status !== "processing") {
+  if (!isActiveStatus(row.status)) {
     throw new AppError("conflict", `Execution ${executionId} is already ${row.status}`);
   }
   if (runsAreQueued()) {

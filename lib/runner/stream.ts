@@ -13,16 +13,13 @@ import { subscribe as subscribeCluster } from "@/lib/cluster/notify";
 import { executionIsLive, progressChannel, runsAreQueued } from "./cluster-run";
 import { progressOf, subscribe, type RunEvent } from "./events";
 import { isRunning } from "./run";
+import { isFinalStatus } from "@/lib/execution-status";
 
 const SNAPSHOT_PAGE = 1000;
 /** How often an open stream checks that its execution still exists and is still running. */
 const WATCH_MS = 2000;
 /** A queued run's stream reads new results this often when no notification arrives. */
 const FOLLOW_MS = 500;
-
-function isFinal(status: string): status is "completed" | "failed" | "cancelled" {
-  return status === "completed" || status === "failed" || status === "cancelled";
-}
 
 /** The SSE response for an execution; 404 AppError for an unknown id. */
 export async function executionEventStream(executionId: number, lastEventId?: number, heartbeatMs?: number): Promise<Response> {
@@ -47,9 +44,9 @@ export async function executionEventStream(executionId: number, lastEventId?: nu
       const now = await getExecutionRow(executionId);
       // Deleted (with its dataset) while followed: nothing more will come.
       if (!now) return writer.close();
-      if (isFinal(now.status) || !isRunning(executionId)) {
+      if (isFinalStatus(now.status) || !isRunning(executionId)) {
         const execution = toExecution(now);
-        writer.send({ event: "done", data: { status: isFinal(execution.status) ? execution.status : "failed", execution } });
+        writer.send({ event: "done", data: { status: isFinalStatus(execution.status) ? execution.status : "failed", execution } });
         writer.close();
       }
     };
@@ -131,7 +128,7 @@ function queuedRunStream(executionId: number, lastEventId?: number, heartbeatMs?
     const finish = (row: Awaited<ReturnType<typeof getExecutionRow>>) => {
       if (row) {
         const execution = toExecution(row);
-        writer.send({ event: "done", data: { status: isFinal(execution.status) ? execution.status : "failed", execution } });
+        writer.send({ event: "done", data: { status: isFinalStatus(execution.status) ? execution.status : "failed", execution } });
       } else if (localDone) writer.send({ event: "done", data: localDone.data });
       writer.close();
     };
@@ -140,7 +137,7 @@ function queuedRunStream(executionId: number, lastEventId?: number, heartbeatMs?
       if (!row) return finish(undefined); // deleted with its dataset: nothing more will come
       await readResults(row.totalEvaluations);
       if (writer.closed()) return;
-      if (isFinal(row.status)) return finish(row);
+      if (isFinalStatus(row.status)) return finish(row);
       if (localDone) {
         // Announced final here while we read: read what came before it, then end.
         const now = await getExecutionRow(executionId);
