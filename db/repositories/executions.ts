@@ -284,12 +284,15 @@ function insertManySql(rows: number): string {
 /**
  * Save the results of many cells of one execution and count them, all in one transaction (a savepoint
  * when the caller already holds one): multi-row INSERTs of up to 100 rows and one counter update, where
- * `insertResult` costs an INSERT and an UPDATE per cell. Failures still append to `errors` one by one
- * (rare for checks). Returns the saved rows in the order given, ids increasing.
+ * `insertResult` costs an INSERT and an UPDATE per cell: check cells, and the judged cells of an
+ * in-process run that finish in one turn of the event loop. `cache`: the verdicts those cells were
+ * judged with, stored in the same transaction. Failures still append to `errors` one by one. Returns the
+ * saved rows in the order given, ids increasing.
  */
-export async function insertResults(executionId: number, values: NewResult[]): Promise<EvaluationResultRow[]> {
+export async function insertResults(executionId: number, values: NewResult[], cache: JudgeCacheEntry[] = []): Promise<EvaluationResultRow[]> {
   if (values.length === 0) return [];
   return transaction(function* () {
+    for (const entry of cache) yield* writeJudgeCacheStep(entry);
     yield* lockRow("pipeline_executions", executionId);
     return yield* saveResults(executionId, values);
   });

@@ -5,7 +5,7 @@
  * not pass, saves the outcome, counts it and announces it on this process's event bus.
  */
 import "server-only";
-import { insertResult, insertResultOnce, insertResults, insertResultsOnce, getExecutionRow, type NewResult, updateExecution } from "@/db/repositories/executions";
+import { insertResultOnce, insertResults, insertResultsOnce, getExecutionRow, type NewResult, updateExecution } from "@/db/repositories/executions";
 import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/api/errors";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
@@ -165,7 +165,35 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       if (once) await announce(cell, outcome, once.saved, once.counted);
       return;
     }
-    await announce(cell, outcome, await insertResult(resultValues(cell, outcome), outcome.cacheEntry));
+    await new Promise<void>((resolve, reject) => {
+      group.push({ cell, outcome, resolve, reject });
+      if (group.length === 1) setImmediate(() => void saveGroup());
+    });
+  };
+
+  /**
+   * In-process runs save their results in groups: the cells that finish in one turn of the event loop
+   * (the judge answers a batch's calls at about the same time) share one transaction and one multi-row
+   * INSERT, where a transaction per cell was the largest single cost of a run after the judge call.
+   */
+  let group: Array<{ cell: Cell; outcome: CellOutcome; resolve: () => void; reject: (error: unknown) => void }> = [];
+  const saveGroup = async () => {
+    const pending = group;
+    group = [];
+    try {
+      // A cancel that came after these cells finished but before their write: nothing is written after
+      // it. Checked synchronously before the (synchronous, on SQLite) write, as the per-cell save did.
+      if (signal.aborted) return pending.forEach((p) => p.resolve());
+      const saved = await insertResults(
+        execution.id,
+        pending.map((p) => resultValues(p.cell, p.outcome)),
+        pending.flatMap((p) => (p.outcome.cacheEntry ? [p.outcome.cacheEntry] : [])),
+      );
+      for (const [i, p] of pending.entries()) await announce(p.cell, p.outcome, saved[i]);
+      pending.forEach((p) => p.resolve());
+    } catch (error) {
+      pending.forEach((p) => p.reject(error));
+    }
   };
 
   /** Save a chunk of cells' outcomes with multi-row inserts, then count and announce each in order. */
