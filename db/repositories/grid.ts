@@ -132,9 +132,18 @@ export async function listAssistantMessagePage(opts: PageOpts): Promise<{ items:
       snippet: sql<string | null>`substr(${m.content}, 1, ${SNIPPET_CHARS})`,
       ...x.select,
     })
-    .from(m)
-    .innerJoin(conversationsTable, eq(conversationsTable.id, m.conversationId))
-    .where(where)
+    // Conversations, then their messages, in index order (see listStepPage): no sort of every message.
+    .from(conversationsTable)
+    .crossJoin(m)
+    .where(
+      and(
+        eq(conversationsTable.datasetId, opts.datasetId),
+        eq(m.conversationId, conversationsTable.id),
+        eq(m.role, "assistant"),
+        opts.conversationId ? eq(conversationsTable.id, opts.conversationId) : undefined,
+        ...x.where,
+      ),
+    )
     .orderBy(...x.order, asc(conversationsTable.position), asc(m.position))
     .limit(opts.limit)
     .offset(opts.offset))
@@ -167,6 +176,17 @@ export async function listStepPage(opts: PageOpts): Promise<{ items: StepGridRow
   const x = extrasSql("step", s.id, opts.extras);
   const n = opts.extras?.metaPaths.length ?? 0;
   const where = and(eq(s.datasetId, opts.datasetId), opts.conversationId ? eq(s.conversationId, opts.conversationId) : undefined, ...x.where);
+  // Conversations → messages → steps, joined in that order (CROSS JOIN fixes SQLite's join order): the
+  // three (parent, position) indexes then yield steps already in grid order, so a page reads only up
+  // to its offset + limit instead of sorting every step of the dataset (measured 7–10 ms → 3 ms for
+  // a 5,000-step dataset). PostgreSQL plans it like any inner join.
+  const walk = and(
+    eq(messagesTable.conversationId, conversationsTable.id),
+    eq(s.messageId, messagesTable.id),
+    eq(conversationsTable.datasetId, opts.datasetId),
+    opts.conversationId ? eq(conversationsTable.id, opts.conversationId) : undefined,
+    ...x.where,
+  );
   const items = (await db
     .select({
       id: s.id,
@@ -182,10 +202,10 @@ export async function listStepPage(opts: PageOpts): Promise<{ items: StepGridRow
       toolName: toolNameSql(s.toolCall),
       ...x.select,
     })
-    .from(s)
-    .innerJoin(messagesTable, eq(messagesTable.id, s.messageId))
-    .innerJoin(conversationsTable, eq(conversationsTable.id, s.conversationId))
-    .where(where)
+    .from(conversationsTable)
+    .crossJoin(messagesTable)
+    .crossJoin(s)
+    .where(walk)
     .orderBy(...x.order, asc(conversationsTable.position), asc(messagesTable.position), asc(s.position))
     .limit(opts.limit)
     .offset(opts.offset))
