@@ -2,7 +2,7 @@
 import "server-only";
 import { asc, count, desc, eq, sql } from "drizzle-orm";
 import type { ConversationRow, DatasetRow, MessageRow, StepRow } from "../schema";
-import { changes, database, first, rawRows } from "../store";
+import { changes, database, first, prepared, rawRows } from "../store";
 import { conversationsTable, datasetsTable } from "../tables";
 
 export type DatasetWithCounts = DatasetRow & {
@@ -35,8 +35,9 @@ export async function getDataset({ id }: { id: number }): Promise<DatasetWithCou
 }
 
 export async function datasetExists({ id }: { id: number }): Promise<boolean> {
-  const db = await database();
-  return (await db.select({ id: datasetsTable.id }).from(datasetsTable).where(eq(datasetsTable.id, id))).length > 0;
+  // Asked by every grid page and most dataset routes: prepared once.
+  const rows = await prepared("datasets.exists", (db) => db.select({ id: datasetsTable.id }).from(datasetsTable).where(eq(datasetsTable.id, sql.placeholder("id"))), { id });
+  return rows.length > 0;
 }
 
 export async function listDatasets(opts: { limit: number; offset: number; userId?: string }): Promise<{

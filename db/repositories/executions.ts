@@ -2,8 +2,9 @@
 import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { EvaluationLevel, EvaluationResultRow, ExecutionStatus, PipelineExecutionRow } from "../schema";
-import { database, first, lockRow, onPostgres, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
+import { database, first, lockRow, onPostgres, prepared, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "../tables";
+import { inJsonIntegers } from "./json-fields";
 
 const MAX_STORED_ERRORS = 1000;
 /** A LIMIT that lets every row through, on both stores (PostgreSQL refuses SQLite's -1). */
@@ -465,21 +466,22 @@ export async function latestStatusByCell(datasetId: number, uptoResultId?: numbe
  */
 export async function latestResultsFor(nodeIds: number[], entityType: EvaluationLevel, entityIds: number[]): Promise<EvaluationResultRow[]> {
   if (entityIds.length === 0 || nodeIds.length === 0) return [];
-  const db = await database();
-  const latest = db
-    // Not aliased "id": drizzle renders the join column bare, which would be ambiguous with the table's id.
-    .select({ id: sql<number>`max(${evaluationResultsTable.id})`.as("latest_id") })
-    .from(evaluationResultsTable)
-    .where(
-      and(
-        inArray(evaluationResultsTable.pipelineNodeId, nodeIds),
-        eq(evaluationResultsTable.entityType, entityType),
-        inArray(evaluationResultsTable.entityId, entityIds),
-      ),
-    )
-    .groupBy(evaluationResultsTable.pipelineNodeId, evaluationResultsTable.entityId)
-    .as("latest");
-  const rows = await db.select({ r: evaluationResultsTable }).from(evaluationResultsTable).innerJoin(latest, eq(latest.id, evaluationResultsTable.id));
+  const r = evaluationResultsTable;
+  // The id lists go in as JSON arrays, so the SQL is the same for every page and is prepared once.
+  const rows = await prepared(
+    "executions.latestResultsFor",
+    (db) => {
+      const latest = db
+        // Not aliased "id": drizzle renders the join column bare, which would be ambiguous with the table's id.
+        .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
+        .from(r)
+        .where(and(inJsonIntegers(r.pipelineNodeId, sql.placeholder("nodeIds")), eq(r.entityType, sql.placeholder("entityType")), inJsonIntegers(r.entityId, sql.placeholder("entityIds"))))
+        .groupBy(r.pipelineNodeId, r.entityId)
+        .as("latest");
+      return db.select({ r }).from(r).innerJoin(latest, eq(latest.id, r.id));
+    },
+    { nodeIds: JSON.stringify(nodeIds), entityType, entityIds: JSON.stringify(entityIds) },
+  );
   return rows.map((x) => x.r);
 }
 

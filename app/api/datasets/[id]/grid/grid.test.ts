@@ -141,7 +141,7 @@ describe("GET /api/datasets/{id}/grid", () => {
     }
   });
 
-  it("runs the same few statements for a page of 200 rows as for a page of 2", async () => {
+  it("runs the same few statements for a page of 200 rows as for a page of 2, prepared once", async () => {
     const ds = await createTestDataset("grid-big");
     const metric = await createTestMetric(ds.id, "message", "progress");
     const exec = await createTestExecution(metric);
@@ -150,22 +150,35 @@ describe("GET /api/datasets/{id}/grid", () => {
       const entity = { type: "message" as const, id: c.assistantMessageId, conversationId: c.conversationId, messageId: c.assistantMessageId };
       await addTestResult({ executionId: exec.id, node: metric, entity, score: 0.5, result: { score: 0.5 } });
     }
-    const statements = async (query: string) => {
-      // Statements prepared (SQLite) or sent (PostgreSQL) while the page is read.
+    const statements = async (query: string, id = ds.id) => {
+      // SQLite: statements compiled while the page is read. PostgreSQL: statements sent, and their names.
       const spy = onPostgres ? vi.spyOn((await getPgDb()).$client, "query") : vi.spyOn(getDb().$client, "prepare");
-      const res = await get(query, ds.id);
-      const n = spy.mock.calls.length;
+      const res = await get(query, id);
+      const calls = spy.mock.calls.map((args) => args[0] as unknown);
       spy.mockRestore();
-      expect(res.json.every((r: { cells: object }) => Object.keys(r.cells).length === 1)).toBe(true);
-      return { n, rows: res.json.length };
+      if (id === ds.id) expect(res.json.every((r: { cells: object }) => Object.keys(r.cells).length === 1)).toBe(true);
+      return { calls, rows: res.json.length };
     };
+    await statements("?level=message&limit=3&offset=7");
     const small = await statements("?level=message&limit=2");
     const large = await statements("?level=message&limit=200");
     expect(small.rows).toBe(2);
     expect(large.rows).toBe(200);
-    expect(large.n).toBe(small.n);
-    // Dataset check, page, count, the level's metric ids, latest results.
-    expect(large.n).toBeLessThanOrEqual(5);
+    if (onPostgres) {
+      // Dataset check, page, count, the level's metric ids, latest results: each a named (prepared) statement.
+      expect(large.calls).toHaveLength(small.calls.length);
+      expect(large.calls.length).toBeLessThanOrEqual(5);
+      for (const call of large.calls) expect(call).toMatchObject({ name: expect.stringMatching(/^ts_/) });
+    } else {
+      // The first page compiled them; pages of any size and offset reuse them.
+      expect(small.calls).toEqual([]);
+      expect(large.calls).toEqual([]);
+    }
+    // Another conversation's page: the same statements again.
+    const one = await statements(`?level=step&conversation_id=${fx.first.conversationId}`, fx.ds.id);
+    const other = await statements(`?level=step&conversation_id=${fx.second.conversationId}`, fx.ds.id);
+    expect([one.rows, other.rows]).toEqual([2, 2]);
+    if (!onPostgres) expect(other.calls).toEqual([]);
   });
 });
 
