@@ -28,8 +28,10 @@ export async function insertExecution(values: NewExecution): Promise<PipelineExe
 }
 
 export async function getExecutionRow(id: number): Promise<PipelineExecutionRow | undefined> {
-  const db = await database();
-  return first(await db.select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, id)));
+  // Read by every execution, results and progress request: prepared once.
+  return first(
+    await prepared("executions.row", (db) => db.select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, sql.placeholder("id"))), { id }),
+  );
 }
 
 /**
@@ -431,16 +433,15 @@ export async function listResultRows(executionId: number, opts: { afterId?: numb
   return rows.map(fromRaw);
 }
 
-/** One offset page of an execution's results up to a snapshot id, and how many there are in all. */
-export async function listResultPage(executionId: number, uptoId: number, limit: number, offset: number): Promise<{ rows: EvaluationResultRow[]; total: number }> {
+/** One offset page of an execution's results up to a snapshot id (the snapshot knows how many there are). */
+export async function listResultPage(executionId: number, uptoId: number, limit: number, offset: number): Promise<EvaluationResultRow[]> {
   const rows = await rawRows<RawResult>("select * from evaluation_results where execution_id = ? and id <= ? order by id limit ? offset ?", [
     executionId,
     uptoId,
     limit,
     offset,
   ]);
-  const total = (await rawRows<{ n: number }>("select count(*) as n from evaluation_results where execution_id = ? and id <= ?", [executionId, uptoId]))[0].n;
-  return { rows: rows.map(fromRaw), total };
+  return rows.map(fromRaw);
 }
 
 export type CellKey = { pipelineNodeId: number; entityType: EvaluationLevel; entityId: number };
