@@ -131,9 +131,19 @@ describe("GET /api/datasets/{id}/grid", () => {
   });
 
   it("answers 404 for an unknown dataset and 400 for a bad query", async () => {
-    const missing = await get("", 999999);
-    expect(missing.status).toBe(404);
-    expect(missing.json.error.code).toBe("not_found");
+    for (const q of ["", "?level=step", "?level=message&offset=5", `?sort=metric.${fx.convMetric.id}`, "?meta=channel&filter=meta.channel==web"]) {
+      const missing = await get(q, 999999);
+      expect(missing.status, q).toBe(404);
+      expect(missing.json.error.code).toBe("not_found");
+    }
+    // A dataset without rows is an empty page, not a 404.
+    const empty = await createTestDataset("grid, empty");
+    for (const q of ["", "?level=step", "?meta=channel"]) {
+      const res = await get(q, empty.id);
+      expect(res.status, q).toBe(200);
+      expect(res.json).toEqual([]);
+      expect(res.headers.get("x-total-count")).toBe("0");
+    }
     for (const q of ["?level=turn", "?limit=0", "?limit=501", "?offset=-1", "?conversation_id=abc"]) {
       const res = await get(q);
       expect(res.status, q).toBe(400);
@@ -165,9 +175,9 @@ describe("GET /api/datasets/{id}/grid", () => {
     expect(small.rows).toBe(2);
     expect(large.rows).toBe(200);
     if (onPostgres) {
-      // Dataset check, page, count, the level's metric ids, latest results: each a named (prepared) statement.
+      // Page, count, the level's metric ids, latest results (rows prove the dataset exists): each a named (prepared) statement.
       expect(large.calls).toHaveLength(small.calls.length);
-      expect(large.calls.length).toBeLessThanOrEqual(5);
+      expect(large.calls.length).toBeLessThanOrEqual(4);
       for (const call of large.calls) expect(call).toMatchObject({ name: expect.stringMatching(/^ts_/) });
     } else {
       // The first page compiled them; pages of any size and offset reuse them.
