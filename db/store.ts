@@ -127,6 +127,35 @@ export async function rawRun(text: string, params: readonly unknown[] = []): Pro
   return result.rowCount ?? 0;
 }
 
+/** A query builder that can be prepared: drizzle's select on either store. */
+export type Preparable<R> = {
+  toSQL(): { sql: string };
+  prepare(name?: string): { execute(placeholderValues?: Record<string, unknown>): PromiseLike<R> };
+};
+type PreparedQuery<R> = ReturnType<Preparable<R>["prepare"]>;
+const preparedQueries = new WeakMap<object, Map<string, PreparedQuery<unknown>>>();
+
+/**
+ * Run a query built once per store handle and prepared: the values go in through
+ * `sql.placeholder(name)`, so its SQL text never changes. SQLite compiles it once; PostgreSQL names it
+ * by a hash of its text, so each connection plans it once. For the hot read paths (grid pages, latest
+ * results), where building the query with drizzle and preparing it on every call cost more than
+ * running it. `key` names the query's shape: one key, one SQL text.
+ */
+export async function prepared<R>(key: string, build: (db: Db) => Preparable<R>, values: Record<string, unknown>): Promise<R> {
+  const db = await database();
+  let cache = preparedQueries.get(db);
+  if (!cache) preparedQueries.set(db, (cache = new Map()));
+  let query = cache.get(key) as PreparedQuery<R> | undefined;
+  if (!query) {
+    const builder = build(db);
+    // SQLite's `prepare()` takes no name (and ignores one); PostgreSQL's needs one, unique per text.
+    query = builder.prepare(onPostgres ? preparedName(builder.toSQL().sql) : undefined);
+    cache.set(key, query);
+  }
+  return await query.execute(values);
+}
+
 const names = new Map<string, string>();
 /**
  * A stable name per statement text: node-postgres prepares a named statement once per connection. The

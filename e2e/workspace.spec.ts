@@ -142,9 +142,12 @@ test.describe("dataset workspace", () => {
     await expect(grid.locator('[data-testid=grid-cell][data-cell*=":conversation:"][data-state="completed"]')).toHaveCount(6);
 
     // Two runs at once (both columns, a fresh model so nothing comes from the verdict cache): both are
-    // followed live and every cell ends complete.
+    // followed live and every cell ends complete. A sync column run judges its 5 cells one after the
+    // other, so it lasts 5 × the judge's latency; starting the second run takes two clicks, which took
+    // 1.5 s on a loaded machine. At 250 ms the first run (1.25 s) was often over before the second
+    // began and the two were never seen running together; at 1.5 s a run lasts 7.5 s.
     await page.getByLabel("Model override").fill(`concurrent-${Date.now()}`);
-    await request.post(`${judge}/latency`, { data: 250 });
+    await request.post(`${judge}/latency`, { data: 1_500 });
     for (const name of ["Task Completion", "Goal Achievement"]) {
       await grid.getByTestId("metric-header").filter({ hasText: name }).getByRole("button", { name: `${name} column actions` }).click();
       await page.getByRole("menuitem", { name: "Run column" }).click();

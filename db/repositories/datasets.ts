@@ -2,7 +2,8 @@
 import "server-only";
 import { asc, count, desc, eq, sql } from "drizzle-orm";
 import type { ConversationRow, DatasetRow, MessageRow, StepRow } from "../schema";
-import { changes, database, first, onPostgres, rawRows } from "../store";
+import { changes, database, first, prepared, rawRows } from "../store";
+import { IN_JSON_INTEGERS } from "./json-fields";
 import { conversationsTable, datasetsTable } from "../tables";
 
 export type DatasetWithCounts = DatasetRow & {
@@ -35,8 +36,9 @@ export async function getDataset({ id }: { id: number }): Promise<DatasetWithCou
 }
 
 export async function datasetExists({ id }: { id: number }): Promise<boolean> {
-  const db = await database();
-  return (await db.select({ id: datasetsTable.id }).from(datasetsTable).where(eq(datasetsTable.id, id))).length > 0;
+  // Asked by every grid page and most dataset routes: prepared once.
+  const rows = await prepared("datasets.exists", (db) => db.select({ id: datasetsTable.id }).from(datasetsTable).where(eq(datasetsTable.id, sql.placeholder("id"))), { id });
+  return rows.length > 0;
 }
 
 export async function listDatasets(opts: { limit: number; offset: number; userId?: string }): Promise<{
@@ -119,7 +121,7 @@ export async function getConversationTree({ id }: { id: number }) {
 }
 
 /** An id list as one parameter (JSON text), so the statement's text is the same for any number of ids. */
-const idsIn = onPostgres ? "in (select value::int from json_array_elements_text(?::json))" : "in (select value from json_each(?))";
+const idsIn = IN_JSON_INTEGERS;
 
 /**
  * Several conversations' trees in three queries, by id (ids not found are absent). A queued batch of

@@ -12,6 +12,7 @@ import {
   insertResultOnce,
   insertResults,
   insertResultsOnce,
+  latestResultsFor,
   listResultRows,
   type NewResult,
   updateExecution,
@@ -138,5 +139,38 @@ describe("a cell's result and its verdict's cache entry are saved together", () 
     expect(await insertResultOnce(cell(6, "completed"), entry(again))).toBeNull();
     expect(await readJudgeCache(again)).toMatchObject({ outputTokens: 3 });
     expect(await listResultRows(execution.id)).toHaveLength(2);
+  });
+});
+
+describe("latestResultsFor (the grid's cells)", () => {
+  it("gives the latest result of each (metric, entity) asked for, for id lists of any length, and nothing else", async () => {
+    const { execution, cell } = await setup();
+    const dataset = execution.datasetId;
+    const nodeOf = (name: string) => createNode(dataset, { name, evaluationLevel: "message", prompt: "p", outputType: "checkbox", templateVariables: [], isAdvanced: false });
+    const [a, b, c] = [await nodeOf("a"), await nodeOf("b"), await nodeOf("c")];
+    const fixtures = [];
+    for (let i = 0; i < 4; i++) fixtures.push(await insertConversationFixture(dataset, { position: i + 1 }));
+    const m = fixtures.map((f) => f.assistantMessageId);
+    const save = async (nodeId: number, entityId: number, i: number, entityType: NewResult["entityType"] = "message") =>
+      (await insertResults(execution.id, [{ ...cell(i, "completed"), pipelineNodeId: nodeId, entityId, entityType }]))[0].id;
+    await save(a.id, m[0], 1);
+    const latestA0 = await save(a.id, m[0], 2); // a newer result of the same cell
+    const latestB0 = await save(b.id, m[0], 3);
+    const latestA1 = await save(a.id, m[1], 4);
+    const latestC1 = await save(c.id, m[1], 5); // a metric not asked for below
+    await save(a.id, m[2], 6, "conversation"); // another level with the same entity id
+    const latestA3 = await save(a.id, m[3], 7);
+
+    const ids = async (nodes: number[], entities: number[]) => (await latestResultsFor(nodes, "message", entities)).map((r) => r.id).sort((x, y) => x - y);
+    expect(await ids([a.id, b.id], m)).toEqual([latestA0, latestB0, latestA1, latestA3]);
+    expect(await ids([b.id, a.id], [m[0]])).toEqual([latestA0, latestB0]);
+    expect(await ids([a.id], [m[2]])).toEqual([]);
+    expect(await ids([c.id], [m[0], m[3]])).toEqual([]);
+    expect(await ids([a.id, b.id], [])).toEqual([]);
+    // A long list (a page of 500 rows) with ids that have no result.
+    const many = [...Array.from({ length: 497 }, (_, i) => 1_000_000 + i), m[1], m[3], m[0]];
+    expect(await ids([a.id, b.id, c.id], many)).toEqual([latestA0, latestB0, latestA1, latestC1, latestA3]);
+    const rows = await latestResultsFor([a.id], "message", [m[0]]);
+    expect(rows).toEqual([expect.objectContaining({ id: latestA0, pipelineNodeId: a.id, entityType: "message", entityId: m[0], executionTime: 2, result: { value: true, reasoning: "cell 2" } })]);
   });
 });

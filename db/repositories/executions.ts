@@ -2,10 +2,11 @@
 import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { EvaluationLevel, EvaluationResultRow, ExecutionStatus, PipelineExecutionRow } from "../schema";
-import { database, first, lockRow, onPostgres, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
-import { writeJudgeCacheStep, type JudgeCacheEntry } from "./judge";
+import { database, first, lockRow, onPostgres, prepared, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "../tables";
 import { activeStatuses, isActiveStatus, isFinalStatus } from "@/lib/execution-status";
+import { inJsonIntegers } from "./json-fields";
+import { writeJudgeCacheStep, type JudgeCacheEntry } from "./judge";
 
 const MAX_STORED_ERRORS = 1000;
 /** A LIMIT that lets every row through, on both stores (PostgreSQL refuses SQLite's -1). */
@@ -29,8 +30,10 @@ export async function insertExecution(values: NewExecution): Promise<PipelineExe
 }
 
 export async function getExecutionRow(id: number): Promise<PipelineExecutionRow | undefined> {
-  const db = await database();
-  return first(await db.select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, id)));
+  // Read by every execution, results and progress request: prepared once.
+  return first(
+    await prepared("executions.row", (db) => db.select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, sql.placeholder("id"))), { id }),
+  );
 }
 
 /**
@@ -451,16 +454,15 @@ export async function listResultRows(executionId: number, opts: { afterId?: numb
   return rows.map(fromRaw);
 }
 
-/** One offset page of an execution's results up to a snapshot id, and how many there are in all. */
-export async function listResultPage(executionId: number, uptoId: number, limit: number, offset: number): Promise<{ rows: EvaluationResultRow[]; total: number }> {
+/** One offset page of an execution's results up to a snapshot id (the snapshot knows how many there are). */
+export async function listResultPage(executionId: number, uptoId: number, limit: number, offset: number): Promise<EvaluationResultRow[]> {
   const rows = await rawRows<RawResult>("select * from evaluation_results where execution_id = ? and id <= ? order by id limit ? offset ?", [
     executionId,
     uptoId,
     limit,
     offset,
   ]);
-  const total = (await rawRows<{ n: number }>("select count(*) as n from evaluation_results where execution_id = ? and id <= ?", [executionId, uptoId]))[0].n;
-  return { rows: rows.map(fromRaw), total };
+  return rows.map(fromRaw);
 }
 
 export type CellKey = { pipelineNodeId: number; entityType: EvaluationLevel; entityId: number };
@@ -486,21 +488,22 @@ export async function latestStatusByCell(datasetId: number, uptoResultId?: numbe
  */
 export async function latestResultsFor(nodeIds: number[], entityType: EvaluationLevel, entityIds: number[]): Promise<EvaluationResultRow[]> {
   if (entityIds.length === 0 || nodeIds.length === 0) return [];
-  const db = await database();
-  const latest = db
-    // Not aliased "id": drizzle renders the join column bare, which would be ambiguous with the table's id.
-    .select({ id: sql<number>`max(${evaluationResultsTable.id})`.as("latest_id") })
-    .from(evaluationResultsTable)
-    .where(
-      and(
-        inArray(evaluationResultsTable.pipelineNodeId, nodeIds),
-        eq(evaluationResultsTable.entityType, entityType),
-        inArray(evaluationResultsTable.entityId, entityIds),
-      ),
-    )
-    .groupBy(evaluationResultsTable.pipelineNodeId, evaluationResultsTable.entityId)
-    .as("latest");
-  const rows = await db.select({ r: evaluationResultsTable }).from(evaluationResultsTable).innerJoin(latest, eq(latest.id, evaluationResultsTable.id));
+  const r = evaluationResultsTable;
+  // The id lists go in as JSON arrays, so the SQL is the same for every page and is prepared once.
+  const rows = await prepared(
+    "executions.latestResultsFor",
+    (db) => {
+      const latest = db
+        // Not aliased "id": drizzle renders the join column bare, which would be ambiguous with the table's id.
+        .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
+        .from(r)
+        .where(and(inJsonIntegers(r.pipelineNodeId, sql.placeholder("nodeIds")), eq(r.entityType, sql.placeholder("entityType")), inJsonIntegers(r.entityId, sql.placeholder("entityIds"))))
+        .groupBy(r.pipelineNodeId, r.entityId)
+        .as("latest");
+      return db.select({ r }).from(r).innerJoin(latest, eq(latest.id, r.id));
+    },
+    { nodeIds: JSON.stringify(nodeIds), entityType, entityIds: JSON.stringify(entityIds) },
+  );
   return rows.map((x) => x.r);
 }
 

@@ -91,3 +91,18 @@ export function objectKeysSql(datasetId: number): SQL {
           where c.dataset_id = ${datasetId} and c.meta is not null and json_valid(c.meta) and json_type(c.meta) = 'object'
           order by j.key`;
 }
+
+/**
+ * `column in (the integers of a JSON array)`: a list of ids as one parameter (a JSON text such as
+ * `[3,5,8]`), so a query's SQL stays the same whatever the list's length and can be prepared once.
+ */
+export function inJsonIntegers(column: SQLiteColumn, list: SQL.Aliased | SQL | ReturnType<typeof sql.placeholder>): SQL {
+  return onPostgres
+    ? sql`${column} in (select (value)::integer from json_array_elements_text(cast(${list} as json)))`
+    : sql`${column} in (select value from json_each(${list}))`;
+}
+
+/** `inJsonIntegers` for hand-written SQL (rawRows): `column ${IN_JSON_INTEGERS}` with the JSON text bound to its `?`. */
+export const IN_JSON_INTEGERS = onPostgres
+  ? "in (select (value)::integer from json_array_elements_text(cast(? as json)))"
+  : "in (select value from json_each(?))";

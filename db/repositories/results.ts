@@ -5,18 +5,18 @@
 import "server-only";
 import { count, and, asc, eq, gt, isNotNull, lte, max, sql } from "drizzle-orm";
 import type { OutputType } from "../schema";
-import { database, first } from "../store";
+import { database, first, prepared } from "../store";
 import { evaluationResultsTable, pipelineNodesTable } from "../tables";
 
 /** The highest result id of an execution now (0 when it has none). */
 /** The last result id and the number of results of an execution: one walk of the (execution, id) index. */
 export async function resultStats(executionId: number): Promise<{ maxId: number; count: number }> {
-  const db = await database();
+  const r = evaluationResultsTable;
+  // Read for every results page and export: prepared once.
   const row = first(
-    await db
-      .select({ maxId: max(evaluationResultsTable.id), count: count() })
-      .from(evaluationResultsTable)
-      .where(eq(evaluationResultsTable.executionId, executionId)),
+    await prepared("results.stats", (db) => db.select({ maxId: max(r.id), count: count() }).from(r).where(eq(r.executionId, sql.placeholder("executionId"))), {
+      executionId,
+    }),
   );
   return { maxId: row?.maxId ?? 0, count: row?.count ?? 0 };
 }

@@ -167,8 +167,12 @@ function toCell(r: EvaluationResultRow): GridRow["cells"][string] {
 
 /** A page of grid rows with their latest cells (404 for an unknown dataset). */
 export async function getGridPage(datasetId: number, q: GridQuery): Promise<{ items: GridRow[]; total: number }> {
-  await assertDatasetExists(datasetId);
+  // A page with rows proves the dataset exists; only an empty one needs asking (404 or an empty page).
+  // With a sort or filter the check comes first, so an unknown dataset is a 404 before its metrics are checked.
+  const viewed = Boolean(q.meta || q.sort || q.filter);
+  if (viewed) await assertDatasetExists(datasetId);
   const { entities, total } = await entityPage(datasetId, q);
+  if (!viewed && total === 0) await assertDatasetExists(datasetId);
   // Results whose metric has since moved to another level are not this level's columns.
   const columns = await repo.listNodeIdsAtLevel(datasetId, q.level);
   const latest = await latestResultsFor(columns, q.level, entities.map((e) => e.entity_id));

@@ -26,7 +26,8 @@ export async function* executionResultsJson(snapshot: ExecutionSnapshot): AsyncG
 
 /** One page of `GET /executions/{id}/results` (`limit`/`offset`), with aggregates over all results. */
 export async function executionResultsPage(snapshot: ExecutionSnapshot, limit: number, offset: number): Promise<{ body: string; total: number }> {
-  const { rows, total } = await listResultPage(snapshot.execution.id, snapshot.uptoId, limit, offset);
+  const rows = await listResultPage(snapshot.execution.id, snapshot.uptoId, limit, offset);
+  const total = snapshot.count;
   const { errors } = toExecution(snapshot.execution);
   const body = `{"execution_id":${snapshot.execution.id},"results":[${rows.map((r) => JSON.stringify(toResult(r))).join(",")}],"aggregated":${JSON.stringify(await aggregateSnapshot(snapshot))},"errors":${JSON.stringify(errors)}}`;
   return { body, total };

@@ -19,6 +19,8 @@ export type ExecutionSnapshot = {
   execution: PipelineExecutionRow;
   /** Results with a larger id were saved after the snapshot and are left out. */
   uptoId: number;
+  /** How many results the snapshot holds (ids up to `uptoId`). */
+  count: number;
   /** Metrics with results in the execution, in column order, with their score ranges. */
   metrics: NodeScoreRange[];
   /** Identifies exactly this set of results: execution, last id and count. */
@@ -49,7 +51,7 @@ export async function openSnapshot(executionId: number): Promise<ExecutionSnapsh
   const { maxId: uptoId, count } = await resultStats(executionId);
   const key = `${executionId}:${uptoId}:${count}`;
   const summary = summaries.get(key) ?? remember(key, { metrics: uptoId ? await scoreRangesByNode(executionId, uptoId) : [] });
-  return { execution, uptoId, metrics: summary.metrics, key };
+  return { execution, uptoId, count, metrics: summary.metrics, key };
 }
 
 /** The snapshot's results in id order, one keyset page at a time. */

@@ -131,9 +131,19 @@ describe("GET /api/datasets/{id}/grid", () => {
   });
 
   it("answers 404 for an unknown dataset and 400 for a bad query", async () => {
-    const missing = await get("", 999999);
-    expect(missing.status).toBe(404);
-    expect(missing.json.error.code).toBe("not_found");
+    for (const q of ["", "?level=step", "?level=message&offset=5", `?sort=metric.${fx.convMetric.id}`, "?meta=channel&filter=meta.channel==web"]) {
+      const missing = await get(q, 999999);
+      expect(missing.status, q).toBe(404);
+      expect(missing.json.error.code).toBe("not_found");
+    }
+    // A dataset without rows is an empty page, not a 404.
+    const empty = await createTestDataset("grid, empty");
+    for (const q of ["", "?level=step", "?meta=channel"]) {
+      const res = await get(q, empty.id);
+      expect(res.status, q).toBe(200);
+      expect(res.json).toEqual([]);
+      expect(res.headers.get("x-total-count")).toBe("0");
+    }
     for (const q of ["?level=turn", "?limit=0", "?limit=501", "?offset=-1", "?conversation_id=abc"]) {
       const res = await get(q);
       expect(res.status, q).toBe(400);
@@ -141,7 +151,7 @@ describe("GET /api/datasets/{id}/grid", () => {
     }
   });
 
-  it("runs the same few statements for a page of 200 rows as for a page of 2", async () => {
+  it("runs the same few statements for a page of 200 rows as for a page of 2, prepared once", async () => {
     const ds = await createTestDataset("grid-big");
     const metric = await createTestMetric(ds.id, "message", "progress");
     const exec = await createTestExecution(metric);
@@ -150,22 +160,35 @@ describe("GET /api/datasets/{id}/grid", () => {
       const entity = { type: "message" as const, id: c.assistantMessageId, conversationId: c.conversationId, messageId: c.assistantMessageId };
       await addTestResult({ executionId: exec.id, node: metric, entity, score: 0.5, result: { score: 0.5 } });
     }
-    const statements = async (query: string) => {
-      // Statements prepared (SQLite) or sent (PostgreSQL) while the page is read.
+    const statements = async (query: string, id = ds.id) => {
+      // SQLite: statements compiled while the page is read. PostgreSQL: statements sent, and their names.
       const spy = onPostgres ? vi.spyOn((await getPgDb()).$client, "query") : vi.spyOn(getDb().$client, "prepare");
-      const res = await get(query, ds.id);
-      const n = spy.mock.calls.length;
+      const res = await get(query, id);
+      const calls = spy.mock.calls.map((args) => args[0] as unknown);
       spy.mockRestore();
-      expect(res.json.every((r: { cells: object }) => Object.keys(r.cells).length === 1)).toBe(true);
-      return { n, rows: res.json.length };
+      if (id === ds.id) expect(res.json.every((r: { cells: object }) => Object.keys(r.cells).length === 1)).toBe(true);
+      return { calls, rows: res.json.length };
     };
+    await statements("?level=message&limit=3&offset=7");
     const small = await statements("?level=message&limit=2");
     const large = await statements("?level=message&limit=200");
     expect(small.rows).toBe(2);
     expect(large.rows).toBe(200);
-    expect(large.n).toBe(small.n);
-    // Dataset check, page, count, the level's metric ids, latest results.
-    expect(large.n).toBeLessThanOrEqual(5);
+    if (onPostgres) {
+      // Page, count, the level's metric ids, latest results (rows prove the dataset exists): each a named (prepared) statement.
+      expect(large.calls).toHaveLength(small.calls.length);
+      expect(large.calls.length).toBeLessThanOrEqual(4);
+      for (const call of large.calls) expect(call).toMatchObject({ name: expect.stringMatching(/^ts_/) });
+    } else {
+      // The first page compiled them; pages of any size and offset reuse them.
+      expect(small.calls).toEqual([]);
+      expect(large.calls).toEqual([]);
+    }
+    // Another conversation's page: the same statements again.
+    const one = await statements(`?level=step&conversation_id=${fx.first.conversationId}`, fx.ds.id);
+    const other = await statements(`?level=step&conversation_id=${fx.second.conversationId}`, fx.ds.id);
+    expect([one.rows, other.rows]).toEqual([2, 2]);
+    if (!onPostgres) expect(other.calls).toEqual([]);
   });
 });
 
