@@ -2,7 +2,8 @@
  * What a user gets: the production build served by `next start` with DEFAULT settings (only the judge's
  * address is set), driven over HTTP, against the judge test double in this process over real HTTP.
  *  - efficiency at a 100 ms and a 1 s judge: `async` runs with batch_size 32; ideal = ⌈cells / 32⌉ ×
- *    latency; efficiency = ideal / the execution's duration_ms (target ≥ 0.9);
+ *    latency; efficiency = ideal / the execution's duration_ms (target ≥ 0.9). At 100 ms twice: the
+ *    first run on the freshly started server (cold code) and the next one, on its own dataset;
  *  - a fault-injected run: 20% 429 (Retry-After 1 s), 10% 500, 5% hangs, 5% malformed answers over
  *    1,000 cells; cells/s, the 429s met, the limiter's final limit, and how many cells still failed.
  * No setting is raised here: a figure met only by a raised setting would not be what users get.
@@ -30,10 +31,10 @@ async function main() {
   try {
     await server.start();
     // Four cells per conversation: the conversation, its assistant message and its two steps.
-    const efficiency = async (latencyMs: number, conversations: number) => {
+    const efficiency = async (latencyMs: number, conversations: number, tag = `s${latencyMs}`) => {
       double.reset();
       double.setLatency(latencyMs);
-      const { datasetId } = await importDataset(server, `served-${latencyMs}`, agentConversations(conversations, `s${latencyMs}`));
+      const { datasetId } = await importDataset(server, `served-${tag}`, agentConversations(conversations, tag));
       await addMetrics(server, datasetId);
       const run = await startRun(server, { dataset_id: datasetId, execution_mode: "async", batch_size: BATCH });
       const done = await waitFinal(server, run.id, 10 * 60_000);
@@ -52,7 +53,12 @@ async function main() {
         peak_in_flight: double.stats().peakInFlight,
       };
     };
-    figures.judge_100ms = await efficiency(100, 500);
+    // The first run on a freshly started server pays for cold code (JIT, first statements); a server
+    // that has run before is what users meet on every later run. Both are reported; the same settings.
+    figures.judge_100ms_first_run = await efficiency(100, 500);
+    console.error("100 ms, first run", JSON.stringify(figures.judge_100ms_first_run));
+    // Other conversations: the same ones would all come from the judge cache.
+    figures.judge_100ms = await efficiency(100, 500, "s100-next");
     console.error("100 ms", JSON.stringify(figures.judge_100ms));
     figures.judge_1s = await efficiency(1000, 160);
     console.error("1 s", JSON.stringify(figures.judge_1s));
