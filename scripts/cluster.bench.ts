@@ -67,6 +67,16 @@ function postgresCpuSeconds(): number {
   return total;
 }
 
+const callTimes = (requests: Array<{ at: string; path: string }>) => requests.filter((r) => r.path.endsWith("/chat/completions")).map((r) => Date.parse(r.at));
+function firstCallAfterStart(startedAt: string | null | undefined, requests: Array<{ at: string; path: string }>): number | null {
+  const times = callTimes(requests);
+  return startedAt && times.length ? Math.min(...times) - Date.parse(startedAt) : null;
+}
+function doneAfterLastAnswer(completedAt: string | null | undefined, requests: Array<{ at: string; path: string }>): number | null {
+  const times = callTimes(requests);
+  return completedAt && times.length ? Date.parse(completedAt) - (Math.max(...times) + JUDGE_MS) : null;
+}
+
 async function main() {
   if (!findPgBinDir()) {
     console.error("cluster bench skipped: no PostgreSQL programs (install Debian's postgresql package or set PG_BINDIR)");
@@ -132,7 +142,7 @@ async function main() {
     }
     await createMetric({ dataset_id: ds.id, name: "Judge", evaluation_level: "message", prompt: "Rate: @CURRENT_MESSAGE.output", output_type: "progress" });
 
-    const runs: Record<string, Record<string, number>> = {};
+    const runs: Record<string, Record<string, number | null>> = {};
     for (const n of (process.env.BENCH_CLUSTER_WORKERS ?? "1,2,4").split(",").map(Number)) {
       await Promise.all(Array.from({ length: n - workers.length }, startWorker));
       double.reset();
@@ -153,11 +163,15 @@ async function main() {
         worker_cores: Math.round(((workers.reduce((t, w) => t + treeCpuSeconds(w.pid), 0) - cpuBefore.workers) / (duration / 1000)) * 100) / 100,
         postgres_cores: Math.round(((postgresCpuSeconds() - cpuBefore.postgres) / (duration / 1000)) * 100) / 100,
         load_average_at_start: Math.round(cpuBefore.load * 100) / 100,
+        // Where the time beyond the ideal goes: before the first judge call, and after the last call's
+        // answer (1 s after it was sent) until the run was final.
+        first_call_after_start_ms: firstCallAfterStart(done.started_at, double.requests),
+        done_after_last_answer_ms: doneAfterLastAnswer(done.completed_at, double.requests),
       };
       console.error(`${n} worker(s)`, JSON.stringify(runs[`workers_${n}`]));
     }
     figures.runs = runs;
-    const speedup = (n: number) => (runs.workers_1 && runs[`workers_${n}`] ? Math.round((runs.workers_1.duration_ms / runs[`workers_${n}`].duration_ms) * 100) / 100 : null);
+    const speedup = (n: number) => (runs.workers_1 && runs[`workers_${n}`] ? Math.round(((runs.workers_1.duration_ms ?? 0) / (runs[`workers_${n}`].duration_ms ?? 1)) * 100) / 100 : null);
     const [two, four] = [speedup(2), speedup(4)];
     figures.speedup_2 = two;
     figures.speedup_4 = four;

@@ -47,12 +47,6 @@ import { isActiveStatus } from "@/lib/execution-status";
 export const progressChannel = "turnscope_run_progress";
 /** Judge cells per queued batch in async mode: small enough that processes share a run evenly. */
 export const JUDGE_CELLS_PER_BATCH = 10;
-/**
- * Near a wave's end its batches shrink (guided self-scheduling): a batch holds at most 1/TAIL_SPREAD of
- * the cells left, so when the queue runs dry no process is left with a full hand of 10-cell batches
- * while the others idle. 16: a few processes each holding WORKER_CONCURRENCY batches.
- */
-const TAIL_SPREAD = 16;
 /** A pending run older than this without queued batches was left by a dead process (enqueue never happened). */
 const ORPHAN_PENDING_MS = 60_000;
 
@@ -237,20 +231,15 @@ export const planBound = maxResultId;
 
 /**
  * A wave's batches: its check cells in one (they cost no judge call, and one batch keeps their results
- * and events in order), its judge cells in batches of JUDGE_CELLS_PER_BATCH, smaller towards the end
- * (TAIL_SPREAD) — or, in sync mode, all in one batch, evaluated in grid order one at a time as an
- * in-process run does.
+ * and events in order), its judge cells in batches of JUDGE_CELLS_PER_BATCH — or, in sync mode, all in
+ * one batch, evaluated in grid order one at a time as an in-process run does.
  */
 function batchesOf(wave: Cell[], req: RunRequest): QueuedCell[][] {
   const checks = wave.filter((c) => c.node.kind === "check").map(toQueued);
   const judged = wave.filter((c) => c.node.kind !== "check").map(toQueued);
   const batches: QueuedCell[][] = checks.length ? [checks] : [];
-  if (req.execution_mode !== "async") return judged.length ? [...batches, judged] : batches;
-  for (let i = 0; i < judged.length; ) {
-    const size = Math.min(JUDGE_CELLS_PER_BATCH, Math.ceil((judged.length - i) / TAIL_SPREAD));
-    batches.push(judged.slice(i, i + size));
-    i += size;
-  }
+  const size = req.execution_mode === "async" ? JUDGE_CELLS_PER_BATCH : Math.max(1, judged.length);
+  for (let i = 0; i < judged.length; i += size) batches.push(judged.slice(i, i + size));
   return batches;
 }
 
