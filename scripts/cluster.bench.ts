@@ -90,10 +90,7 @@ async function main() {
   const { startJudgeDouble } = await import("@/lib/testing/judge-double/server");
   const double = await startJudgeDouble({ logger: () => {}, latencyMs: JUDGE_MS });
   process.env.OPENAI_BASE_URL = double.baseURL;
-  const { database } = await import("@/db/store");
-  const { conversationsTable, messagesTable } = await import("@/db/tables");
-  const { createDataset } = await import("@/lib/datasets");
-  const { createMetric } = await import("@/lib/metrics");
+  const { seedMessageCells } = await import("@/lib/testing/seed");
   const { enqueueOnly } = await import("@/lib/runner/cluster-run");
   const { runBody } = await import("@/lib/schemas/executions");
   const { startExecution, waitForExecution, getExecution } = await import("@/lib/runner");
@@ -125,22 +122,7 @@ async function main() {
 
   const figures: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version }, cells: CELLS, judge_latency_ms: JUDGE_MS, per_process_concurrency: PER_PROCESS, batches_per_worker: BATCHES_PER_WORKER };
   try {
-    const ds = await createDataset({ name: "cluster bench", userId: "bench" });
-    const db = await database();
-    for (let from = 0; from < CELLS; from += 500) {
-      const count = Math.min(500, CELLS - from);
-      const convs = await db
-        .insert(conversationsTable)
-        .values(Array.from({ length: count }, (_, i) => ({ datasetId: ds.id, position: from + i, name: `c${from + i}` })))
-        .returning({ id: conversationsTable.id });
-      await db.insert(messagesTable).values(
-        convs.flatMap((c, i) => [
-          { conversationId: c.id, datasetId: ds.id, position: 0, role: "user" as const, content: `question ${from + i}` },
-          { conversationId: c.id, datasetId: ds.id, position: 1, role: "assistant" as const, content: `answer ${from + i}` },
-        ]),
-      );
-    }
-    await createMetric({ dataset_id: ds.id, name: "Judge", evaluation_level: "message", prompt: "Rate: @CURRENT_MESSAGE.output", output_type: "progress" });
+    const { datasetId } = await seedMessageCells(CELLS, "cluster bench");
 
     const runs: Record<string, Record<string, number | null>> = {};
     for (const n of (process.env.BENCH_CLUSTER_WORKERS ?? "1,2,4").split(",").map(Number)) {
@@ -149,7 +131,7 @@ async function main() {
       double.setLatency(JUDGE_MS);
       const cpuBefore = { workers: workers.reduce((t, w) => t + treeCpuSeconds(w.pid), 0), postgres: postgresCpuSeconds(), load: os.loadavg()[0] };
       // no_cache: every run asks the judge again, as the first did.
-      const started = await startExecution(runBody.parse({ dataset_id: ds.id, execution_mode: "async", batch_size: 256, no_cache: true }), "bench");
+      const started = await startExecution(runBody.parse({ dataset_id: datasetId, execution_mode: "async", batch_size: 256, no_cache: true }), "bench");
       await waitForExecution(started.id);
       const done = await getExecution(started.id);
       const duration = done.duration_ms ?? 0;

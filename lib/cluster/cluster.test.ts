@@ -6,10 +6,9 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import path from "node:path";
-import { build } from "esbuild";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { bundleTestChild } from "@/lib/testing/child-bundle";
 import { findPgBinDir, startPgCluster, type PgCluster } from "@/scripts/pg-cluster.mjs";
 import { closeNotifiers, getNotifier, NotifyPayloadTooLargeError } from "./notify";
 import { closeClusterPools } from "./pool";
@@ -31,10 +30,9 @@ const title = binDir
   : "cluster — SKIPPED: no PostgreSQL binaries (install Debian's postgresql package or set PG_BINDIR)";
 if (!binDir) console.warn(title);
 
-const childSource = path.join(process.cwd(), "lib/cluster/testing/cluster-child.ts");
 // Bundled once per run (~0.2 s): a bundled child is ready in ~0.6 s, the same file under tsx in ~1.8 s,
-// and the tests start a dozen of them. Packages stay external, resolved from node_modules at run time.
-const childBundle = path.join(process.cwd(), "node_modules/.cache/turnscope", `cluster-child-${process.pid}.mjs`);
+// and the tests start a dozen of them.
+let childBundle = "";
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
 type ChildEvent = { worker: string; event: string; [key: string]: unknown };
@@ -161,16 +159,7 @@ describe.skipIf(!binDir)(title, () => {
   let cluster: PgCluster;
 
   beforeAll(async () => {
-    await build({
-      entryPoints: [childSource],
-      outfile: childBundle,
-      bundle: true,
-      platform: "node",
-      format: "esm",
-      packages: "external",
-      tsconfig: path.join(process.cwd(), "tsconfig.json"),
-      logLevel: "warning",
-    });
+    childBundle = await bundleTestChild("lib/cluster/testing/cluster-child.ts", "esm");
     cluster = await startPgCluster();
   }, 60_000);
 

@@ -31,6 +31,22 @@ export function clusterPool(url: string): pg.Pool {
   return pool;
 }
 
+/** `body` on one connection of `pool` inside BEGIN … COMMIT; rolled back when it throws. */
+export async function clusterTransaction<T>(pool: pg.Pool, body: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query("BEGIN");
+    const result = await body(client);
+    await client.query("COMMIT");
+    return result;
+  } catch (err) {
+    await client.query("ROLLBACK").catch(() => undefined);
+    throw err;
+  } finally {
+    client.release();
+  }
+}
+
 /** Close every cluster pool of this process (shutdown, tests). */
 export async function closeClusterPools(): Promise<void> {
   const all = pools();

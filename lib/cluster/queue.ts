@@ -32,7 +32,7 @@ import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import { getNotifier } from "./notify";
-import { clusterPool, clusterUrl } from "./pool";
+import { clusterPool, clusterTransaction, clusterUrl } from "./pool";
 
 export const cellQueueName = "turnscope-cells";
 /** pg-boss's schema: its default, named here because the heartbeat and the counts read its table. */
@@ -241,20 +241,12 @@ export async function enqueueCellBatches(
       expireInSeconds: state.visibilitySeconds,
     };
   });
-  const client = await clusterPool(state.url).connect();
-  try {
-    await client.query("BEGIN");
+  await clusterTransaction(clusterPool(state.url), async (client) => {
     // pg-boss's insert() runs on the connection we give it, so the chunks share our transaction.
     const db = { executeSql: (text: string, values: unknown[]) => client.query(text, values) };
     // One statement per thousand jobs keeps the JSON parameter of pg-boss's insert reasonable.
     for (let i = 0; i < jobs.length; i += 1000) await state.boss.insert(jobs.slice(i, i + 1000), { db });
-    await client.query("COMMIT");
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
   await getNotifier(state.url).publish(wakeChannel, executionId).catch((err) => log.warn("queue: wake-up not sent", { err }));
   return ids;
 }

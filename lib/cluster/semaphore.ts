@@ -21,7 +21,7 @@ import type pg from "pg";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import { getNotifier } from "./notify";
-import { clusterPool, clusterUrl } from "./pool";
+import { clusterPool, clusterTransaction, clusterUrl } from "./pool";
 
 /** Channel on which releases announce the freed key. */
 export const semaphoreChannel = "turnscope_semaphore";
@@ -84,19 +84,11 @@ export function ensureSemaphoreSchema(url: string): Promise<void> {
 }
 
 async function createSchema(pool: pg.Pool): Promise<void> {
-  const client = await pool.connect();
-  try {
-    await client.query("BEGIN");
+  await clusterTransaction(pool, async (client) => {
     // CREATE … IF NOT EXISTS still races on the catalog when two sessions run it at once.
     await client.query("SELECT pg_advisory_xact_lock($1)", [schemaLockKey]);
     for (const statement of schemaSql) await client.query(statement);
-    await client.query("COMMIT");
-  } catch (err) {
-    await client.query("ROLLBACK").catch(() => undefined);
-    throw err;
-  } finally {
-    client.release();
-  }
+  });
 }
 
 /** Releases the slot (idempotent). `lost` aborts if the lease could not be renewed and ran out. */

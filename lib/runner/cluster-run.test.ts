@@ -8,29 +8,24 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
-import path from "node:path";
-import { build } from "esbuild";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
 import { clearJudgeCache } from "@/db/repositories/judge";
-import { database } from "@/db/store";
-import { conversationsTable, messagesTable } from "@/db/tables";
 import { executionJobCounts } from "@/lib/cluster/queue";
 import { resetConfig } from "@/lib/config";
-import { createDataset } from "@/lib/datasets";
-import { createMetric } from "@/lib/metrics";
+import { bundleTestChild } from "@/lib/testing/child-bundle";
 import { call } from "@/lib/testing/http";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
+import { seedMessageCells } from "@/lib/testing/seed";
 import { readSse } from "@/lib/testing/sse";
 
 const queued = Boolean(process.env.DATABASE_URL);
 const title = queued ? "queued runs across processes" : "queued runs across processes — SKIPPED: PostgreSQL only (TEST_STORE=postgres)";
 
-const childSource = path.join(process.cwd(), "lib/runner/testing/run-worker-child.ts");
-const childBundle = path.join(process.cwd(), "node_modules/.cache/turnscope", `run-worker-child-${process.pid}.cjs`);
+let childBundle = "";
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const VISIBILITY_SECONDS = 3;
 
@@ -96,25 +91,7 @@ async function startWorkers(names: string[], double: JudgeDouble): Promise<Child
 }
 
 /** A dataset of `n` conversations (a user question, an assistant answer naming its cell) and one message-level metric: n cells. */
-async function dataset(n: number): Promise<{ datasetId: number; metricId: number }> {
-  const ds = await createDataset({ name: `cluster ${n}`, userId: "test" });
-  const db = await database();
-  for (let from = 0; from < n; from += 500) {
-    const count = Math.min(500, n - from);
-    const convs = await db
-      .insert(conversationsTable)
-      .values(Array.from({ length: count }, (_, i) => ({ datasetId: ds.id, position: from + i, name: `c${from + i}` })))
-      .returning({ id: conversationsTable.id });
-    await db.insert(messagesTable).values(
-      convs.flatMap((c, i) => [
-        { conversationId: c.id, datasetId: ds.id, position: 0, role: "user" as const, content: `question ${from + i}` },
-        { conversationId: c.id, datasetId: ds.id, position: 1, role: "assistant" as const, content: `answer cell-${from + i}-end` },
-      ]),
-    );
-  }
-  const metric = await createMetric({ dataset_id: ds.id, name: "Judge", evaluation_level: "message", prompt: "Rate this answer: @CURRENT_MESSAGE.output", output_type: "progress" });
-  return { datasetId: ds.id, metricId: metric.id };
-}
+const dataset = (n: number) => seedMessageCells(n, `cluster ${n}`);
 
 /** How many judge calls the double received per cell number. */
 function judgedCells(double: JudgeDouble): Map<number, number> {
@@ -144,17 +121,8 @@ describe.skipIf(!queued)(title, () => {
   let double: JudgeDouble;
 
   beforeAll(async () => {
-    await build({
-      entryPoints: [childSource],
-      outfile: childBundle,
-      bundle: true,
-      platform: "node",
-      // CommonJS, as `npm run worker` (tsx) loads it: packages' extensionless deep imports (ajv/dist/2020) resolve.
-      format: "cjs",
-      packages: "external",
-      tsconfig: path.join(process.cwd(), "tsconfig.json"),
-      logLevel: "warning",
-    });
+    // CommonJS, as `npm run worker` (tsx) loads it: packages' extensionless deep imports (ajv/dist/2020) resolve.
+    childBundle = await bundleTestChild("lib/runner/testing/run-worker-child.ts", "cjs");
     double = await startJudgeDouble();
     Object.assign(process.env, { OPENAI_BASE_URL: double.baseURL, JUDGE_MAX_RETRIES: "0", JOB_VISIBILITY_TIMEOUT_SECONDS: String(VISIBILITY_SECONDS) });
     resetConfig();

@@ -3,6 +3,8 @@ import { eq, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { database, first, rawRows, rows, run, transaction } from "@/db/store";
 import { conversationsTable, messagesTable, stepsTable } from "@/db/tables";
+import { createDataset } from "@/lib/datasets";
+import { createMetric } from "@/lib/metrics";
 
 /** One conversation (user, assistant with a tool call and an output step, user) in a dataset. */
 export async function insertConversationFixture(datasetId: number, opts: { position?: number; name?: string } = {}) {
@@ -57,4 +59,28 @@ export async function countTable(table: string): Promise<number> {
 /** Run `fn` over the items one after the other (an async forEach that waits for each). */
 export async function inOrder<T>(items: readonly T[], fn: (item: T, index: number) => Promise<unknown>): Promise<void> {
   for (const [index, item] of items.entries()) await fn(item, index);
+}
+
+/**
+ * A dataset of `n` conversations, each a user question and an assistant answer that names its cell
+ * (`answer cell-<i>-end`), with one message-level judge metric: n cells (cluster tests and bench).
+ */
+export async function seedMessageCells(n: number, name: string): Promise<{ datasetId: number; metricId: number }> {
+  const ds = await createDataset({ name, userId: "test" });
+  const db = await database();
+  for (let from = 0; from < n; from += 500) {
+    const count = Math.min(500, n - from);
+    const convs = await db
+      .insert(conversationsTable)
+      .values(Array.from({ length: count }, (_, i) => ({ datasetId: ds.id, position: from + i, name: `c${from + i}` })))
+      .returning({ id: conversationsTable.id });
+    await db.insert(messagesTable).values(
+      convs.flatMap((c, i) => [
+        { conversationId: c.id, datasetId: ds.id, position: 0, role: "user" as const, content: `question ${from + i}` },
+        { conversationId: c.id, datasetId: ds.id, position: 1, role: "assistant" as const, content: `answer cell-${from + i}-end` },
+      ]),
+    );
+  }
+  const metric = await createMetric({ dataset_id: ds.id, name: "Judge", evaluation_level: "message", prompt: "Rate this answer: @CURRENT_MESSAGE.output", output_type: "progress" });
+  return { datasetId: ds.id, metricId: metric.id };
 }
