@@ -164,7 +164,9 @@ describe.skipIf(!queued)(title, () => {
     // Every worker took part (its model names its results).
     const byModel = new Map<string, number>();
     for (const r of rows) byModel.set(r.modelName ?? "", (byModel.get(r.modelName ?? "") ?? 0) + 1);
-    for (const w of ["a1", "a2", "a3"]) expect(byModel.get(`worker-${w}`) ?? 0).toBeGreaterThan(0);
+    // On failure, say what each worker did (seen failing 2 in ~15 runs, not yet explained).
+    const story = () => JSON.stringify({ byModel: [...byModel], workers: workers.map((w) => ({ name: w.name, events: w.events.map((e) => e.event).join(","), stderr: w.stderr().slice(-800) })) });
+    for (const w of ["a1", "a2", "a3"]) expect(byModel.get(`worker-${w}`) ?? 0, story()).toBeGreaterThan(0);
     expect(await executionJobCounts(id)).toMatchObject({ created: 0, retry: 0, active: 0, failed: 0 });
   }, 180_000);
 
