@@ -11,6 +11,12 @@ export async function register(): Promise<void> {
   const { recoverInterruptedExecutions, runsAreQueued, startClusterRunner } = await import("@/lib/runner");
   if (runsAreQueued()) await startClusterRunner();
   await recoverInterruptedExecutions();
+  // The judge thread loads now rather than on a run's first calls (lib/judge/call-thread.ts).
+  const { getJudgeConfig } = await import("@/lib/judge");
+  if (getJudgeConfig().callsOnThread) {
+    const { warmJudgeThread } = await import("@/lib/judge/call-thread");
+    await warmJudgeThread();
+  }
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();
 }

@@ -53,6 +53,14 @@ const envSchema = z.object({
     .transform((v) => v ?? 3),
   /** Process-wide ceiling of calls in flight per model. High, so a run gets the batch_size it asks for; a provider's 429s lower the live limit. */
   JUDGE_MAX_CONCURRENCY: positiveInt(128),
+  /**
+   * Provider calls (the AI SDK's request and reply handling, the HTTP) on a worker thread, off the event
+   * loop that saves results and answers readers. `false` keeps them in process.
+   */
+  JUDGE_THREAD: z
+    .enum(["true", "false", "1", "0"], { message: "must be true or false" })
+    .optional()
+    .transform((v) => v !== "false" && v !== "0"),
   /** JSON object: model name → {input, output} price in USD per million tokens. */
   JUDGE_PRICES: optionalText,
   /** Context window of the judge model in tokens: conversation evidence is cut to fit it. */

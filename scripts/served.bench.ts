@@ -60,6 +60,8 @@ async function main() {
     // Other conversations: the same ones would all come from the judge cache.
     figures.judge_100ms = await efficiency(100, 500, "s100-next");
     console.error("100 ms", JSON.stringify(figures.judge_100ms));
+    // SERVED_BENCH_ONLY=100ms stops here (experiments on the 100 ms figure; settings unchanged).
+    if (process.env.SERVED_BENCH_ONLY === "100ms") return;
     figures.judge_1s = await efficiency(1000, 160);
     console.error("1 s", JSON.stringify(figures.judge_1s));
 
@@ -88,7 +90,8 @@ async function main() {
   } finally {
     await server.stop("SIGTERM").catch(() => server.stop("SIGKILL"));
     await double.close();
-    fs.rmSync(dir, { recursive: true, force: true });
+    if (process.env.SERVED_BENCH_KEEP_DB) console.error(`database kept: ${dir}`);
+    else fs.rmSync(dir, { recursive: true, force: true });
   }
   console.log(`BENCH_RESULT ${JSON.stringify({ served_defaults: { machine: { cpus: os.cpus().length, node: process.version }, ...figures } })}`);
 }

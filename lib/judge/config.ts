@@ -18,6 +18,8 @@ export type JudgeConfig = {
   timeoutMs: number;
   maxRetries: number;
   maxConcurrency: number;
+  /** Provider calls on the judge thread (lib/judge/call-thread.ts) rather than the server's event loop. */
+  callsOnThread: boolean;
   prices: PriceTable;
   /** Context window in tokens of a model not named in `contextTokensByModel`. */
   contextTokens: number;
@@ -66,6 +68,7 @@ export function getJudgeConfig(): JudgeConfig {
     timeoutMs: env.JUDGE_TIMEOUT_MS,
     maxRetries: env.JUDGE_MAX_RETRIES,
     maxConcurrency: env.JUDGE_MAX_CONCURRENCY,
+    callsOnThread: env.JUDGE_THREAD,
     prices,
     contextTokens: env.JUDGE_CONTEXT_TOKENS,
     contextTokensByModel,

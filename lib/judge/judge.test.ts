@@ -3,6 +3,7 @@ import { clearJudgeCache } from "@/db/repositories/judge";
 import { resetConfig } from "@/lib/config";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import { costOf, resolveModelName } from "./config";
+import { judgeThreadCalls } from "./call-thread";
 import { judge, type JudgeDeps } from "./judge";
 import { AdaptiveLimiter, limiterFor, type Slot } from "./limiter";
 
@@ -38,6 +39,7 @@ beforeEach(async () => {
     JUDGE_TIMEOUT_MS: "5000",
     JUDGE_PRICES: undefined,
     JUDGE_MODEL: undefined,
+    JUDGE_THREAD: undefined,
   });
 });
 afterEach(() => configure({ OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined }));
@@ -66,6 +68,19 @@ describe("configuration", () => {
     await judge({ ...progress(), model: "openai/gpt-4o-mini" });
     expect((double.requests.at(-1)?.body as { model: string }).model).toBe("openai/gpt-4o-mini");
     expect(double.requests.at(-1)?.path).toBe("/v1/chat/completions");
+  });
+
+  it("makes the provider's calls on the judge thread by default, and in process with JUDGE_THREAD=false", async () => {
+    const before = judgeThreadCalls();
+    expect((await judge(progress())).status).toBe("completed");
+    expect(judgeThreadCalls()).toBe(before + 1);
+    configure({ JUDGE_THREAD: "false" });
+    expect((await judge(progress())).status).toBe("completed");
+    expect(judgeThreadCalls()).toBe(before + 1);
+    expect(double.count()).toBe(2);
+    configure({ JUDGE_THREAD: "no" });
+    await expect(judge(progress())).rejects.toThrow(/JUDGE_THREAD: must be true or false/);
+    configure({ JUDGE_THREAD: undefined });
   });
 
   it("prices tokens from JUDGE_PRICES", () => {

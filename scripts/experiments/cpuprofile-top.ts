@@ -19,6 +19,7 @@ const opt = (name: string, fallback: number) => {
 };
 const top = opt("top", 30);
 const fromUs = opt("from-s", 0) * 1e6;
+const toUs = opt("to-s", Infinity) * 1e6;
 const profile = JSON.parse(fs.readFileSync(file, "utf8")) as Profile;
 const byId = new Map(profile.nodes.map((n) => [n.id, n]));
 const parent = new Map<number, number>();
@@ -53,7 +54,7 @@ let total = 0;
 let idle = 0;
 for (let i = 0; i < profile.samples.length; i++) {
   t += profile.timeDeltas[i];
-  if (t < fromUs) continue;
+  if (t < fromUs || t > toUs) continue;
   const dt = profile.timeDeltas[i + 1] ?? 0;
   const node = byId.get(profile.samples[i])!;
   if (node.callFrame.functionName === "(idle)") {

@@ -10,6 +10,7 @@ import { PerformanceObserver } from "node:perf_hooks";
 import { getDb } from "@/db/client";
 import { createNode } from "@/db/repositories/metrics";
 import { resetConfig } from "@/lib/config";
+import { warmJudgeThread } from "@/lib/judge/call-thread";
 import { createDataset } from "@/lib/datasets";
 import { startExecution, subscribe, waitForExecution } from "@/lib/runner";
 import { getExecution } from "@/lib/runner/queries";
@@ -18,7 +19,7 @@ const latency = Number(process.argv[2] ?? 100);
 const BATCH = 32;
 
 async function main() {
-  const double = spawn(process.execPath, ["--import", "tsx", "lib/testing/judge-double/cli.ts", "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
+  const double = spawn(process.execPath, [...(process.env.DOUBLE_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.DOUBLE_PROF}`] : []), "--import", "tsx", "lib/testing/judge-double/cli.ts", "--port", "0"], { stdio: ["ignore", "pipe", "inherit"] });
   const url = await new Promise<string>((resolve) =>
     double.stdout!.on("data", (d: Buffer) => {
       const m = /http:\/\/127\.0\.0\.1:\d+/.exec(d.toString());
@@ -47,11 +48,15 @@ async function main() {
     templateVariables: ["@CURRENT_MESSAGE.output", "@CURRENT_MESSAGE.input"], isAdvanced: true,
   });
   if (process.env.WAL_AUTOCHECKPOINT) sqlite.pragma(`wal_autocheckpoint = ${Number(process.env.WAL_AUTOCHECKPOINT)}`);
+  // The server starts its judge thread when it starts (instrumentation.ts); so does this run.
+  await warmJudgeThread();
   const gcs: number[] = [];
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) if (e.duration > 5) gcs.push(Math.round(e.duration));
   }).observe({ entryTypes: ["gc"] });
-  const stalls: number[] = [];
+  const stalls: string[] = [];
+  const t0 = performance.now();
+  console.error(`run starts at ${(t0 / 1000).toFixed(2)} s of the process`);
   const cpu = process.cpuUsage();
   const execution = await startExecution({ dataset_id: dataset.id, pipeline_node_id: node.id, retry: false, execution_mode: "async", batch_size: BATCH, no_cache: true }, "bench");
   const started = new Map<number, number>();
@@ -67,7 +72,7 @@ async function main() {
     const l = now - last - 5;
     lag += Math.max(0, l);
     lagMax = Math.max(lagMax, l);
-    if (l > 20) stalls.push(Math.round(l));
+    if (l > 20) stalls.push(`${Math.round(l)}@${Math.round(now - t0)}`);
     lagN++;
     last = now;
   }, 5);
@@ -100,7 +105,8 @@ async function main() {
     stalls_over_20ms: stalls, gc_over_5ms: gcs,
     loop_lag: { mean_ms: Math.round((lag / lagN) * 10) / 10, max_ms: Math.round(lagMax) },
   }));
-  double.kill();
+  double.kill("SIGINT");
+  await new Promise((r) => double.on("exit", r));
   process.exit(0);
 }
 main().catch((e) => {
