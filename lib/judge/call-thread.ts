@@ -17,6 +17,7 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { log } from "@/lib/log";
+import { processSingleton } from "@/lib/process-state";
 import { callModel, openAIChatModel, type CallResult, type Turn } from "./call";
 import { fromWireError, type CallMessage, type FromThread, type ToThread } from "./call-wire";
 import type { JsonSchema } from "./verdicts";
@@ -26,11 +27,13 @@ export type ThreadCall = Omit<CallMessage, "type" | "id">;
 type Pending = { call: ThreadCall; signal: AbortSignal | undefined; resolve: (r: CallResult) => void; reject: (e: unknown) => void; onAbort: () => void };
 type Thread = { worker: Worker; pending: Map<number, Pending>; ready: Promise<void> };
 
-/** undefined: not started yet; null: unavailable in this process (calls run in process). */
-let thread: Thread | null | undefined;
-let nextId = 1;
-/** Calls the thread answered (result or provider error), for tests and diagnostics. */
-let answered = 0;
+/**
+ * One per process, not per module instance: Next.js loads this module once per route bundle (and once
+ * for instrumentation.ts, which starts the thread), and they must all share the one thread.
+ * thread — undefined: not started yet; null: unavailable in this process (calls run in process).
+ * answered — calls the thread answered (result or provider error), for tests and diagnostics.
+ */
+const state = processSingleton("judge-thread", () => ({ thread: undefined as Thread | null | undefined, nextId: 1, answered: 0 }));
 
 function inProcess(call: ThreadCall, signal: AbortSignal | undefined): Promise<CallResult> {
   return callModel(openAIChatModel(call.baseURL, call.apiKey, call.model), call.turns, call.system, call.schema, call.timeoutMs, signal);
@@ -65,7 +68,7 @@ function startThread(): Thread | null {
     const p = started.pending.get(message.id);
     if (!p) return; // cancelled meanwhile: its rejection has been delivered already
     settle(started, message.id, p);
-    answered++;
+    state.answered++;
     if (message.ok) p.resolve(message.result);
     else p.reject(fromWireError(message.error));
   });
@@ -74,7 +77,7 @@ function startThread(): Thread | null {
     if (gone) return; // "error" is followed by "exit"
     gone = true;
     loaded();
-    if (thread === started) thread = null;
+    if (state.thread === started) state.thread = null;
     if (started.pending.size > 0 || reason !== "exit 0") log.warn("judge thread stopped: calls run in process", { reason, calls_moved_in_process: started.pending.size });
     for (const [id, p] of [...started.pending]) {
       settle(started, id, p);
@@ -98,19 +101,19 @@ function settle(t: Thread, id: number, p: Pending) {
  * has loaded (or turned out unavailable).
  */
 export async function warmJudgeThread(): Promise<void> {
-  if (thread === undefined) thread = startThread();
-  await thread?.ready;
+  if (state.thread === undefined) state.thread = startThread();
+  await state.thread?.ready;
 }
 
 /** How many calls the judge thread has answered in this process. */
 export function judgeThreadCalls(): number {
-  return answered;
+  return state.answered;
 }
 
 /** Stop the thread (tests, shutdown); the next call starts a new one. */
 export async function stopJudgeThread(): Promise<void> {
-  const t = thread;
-  thread = undefined;
+  const t = state.thread;
+  state.thread = undefined;
   if (t) await t.worker.terminate();
 }
 
@@ -121,10 +124,10 @@ export async function stopJudgeThread(): Promise<void> {
  */
 export function callOnThread(call: ThreadCall, signal: AbortSignal | undefined): Promise<CallResult> {
   if (signal?.aborted) return Promise.reject(signal.reason);
-  if (thread === undefined) thread = startThread();
-  const t = thread;
+  if (state.thread === undefined) state.thread = startThread();
+  const t = state.thread;
   if (!t) return inProcess(call, signal);
-  const id = nextId++;
+  const id = state.nextId++;
   return new Promise<CallResult>((resolve, reject) => {
     const onAbort = () => {
       const p = t.pending.get(id);

@@ -47,6 +47,19 @@ function area(url: string, name: string): string {
   return url.split("/").slice(-2).join("/");
 }
 
+/** `--mark <regex>`: print when (seconds into the profile) stacks matching it first and last ran. */
+const markAt = process.argv.indexOf("--mark");
+if (markAt >= 0) {
+  const re = new RegExp(process.argv[markAt + 1]);
+  let at = 0;
+  const hits: number[] = [];
+  for (let i = 0; i < profile.samples.length; i++) {
+    at += profile.timeDeltas[i];
+    if (stackMatches(profile.samples[i], re)) hits.push(at / 1e6);
+  }
+  console.log(`mark ${re}: ${hits.length} samples, first at ${hits[0]?.toFixed(2)} s, last at ${hits.at(-1)?.toFixed(2)} s`);
+}
+
 const self = new Map<number, number>();
 const areas = new Map<string, number>();
 let t = 0;
