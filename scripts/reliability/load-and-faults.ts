@@ -1,3 +1,4 @@
+import fs from "node:fs";
 /**
  * Load: concurrent readers while a large async run and an import are in progress.
  * Faults: a run against a judge that rate-limits, errors, hangs and garbles, then a clean retry.
@@ -69,6 +70,8 @@ export async function loadSection(server: TurnscopeServer, double: JudgeDouble, 
       ? /deadlock detected|could not serialize|lock timeout|canceling statement due to|too many clients|remaining connection slots|timeout exceeded when trying to connect/i
       : /SQLITE_BUSY|database is locked/i;
   const busy = server.logs.slice(logStart).filter((l) => contention.test(l));
+  // RELIABILITY_SERVER_LOG=<file>: the server's log lines of this section (one JSON request line per read, with its handler ms).
+  if (process.env.RELIABILITY_SERVER_LOG) fs.writeFileSync(process.env.RELIABILITY_SERVER_LOG, server.logs.slice(logStart).join("\n") + "\n");
   check(checks, "no reader got an error", failures.length === 0, failures.slice(0, 5));
   check(checks, server.store === "postgres" ? "no deadlock, lock timeout or connection exhaustion in the server log" : "no SQLITE_BUSY in the server log", busy.length === 0, busy.slice(0, 3));
   check(checks, "the run completed every cell", final.status === "completed" && final.successful_evaluations === final.total_evaluations, final);
