@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { insertConversationFixture } from "@/lib/testing/seed";
-import { createDataset, getConversationTree, getConversationTrees } from "./datasets";
+import { createDataset, deleteDataset, getConversationTree, getConversationTrees, getDataset, listDatasets } from "./datasets";
 
 describe("getConversationTrees", () => {
   it("gives each conversation its own messages and steps in position order, with counts; unknown ids are absent", async () => {
@@ -34,5 +34,38 @@ describe("getConversationTrees", () => {
     }
     expect(await getConversationTree({ id: 999_999 })).toBeUndefined();
     expect((await getConversationTrees([])).size).toBe(0);
+  });
+});
+
+describe("dataset counts", () => {
+  it("follow every insert, whoever writes it, and no other dataset's delete changes them", async () => {
+    const a = await createDataset({ name: "counts a", userId: "counts-test" });
+    const b = await createDataset({ name: "counts b", userId: "counts-test" });
+    const truth = async (id: number) => {
+      const rows = await (await insertConversationFixture(id, { position: 1000 + Math.floor(Math.random() * 1e6) })).countRows();
+      return { conversationCount: rows.conversations, messageCount: rows.messages, stepCount: rows.steps };
+    };
+    const listed = async () => {
+      const { items } = await listDatasets({ limit: 50, offset: 0, userId: "counts-test" });
+      return Object.fromEntries(items.map((d) => [d.id, { conversationCount: d.conversationCount, messageCount: d.messageCount, stepCount: d.stepCount }]));
+    };
+    const zero = { conversationCount: 0, messageCount: 0, stepCount: 0 };
+    expect(await listed()).toEqual({ [a.id]: zero, [b.id]: zero });
+    // Rows written straight to the tables (as another process's import would): the next read counts them.
+    const afterOne = await truth(a.id);
+    expect(afterOne).toEqual({ conversationCount: 1, messageCount: 3, stepCount: 2 });
+    expect(await listed()).toEqual({ [a.id]: afterOne, [b.id]: zero });
+    const afterTwo = await truth(a.id);
+    expect(await listed()).toEqual({ [a.id]: afterTwo, [b.id]: zero });
+    const bOne = await truth(b.id);
+    expect(await listed()).toEqual({ [a.id]: afterTwo, [b.id]: bOne });
+    expect(await getDataset({ id: a.id })).toMatchObject(afterTwo);
+    expect(await getDataset({ id: b.id })).toMatchObject(bOne);
+    // Deleting b (the dataset holding the highest ids) leaves a's counts as they are.
+    expect(await deleteDataset({ id: b.id })).toBe(true);
+    expect(await listed()).toEqual({ [a.id]: afterTwo });
+    const afterThree = await truth(a.id);
+    expect(afterThree).toEqual({ conversationCount: 3, messageCount: 9, stepCount: 6 });
+    expect(await listed()).toEqual({ [a.id]: afterThree });
   });
 });

@@ -3,7 +3,8 @@ import "server-only";
 import { asc, count, desc, eq, sql } from "drizzle-orm";
 import type { ConversationRow, DatasetRow, MessageRow, StepRow } from "../schema";
 import { changes, database, first, prepared, rawRows } from "../store";
-import { IN_JSON_INTEGERS } from "./json-fields";
+import { processSingleton } from "@/lib/process-state";
+import { IN_JSON_INTEGERS, inJsonIntegers } from "./json-fields";
 import { conversationsTable, datasetsTable } from "../tables";
 
 export type DatasetWithCounts = DatasetRow & {
@@ -19,6 +20,53 @@ const countsSelection = {
   stepCount: sql<number>`(select count(*) from steps s where s.dataset_id = "datasets"."id")`,
 };
 
+type Counts = Pick<DatasetWithCounts, "conversationCount" | "messageCount" | "stepCount">;
+
+/**
+ * Counts per dataset, kept while no conversation, message or step has been added anywhere. Counting a
+ * large dataset's rows takes milliseconds and the datasets list asks for twenty at a time on every read,
+ * while the rows change only when an import commits. The key is the highest id of each table (ids are
+ * never reused: AUTOINCREMENT on SQLite, sequences on PostgreSQL), so any insert — from this process or
+ * another one on the same database — changes it and the next read counts again. Rows leave only with
+ * their whole dataset (nothing deletes single conversations, messages or steps), which changes no other
+ * dataset's counts. One per process (processSingleton): Next.js loads this module once per route bundle.
+ */
+const countsCache = processSingleton("dataset-counts", () => ({ key: "", byId: new Map<number, Counts>() }));
+
+async function countsKey(): Promise<string> {
+  const rows = await rawRows<{ c: number | null; m: number | null; s: number | null }>(
+    "select (select max(id) from conversations) as c, (select max(id) from messages) as m, (select max(id) from steps) as s",
+  );
+  const k = rows[0];
+  return `${k?.c ?? 0}:${k?.m ?? 0}:${k?.s ?? 0}`;
+}
+
+async function countsOf(ids: number[]): Promise<Map<number, Counts>> {
+  const key = await countsKey();
+  if (key !== countsCache.key) {
+    countsCache.key = key;
+    countsCache.byId.clear();
+  }
+  const missing = ids.filter((id) => !countsCache.byId.has(id));
+  if (missing.length) {
+    const rows = await prepared(
+      "datasets.counts",
+      (db) => db.select({ id: datasetsTable.id, ...countsSelection }).from(datasetsTable).where(inJsonIntegers(datasetsTable.id, sql.placeholder("ids"))),
+      { ids: JSON.stringify(missing) },
+    );
+    for (const r of rows) {
+      countsCache.byId.set(r.id, { conversationCount: Number(r.conversationCount), messageCount: Number(r.messageCount), stepCount: Number(r.stepCount) });
+    }
+  }
+  return countsCache.byId;
+}
+
+async function withCounts(rows: DatasetRow[]): Promise<DatasetWithCounts[]> {
+  if (!rows.length) return [];
+  const counts = await countsOf(rows.map((r) => r.id));
+  return rows.map((r) => ({ ...r, ...(counts.get(r.id) ?? { conversationCount: 0, messageCount: 0, stepCount: 0 }) }));
+}
+
 const nowIso = () => new Date().toISOString();
 
 export async function createDataset(input: { name: string; description?: string | null; userId: string }): Promise<DatasetWithCounts> {
@@ -32,7 +80,7 @@ export async function createDataset(input: { name: string; description?: string 
 
 export async function getDataset({ id }: { id: number }): Promise<DatasetWithCounts | undefined> {
   const db = await database();
-  return first(await db.select({ ...datasetColumns(), ...countsSelection }).from(datasetsTable).where(eq(datasetsTable.id, id)));
+  return first(await withCounts(await db.select(datasetColumns()).from(datasetsTable).where(eq(datasetsTable.id, id))));
 }
 
 export async function datasetExists({ id }: { id: number }): Promise<boolean> {
@@ -47,13 +95,9 @@ export async function listDatasets(opts: { limit: number; offset: number; userId
 }> {
   const db = await database();
   const where = opts.userId ? eq(datasetsTable.userId, opts.userId) : undefined;
-  const items = await db
-    .select({ ...datasetColumns(), ...countsSelection })
-    .from(datasetsTable)
-    .where(where)
-    .orderBy(desc(datasetsTable.createdAt), desc(datasetsTable.id))
-    .limit(opts.limit)
-    .offset(opts.offset);
+  const items = await withCounts(
+    await db.select(datasetColumns()).from(datasetsTable).where(where).orderBy(desc(datasetsTable.createdAt), desc(datasetsTable.id)).limit(opts.limit).offset(opts.offset),
+  );
   const total = first(await db.select({ n: count() }).from(datasetsTable).where(where))?.n ?? 0;
   return { items, total };
 }
