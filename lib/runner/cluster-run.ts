@@ -26,6 +26,7 @@ import {
   updateExecution,
 } from "@/db/repositories/executions";
 import { listNodes } from "@/db/repositories/metrics";
+import { onPostgres } from "@/db/tables";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
 import { getNotifier } from "@/lib/cluster/notify";
 import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob } from "@/lib/cluster/queue";
@@ -72,9 +73,9 @@ const cellSchema = z.object({
 });
 type QueuedCell = z.infer<typeof cellSchema>;
 
-/** Runs are queued jobs when the store is PostgreSQL. */
+/** Runs are queued jobs when the store is PostgreSQL (decided once, where the store is: db/tables.ts). */
 export function runsAreQueued(): boolean {
-  return Boolean(getConfig().DATABASE_URL);
+  return onPostgres;
 }
 
 type RunnerState = {
