@@ -9,8 +9,9 @@
  * key by a transaction-scoped advisory lock; a release deletes the row and NOTIFYs the key, which
  * wakes the longest-waiting waiter of that key in each process (the first in line overall is the
  * first in line of its process, so it is among them; waking every waiter would cost a query each per
- * release). Waiters also retry on a short timer, so a lost notification (listener reconnecting)
- * delays them by at most that long.
+ * release). On a short timer, one query per process and key keeps all its waiters' places in line
+ * (their leases) and the first of them retries, so a lost notification (listener reconnecting) delays
+ * them by at most that long.
  *
  * The table and function are created at first use with plain SQL under an advisory lock (several
  * processes start at once), outside drizzle's migrations: they are coordination state, not data.
@@ -102,11 +103,46 @@ export type AcquireOptions = {
   url?: string;
 };
 
-type Waiter = { ticket: number; pending: boolean; wake: () => void };
+type Waiter = { holder: string; ticket: number; pending: boolean; wake: () => void };
 type Waiters = Map<string, Set<Waiter>>;
-type WakeState = { subscribed: Map<string, Promise<unknown>>; waiters: Waiters };
+type WakeState = { subscribed: Map<string, Promise<unknown>>; waiters: Waiters; keepers: Map<string, { set: Set<Waiter>; timer: NodeJS.Timeout }> };
 const wakeState = () =>
-  processSingleton<WakeState>("cluster.semaphore.wake", () => ({ subscribed: new Map(), waiters: new Map() }));
+  processSingleton<WakeState>("cluster.semaphore.wake", () => ({ subscribed: new Map(), waiters: new Map(), keepers: new Map() }));
+
+function firstInLine(set: Iterable<Waiter>): Waiter | null {
+  let first: Waiter | null = null;
+  for (const waiter of set) if (!waiter.pending && (!first || waiter.ticket < first.ticket)) first = waiter;
+  return first;
+}
+
+/**
+ * While this process has waiters for a key: every `everyMs`, one query keeps all their places in line
+ * (their rows' leases), and the first of them tries again in case a release notification was lost.
+ * Before, every waiter re-tried on its own timer to keep its lease: with a hundred cells of a batch
+ * waiting in each process, those tries queued on the few coordination connections and behind the key's
+ * lock, a waiter's lease could run out before its turn to renew it came, and its row was replaced at
+ * the back of the line — over and over, so one process's cells could wait out a whole run.
+ */
+function keepPlaces(pool: pg.Pool, key: string, set: Set<Waiter>, leaseMs: number, everyMs: number) {
+  const state = wakeState();
+  const current = state.keepers.get(key);
+  if (current?.set === set) return;
+  if (current) clearInterval(current.timer);
+  const timer = setInterval(() => {
+    if (set.size === 0 || state.waiters.get(key) !== set) {
+      clearInterval(timer);
+      if (state.keepers.get(key)?.timer === timer) state.keepers.delete(key);
+      return;
+    }
+    const holders = [...set].map((w) => w.holder);
+    pool
+      .query("UPDATE turnscope_semaphore SET expires_at = clock_timestamp() + $2 * interval '1 millisecond' WHERE holder = ANY($1::text[]) AND NOT holding", [holders, leaseMs])
+      .catch((err) => log.warn("semaphore: keeping waiters' places failed, will retry", { key, err }));
+    firstInLine(set)?.wake();
+  }, everyMs);
+  timer.unref();
+  state.keepers.set(key, { set, timer });
+}
 
 /** Subscribe this process once per database to release notifications; they wake local waiters of the key. */
 function listenForReleases(url: string): Promise<unknown> {
@@ -120,11 +156,7 @@ function listenForReleases(url: string): Promise<unknown> {
     subscribed = notifier.subscribe(semaphoreChannel, (payload) => {
       if (typeof payload !== "string") return;
       // One slot freed: wake our first in line that is not already about to try.
-      let first: Waiter | null = null;
-      for (const waiter of state.waiters.get(payload) ?? []) {
-        if (!waiter.pending && (!first || waiter.ticket < first.ticket)) first = waiter;
-      }
-      first?.wake();
+      firstInLine(state.waiters.get(payload) ?? [])?.wake();
     });
     notifier.onReconnect(wakeAll);
     state.subscribed.set(url, subscribed);
@@ -176,6 +208,7 @@ export async function acquire(key: string, limit: number, options: AcquireOption
     // is never lost; we start pending because a release may have come between our try and now.
     let resolveWait: (() => void) | null = null;
     const waiter: Waiter = {
+      holder,
       ticket,
       pending: true,
       wake: () => {
@@ -184,6 +217,7 @@ export async function acquire(key: string, limit: number, options: AcquireOption
       },
     };
     set.add(waiter);
+    keepPlaces(pool, key, set, leaseMs, Math.min(maxPollMs, leaseMs / 3));
     const nextTurn = () =>
       new Promise<void>((resolve, reject) => {
         if (waiter.pending) {
@@ -191,10 +225,8 @@ export async function acquire(key: string, limit: number, options: AcquireOption
           resolve();
           return;
         }
-        // A release of this key, the poll timer (which also keeps our waiting lease alive), or abort.
-        const timer = setTimeout(done, Math.min(maxPollMs, leaseMs / 3));
+        // A release of this key, the keeper's timer (keepPlaces), or abort.
         function done() {
-          clearTimeout(timer);
           resolveWait = null;
           waiter.pending = false;
           signal?.removeEventListener("abort", onAbort);
@@ -213,6 +245,7 @@ export async function acquire(key: string, limit: number, options: AcquireOption
         signal?.throwIfAborted();
         ticket = await tryTake();
         if (ticket === 0) break;
+        if (ticket !== waiter.ticket) log.warn("semaphore: a waiter lost its place in line (its lease ran out while it waited)", { key });
         waiter.ticket = ticket;
       }
     } catch (err) {

@@ -14,6 +14,7 @@ import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/ro
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
 import { clearJudgeCache } from "@/db/repositories/judge";
+import { clusterPool, clusterUrl } from "@/lib/cluster/pool";
 import { executionJobCounts } from "@/lib/cluster/queue";
 import { resetConfig } from "@/lib/config";
 import { bundleTestChild } from "@/lib/testing/child-bundle";
@@ -164,8 +165,27 @@ describe.skipIf(!queued)(title, () => {
     // Every worker took part (its model names its results).
     const byModel = new Map<string, number>();
     for (const r of rows) byModel.set(r.modelName ?? "", (byModel.get(r.modelName ?? "") ?? 0) + 1);
-    // On failure, say what each worker did (seen failing 2 in ~15 runs, not yet explained).
-    const story = () => JSON.stringify({ byModel: [...byModel], workers: workers.map((w) => ({ name: w.name, events: w.events.map((e) => e.event).join(","), stderr: w.stderr().slice(-800) })) });
+    // On failure, say what each worker did (seen failing 2 in ~15 runs, then 1 in 8 twice: the worker
+    // with no results had started 4 batches and finished none; not yet explained).
+    // A worker that did nothing was stuck: what every session of the database is doing or waiting on.
+    const idle = ["a1", "a2", "a3"].some((w) => !byModel.get(`worker-${w}`));
+    const sessions = idle
+      ? (
+          await clusterPool(clusterUrl()).query(
+            "SELECT application_name, state, wait_event_type, wait_event, (now() - xact_start)::text AS xact_age, left(query, 200) AS query FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()",
+          )
+        ).rows
+      : [];
+    const story = () =>
+      JSON.stringify({
+        byModel: [...byModel],
+        sessions,
+        workers: workers.map((w) => {
+          const counts: Record<string, number> = {};
+          for (const e of w.events) counts[e.event] = (counts[e.event] ?? 0) + 1;
+          return { name: w.name, events: counts, last: w.events.slice(-6), exited: w.proc.exitCode ?? w.proc.signalCode, stderr: w.stderr().slice(-1500) };
+        }),
+      });
     for (const w of ["a1", "a2", "a3"]) expect(byModel.get(`worker-${w}`) ?? 0, story()).toBeGreaterThan(0);
     expect(await executionJobCounts(id)).toMatchObject({ created: 0, retry: 0, active: 0, failed: 0 });
   }, 180_000);
