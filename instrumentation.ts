@@ -11,11 +11,13 @@ export async function register(): Promise<void> {
   const { recoverInterruptedExecutions, runsAreQueued, startClusterRunner } = await import("@/lib/runner");
   if (runsAreQueued()) await startClusterRunner();
   await recoverInterruptedExecutions();
-  // The judge thread loads now rather than on a run's first calls (lib/judge/call-thread.ts).
+  // The judge thread loads and warms up now rather than on a run's first calls (lib/judge/call-thread.ts).
+  // Not awaited: the server starts serving meanwhile, and calls sent before it is warm simply queue.
   const { getJudgeConfig } = await import("@/lib/judge");
-  if (getJudgeConfig().callsOnThread) {
+  const judge = getJudgeConfig();
+  if (judge.configured && judge.callsOnThread) {
     const { warmJudgeThread } = await import("@/lib/judge/call-thread");
-    await warmJudgeThread();
+    void warmJudgeThread();
   }
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();

@@ -18,9 +18,8 @@ import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
-import { callModel, openAIChatModel, type CallResult, type Turn } from "./call";
+import { callModel, openAIChatModel, type CallResult } from "./call";
 import { fromWireError, type CallMessage, type FromThread, type ToThread } from "./call-wire";
-import type { JsonSchema } from "./verdicts";
 
 export type ThreadCall = Omit<CallMessage, "type" | "id">;
 
@@ -110,7 +109,7 @@ export function judgeThreadCalls(): number {
   return state.answered;
 }
 
-/** Stop the thread (tests, shutdown); the next call starts a new one. */
+/** Stop the thread (tests); the next call starts a new one. */
 export async function stopJudgeThread(): Promise<void> {
   const t = state.thread;
   state.thread = undefined;
@@ -143,4 +142,3 @@ export function callOnThread(call: ThreadCall, signal: AbortSignal | undefined):
   });
 }
 
-export type { JsonSchema, Turn };

@@ -15,6 +15,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { mulberry32 } from "@/lib/testing/judge-double/behaviours";
 
 const arg = (name: string, fallback: string) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -81,17 +82,6 @@ async function prepare() {
   process.exit(0);
 }
 
-/** mulberry32: the same URL sequence on every measurement. */
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 async function measure() {
   const info = JSON.parse(fs.readFileSync(`${dbArg}.json`, "utf8")) as { datasetId: number; small: number; big: number; conversations: number };
@@ -143,7 +133,7 @@ async function measure() {
     () => ["datasets list", datasets, `/api/datasets?limit=20`, {}],
   ];
   const sequence = (count: number, seed: number) => {
-    const r = rng(seed);
+    const r = mulberry32(seed); // the same URL sequence on every measurement
     return Array.from({ length: count }, () => reads[Math.floor(r() * reads.length)](r));
   };
   // Muted log lines still cost their formatting: send stdout's writes nowhere during the timed loop.
