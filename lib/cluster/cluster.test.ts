@@ -297,6 +297,23 @@ describe.skipIf(!binDir)(title, () => {
     expect(await handledCount(url, 505)).toEqual({ rows: 10, distinct: 10 });
   }, 60_000);
 
+  it("a wake-up heard while every slot is busy (a run enqueued meanwhile) does not stall the process: its batch finishes and the next is taken", async () => {
+    // Seen as a worker of a queued run that took its batches and then did nothing: its loop spun on the
+    // unconsumed wake-up, no timer ran again, and other processes got its batches after the lease ran out.
+    const url = await freshDatabase(cluster);
+    const busy = startChild("queue", { DATABASE_URL: url, VISIBILITY_SECONDS: "60", WORKER_NAME: "busy", WORKER_CONCURRENCY: "1", ITEM_DELAY_MS: "100" });
+    await busy.waitFor((e) => e.event === "ready", 30_000);
+    await startQueue(url, { visibilityTimeoutSeconds: 60 });
+    const [first] = await enqueueCellBatches(606, [range(1, 5)]);
+    await busy.waitFor((e) => e.event === "start" && e.jobId === first);
+    // Its one slot is taken: this enqueue's NOTIFY wakes it with nothing to fetch.
+    const [second] = await enqueueCellBatches(607, [range(1, 5)]);
+    await busy.waitFor((e) => e.event === "done" && e.jobId === first, 10_000);
+    await busy.waitFor((e) => e.event === "done" && e.jobId === second, 10_000);
+    expect(await executionJobCounts(606)).toMatchObject({ completed: 1, retry: 0, active: 0 });
+    expect(await handledCount(url, 607)).toEqual({ rows: 5, distinct: 5 });
+  }, 60_000);
+
   it("SIGTERM stops a worker cleanly and returns its running batch to the queue at once", async () => {
     const url = await freshDatabase(cluster);
     // A long visibility timeout: the batch must come back because the worker gave it back, not by expiry.

@@ -399,13 +399,20 @@ class CellWorker {
       }
       if (this.woken && free > 0 && fetched === 0) continue;
       await new Promise<void>((resolve) => {
+        // A wake-up heard since we last looked is taken now, and used up: left set, a wake-up heard
+        // while every slot is busy (a run enqueued meanwhile) resolved this wait at once on every
+        // turn, and the loop spun on already-resolved promises with no timer, heartbeat or I/O ever
+        // running again — the process hung at full CPU and its leases ran out.
+        if (this.woken) {
+          this.woken = false;
+          return resolve();
+        }
         const timer = setTimeout(done, this.state.pollIntervalMs);
         function done() {
           clearTimeout(timer);
           resolve();
         }
         this.wakeUp = done;
-        if (this.woken) done();
       });
       this.wakeUp = null;
     }

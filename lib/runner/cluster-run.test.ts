@@ -165,8 +165,9 @@ describe.skipIf(!queued)(title, () => {
     // Every worker took part (its model names its results).
     const byModel = new Map<string, number>();
     for (const r of rows) byModel.set(r.modelName ?? "", (byModel.get(r.modelName ?? "") ?? 0) + 1);
-    // On failure, say what each worker did (seen failing 2 in ~15 runs, then 1 in 8 twice: the worker
-    // with no results had started 4 batches and finished none; not yet explained).
+    // On failure, say what each worker did. (Seen failing 1 run in 5–8 until 2026-11-24: the worker with
+    // no results had taken 4 batches, then its queue loop spun on a wake-up heard while every slot was
+    // busy and nothing else in it ran again — lib/cluster/queue.ts, and the test for it in cluster.test.ts.)
     // A worker that did nothing was stuck: what every session of the database is doing or waiting on.
     const idle = ["a1", "a2", "a3"].some((w) => !byModel.get(`worker-${w}`));
     const sessions = idle
