@@ -10,6 +10,11 @@ const nextConfig: NextConfig = {
   // Compressing every API response costs CPU the runner and other readers need; a reverse proxy in
   // front can compress for slow links, and SSE streams must not be buffered by a compressor anyway.
   compress: false,
+  // The datasets list is the home page; /datasets (what people type, and what the dataset pages' paths
+  // suggest) goes there instead of a 404. Not permanent: a browser must not cache it for good.
+  async redirects() {
+    return [{ source: "/datasets", destination: "/", permanent: false }];
+  },
 };
 
 export default nextConfig;

@@ -34,6 +34,12 @@ test.describe("datasets page", () => {
     await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
   });
 
+  test("/datasets, the path the dataset pages suggest, leads to the datasets list", async ({ page }) => {
+    await page.goto("/datasets");
+    await expect(page).toHaveURL(/\/$/);
+    await expect(page.getByRole("heading", { name: "Datasets", level: 1 })).toBeVisible();
+  });
+
   test("the API reference renders the OpenAPI document", async ({ page }) => {
     await page.goto("/docs");
     await expect(page.getByRole("heading", { name: "API reference" })).toBeVisible();
