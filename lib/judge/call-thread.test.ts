@@ -83,3 +83,22 @@ describe("the judge thread", () => {
     expect(judgeThreadCalls()).toBe(before + 1);
   });
 });
+
+describe("the judge thread where `npm run worker` runs (tsx, not the Next.js build)", () => {
+  it("starts from the TypeScript source and answers the call on the thread", async () => {
+    const { execFile } = await import("node:child_process");
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        process.execPath,
+        ["--import", "tsx", "--conditions=react-server", "lib/judge/testing/thread-probe.ts"],
+        { env: { ...process.env, PROBE_BASE_URL: double.baseURL, LOG_LEVEL: "warn", NEXT_RUNTIME: "" }, timeout: 60_000 },
+        (error, stdout, stderr) => (error ? reject(new Error(`${error.message}\n${stdout}\n${stderr}`)) : resolve(stdout + stderr)),
+      ),
+    );
+    // No "judge thread unavailable" warning: the call did not fall back to the process.
+    expect(out).not.toContain("unavailable");
+    const line = JSON.parse(out.split("\n").find((l) => l.startsWith('{"onThread"'))!) as { onThread: number; text: string };
+    expect(line.onThread).toBe(1);
+    expect(JSON.parse(line.text)).toHaveProperty("score");
+  }, 90_000);
+});

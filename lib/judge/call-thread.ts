@@ -24,7 +24,7 @@ import { fromWireError, type CallMessage, type FromThread, type ToThread } from 
 export type ThreadCall = Omit<CallMessage, "type" | "id">;
 
 type Pending = { call: ThreadCall; signal: AbortSignal | undefined; resolve: (r: CallResult) => void; reject: (e: unknown) => void; onAbort: () => void };
-type Thread = { worker: Worker; pending: Map<number, Pending>; ready: Promise<void> };
+type Thread = { worker: Worker; pending: Map<number, Pending>; ready: Promise<void>; stopped?: boolean };
 
 /**
  * One per process, not per module instance: Next.js loads this module once per route bundle (and once
@@ -77,7 +77,7 @@ function startThread(): Thread | null {
     gone = true;
     loaded();
     if (state.thread === started) state.thread = null;
-    if (started.pending.size > 0 || reason !== "exit 0") log.warn("judge thread stopped: calls run in process", { reason, calls_moved_in_process: started.pending.size });
+    if (started.pending.size > 0 || (reason !== "exit 0" && !started.stopped)) log.warn("judge thread stopped: calls run in process", { reason, calls_moved_in_process: started.pending.size });
     for (const [id, p] of [...started.pending]) {
       settle(started, id, p);
       inProcess(p.call, p.signal).then(p.resolve, p.reject);
@@ -113,7 +113,9 @@ export function judgeThreadCalls(): number {
 export async function stopJudgeThread(): Promise<void> {
   const t = state.thread;
   state.thread = undefined;
-  if (t) await t.worker.terminate();
+  if (!t) return;
+  t.stopped = true; // terminate() ends it with exit code 1: not a failure worth a warning
+  await t.worker.terminate();
 }
 
 /**
