@@ -292,7 +292,10 @@ export async function executionJobCounts(executionId: number): Promise<Execution
  * the retry limit). The signal aborts when the execution is cancelled, when this process's lease on
  * the job was lost (it stalled past the visibility timeout), or at shutdown after the grace period.
  */
-export function workCells(handler: CellHandler, options: { concurrency: number }): { stop: (graceMs?: number) => Promise<void> } {
+/** What stopping a worker did with the batches it was running: finished within the grace period, or given back. */
+export type StopOutcome = { finished: number; aborted: number };
+
+export function workCells(handler: CellHandler, options: { concurrency: number }): { stop: (graceMs?: number) => Promise<StopOutcome> } {
   const state = running();
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
     throw new Error(`concurrency must be a positive integer, got ${options.concurrency}`);
@@ -302,8 +305,9 @@ export function workCells(handler: CellHandler, options: { concurrency: number }
   worker.start();
   return {
     stop: async (graceMs?: number) => {
-      await worker.stop(graceMs ?? getConfig().SHUTDOWN_GRACE_MS);
+      const outcome = await worker.stop(graceMs ?? getConfig().SHUTDOWN_GRACE_MS);
       state.workers.delete(worker);
+      return outcome;
     },
   };
 }
@@ -321,6 +325,16 @@ type ActiveJob = {
 };
 
 type FetchedJob = PgBoss.JobWithMetadata<unknown>;
+
+/**
+ * One attempt of a job. The job id alone names every attempt of a batch: a process whose lease ran out
+ * while it still worked the batch can fetch the batch's next attempt before it notices, and the two
+ * must not share (and then delete) one entry.
+ */
+const attemptKey = (id: string, retryCount: number) => `${id}:${retryCount}`;
+
+/** Cancels remembered for the fetch race (cancelledMeanwhile): one a minute old cannot matter any more. */
+const cancelMemoryMs = 60_000;
 
 class CellWorker {
   private readonly active = new Map<string, ActiveJob>();
@@ -350,7 +364,9 @@ class CellWorker {
   }
 
   abortExecution(executionId: number): void {
-    this.cancelHeardAt.set(executionId, Date.now());
+    const now = Date.now();
+    for (const [id, at] of this.cancelHeardAt) if (now - at > cancelMemoryMs) this.cancelHeardAt.delete(id);
+    this.cancelHeardAt.set(executionId, now);
     for (const job of this.active.values()) {
       if (job.executionId === executionId && !job.released) {
         job.released = true;
@@ -359,8 +375,12 @@ class CellWorker {
     }
   }
 
-  async stop(graceMs: number): Promise<void> {
-    if (this.stopping) return this.loop;
+  /** Stop taking batches at once; running ones get `graceMs` to finish, the rest go back to the queue. */
+  async stop(graceMs: number): Promise<StopOutcome> {
+    if (this.stopping) {
+      await this.loop;
+      return { finished: 0, aborted: 0 };
+    }
     this.stopping = true;
     this.wake();
     await this.loop;
@@ -378,6 +398,7 @@ class CellWorker {
       await Promise.race([finished, new Promise<void>((resolve) => setTimeout(resolve, 2_000).unref())]);
     }
     if (this.heartbeat) clearInterval(this.heartbeat);
+    return { finished: running.length - left.length, aborted: left.length };
   }
 
   private async run(): Promise<void> {
@@ -430,7 +451,8 @@ class CellWorker {
       released: false,
       done: Promise.resolve(),
     };
-    this.active.set(job.id, entry);
+    const key = attemptKey(job.id, job.retryCount);
+    this.active.set(key, entry);
     entry.done = (async () => {
       let error: unknown = null;
       try {
@@ -448,7 +470,7 @@ class CellWorker {
       } catch (err) {
         error = err;
       }
-      this.active.delete(job.id);
+      this.active.delete(key);
       this.wake();
       if (entry.released) return;
       try {
@@ -456,7 +478,7 @@ class CellWorker {
         else {
           log.warn("queue: batch failed, it will be retried if attempts remain", { job_id: job.id, attempt: job.retryCount + 1, err: error });
           const message = error instanceof Error ? error.message : String(error);
-          await this.state.boss.fail(cellQueueName, job.id, { message });
+          await this.fail(entry, message);
         }
       } catch (err) {
         // The row stays active: the visibility timeout returns it to the queue.
@@ -477,6 +499,21 @@ class CellWorker {
       [cellQueueName, jobId],
     );
     return rows[0]?.state !== "active";
+  }
+
+  /**
+   * Fail (retry or give up, as pg-boss decides) only the attempt we hold: after a lost lease the row
+   * belongs to another attempt, perhaps this process's own.
+   */
+  private async fail(job: ActiveJob, message: string): Promise<void> {
+    await clusterTransaction(clusterPool(this.state.url), async (client) => {
+      const { rowCount } = await client.query(
+        `SELECT 1 FROM ${bossSchema}.job WHERE name = $1 AND id = $2 AND retry_count = $3 AND state = 'active' FOR UPDATE`,
+        [cellQueueName, job.id, job.retryCount],
+      );
+      if (!rowCount) return;
+      await this.state.boss.fail(cellQueueName, job.id, { message }, { db: { executeSql: (text: string, values: unknown[]) => client.query(text, values) } });
+    });
   }
 
   /** Complete only the attempt we hold: after a lost lease the row belongs to another attempt. */
@@ -515,14 +552,14 @@ class CellWorker {
     for (const job of due) job.lastBeat = now;
     let kept: Set<string>;
     try {
-      const { rows } = await clusterPool(this.state.url).query<{ id: string }>(
+      const { rows } = await clusterPool(this.state.url).query<{ id: string; retry_count: number }>(
         `UPDATE ${bossSchema}.job j SET started_on = now()
          FROM unnest($2::uuid[], $3::int[]) AS a(id, retry_count)
          WHERE j.name = $1 AND j.id = a.id AND j.retry_count = a.retry_count AND j.state = 'active'
-         RETURNING j.id`,
+         RETURNING j.id, j.retry_count`,
         [cellQueueName, due.map((j) => j.id), due.map((j) => j.retryCount)],
       );
-      kept = new Set(rows.map((r) => r.id));
+      kept = new Set(rows.map((r) => attemptKey(r.id, r.retry_count)));
     } catch (err) {
       // Try again on the next tick; the lease has two more thirds of its time.
       for (const job of due) job.lastBeat = 0;
@@ -530,7 +567,8 @@ class CellWorker {
       return;
     }
     for (const job of due) {
-      if (kept.has(job.id) || job.released || !this.active.has(job.id)) continue;
+      const key = attemptKey(job.id, job.retryCount);
+      if (kept.has(key) || job.released || this.active.get(key) !== job) continue;
       job.released = true;
       job.controller.abort(new Error("batch is no longer ours (cancelled, or the lease ran out)"));
     }

@@ -220,7 +220,9 @@ export async function acquire(key: string, limit: number, options: AcquireOption
     keepPlaces(pool, key, set, leaseMs, Math.min(maxPollMs, leaseMs / 3));
     const nextTurn = () =>
       new Promise<void>((resolve, reject) => {
-        if (waiter.pending) {
+        // An abort that came while we queried fires no event again: go round once more, where the
+        // loop's throwIfAborted() gives the place up (waiting would last until we were woken).
+        if (waiter.pending || signal?.aborted) {
           waiter.pending = false;
           resolve();
           return;
@@ -253,6 +255,9 @@ export async function acquire(key: string, limit: number, options: AcquireOption
       throw err;
     } finally {
       set.delete(waiter);
+      // A release heard during our last, winning try woke us, but its slot is someone else's: pass the
+      // wake-up on to our next in line, who would otherwise wait for the keeper's timer.
+      if (waiter.pending) firstInLine(set)?.wake();
       if (set.size === 0 && state.waiters.get(key) === set) state.waiters.delete(key);
     }
   }

@@ -13,7 +13,6 @@
  * the execution id) for streams in other processes (stream.ts).
  */
 import "server-only";
-import pLimit from "p-limit";
 import { z } from "zod";
 import {
   addExecutionRateLimits,
@@ -29,7 +28,7 @@ import { listNodes } from "@/db/repositories/metrics";
 import { onPostgres } from "@/db/tables";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
 import { getNotifier } from "@/lib/cluster/notify";
-import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob } from "@/lib/cluster/queue";
+import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob, type StopOutcome } from "@/lib/cluster/queue";
 import { acquire } from "@/lib/cluster/semaphore";
 import { getConfig } from "@/lib/config";
 import { costOf, resolveModelName } from "@/lib/judge";
@@ -41,6 +40,7 @@ import type { ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
 import { cellRunner } from "./cells";
 import { dependencyWaves } from "./dependencies";
 import { emit } from "./events";
+import { forEachLimited } from "./limited";
 import { planRun, type Cell, type Plan } from "./plan";
 import { isActiveStatus } from "@/lib/execution-status";
 
@@ -80,7 +80,7 @@ export function runsAreQueued(): boolean {
 
 type RunnerState = {
   starting: Promise<void> | null;
-  stop: ((graceMs?: number) => Promise<void>) | null;
+  stop: ((graceMs?: number) => Promise<StopOutcome>) | null;
   /** Batches this process is working now, by job id: settles when the handler returns. */
   running: Map<string, Promise<unknown>>;
   /** False in a process that only enqueues and follows runs (the cluster bench's API process). */
@@ -112,24 +112,15 @@ export function startClusterRunner(): Promise<void> {
  * Stop working batches in this process: running ones get `graceMs` to finish, the rest go back to the
  * queue for other processes. Returns how many finished and how many were given back.
  */
-export async function stopClusterRunner(graceMs: number): Promise<{ finished: number; aborted: number }> {
+export async function stopClusterRunner(graceMs: number): Promise<StopOutcome> {
   const stop = state.stop;
   state.stop = null;
   state.starting = null;
   if (!stop) return { finished: 0, aborted: 0 };
-  const running = [...state.running.values()];
-  const settled = new Set<Promise<unknown>>();
-  for (const p of running) void p.then(() => settled.add(p));
-  // The batches not over when the grace period ends are the ones the queue takes back.
-  const started = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  const graceOver = new Promise((resolve) => (timer = setTimeout(resolve, graceMs)));
-  await Promise.race([Promise.allSettled(running), graceOver]);
-  clearTimeout(timer);
-  const aborted = running.filter((p) => !settled.has(p)).length;
-  // One grace period in all: the worker gets what is left of it, not a second one.
-  await stop(Math.max(0, graceMs - (Date.now() - started)));
-  return { finished: running.length - aborted, aborted };
+  // The worker stops taking batches at once (waiting out the grace period first would let it fill every
+  // slot freed meanwhile with a batch it then gives back), gives the running ones the grace period, and
+  // returns the rest to the queue.
+  return await stop(graceMs);
 }
 
 /** The body of `npm run worker` and of every server's in-process worker: one queued batch of cells. */
@@ -139,7 +130,9 @@ export async function handleCellBatch(job: CellJob, signal: AbortSignal): Promis
     () => undefined,
     () => undefined,
   );
-  state.running.set(job.jobId, settled);
+  // Per attempt: a batch whose lease this process lost can come back to it as its next attempt.
+  const attempt = `${job.jobId}:${job.attempt}`;
+  state.running.set(attempt, settled);
   try {
     await work;
   } catch (error) {
@@ -148,7 +141,7 @@ export async function handleCellBatch(job: CellJob, signal: AbortSignal): Promis
     if (!job.finalAttempt || signal.aborted) throw error;
     await failQueuedRun(job.executionId, `run stopped: ${(error as Error).message}`);
   } finally {
-    state.running.delete(job.jobId);
+    state.running.delete(attempt);
   }
 }
 
@@ -202,8 +195,9 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
   await runner.prefetchTrees(judged);
-  const limit = pLimit(batchSize);
-  await Promise.all(judged.map((cell) => limit(() => runner.evaluate(cell))));
+  // A cell that throws (a database error) ends the batch only once its other cells in flight are over:
+  // nothing of it runs on after the handler returns and the queue retries it.
+  await forEachLimited(judged, batchSize, (cell) => runner.evaluate(cell));
   // Cancelled, lease lost, or shutting down: what is missing is another attempt's (or nobody's) to do.
   if (signal.aborted) return;
   await publishProgress(row.id);

@@ -5,7 +5,7 @@
  * wait for and recover queued runs instead, which every process of the cluster works (cluster-run.ts).
  */
 import "server-only";
-import pLimit from "p-limit";
+import { forEachLimited } from "./limited";
 import { getExecutionRow, insertExecution, listActiveExecutionIds, updateExecution } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/api/errors";
@@ -131,8 +131,9 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   // (they cost no judge call), then the judge's cells.
   for (const wave of dependencyWaves(plan.cells)) {
     await cells.runChecks(wave.filter((c) => c.node.kind === "check"));
-    const limit = pLimit(req.execution_mode === "async" ? req.batch_size : 1);
-    await Promise.all(wave.filter((c) => c.node.kind !== "check").map((cell) => limit(() => cells.evaluate(cell))));
+    // A cell that throws (a database error) fails the run only once the cells in flight are over, and no
+    // further cell starts: nothing of the run goes on after it is marked failed.
+    await forEachLimited(wave.filter((c) => c.node.kind !== "check"), req.execution_mode === "async" ? req.batch_size : 1, (cell) => cells.evaluate(cell));
   }
 
   const current = await getExecutionRow(row.id);
