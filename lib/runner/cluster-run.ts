@@ -50,6 +50,10 @@ export const progressChannel = "turnscope_run_progress";
 export const JUDGE_CELLS_PER_BATCH = 10;
 /** A pending run older than this without queued batches was left by a dead process (enqueue never happened). */
 const ORPHAN_PENDING_MS = 60_000;
+/** How often each server looks for active runs no process can finish any more (orphanSweep). */
+const ORPHAN_SWEEP_MS = 60_000;
+export const ORPHANED_MESSAGE =
+  "run stopped: no process has any of its batches any more (a batch's last attempt was lost, or the next wave was never enqueued); retry finishes it";
 
 /** What a queued run keeps in `meta.queue` (not part of the API's meta). */
 export type QueueMeta = {
@@ -85,8 +89,11 @@ type RunnerState = {
   running: Map<string, Promise<unknown>>;
   /** False in a process that only enqueues and follows runs (the cluster bench's API process). */
   worksHere: boolean;
+  /** The orphan sweep's timer, and the runs it found orphaned last time. */
+  sweep: NodeJS.Timeout | null;
+  suspects: Set<number>;
 };
-const state = processSingleton<RunnerState>("runner.cluster", () => ({ starting: null, stop: null, running: new Map(), worksHere: true }));
+const state = processSingleton<RunnerState>("runner.cluster", () => ({ starting: null, stop: null, running: new Map(), worksHere: true, sweep: null, suspects: new Set() }));
 
 /** Make this process enqueue and follow runs without working their batches (before its first run). */
 export function enqueueOnly(): void {
@@ -101,6 +108,10 @@ export function startClusterRunner(): Promise<void> {
   state.starting ??= (async () => {
     await startQueue();
     if (state.worksHere) state.stop = workCells(handleCellBatch, { concurrency: getConfig().WORKER_CONCURRENCY }).stop;
+    if (!state.sweep) {
+      state.sweep = setInterval(() => void orphanSweep().catch((err: unknown) => log.warn("runner: orphan sweep failed", { err })), ORPHAN_SWEEP_MS);
+      state.sweep.unref();
+    }
   })().catch((error: unknown) => {
     state.starting = null;
     throw error;
@@ -116,6 +127,8 @@ export async function stopClusterRunner(graceMs: number): Promise<StopOutcome> {
   const stop = state.stop;
   state.stop = null;
   state.starting = null;
+  if (state.sweep) clearInterval(state.sweep);
+  state.sweep = null;
   if (!stop) return { finished: 0, aborted: 0 };
   // The worker stops taking batches at once (waiting out the grace period first would let it fill every
   // slot freed meanwhile with a batch it then gives back), gives the running ones the grace period, and
@@ -387,6 +400,25 @@ export async function recoverOrphanedRuns(): Promise<number[]> {
     if (await executionIsLive(id)) continue;
     failed.push(id);
   }
+  return failed;
+}
+
+/**
+ * One look for active runs no process can finish any more (recoverOrphanedRuns) while the servers run,
+ * not only when one starts: the last attempt of a batch lost with its process or its lease (the queue
+ * fails the job, no handler ever throws), or a wave claimed whose batches were never enqueued. A run
+ * must be found so on two sweeps in a row (a minute apart) before it is failed, so the moment between
+ * a wave's claim and its enqueue is never mistaken for one. Returns the runs it failed.
+ */
+export async function orphanSweep(): Promise<number[]> {
+  const now = new Set(await recoverOrphanedRuns());
+  const failed: number[] = [];
+  for (const id of now) {
+    if (!state.suspects.has(id)) continue;
+    await failQueuedRun(id, ORPHANED_MESSAGE);
+    failed.push(id);
+  }
+  state.suspects = new Set([...now].filter((id) => !failed.includes(id)));
   return failed;
 }
 
