@@ -286,15 +286,15 @@ export async function executionJobCounts(executionId: number): Promise<Execution
   return counts;
 }
 
+/** What stopping a worker did with the batches it was running: finished within the grace period, or given back. */
+export type StopOutcome = { finished: number; aborted: number };
+
 /**
  * Work cell batches in this process, up to `concurrency` at once, until stopQueue() or the returned
  * stop(). A handler that resolves completes its job; one that throws has it retried (after 1 s, up to
  * the retry limit). The signal aborts when the execution is cancelled, when this process's lease on
  * the job was lost (it stalled past the visibility timeout), or at shutdown after the grace period.
  */
-/** What stopping a worker did with the batches it was running: finished within the grace period, or given back. */
-export type StopOutcome = { finished: number; aborted: number };
-
 export function workCells(handler: CellHandler, options: { concurrency: number }): { stop: (graceMs?: number) => Promise<StopOutcome> } {
   const state = running();
   if (!Number.isInteger(options.concurrency) || options.concurrency < 1) {
