@@ -151,7 +151,9 @@ export class Notifier {
   }
 
   private async connectOnce(): Promise<pg.Client> {
-    const client = new pg.Client({ connectionString: this.url, application_name: "turnscope-notify" });
+    // TCP keepalive: a listening connection only reads, so without it a peer gone silently (a NAT or
+    // firewall dropping the idle flow) would leave it half-open, hearing nothing and never reconnecting.
+    const client = new pg.Client({ connectionString: this.url, application_name: "turnscope-notify", keepAlive: true, keepAliveInitialDelayMillis: 10_000 });
     client.on("notification", (msg) => this.dispatch(msg.channel, msg.payload));
     client.on("error", (err) => this.lost(client, err));
     client.on("end", () => this.lost(client));
