@@ -90,16 +90,28 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
 
   /** Trees loaded ahead by prefetchTrees, taken by the first cell of their conversation. */
   const prefetched = new Map<number, ConversationTree>();
+  /** The conversation's tree once its @GOAL is ensured (by the first cell of a metric that uses it). */
+  const goalTrees = new Map<number, Promise<ConversationTree>>();
   const treeFor = (conversationId: number, cell: Cell): Promise<ConversationTree> => {
     let tree = trees.get(conversationId);
     if (!tree) {
       const loaded = prefetched.get(conversationId);
       prefetched.delete(conversationId);
-      tree = loadTreeWithGoal(conversationId, cell, req, signal, judgeConfigured, deps, loaded);
+      tree = loaded ? Promise.resolve(loaded) : loadConversationTree(conversationId);
       trees.set(conversationId, tree);
       if (trees.size > TREE_CACHE) trees.delete(trees.keys().next().value as number);
     }
-    return tree;
+    // Per cell, not per tree: the conversation's first cell may be of a metric without @GOAL (another
+    // column first, or a queued batch that starts mid-conversation), and a later cell's metric needs it.
+    if (!judgeConfigured || !cell.node.templateVariables?.includes("@GOAL")) return tree;
+    let withIt = goalTrees.get(conversationId);
+    if (!withIt) {
+      // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
+      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model: req.model_name, signal }, deps.judge)));
+      goalTrees.set(conversationId, withIt);
+      if (goalTrees.size > TREE_CACHE) goalTrees.delete(goalTrees.keys().next().value as number);
+    }
+    return withIt;
   };
 
   const runCheck = checkEvaluator();
@@ -299,21 +311,6 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
         recordMany,
       }),
   };
-}
-
-async function loadTreeWithGoal(
-  conversationId: number,
-  cell: Cell,
-  req: RunRequest,
-  signal: AbortSignal,
-  judgeConfigured: boolean,
-  deps: RunnerDeps,
-  loaded?: ConversationTree,
-): Promise<ConversationTree> {
-  const tree = loaded ?? (await loadConversationTree(conversationId));
-  // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
-  if (judgeConfigured && cell.node.templateVariables?.includes("@GOAL")) return await withGoal(tree, { model: req.model_name, signal }, deps.judge);
-  return tree;
 }
 
 export function failedOutcome(model: string, error: string, latencyMs: number): JudgeOutcome {

@@ -220,6 +220,25 @@ describe("@GOAL", () => {
   });
 });
 
+describe("@GOAL whatever the order of a conversation's cells", () => {
+  it("is extracted for a metric that uses it even when the conversation's first cell is of a metric that does not", async () => {
+    const sample = await loadSampleDataset();
+    const base = { dataset_id: sample.datasetId, output_type: "progress" as const, evaluation_level: "conversation" as const };
+    // The first column does not use @GOAL: its cells load each conversation first.
+    await createMetric({ ...base, name: "Tone", prompt: "Is the tone right? @HISTORY" });
+    await createMetric({ ...base, name: "Goal met", prompt: "Was @GOAL met? @HISTORY" });
+    double.addRule({ match: "What is the user's goal?", behaviour: { kind: "verdict", body: { goal: "Get a straight answer" } } });
+    const done = await finished((await start({ dataset_id: sample.datasetId })).json.id);
+    expect(done).toMatchObject({ status: "completed", successful_evaluations: 10 });
+    const goalCalls = double.requests.filter((r) => JSON.stringify(r.body).includes("What is the user's goal?"));
+    expect(goalCalls).toHaveLength(5);
+    // Every "Goal met" prompt carries the extracted goal, not the first user message.
+    const goalMet = double.requests.filter((r) => JSON.stringify(r.body).includes("Was ") && JSON.stringify(r.body).includes("met?"));
+    expect(goalMet).toHaveLength(5);
+    for (const r of goalMet) expect(JSON.stringify(r.body)).toContain("Get a straight answer");
+  });
+});
+
 describe("the judge model's context", () => {
   it("cuts a long run's evidence to the run model's context, in the metric prompt and the goal call, never the final output", async () => {
     const rows = Array.from({ length: 300 }, (_, i) => ({ region: `r${i}`, sales: i * 37 }));
