@@ -6,9 +6,9 @@
 import fs from "node:fs";
 import path from "node:path";
 import { asc, eq, sql } from "drizzle-orm";
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
+import { pgRows as query } from "@/lib/testing/pg-query";
 import { findPgBinDir, startPgCluster, type PgCluster } from "@/scripts/pg-cluster.mjs";
 import { closePgDb, getPgDb, migratePg, openPg, type OpenPg } from "./pg";
 import { conversationsTable, datasetsTable, messagesTable, pipelineExecutionsTable } from "./schema.pg";
@@ -24,15 +24,6 @@ const journal = JSON.parse(fs.readFileSync(path.join(process.cwd(), "db/migratio
   entries: unknown[];
 };
 
-async function query<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 /** A fresh, empty database in the cluster, so a test sees the migrations run from nothing. */
 async function freshDatabase(cluster: PgCluster, name: string): Promise<string> {

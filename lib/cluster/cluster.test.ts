@@ -9,6 +9,7 @@ import fs from "node:fs";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleTestChild } from "@/lib/testing/child-bundle";
+import { pgRows as query } from "@/lib/testing/pg-query";
 import { findPgBinDir, startPgCluster, type PgCluster } from "@/scripts/pg-cluster.mjs";
 import { closeNotifiers, getNotifier, NotifyPayloadTooLargeError } from "./notify";
 import { closeClusterPools } from "./pool";
@@ -107,15 +108,6 @@ function startChild(mode: string, env: Record<string, string>): Child {
   return child;
 }
 
-async function query<T extends pg.QueryResultRow>(url: string, text: string, values: unknown[] = []): Promise<T[]> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return (await client.query<T>(text, values)).rows;
-  } finally {
-    await client.end();
-  }
-}
 
 let dbCounter = 0;
 async function freshDatabase(cluster: PgCluster): Promise<string> {

@@ -12,20 +12,13 @@ import { afterEach, describe, expect, it } from "vitest";
 import { clusterPool } from "@/lib/cluster/pool";
 import { enqueueCellBatches, startQueue, stopQueue, workCells } from "@/lib/cluster/queue";
 import { acquire } from "@/lib/cluster/semaphore";
+import { pgRows } from "@/lib/testing/pg-query";
 
 const url = process.env.DATABASE_URL ?? "";
 const onPg = url.startsWith("postgres");
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
-async function sql<T extends pg.QueryResultRow>(text: string, values: unknown[] = []): Promise<T[]> {
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    return (await c.query<T>(text, values)).rows;
-  } finally {
-    await c.end();
-  }
-}
+const sql = <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => pgRows<T>(url, text, values);
 
 async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000) {
   const end = Date.now() + ms;

@@ -5,7 +5,6 @@
  * looks every minute and fails such a run, once it has been seen so twice in a row. The test process
  * only enqueues (it works no batch), so the run's batches stay where the test puts them.
  */
-import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
@@ -13,21 +12,14 @@ import { getExecutionRow, markExecutionProcessing } from "@/db/repositories/exec
 import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http";
 import { seedMessageCells } from "@/lib/testing/seed";
+import { pgResult } from "@/lib/testing/pg-query";
 import { enqueueOnly, ORPHANED_MESSAGE, orphanSweep } from "./cluster-run";
 
 const url = process.env.DATABASE_URL ?? "";
 const queued = url.startsWith("postgres");
 const title = queued ? "the orphan sweep of queued runs" : "the orphan sweep of queued runs — SKIPPED: PostgreSQL only (TEST_STORE=postgres)";
 
-async function sql(text: string, values: unknown[] = []): Promise<pg.QueryResult> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await client.query(text, values);
-  } finally {
-    await client.end();
-  }
-}
+const sql = (text: string, values: unknown[] = []) => pgResult(url, text, values);
 
 async function startedRun(cells: number): Promise<number> {
   const { datasetId } = await seedMessageCells(cells, `orphans ${cells}`);
