@@ -5,7 +5,7 @@
 import { getStoredGoal, storeGoal } from "@/db/repositories/judge";
 import { processSingleton } from "@/lib/process-state";
 import { getJudgeConfig, resolveModelName } from "./config";
-import { judge, type JudgeDeps } from "./judge";
+import { judge, type CallGate, type JudgeDeps } from "./judge";
 
 export type GoalInput = {
   conversationId: number;
@@ -15,6 +15,8 @@ export type GoalInput = {
   model?: string | null;
   refresh?: boolean;
   signal?: AbortSignal;
+  /** The run's bound on calls in flight, which the goal call counts against too (see JudgeRequest.gate). */
+  gate?: CallGate;
 };
 
 export type Goal = { goal: string | null; generated_by: string };
@@ -51,6 +53,7 @@ export async function ensureGoal(input: GoalInput, deps: JudgeDeps = {}): Promis
       outputType: "json",
       outputSchema: goalSchema,
       signal: input.signal,
+      gate: input.gate,
       noCache: input.refresh,
     },
     deps,

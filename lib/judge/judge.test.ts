@@ -358,3 +358,46 @@ describe("adaptive limiter", () => {
     configure({ JUDGE_MAX_CONCURRENCY: undefined });
   });
 });
+
+describe("the caller's gate (a run's batch_size)", () => {
+  it("is taken before each attempt's provider call and given back once the provider answered, before the verdict returns", async () => {
+    const order: string[] = [];
+    let held = 0;
+    const gate = async () => {
+      held++;
+      order.push(`take (requests so far: ${double.count()})`);
+      return () => {
+        held--;
+        order.push(`give back (requests so far: ${double.count()})`);
+      };
+    };
+    double.enqueue({ kind: "rate_limit", retryAfterSeconds: 1 });
+    const out = await judge({ ...progress(), gate }, deps);
+    order.push("verdict");
+    expect(out).toMatchObject({ status: "completed", attempts: 2 });
+    // One slot per attempt: the 429's slot is given back before its Retry-After wait, not held through it.
+    expect(order).toEqual(["take (requests so far: 0)", "give back (requests so far: 1)", "take (requests so far: 1)", "give back (requests so far: 2)", "verdict"]);
+    expect(held).toBe(0);
+  });
+
+  it("refused: no provider call, a failed outcome, nothing cached", async () => {
+    const req = { ...progress("refused by the gate"), gate: async () => Promise.reject(new Error("not started: the server is shutting down")) };
+    const out = await judge(req, deps);
+    expect(out).toMatchObject({ status: "failed", attempts: 0 });
+    expect(double.count()).toBe(0);
+    expect(sleeps).toEqual([]); // not retried
+    expect((await judge(progress("refused by the gate"))).cached).toBe(false);
+  });
+
+  it("bounds calls in flight below the process-wide limit", async () => {
+    double.setLatency(60);
+    const slots = new AdaptiveLimiter(2);
+    const gate = async (signal?: AbortSignal) => (await slots.acquire(signal)).release;
+    let peak = 0;
+    const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 5);
+    const outs = await Promise.all(Array.from({ length: 8 }, (_, i) => judge({ ...progress(`gated ${i}`), gate })));
+    clearInterval(timer);
+    expect(outs.every((o) => o.status === "completed")).toBe(true);
+    expect(peak).toBe(2);
+  });
+});

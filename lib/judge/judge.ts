@@ -31,7 +31,16 @@ export type JudgeRequest = {
    * it in the same transaction as the cell's result (one write per cell instead of two).
    */
   deferCacheWrite?: boolean;
+  /**
+   * The caller's own bound on calls in flight (a run's batch_size), taken before each attempt's provider
+   * call and given back as soon as the provider has answered, so the caller's next call is sent before
+   * this one's reply is checked and saved. Rejecting it ends the judging without a call.
+   */
+  gate?: CallGate;
 };
+
+/** Waits for the caller's room for one provider call; resolves with the function that gives it back. */
+export type CallGate = (signal: AbortSignal | undefined) => Promise<() => void>;
 
 export type JudgeOutcome = {
   status: "completed" | "failed";
@@ -148,18 +157,24 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
   const call = (turns: Turn[]) =>
     withRetries(
       async (n) => {
-        attempts++;
-        // A retry has already waited its turn (and its Retry-After, holding no slot): it goes first.
-        const slot = await limiter.acquire(req.signal, { priority: n > 0 });
-        sentInEpoch = slot.epoch;
+        // The caller's room first (holding nothing of the process-wide limiter while it waits).
+        const leave = req.gate ? await req.gate(req.signal) : undefined;
         try {
-          const res = await callProvider(turns);
-          limiter.onSuccess(slot);
-          inputTokens += res.inputTokens;
-          outputTokens += res.outputTokens;
-          return res;
+          attempts++;
+          // A retry has already waited its turn (and its Retry-After, holding no slot): it goes first.
+          const slot = await limiter.acquire(req.signal, { priority: n > 0 });
+          sentInEpoch = slot.epoch;
+          try {
+            const res = await callProvider(turns);
+            limiter.onSuccess(slot);
+            inputTokens += res.inputTokens;
+            outputTokens += res.outputTokens;
+            return res;
+          } finally {
+            slot.release();
+          }
         } finally {
-          slot.release();
+          leave?.();
         }
       },
       {

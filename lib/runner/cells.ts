@@ -8,8 +8,8 @@ import "server-only";
 import { insertResultOnce, insertResults, insertResultsOnce, getExecutionRow, type NewResult, updateExecution } from "@/db/repositories/executions";
 import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/api/errors";
-import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
-import { existingLimiter } from "@/lib/judge/limiter";
+import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { AdaptiveLimiter, existingLimiter } from "@/lib/judge/limiter";
 import { buildJudgePrompt, loadConversationTree, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
 import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
 import { toResult } from "@/lib/results/serialize";
@@ -46,6 +46,14 @@ export type CellRunnerOptions = {
   shared: boolean;
   /** Wraps a judge cell's whole evaluation (the cluster-wide batch_size semaphore). */
   gate?: <T>(work: () => Promise<T>) => Promise<T>;
+  /**
+   * In-process async runs: at most this many of the run's judge calls in flight (its batch_size). A
+   * call's slot is taken just before the provider call and given back as soon as the provider answers,
+   * so the caller may evaluate up to `2 × callSlots` cells at once (`evaluateAtOnce`): the next cells'
+   * prompts are built and their cache read while the calls are out, and a reply is checked and saved
+   * while the next call is already on its way — instead of each of those steps delaying the next call.
+   */
+  callSlots?: number;
   /** Called with 429s as they are seen (shared runs add them to meta). */
   onRateLimited?: (n: number) => Promise<void>;
 };
@@ -70,7 +78,16 @@ export type CellRunner = {
   totals: CellTotals;
   /** The model's adaptive limit of calls in flight in this process. */
   limitNow(): number | null;
+  /** How many cells the caller may `evaluate` at once (2 × callSlots with call slots). */
+  evaluateAtOnce: number | undefined;
 };
+
+/** A run's call slot refused: the server is shutting down, so the cell does not start its call. */
+class NotStarted extends Error {
+  constructor() {
+    super("not started: the server is shutting down");
+  }
+}
 
 export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const { execution, req, allNodes, total, signal, deps } = opts;
@@ -87,6 +104,17 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   };
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
+  const callSlots = opts.callSlots ? new AdaptiveLimiter(opts.callSlots) : undefined;
+  /** A slot of the run's calls in flight, refused once the run may start nothing new (shutdown). */
+  const runGate: CallGate | undefined =
+    callSlots &&
+    (async (s) => {
+      if (opts.stopped()) throw new NotStarted();
+      const slot = await callSlots.acquire(s);
+      if (!opts.stopped()) return slot.release;
+      slot.release();
+      throw new NotStarted();
+    });
 
   /** Trees loaded ahead by prefetchTrees, taken by the first cell of their conversation. */
   const prefetched = new Map<number, ConversationTree>();
@@ -107,7 +135,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     let withIt = goalTrees.get(conversationId);
     if (!withIt) {
       // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
-      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model: req.model_name, signal }, deps.judge)));
+      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model: req.model_name, signal, gate: runGate }, deps.judge)));
       goalTrees.set(conversationId, withIt);
       if (goalTrees.size > TREE_CACHE) goalTrees.delete(goalTrees.keys().next().value as number);
     }
@@ -249,10 +277,34 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     if (signal.aborted || opts.stopped()) return;
     const model = resolveModelName(req.model_name, cell.node.modelName);
     lastModel = model;
-    announceProcessing(cell);
+    // With call slots a cell is announced when its call goes out (or when its outcome needs none), not
+    // while it is only being prepared ahead.
+    let announced = false;
+    const announce = () => {
+      if (announced) return;
+      announced = true;
+      announceProcessing(cell);
+    };
+    if (!runGate) announce();
+    let refused = false;
+    const gate: CallGate | undefined =
+      runGate &&
+      (async (s) => {
+        try {
+          const leave = await runGate(s);
+          announce();
+          return leave;
+        } catch (error) {
+          refused = true;
+          throw error;
+        }
+      });
     const started = now();
     const skipped = await skipReason(cell, allNodes);
-    if (skipped) return await record(cell, skippedOutcome(skipped));
+    if (skipped) {
+      announce();
+      return await record(cell, skippedOutcome(skipped));
+    }
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
@@ -275,6 +327,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
           noCache: req.retry || req.no_cache,
           // Stored with the cell's result, in its transaction (record()).
           deferCacheWrite: true,
+          gate,
         },
         deps.judge,
       );
@@ -282,14 +335,17 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       if (signal.aborted) return; // cancelled: nothing is written after the cancel
       outcome = failedOutcome(model, error instanceof AppError ? error.message : `could not evaluate: ${(error as Error).message}`, now() - started);
     }
-    // Synchronous from here to the write: a cancel cannot slip in between the check and the save.
-    if (signal.aborted) return;
+    // Synchronous from here to the write: a cancel cannot slip in between the check and the save. A cell
+    // refused its call slot by a shutdown was never started: it is left for a retry, like the cells after it.
+    if (signal.aborted || refused) return;
+    announce();
     await record(cell, outcome);
   };
 
   return {
     totals,
     limitNow,
+    evaluateAtOnce: opts.callSlots && 2 * opts.callSlots,
     prefetchTrees: async (cells) => {
       const ids = [...new Set(cells.map((c) => c.conversationId))].filter((id) => !trees.has(id) && !prefetched.has(id)).slice(0, TREE_CACHE);
       if (ids.length < 2) return; // one conversation: the cell loads it itself, as cheaply

@@ -5,6 +5,7 @@
  * wait for and recover queued runs instead, which every process of the cluster works (cluster-run.ts).
  */
 import "server-only";
+import { setMaxListeners } from "node:events";
 import { forEachLimited } from "./limited";
 import { getExecutionRow, insertExecution, listActiveExecutionIds, updateExecution } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
@@ -83,6 +84,9 @@ export async function startExecution(req: RunRequest, userId: string, deps: Runn
     return toExecution(row);
   }
   const controller = new AbortController();
+  // Every cell in flight or waiting for a call slot listens for the cancel: up to 2 × batch_size
+  // listeners by design, not a leak (Node warns past 10).
+  setMaxListeners(0, controller.signal);
   const finished = new Promise<void>((resolve) => {
     // Start on the next turn so the 202 answer goes out first.
     setImmediate(() => {
@@ -124,6 +128,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     stopped: () => lifecycle.draining,
     deps,
     shared: false,
+    // async: batch_size judge calls in flight, the next cells prepared and the last ones saved meanwhile.
+    callSlots: req.execution_mode === "async" ? req.batch_size : undefined,
   });
   const totals = cells.totals;
 
@@ -133,7 +139,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     await cells.runChecks(wave.filter((c) => c.node.kind === "check"));
     // A cell that throws (a database error) fails the run only once the cells in flight are over, and no
     // further cell starts: nothing of the run goes on after it is marked failed.
-    await forEachLimited(wave.filter((c) => c.node.kind !== "check"), req.execution_mode === "async" ? req.batch_size : 1, (cell) => cells.evaluate(cell));
+    await forEachLimited(wave.filter((c) => c.node.kind !== "check"), cells.evaluateAtOnce ?? 1, (cell) => cells.evaluate(cell));
   }
 
   const current = await getExecutionRow(row.id);

@@ -336,6 +336,28 @@ describe("failures, retry and recovery", () => {
   });
 });
 
+describe("async batch_size", () => {
+  it("keeps at most batch_size calls at the provider, @GOAL calls included, while the next cells are prepared; each cell is announced once, before its result", async () => {
+    const s = await setup();
+    double.setLatency(30);
+    const res = await start({ dataset_id: s.datasetId, execution_mode: "async", batch_size: 3 });
+    const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${res.json.id}/events`), { params: Promise.resolve({ id: String(res.json.id) }) });
+    const got = await readSse(stream);
+    const done = await finished(res.json.id);
+    expect(done).toMatchObject({ status: "completed", successful_evaluations: 35 });
+    // 5 goal calls and 35 cells (less the cache's answers), never more than 3 at once, and 3 at once.
+    expect(double.count()).toBe(5 + 35 - done.meta.cached_evaluations);
+    expect(double.stats().peakInFlight).toBe(3);
+    const key = (e: { data: { pipeline_node_id: number; entity_type: string; entity_id: number } }) => `${e.data.pipeline_node_id}:${e.data.entity_type}:${e.data.entity_id}`;
+    const processing = got.filter((e) => e.event === "processing");
+    const results = got.filter((e) => e.event === "complete");
+    expect(processing).toHaveLength(35);
+    expect(results).toHaveLength(35);
+    expect(new Set(processing.map(key)).size).toBe(35);
+    for (const r of results) expect(got.findIndex((e) => e.event === "processing" && key(e) === key(r))).toBeLessThan(got.indexOf(r));
+  });
+});
+
 describe("limiter figures", () => {
   it("reports the live concurrency limit and the provider's 429s in processing events and in meta", async () => {
     const s = await setup();

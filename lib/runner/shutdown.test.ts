@@ -33,11 +33,15 @@ describe.skipIf(queued)("graceful shutdown", () => {
     double.setLatency(150);
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, execution_mode: "async", batch_size: 2 } });
     const id = started.json.id;
-    await expect.poll(() => double.inFlight()).toBeGreaterThan(0);
+    await expect.poll(() => double.inFlight()).toBe(2);
 
+    // The run prepares the next cells while its 2 calls are out: none of them may start its call after
+    // the drain began.
+    const sentBeforeDrain = double.count();
     const drained = await drainRuns(2_000);
     expect(drained).toEqual({ finished: 1, aborted: 0 });
     await waitForExecution(id);
+    expect(double.count()).toBe(sentBeforeDrain);
     const row = (await getExecutionRow(id))!;
     const saved = (await listResultRows(id)).length;
     expect(saved).toBeGreaterThan(0); // the cells in flight finished and were saved
