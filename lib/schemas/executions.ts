@@ -19,7 +19,7 @@ const runFields = {
   entity_id: positiveId.nullable().optional().describe("The entity (row); null or absent for a column, every row of entity_type, or all"),
   retry: z.boolean().optional().default(false).describe("Only cells whose latest result failed or is missing"),
   execution_mode: z.enum(["sync", "async"]).optional().default("sync"),
-  batch_size: z.number().int().min(1).max(256).optional().default(8).describe("Evaluations at once in async mode"),
+  batch_size: z.number().int().min(1).max(256).optional().default(8).describe("Async mode: judge calls of the run in flight at once (@GOAL calls included); the next cells are prepared and the last ones saved meanwhile"),
   model_name: z.string().trim().min(1).max(200).nullable().optional().describe("Judge model for this run"),
   no_cache: z.boolean().optional().default(false).describe("Ask the judge again even for unchanged cells"),
 };
