@@ -44,6 +44,9 @@ test.describe("dataset workspace", () => {
     await page.reload();
     await expect(page.getByRole("radiogroup", { name: "Mode" }).getByRole("radio", { name: "Async" })).toBeChecked();
     await expect(page.getByLabel("Batch size")).toHaveValue("4");
+    // A model of this test's own: verdicts other specs cached for the same sample prompts would otherwise
+    // answer this run's cells at once, and a cached cell does not wait behind the run's judge calls.
+    await page.getByLabel("Model override").fill(`gpt-4o-mini-workspace-${Date.now()}`);
     await recordCellStates(page);
     await page.getByRole("button", { name: "Run all" }).click();
 
