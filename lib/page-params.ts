@@ -1,6 +1,6 @@
 import "server-only";
 import { notFound } from "next/navigation";
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 import { idParam } from "@/lib/schemas/common";
 
 /** A page's lookup by path id: a malformed id, or a 404 from the lookup, renders the not-found page. */

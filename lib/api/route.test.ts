@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http";
-import { AppError } from "./errors";
+import { AppError } from "@/lib/errors";
 import { json, route } from "./route";
 
 afterEach(() => {

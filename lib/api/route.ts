@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
-import { AppError, errorResponse, type ErrorDetail } from "./errors";
+import { AppError, errorResponse, type ErrorDetail } from "@/lib/errors";
 import { SESSION_COOKIE, bearerOf, notCrossSite, readCookie, tokenMatches, verifySessionValue } from "./session";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };

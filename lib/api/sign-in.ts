@@ -4,7 +4,7 @@
  */
 import { getConfig } from "@/lib/config";
 import { processSingleton } from "@/lib/process-state";
-import { AppError } from "./errors";
+import { AppError } from "@/lib/errors";
 import {
   SESSION_COOKIE,
   createSessionValue,

@@ -1,6 +1,6 @@
 /** One test per check: a conversation built for it, a passing and a failing case, and the reasoning text. */
 import { describe, expect, it } from "vitest";
-import type { AppError } from "@/lib/api/errors";
+import type { AppError } from "@/lib/errors";
 import { checkTypes, parseCheckSpec, runCheck, type CheckTree } from "./index";
 
 type StepInit = { thinking?: string; tool_call?: unknown; tool_result?: unknown; output?: string; structured?: unknown };

@@ -5,7 +5,7 @@
  * `{value, reasoning}` with score 1 or 0.
  */
 import type { EvaluationLevel, StepKind } from "@/db/schema";
-import { AppError, type ErrorDetail } from "@/lib/api/errors";
+import { AppError, type ErrorDetail } from "@/lib/errors";
 import { forbiddenTools } from "./forbidden-tools";
 import { jsonSchema, validJson } from "./json-output";
 import { messageCount } from "./message-count";

@@ -1,7 +1,7 @@
 /** Datasets and conversations as the API shows them: row → wire mapping and the not-found rules. */
 import "server-only";
 import * as repo from "@/db/repositories/datasets";
-import { notFound } from "@/lib/api/errors";
+import { notFound } from "@/lib/errors";
 import type { Conversation, ConversationSummary, Dataset } from "@/lib/schemas/datasets";
 
 function toDataset(row: repo.DatasetWithCounts): Dataset {

@@ -6,7 +6,7 @@ import "server-only";
 import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { findImportOutcome, type IdempotencyScope } from "@/db/repositories/imports";
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 import { json, zodDetails } from "@/lib/api/route";
 import { getConfig } from "@/lib/config";
 import { assertDatasetExists } from "@/lib/datasets";

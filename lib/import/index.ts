@@ -4,7 +4,7 @@
  */
 import "server-only";
 import { insertConversationsBulk, saveImportOutcome, type BulkResult, type IdempotencyScope } from "@/db/repositories/imports";
-import { notFound } from "@/lib/api/errors";
+import { notFound } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
 import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
 import { decodeUpload } from "./decode";

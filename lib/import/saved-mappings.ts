@@ -6,7 +6,7 @@
 import "server-only";
 import { deleteSavedMappingRow, getSavedMappingRow, listSavedMappingRows, upsertSavedMapping } from "@/db/repositories/saved-mappings";
 import type { SavedMappingRow } from "@/db/schema";
-import { notFound } from "@/lib/api/errors";
+import { notFound } from "@/lib/errors";
 import { importMappingSchema, type CreateSavedMappingBody, type ImportMapping, type SavedMapping } from "@/lib/schemas/imports";
 
 function toWire(row: SavedMappingRow): SavedMapping {

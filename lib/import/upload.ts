@@ -4,7 +4,7 @@
  */
 import "server-only";
 import busboy from "busboy";
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 
 export type UploadForm = {
   file: { bytes: Buffer; filename: string };

@@ -8,7 +8,7 @@ import { currentLabelRows } from "@/db/repositories/labels";
 import { executionReadingRows, latestReadingRows, metaReadingRows } from "@/db/repositories/readings";
 import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import { agreementKind, computeAgreement, type PairedItem, type Reading } from "@/lib/agreement";
-import { AppError, notFound } from "@/lib/api/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import { getMetricRow } from "@/lib/metrics/metrics";
 import type { Agreement, MetricReference } from "@/lib/schemas/labels";

@@ -10,7 +10,7 @@ import { promptVersionsAt } from "@/db/repositories/prompt-versions";
 import { executionCellRows, type CellResultRow } from "@/db/repositories/readings";
 import type { MetricPromptVersionRow, PipelineExecutionRow } from "@/db/schema";
 import { agreementKind, computeAgreement, type PairedItem } from "@/lib/agreement";
-import { AppError, notFound } from "@/lib/api/errors";
+import { AppError, notFound } from "@/lib/errors";
 import type { Comparison } from "@/lib/schemas/compare";
 import type { ExecutionMeta } from "@/lib/schemas/executions";
 import { readingOfResult } from "./readings";

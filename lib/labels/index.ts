@@ -6,7 +6,7 @@ import "server-only";
 import { locateEntityInDataset } from "@/db/repositories/executions";
 import * as repo from "@/db/repositories/labels";
 import type { LabelRow, OutputType, PipelineNodeRow } from "@/db/schema";
-import { AppError, notFound } from "@/lib/api/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { checkVerdict } from "@/lib/judge/verdicts";
 import { assertDatasetExists } from "@/lib/datasets";
 import { getMetricRow } from "@/lib/metrics/metrics";

@@ -4,7 +4,7 @@
  */
 import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } from "@/db/schema";
 import { defaultAppliesTo, parseCheckSpec } from "@/lib/checks";
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 import { checkPromptVariables, explainInvalidVariable, variablesForLevel } from "./variables";
 
 export type Definition = {

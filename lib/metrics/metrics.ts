@@ -3,7 +3,7 @@ import "server-only";
 import { getConversationTree, getConversationTrees } from "@/db/repositories/datasets";
 import * as repo from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
-import { AppError, notFound } from "@/lib/api/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import { contextTokensFor, resolveModelName } from "@/lib/judge/config";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";

@@ -1,6 +1,6 @@
 /** The rules a metric's reference obeys, checked when the metric is saved (422 with the reason). */
 import type { EvaluationLevel, OutputType } from "@/db/schema";
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 import type { MetricReference } from "@/lib/schemas/labels";
 
 /** 422 unless the reference can be read at the metric's level and compared with its output type. */

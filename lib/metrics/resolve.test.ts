@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 import { loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
 import { loadConversationTree } from "./metrics";
 import { buildJudgePrompt, judgeSystemMessage, resolveVariables, type ConversationTree } from "./resolve";

@@ -4,7 +4,7 @@
  * cells from one loaded tree, and the preview shows exactly what the judge receives.
  */
 import type { EvaluationLevel, OutputType } from "@/db/schema";
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 import {
   CHARS_PER_TOKEN,
   docText,

@@ -2,7 +2,7 @@
 import "server-only";
 import * as repo from "@/db/repositories/templates";
 import type { EvaluationLevel, MetricTemplateRow } from "@/db/schema";
-import { AppError, notFound } from "@/lib/api/errors";
+import { AppError, notFound } from "@/lib/errors";
 import type { CreateTemplateInput, MetricTemplate, UpdateTemplateInput } from "@/lib/schemas/metrics";
 import { definitionPatch, definitionToWire, deriveDefinition, promptAndOutput } from "./definition";
 import { systemTemplates } from "./system-templates";

@@ -7,7 +7,7 @@ import { latestResultsFor } from "@/db/repositories/executions";
 import * as repo from "@/db/repositories/grid";
 import { getNode } from "@/db/repositories/metrics";
 import type { EvaluationLevel, EvaluationResultRow } from "@/db/schema";
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import { stepKindsOf } from "@/lib/metrics/step-kinds";
 import type { GridRow } from "@/lib/schemas/executions";

@@ -7,7 +7,7 @@ import "server-only";
 import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
 import { listScorePage, resultStats, scoreRangesByNode, type NodeScoreRange } from "@/db/repositories/results";
 import type { EvaluationResultRow, PipelineExecutionRow } from "@/db/schema";
-import { notFound } from "@/lib/api/errors";
+import { notFound } from "@/lib/errors";
 import { processSingleton } from "@/lib/process-state";
 import type { Aggregated } from "@/lib/schemas/executions";
 import { Aggregator, hasScore } from "./aggregate";

@@ -4,7 +4,7 @@
  */
 import "server-only";
 import type { PipelineNodeRow, ResultStatus } from "@/db/schema";
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 import { prepareCheck, type CheckTree } from "@/lib/checks";
 import type { JudgeOutcome } from "@/lib/judge";
 import type { Cell } from "./plan";

@@ -6,7 +6,7 @@ import "server-only";
 import { latestStatusByCell, listEntities, locateEntityInDataset } from "@/db/repositories/executions";
 import { getNode, listNodes } from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
-import { AppError, notFound } from "@/lib/api/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import { metricAppliesToStep, stepKindsOf } from "@/lib/metrics/step-kinds";
 import type { RunRequest } from "@/lib/schemas/executions";

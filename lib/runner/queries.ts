@@ -2,7 +2,7 @@
 import "server-only";
 import { getExecutionRow, listExecutionRows } from "@/db/repositories/executions";
 import type { ExecutionStatus } from "@/db/schema";
-import { notFound } from "@/lib/api/errors";
+import { notFound } from "@/lib/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import { toExecution } from "@/lib/results/serialize";
 import type { Execution } from "@/lib/schemas/executions";

@@ -9,7 +9,7 @@ import { setMaxListeners } from "node:events";
 import { forEachLimited } from "./limited";
 import { getExecutionRow, insertExecution, listActiveExecutionIds, updateExecution } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
-import { AppError, notFound } from "@/lib/api/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { assertDatasetExists, deleteDataset } from "@/lib/datasets";
 import { resolveModelName } from "@/lib/judge";
 import { log } from "@/lib/log";

@@ -6,7 +6,7 @@
 import "server-only";
 import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
 import type { EvaluationResultRow } from "@/db/schema";
-import { notFound } from "@/lib/api/errors";
+import { notFound } from "@/lib/errors";
 import { sseResponse } from "@/lib/api/sse";
 import { toExecution, toResult } from "@/lib/results/serialize";
 import { subscribe as subscribeCluster } from "@/lib/cluster/notify";

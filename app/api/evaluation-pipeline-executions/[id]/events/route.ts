@@ -1,4 +1,4 @@
-import { AppError } from "@/lib/api/errors";
+import { AppError } from "@/lib/errors";
 import { route } from "@/lib/api/route";
 import { executionEventStream } from "@/lib/runner";
 import { idParams, intText } from "@/lib/schemas/common";

@@ -1,4 +1,4 @@
-/** The one error class of the API, and its wire shape (shared/API.md, "Errors"). */
+/** The one error class of the app (below every domain module; lib/api maps it to HTTP), and its wire shape (shared/API.md, "Errors"). */
 export type ErrorCode =
   | "bad_request"
   | "unauthorized"
