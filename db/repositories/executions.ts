@@ -467,6 +467,27 @@ export async function listResultPage(executionId: number, uptoId: number, limit:
 
 export type CellKey = { pipelineNodeId: number; entityType: EvaluationLevel; entityId: number };
 
+/**
+ * Which of these cells already have a result of the execution, keyed `node:type:entity`: a queued batch
+ * worked again after its process died judges only the others (a saved cell is never paid for twice).
+ */
+export async function cellsWithResult(executionId: number, cells: CellKey[]): Promise<Set<string>> {
+  if (cells.length === 0) return new Set();
+  const r = evaluationResultsTable;
+  const db = await database();
+  const rows = await db
+    .select({ node: r.pipelineNodeId, type: r.entityType, entity: r.entityId })
+    .from(r)
+    .where(
+      and(
+        eq(r.executionId, executionId),
+        inJsonIntegers(r.pipelineNodeId, sql`${JSON.stringify([...new Set(cells.map((c) => c.pipelineNodeId))])}`),
+        inJsonIntegers(r.entityId, sql`${JSON.stringify([...new Set(cells.map((c) => c.entityId))])}`),
+      ),
+    );
+  return new Set(rows.map((row) => `${row.node}:${row.type}:${row.entity}`));
+}
+
 /** The latest result status of every cell of a dataset that has one (among results up to `uptoResultId`), keyed `node:type:entity`. */
 export async function latestStatusByCell(datasetId: number, uptoResultId?: number): Promise<Map<string, "completed" | "failed">> {
   const rows = await rawRows<{ node: number; type: EvaluationLevel; entity: number; status: "completed" | "failed" }>(

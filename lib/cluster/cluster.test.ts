@@ -400,6 +400,32 @@ describe.skipIf(!binDir)(title, () => {
     await release();
   }, 60_000);
 
+  it("semaphore: the places in line of a SIGKILLed process's waiters free within seconds, not after a holder's lease", async () => {
+    // Issue 22: a dead process's waiting rows kept their places ahead of the living for the whole lease
+    // (the visibility timeout), and every other process of the run stood still behind them.
+    const url = await freshDatabase(cluster);
+    const leaseMs = 20_000;
+    const first = await acquire("line", 1, { url, leaseMs });
+    const dead = startChild("sem-hold", { DATABASE_URL: url, SEM_KEY: "line", SEM_LEASE_MS: String(leaseMs) });
+    await waitUntil("the child to wait in line", async () => (await query<{ n: number }>(url, "select count(*)::int as n from turnscope_semaphore where key = 'line'"))[0].n === 2, 30_000);
+    let acquiredAt = 0;
+    const next = acquire("line", 1, { url, leaseMs }).then((release) => {
+      acquiredAt = Date.now();
+      return release;
+    });
+    await waitUntil("this process to wait behind it", async () => (await query<{ n: number }>(url, "select count(*)::int as n from turnscope_semaphore where key = 'line'"))[0].n === 3, 10_000);
+    dead.proc.kill("SIGKILL");
+    await dead.exited;
+    expect(dead.events.some((e) => e.event === "held")).toBe(false);
+    const releasedAt = Date.now();
+    await first();
+    const release = await next;
+    const waited = acquiredAt - releasedAt;
+    console.log(`semaphore: a slot freed behind a SIGKILLed waiter was taken after ${waited} ms (holders' lease ${leaseMs} ms)`);
+    expect(waited).toBeLessThan(leaseMs / 2);
+    await release();
+  }, 60_000);
+
   it("(d) cancel: queued jobs of a cancelled execution are never worked, and a running batch is aborted in another process", async () => {
     const url = await freshDatabase(cluster);
     const remote = startChild("queue", { DATABASE_URL: url, WORKER_NAME: "remote", ITEM_DELAY_MS: "100", GATED: "1" });

@@ -16,6 +16,7 @@ import "server-only";
 import { z } from "zod";
 import {
   addExecutionRateLimits,
+  cellsWithResult,
   claimNextWave,
   getExecutionRow,
   listActiveExecutionIds,
@@ -167,11 +168,15 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   const req = queue.request;
   await markExecutionProcessing(row.id, new Date().toISOString());
   const allNodes = new Map((await listNodes({ datasetId: row.datasetId })).map((n) => [n.id, n]));
+  // A batch worked again (its process died or lost its lease mid-batch) skips the cells already saved:
+  // judging them again would pay the provider twice for a result the save then drops.
+  const saved = job.attempt > 1 ? await cellsWithResult(row.id, queuedCells.map((c) => ({ pipelineNodeId: c.nodeId, entityType: c.entityType, entityId: c.entityId }))) : null;
   const cells: Cell[] = [];
   for (const c of queuedCells) {
     const node = allNodes.get(c.nodeId);
     // A metric deleted mid-run takes its results with it: the run cannot add up any more.
     if (!node) return void (await failQueuedRun(row.id, `run stopped: metric ${c.nodeId} was deleted during the run`));
+    if (saved?.has(`${c.nodeId}:${c.entityType}:${c.entityId}`)) continue;
     cells.push(toCell(c, node));
   }
   const batchSize = req.execution_mode === "async" ? req.batch_size : 1;
