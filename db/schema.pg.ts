@@ -476,6 +476,8 @@ export const sessionsTable = pgTable(
     userName: text("user_name").notNull(),
     role: text("role").notNull(),
     keyId: integer("key_id"),
+    /** SHA-256 of API_TOKEN for a session signed in with it: a new token ends those sessions. */
+    tokenHash: text("token_hash"),
     createdAt: createdAt(),
     expiresAt: text("expires_at").notNull(),
     revokedAt: text("revoked_at"),

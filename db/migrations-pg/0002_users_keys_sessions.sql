@@ -15,6 +15,7 @@ CREATE TABLE "sessions" (
 	"user_name" text NOT NULL,
 	"role" text NOT NULL,
 	"key_id" integer,
+	"token_hash" text,
 	"created_at" text DEFAULT to_char(statement_timestamp() at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') NOT NULL,
 	"expires_at" text NOT NULL,
 	"revoked_at" text

@@ -19,6 +19,7 @@ CREATE TABLE `sessions` (
 	`user_name` text NOT NULL,
 	`role` text NOT NULL,
 	`key_id` integer,
+	`token_hash` text,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) NOT NULL,
 	`expires_at` text NOT NULL,
 	`revoked_at` text
