@@ -59,14 +59,14 @@ const configKeys = Object.keys(envSchema.shape);
 const readme = settingRows(read("README.md"));
 const reference = settingRows(read("docs/configuration.md"));
 
-function expectDocumentedDefault(rows: Map<string, string[]>, key: string) {
+function expectDocumentedDefault(rows: Map<string, string[]>, key: string, file: string) {
   const row = rows.get(key);
-  expect(row, `${key} has no row`).toBeDefined();
+  expect(row, `${key} has no row in ${file}'s settings tables`).toBeDefined();
   const value = defaults[key];
   const defaultCell = row![1] ?? "";
-  if (value === undefined) expect(defaultCell, `${key}: default cell`).toMatch(/unset/);
-  else expect(defaultCell, `${key}: default cell`).toContain(`\`${String(value)}\``);
-  expect((row![2] ?? "").length, `${key}: meaning`).toBeGreaterThan(10);
+  if (value === undefined) expect(defaultCell, `${key}: default cell in ${file}`).toMatch(/unset/);
+  else expect(defaultCell, `${key}: default cell in ${file}`).toContain(`\`${String(value)}\``);
+  expect((row![2] ?? "").length, `${key}: meaning in ${file}`).toBeGreaterThan(10);
 }
 
 describe("every setting is documented with its default", () => {
@@ -76,8 +76,8 @@ describe("every setting is documented with its default", () => {
   });
 
   it.each(configKeys)("%s: a row with its default in the README and in docs/configuration.md", (key) => {
-    expectDocumentedDefault(readme, key);
-    expectDocumentedDefault(reference, key);
+    expectDocumentedDefault(readme, key, "README.md");
+    expectDocumentedDefault(reference, key, "docs/configuration.md");
   });
 
   it.each(startSettings)("%s (npm start): a row in the README and in docs/configuration.md", (key) => {
