@@ -1,6 +1,7 @@
 /**
- * Every environment variable Turnscope reads, validated once with zod. The README lists each one with
- * its default; nothing else in the code reads process.env for configuration.
+ * Every environment variable Turnscope reads, validated once with zod. The README's settings table and
+ * docs/configuration.md list each one with its default (lib/config-docs.test.ts checks both); nothing
+ * else in the code reads process.env for configuration.
  */
 import proxyaddr from "proxy-addr";
 import { z } from "zod";
@@ -21,7 +22,8 @@ const optionalText = z
   .optional()
   .transform((v) => (v ? v : undefined));
 
-const envSchema = z.object({
+/** Exported for lib/config-docs.test.ts, which holds the documentation to these keys and defaults. */
+export const envSchema = z.object({
   DATABASE_PATH: z.string().trim().min(1).default("./data/turnscope.db"),
   /** postgres://… selects the PostgreSQL store (db/pg.ts); unset keeps SQLite at DATABASE_PATH. */
   DATABASE_URL: optionalText.pipe(
