@@ -10,6 +10,8 @@ console.log("▸ Type check");
 run("npx", ["tsc", "--noEmit", "-p", "."]);
 console.log("▸ Lint");
 run("npx", ["eslint", ".", "--max-warnings=0"]);
+console.log("▸ Import cycles (madge: between files and between module folders)");
+run("node", ["scripts/check-imports.mjs"]);
 console.log("▸ Unit and route tests (vitest)");
 run("npx", ["vitest", "run"]);
 // The same tests on the second store: one throwaway PostgreSQL cluster (lib/testing/pg-global-setup.ts).

@@ -13,6 +13,6 @@ export {
   type RunnerDeps,
 } from "./run";
 export { handleCellBatch, runsAreQueued, startClusterRunner } from "./cluster-run";
-export { executionEventStream } from "./stream";
+export { executionEventFeed, type EventFeed, type FeedSink, type FeedMessage } from "./stream";
 export { getExecution, listExecutions } from "./queries";
 export { conversationGoal } from "./goal";

@@ -3,7 +3,7 @@ import { ExecutionView } from "@/components/executions/execution-view";
 import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
 import { getExecution } from "@/lib/runner";
-import { loadForPage } from "@/lib/page-params";
+import { loadForPage } from "@/lib/api/page-params";
 
 export const dynamic = "force-dynamic";
 
