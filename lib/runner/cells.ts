@@ -1,7 +1,6 @@
 /**
- * Evaluating a run's cells, shared by the two ways a run is executed: inside the process that started
- * it (SQLite, run.ts) and as queued batches worked by any process of a PostgreSQL cluster
- * (cluster-run.ts). One code path judges a cell, checks check cells, skips cells whose dependency did
+ * Evaluating a run's cells, shared by the two engines: inside the process that started it (SQLite,
+ * in-process.ts) and as queued batches worked by any process of a PostgreSQL cluster (cluster-run.ts). One code path judges a cell, checks check cells, skips cells whose dependency did
  * not pass, saves the outcome, counts it and announces it on this process's event bus.
  */
 import "server-only";
@@ -9,7 +8,7 @@ import { insertResultOnce, insertResults, insertResultsOnce, getExecutionRow, ty
 import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
-import { AdaptiveLimiter, existingLimiter } from "@/lib/judge/limiter";
+import { existingLimiter } from "@/lib/judge/limiter";
 import { buildJudgePrompt, loadConversationTree, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
 import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
 import { toResult } from "@/lib/results/serialize";
@@ -44,16 +43,16 @@ export type CellRunnerOptions = {
    * the execution's meta as they happen, since other processes count theirs too.
    */
   shared: boolean;
-  /** Wraps a judge cell's whole evaluation (the cluster-wide batch_size semaphore). */
-  gate?: <T>(work: () => Promise<T>) => Promise<T>;
   /**
-   * In-process async runs: at most this many of the run's judge calls in flight (its batch_size). A
-   * call's slot is taken just before the provider call and given back as soon as the provider answers,
-   * so the caller may evaluate up to `2 × callSlots` cells at once (`evaluateAtOnce`): the next cells'
-   * prompts are built and their cache read while the calls are out, and a reply is checked and saved
-   * while the next call is already on its way — instead of each of those steps delaying the next call.
+   * The run's batch_size: at most `size` of its judge calls in flight, @GOAL calls included, on either
+   * engine — the engine's `gate` gives a slot (in process: this process's slots of the run; queued: the
+   * cluster-wide semaphore of the run and the model's). A call's slot is taken just before the provider
+   * call and given back as soon as the provider answers, so the caller may evaluate up to `2 × size`
+   * cells at once (`evaluateAtOnce`): the next cells' prompts are built and their cache read while the
+   * calls are out, and a reply is checked and saved while the next call is already on its way — instead
+   * of each of those steps delaying the next call.
    */
-  callSlots?: number;
+  callSlots?: { size: number; gate: (model: string) => CallGate };
   /** Called with 429s as they are seen (shared runs add them to meta). */
   onRateLimited?: (n: number) => Promise<void>;
 };
@@ -78,7 +77,7 @@ export type CellRunner = {
   totals: CellTotals;
   /** The model's adaptive limit of calls in flight in this process. */
   limitNow(): number | null;
-  /** How many cells the caller may `evaluate` at once (2 × callSlots with call slots). */
+  /** How many cells the caller may `evaluate` at once (2 × callSlots.size with call slots). */
   evaluateAtOnce: number | undefined;
 };
 
@@ -104,15 +103,15 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   };
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
-  const callSlots = opts.callSlots ? new AdaptiveLimiter(opts.callSlots) : undefined;
+  const callSlots = opts.callSlots;
   /** A slot of the run's calls in flight, refused once the run may start nothing new (shutdown). */
-  const runGate: CallGate | undefined =
+  const runGate = (model: string): CallGate | undefined =>
     callSlots &&
     (async (s) => {
       if (opts.stopped()) throw new NotStarted();
-      const slot = await callSlots.acquire(s);
-      if (!opts.stopped()) return slot.release;
-      slot.release();
+      const leave = await callSlots.gate(model)(s);
+      if (!opts.stopped()) return leave;
+      leave();
       throw new NotStarted();
     });
 
@@ -135,7 +134,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     let withIt = goalTrees.get(conversationId);
     if (!withIt) {
       // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
-      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model: req.model_name, signal, gate: runGate }, deps.judge)));
+      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model: req.model_name, signal, gate: runGate(resolveModelName(req.model_name)) }, deps.judge)));
       goalTrees.set(conversationId, withIt);
       if (goalTrees.size > TREE_CACHE) goalTrees.delete(goalTrees.keys().next().value as number);
     }
@@ -285,17 +284,18 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       announced = true;
       announceProcessing(cell);
     };
-    if (!runGate) announce();
+    const callGate = runGate(model);
+    if (!callGate) announce();
     let refused = false;
     const gate: CallGate | undefined =
-      runGate &&
+      callGate &&
       (async (s) => {
         try {
-          const leave = await runGate(s);
+          const leave = await callGate(s);
           announce();
           return leave;
         } catch (error) {
-          refused = true;
+          if (error instanceof NotStarted) refused = true;
           throw error;
         }
       });
@@ -345,13 +345,13 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   return {
     totals,
     limitNow,
-    evaluateAtOnce: opts.callSlots && 2 * opts.callSlots,
+    evaluateAtOnce: callSlots && 2 * callSlots.size,
     prefetchTrees: async (cells) => {
       const ids = [...new Set(cells.map((c) => c.conversationId))].filter((id) => !trees.has(id) && !prefetched.has(id)).slice(0, TREE_CACHE);
       if (ids.length < 2) return; // one conversation: the cell loads it itself, as cheaply
       for (const [id, tree] of await loadConversationTrees(ids)) prefetched.set(id, tree);
     },
-    evaluate: (cell) => (opts.gate && !signal.aborted && !opts.stopped() ? opts.gate(() => judgeCell(cell)) : judgeCell(cell)),
+    evaluate: judgeCell,
     runChecks: (cells) =>
       runCheckCells(cells, {
         signal,

@@ -6,13 +6,13 @@ export {
   deleteDatasetStoppingRuns,
   drainRuns,
   isDraining,
-  isRunning,
   recoverInterruptedExecutions,
   startExecution,
+  startRunner,
   waitForExecution,
   type RunnerDeps,
 } from "./run";
-export { handleCellBatch, runsAreQueued, startClusterRunner } from "./cluster-run";
+export { handleCellBatch, startClusterRunner } from "./cluster-run";
 export { executionEventFeed, type EventFeed, type FeedSink, type FeedMessage } from "./stream";
 export { getExecution, listExecutions } from "./queries";
 export { conversationGoal } from "./goal";

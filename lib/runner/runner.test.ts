@@ -348,7 +348,7 @@ describe("async batch_size", () => {
     // 5 goal calls and 35 cells (less the cache's answers), never more than 3 at once, and 3 at once.
     expect(double.count()).toBe(5 + 35 - done.meta.cached_evaluations);
     expect(double.stats().peakInFlight).toBeLessThanOrEqual(3);
-    if (!process.env.DATABASE_URL) expect(double.stats().peakInFlight).toBe(3);
+    expect(double.stats().peakInFlight).toBe(3);
     const key = (e: { data: { pipeline_node_id: number; entity_type: string; entity_id: number } }) => `${e.data.pipeline_node_id}:${e.data.entity_type}:${e.data.entity_id}`;
     const processing = got.filter((e) => e.event === "processing");
     const results = got.filter((e) => e.event === "complete");

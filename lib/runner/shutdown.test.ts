@@ -33,7 +33,7 @@ describe.skipIf(queued)("graceful shutdown", () => {
     double.setLatency(150);
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, execution_mode: "async", batch_size: 2 } });
     const id = started.json.id;
-    await expect.poll(() => double.inFlight()).toBe(2);
+    await expect.poll(() => double.inFlight(), { timeout: 15_000 }).toBe(2);
 
     // The run prepares the next cells while its 2 calls are out: none of them may start its call after
     // the drain began.
@@ -68,7 +68,7 @@ describe.skipIf(queued)("graceful shutdown", () => {
     double.setLatency(0);
     double.enqueue({ kind: "hang" });
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: conv } });
-    await expect.poll(() => double.inFlight()).toBe(1);
+    await expect.poll(() => double.inFlight(), { timeout: 15_000 }).toBe(1);
     const graceMs = 2_000;
     const drainStarted = Date.now();
     const drained = await drainRuns(graceMs);
@@ -90,7 +90,7 @@ describe.skipIf(!queued)("graceful shutdown with queued runs (PostgreSQL)", () =
     double.setLatency(150);
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, execution_mode: "async", batch_size: 2 } });
     const id = started.json.id;
-    await expect.poll(() => double.inFlight()).toBeGreaterThan(0);
+    await expect.poll(() => double.inFlight(), { timeout: 15_000 }).toBeGreaterThan(0);
 
     const drained = await drainRuns(100);
     expect(drained.aborted).toBeGreaterThan(0); // batches still running when the grace period ended went back
@@ -123,7 +123,7 @@ describe.skipIf(!queued)("graceful shutdown with queued runs (PostgreSQL)", () =
     double.setLatency(0);
     double.enqueue({ kind: "hang" });
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: conv } });
-    await expect.poll(() => double.inFlight()).toBe(1);
+    await expect.poll(() => double.inFlight(), { timeout: 15_000 }).toBe(1);
     const graceMs = 2_000;
     const drainStarted = Date.now();
     const drained = await drainRuns(graceMs);

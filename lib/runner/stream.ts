@@ -1,23 +1,21 @@
 /**
- * One execution as a feed of events (the SSE route streams it): a snapshot of the cells already finished (after Last-Event-ID, when
- * reconnecting), then live events, then `done`. The stream subscribes before it reads the snapshot and
- * holds live events back until the snapshot is out, so no event falls between them or repeats.
+ * One execution as a feed of events (the SSE route streams it), the same for both engines: the cells
+ * already finished (after Last-Event-ID, when reconnecting), then each cell as it is saved, then `done`.
+ * Cells are read from the table in id order, so none falls between the two or repeats.
  */
 import "server-only";
 import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
 import type { EvaluationResultRow } from "@/db/schema";
 import { notFound } from "@/lib/errors";
 import { toExecution, toResult } from "@/lib/results/serialize";
-import { subscribe as subscribeCluster } from "@/lib/cluster/notify";
-import { executionIsLive, progressChannel, runsAreQueued } from "./cluster-run";
+import { runEngine } from "./engine";
 import { progressOf, subscribe, type RunEvent } from "./events";
-import { isRunning } from "./run";
 import { isFinalStatus } from "@/lib/execution-status";
 
 const SNAPSHOT_PAGE = 1000;
 /** How often an open stream checks that its execution still exists and is still running. */
 const WATCH_MS = 2000;
-/** A queued run's stream reads new results this often when no notification arrives. */
+/** A stream reads new results this often when no event or notification arrives. */
 const FOLLOW_MS = 500;
 
 /** One message of an execution's event feed: an SSE frame's event name, id and data. */
@@ -30,65 +28,7 @@ export type EventFeed = (sink: FeedSink) => (() => void) | Promise<() => void>;
 /** The event feed of an execution; 404 AppError for an unknown id. */
 export async function executionEventFeed(executionId: number, lastEventId?: number): Promise<EventFeed> {
   if (!(await getExecutionRow(executionId))) throw notFound("Execution", executionId);
-  if (runsAreQueued()) return queuedRunFeed(executionId, lastEventId);
-  return async (writer) => {
-    let lastSent = lastEventId ?? 0;
-    // Live events that arrive while the snapshot is read wait here, then go out after it: ids stay in
-    // order and none is lost or repeated.
-    let pending: RunEvent[] | undefined = [];
-    const forward = (e: RunEvent) => {
-      if (pending) return void pending.push(e);
-      if ((e.event === "complete" || e.event === "error") && e.id <= lastSent) return;
-      if (e.event === "complete" || e.event === "error") lastSent = e.id;
-      writer.send({ event: e.event, id: "id" in e ? e.id : undefined, data: e.data });
-      if (e.event === "done") writer.close();
-    };
-    const unsubscribe = subscribe(executionId, forward);
-    // A final execution, or one no process is running any more, ends the stream now.
-    const endIfOver = async () => {
-      if (writer.closed()) return;
-      const now = await getExecutionRow(executionId);
-      // Deleted (with its dataset) while followed: nothing more will come.
-      if (!now) return writer.close();
-      if (isFinalStatus(now.status) || !isRunning(executionId)) {
-        const execution = toExecution(now);
-        writer.send({ event: "done", data: { status: isFinalStatus(execution.status) ? execution.status : "failed", execution } });
-        writer.close();
-      }
-    };
-    try {
-      const row = await getExecutionRow(executionId);
-      if (!row) {
-        writer.close();
-        return unsubscribe;
-      }
-      const total = row.totalEvaluations;
-      let done = 0;
-      for (let page = await listResultRows(executionId, { limit: SNAPSHOT_PAGE }); page.length; ) {
-        for (const r of page) {
-          done++;
-          if (r.id <= lastSent) continue;
-          writer.send(cellEvent(r, executionId, progressOf(done, total)));
-          lastSent = r.id;
-        }
-        if (writer.closed()) break;
-        page = await listResultRows(executionId, { afterId: page[page.length - 1].id, limit: SNAPSHOT_PAGE });
-      }
-    } catch (error) {
-      unsubscribe();
-      throw error;
-    }
-    const waiting = pending;
-    pending = undefined;
-    for (const e of waiting) forward(e);
-    await endIfOver();
-    // A safety net behind the `done` event: a stream never outlives its execution.
-    const watch = setInterval(() => void endIfOver(), WATCH_MS);
-    return () => {
-      clearInterval(watch);
-      unsubscribe();
-    };
-  };
+  return runFeed(executionId, lastEventId);
 }
 
 function cellEvent(r: EvaluationResultRow, executionId: number, progress: number): { event: string; id: number; data: unknown } {
@@ -101,13 +41,14 @@ function cellEvent(r: EvaluationResultRow, executionId: number, progress: number
 }
 
 /**
- * A queued run's feed (PostgreSQL): any process may save its cells, so the stream follows the table —
- * the results after the last one sent, in id order (one execution's results commit in id order), read
- * when a process announces progress (NOTIFY) and every FOLLOW_MS as a fallback — and ends with `done`
- * once the execution is final (or no process has work of it left). `processing` events come from this
- * process's own workers only: they are not stored.
+ * An execution's feed, whichever engine works it: the stream follows the table — the results after the
+ * last one sent, in id order (one execution's results commit in id order), read when a cell is saved
+ * (this process's events; on PostgreSQL, other processes' NOTIFY) and every FOLLOW_MS as a fallback —
+ * and ends with `done` once the execution is final (or nobody works it any more). `processing` events
+ * come from this process's own cells only: they are not stored.
  */
-function queuedRunFeed(executionId: number, lastEventId?: number): EventFeed {
+function runFeed(executionId: number, lastEventId?: number): EventFeed {
+  const engine = runEngine();
   return async (writer) => {
     let lastSent = lastEventId ?? 0;
     let readUpTo = 0;
@@ -153,7 +94,7 @@ function queuedRunFeed(executionId: number, lastEventId?: number): EventFeed {
       if (Date.now() - lastLiveCheck >= WATCH_MS) {
         lastLiveCheck = Date.now();
         // No process has work of it left and it is not final: it was orphaned; say so and end.
-        if (!(await executionIsLive(executionId))) {
+        if (!(await engine.isLive(executionId))) {
           const now = await getExecutionRow(executionId);
           if (now) await readResults(now.totalEvaluations);
           return finish(now);
@@ -186,13 +127,13 @@ function queuedRunFeed(executionId: number, lastEventId?: number): EventFeed {
       if (e.event === "done") {
         localDone = e;
         void follow();
-      } else if (e.event === "processing" && ready) writer.send({ event: e.event, data: e.data });
+      } else if (e.event === "processing") {
+        if (ready) writer.send({ event: e.event, data: e.data });
+      } else void follow(); // a cell saved here
     });
-    let unsubscribeCluster: (() => Promise<void>) | undefined;
+    let unsubscribeOthers: (() => void) | undefined;
     try {
-      unsubscribeCluster = await subscribeCluster(progressChannel, (payload) => {
-        if (payload === executionId) void follow();
-      });
+      unsubscribeOthers = await engine.followOthers(executionId, () => void follow());
     } catch {
       // Without notifications the timer still follows the run.
     }
@@ -202,7 +143,7 @@ function queuedRunFeed(executionId: number, lastEventId?: number): EventFeed {
     return () => {
       clearInterval(timer);
       unsubscribeLocal();
-      void unsubscribeCluster?.();
+      unsubscribeOthers?.();
     };
   };
 }
