@@ -1,17 +1,20 @@
 // Import cycles, checked with madge (`npm run lint` and `npm test` run this): no file may import itself
 // through others, and no module folder (lib/<name>, db/<name>, db) may reach itself through other
-// folders — arrows between modules point one way (docs: shared ARCHITECTURE "The way data flows").
+// folders (db/repositories above the store, db) — arrows between modules point one way (docs: shared ARCHITECTURE "The way data flows").
 // Tests, benchmarks and lib/testing are test support: they may import any module, so they take part in
 // the file check only.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import madge from "madge";
 
-/** The module a file belongs to: lib/<dir>, a single lib/<file>, db/<dir>, db, or the top folder. */
+/**
+ * The module a file belongs to: lib/<dir>, a single lib/<file>, db/repositories, the store itself (db:
+ * its schemas, connections and dialects, db/dialect included), or the top folder.
+ */
 export function moduleOf(file) {
   const parts = file.split("/");
   if (parts[0] === "lib") return parts.length > 2 ? `lib/${parts[1]}` : file.replace(/\.(ts|tsx|mjs|js)$/, "");
-  if (parts[0] === "db") return parts.length > 2 ? `db/${parts[1]}` : "db";
+  if (parts[0] === "db") return parts[1] === "repositories" ? "db/repositories" : "db";
   return parts.length > 1 ? parts[0] : file;
 }
 

@@ -2,7 +2,8 @@
 import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { EvaluationLevel, EvaluationResultRow, ExecutionStatus, PipelineExecutionRow } from "../schema";
-import { database, first, lockRow, onPostgres, prepared, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
+import { dialect } from "../dialect";
+import { database, first, lockRow, prepared, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "../tables";
 import { activeStatuses, isActiveStatus, isFinalStatus } from "@/lib/execution-status";
 import { inJsonIntegers } from "./json-fields";
@@ -52,7 +53,7 @@ export async function updateExecution(
   const set = final
     ? {
         ...values,
-        skippedEvaluations: sql`${sql.raw(onPostgres ? "greatest" : "max")}(0, ${pipelineExecutionsTable.totalEvaluations} - ${pipelineExecutionsTable.successfulEvaluations} - ${pipelineExecutionsTable.failedEvaluations})`,
+        skippedEvaluations: sql`${sql.raw(dialect.greatest)}(0, ${pipelineExecutionsTable.totalEvaluations} - ${pipelineExecutionsTable.successfulEvaluations} - ${pipelineExecutionsTable.failedEvaluations})`,
       }
     : values;
   const db = await database();
@@ -114,16 +115,8 @@ const insertResultSql = `insert into evaluation_results (execution_id, pipeline_
   output_tokens, cached) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning *`;
 const countSuccessSql = "update pipeline_executions set successful_evaluations = successful_evaluations + 1 where id = ?";
 const countSkippedSql = "update pipeline_executions set skipped_evaluations = skipped_evaluations + 1 where id = ?";
-// Appends the error (JSON text) to the capped `errors` array. PostgreSQL splices the text, so the
-// stored array keeps each error's keys in the order written, as SQLite's json_insert does.
-const countFailureSql = onPostgres
-  ? `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
-  errors = case when json_array_length(errors) < ${MAX_STORED_ERRORS}
-    then (left(errors::text, -1) || case when json_array_length(errors) = 0 then '' else ',' end || ? || ']')::json else errors end
-  where id = ?`
-  : `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
-  errors = case when json_array_length(errors) < ${MAX_STORED_ERRORS} then json_insert(errors, '$[#]', json(?)) else errors end
-  where id = ?`;
+// Appends the error (JSON text) to the capped `errors` array.
+const countFailureSql = dialect.countFailureSql(MAX_STORED_ERRORS);
 
 /**
  * Save one cell's result and count it on its execution in one transaction, so the counters always
@@ -148,7 +141,7 @@ export async function insertResult(values: NewResult, cache?: JudgeCacheEntry): 
  * processes can never store the same cell twice, and nothing is stored after a cancel commits.
  */
 export async function insertResultOnce(values: NewResult, cache?: JudgeCacheEntry): Promise<{ saved: EvaluationResultRow; counted: number } | null> {
-  if (onPostgres) return saveResultOncePg(values, cache);
+  if (dialect.savesResultOnceInOneCall) return saveResultOnceInOneCall(values, cache);
   return transaction(function* () {
     if (cache) yield* writeJudgeCacheStep(cache);
     if (!(yield* lockActiveExecution(values.executionId))) return null;
@@ -159,11 +152,11 @@ export async function insertResultOnce(values: NewResult, cache?: JudgeCacheEntr
 }
 
 /**
- * PostgreSQL: the same in one round trip, `turnscope_save_result_once` (db/migrations-pg/0001): every
+ * The same in one round trip, `turnscope_save_result_once` (PostgreSQL, db/migrations-pg/0001): every
  * cell of a queued run is saved this way, and the seven statements of the transaction above were most
  * of a worker's time per cell.
  */
-async function saveResultOncePg(values: NewResult, cache?: JudgeCacheEntry): Promise<{ saved: EvaluationResultRow; counted: number } | null> {
+async function saveResultOnceInOneCall(values: NewResult, cache?: JudgeCacheEntry): Promise<{ saved: EvaluationResultRow; counted: number } | null> {
   const [row] = await rawRows<{ id: number; created_at: string; counted: number }>(
     `select id, created_at, counted from turnscope_save_result_once(${new Array(26).fill("?").join(", ")})`,
     [
@@ -192,7 +185,7 @@ function* countedResults(executionId: number): Generator<Step, number, unknown> 
 
 /** The execution's row locked (PostgreSQL; SQLite's BEGIN IMMEDIATE already serialises); whether it is still active. */
 function* lockActiveExecution(executionId: number): Generator<Step, boolean, unknown> {
-  const rows = yield* raw<{ status: string }>(`select status from pipeline_executions where id = ?${onPostgres ? " for update" : ""}`, [executionId]);
+  const rows = yield* raw<{ status: string }>(`select status from pipeline_executions where id = ?${dialect.forUpdate}`, [executionId]);
   return rows[0] !== undefined && isActiveStatus(rows[0].status);
 }
 
@@ -388,13 +381,7 @@ export async function markExecutionProcessing(id: number, startedAt: string): Pr
 
 /** Add to `meta.rate_limits` in one statement: processes running cells of one execution count together. */
 export async function addExecutionRateLimits(id: number, n: number): Promise<void> {
-  await rawRun(
-    onPostgres
-      ? `update pipeline_executions set meta = jsonb_set(meta::jsonb, '{rate_limits}',
-          to_jsonb(coalesce((meta->>'rate_limits')::int, 0) + ?::int))::json where id = ?`
-      : "update pipeline_executions set meta = json_set(meta, '$.rate_limits', coalesce(json_extract(meta, '$.rate_limits'), 0) + ?) where id = ?",
-    [n, id],
-  );
+  await rawRun(dialect.addRateLimitsSql, [n, id]);
 }
 
 /**
@@ -403,17 +390,7 @@ export async function addExecutionRateLimits(id: number, n: number): Promise<voi
  * once — the one caller that gets true enqueues the next wave (meta.queue holds wave and enqueued).
  */
 export async function claimNextWave(id: number, wave: number, enqueued: number): Promise<boolean> {
-  const changed = await rawRun(
-    onPostgres
-      ? `update pipeline_executions
-        set meta = jsonb_set(jsonb_set(meta::jsonb, '{queue,wave}', to_jsonb(?::int)), '{queue,enqueued}', to_jsonb(?::int))::json
-        where id = ? and status in ('pending', 'processing') and (meta->'queue'->>'wave')::int = ?
-          and successful_evaluations + failed_evaluations + skipped_evaluations >= (meta->'queue'->>'enqueued')::int`
-      : `update pipeline_executions set meta = json_set(meta, '$.queue.wave', ?, '$.queue.enqueued', ?)
-        where id = ? and status in ('pending', 'processing') and json_extract(meta, '$.queue.wave') = ?
-          and successful_evaluations + failed_evaluations + skipped_evaluations >= json_extract(meta, '$.queue.enqueued')`,
-    [wave + 1, enqueued, id, wave],
-  );
+  const changed = await rawRun(dialect.claimNextWaveSql, [wave + 1, enqueued, id, wave]);
   return changed > 0;
 }
 
@@ -423,7 +400,7 @@ export async function resultTotalsByModel(
 ): Promise<Array<{ model: string | null; inputTokens: number; outputTokens: number; cached: number; results: number }>> {
   const rows = await rawRows<{ model: string | null; input_tokens: number | string; output_tokens: number | string; cached: number | string; results: number | string }>(
     `select model_name as model, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
-      sum(case when cached ${onPostgres ? "" : "<> 0"} then 1 else 0 end) as cached, count(*) as results
+      sum(case when ${dialect.isTrue("cached")} then 1 else 0 end) as cached, count(*) as results
     from evaluation_results where execution_id = ? group by model_name`,
     [executionId],
   );
