@@ -34,7 +34,7 @@ type ChildEvent = { worker: string; event: string; [key: string]: unknown };
 type Child = { name: string; proc: ChildProcess; events: ChildEvent[]; stderr: () => string; exited: Promise<unknown> };
 const children: Child[] = [];
 
-function startWorker(name: string, double: JudgeDouble, concurrency = 4, visibilitySeconds = VISIBILITY_SECONDS): Child {
+function startWorker(name: string, double: JudgeDouble, concurrency = 4, visibilitySeconds = VISIBILITY_SECONDS, env: Record<string, string> = {}): Child {
   const proc = spawn(process.execPath, ["--conditions=react-server", childBundle], {
     cwd: process.cwd(),
     env: {
@@ -46,6 +46,7 @@ function startWorker(name: string, double: JudgeDouble, concurrency = 4, visibil
       JUDGE_MAX_RETRIES: "0",
       WORKER_CONCURRENCY: String(concurrency),
       JOB_VISIBILITY_TIMEOUT_SECONDS: String(visibilitySeconds),
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -268,6 +269,30 @@ describe.skipIf(!queued)(title, () => {
     console.log(`cluster run: longest time without progress after a worker's SIGKILL: ${longest} ms (its leases ${leaseSeconds} s)`);
     expect(longest).toBeLessThan((leaseSeconds * 1000) / 3);
   }, 180_000);
+
+  it("(b3) a model's JUDGE_MAX_CONCURRENCY holds across the cluster: two processes calling one model keep at most that many calls at the provider", async () => {
+    // Each process allows 3 calls of the model; without the cluster-wide limit the two made up to 6 at once.
+    const limit = 3;
+    const worker = startWorker("f1", double, 4, VISIBILITY_SECONDS, { JUDGE_MAX_CONCURRENCY: String(limit) });
+    await until("the worker to be ready", () => worker.events.some((e) => e.event === "ready"), 30_000, [worker]);
+    process.env.JUDGE_MAX_CONCURRENCY = String(limit);
+    resetConfig();
+    try {
+      const { datasetId } = await dataset(160);
+      double.setLatency(150);
+      // One model for every process (the run names it), and a batch_size above the model's limit.
+      const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 16, model_name: "cluster-limit-model" });
+      await until("the run to end", async () => !["pending", "processing"].includes((await getExecutionRow(id))!.status), 120_000, [worker]);
+      expect(await getExecutionRow(id)).toMatchObject({ status: "completed", successfulEvaluations: 160 });
+      // Both processes judged cells of it, and together never more than the model's limit at once.
+      expect(worker.events.filter((e) => e.event === "batch").length).toBeGreaterThan(0);
+      expect(worker.events.filter((e) => e.event === "batch").length).toBeLessThan(16);
+      expect(double.stats().peakInFlight).toBe(limit);
+    } finally {
+      delete process.env.JUDGE_MAX_CONCURRENCY;
+      resetConfig();
+    }
+  }, 150_000);
 
   it("(c) a cancel on the API process stops the work in every worker", async () => {
     const workers = await startWorkers(["c1", "c2", "c3"], double);
