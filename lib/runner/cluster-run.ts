@@ -14,16 +14,9 @@
  */
 import "server-only";
 import { z } from "zod";
-import {
-  addExecutionRateLimits,
-  claimNextWave,
-  getExecutionRow,
-  listActiveExecutionIds,
-  markExecutionProcessing,
-  maxResultId,
-  resultTotalsByModel,
-  updateExecution,
-} from "@/db/repositories/executions";
+import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing, resultTotalsByModel, updateExecution } from "@/db/repositories/executions";
+import { maxResultId } from "@/db/repositories/evaluation-results";
+import { addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
 import { dialect } from "@/db/dialect";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";

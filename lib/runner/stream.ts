@@ -4,7 +4,8 @@
  * holds live events back until the snapshot is out, so no event falls between them or repeats.
  */
 import "server-only";
-import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { getExecutionRow } from "@/db/repositories/executions";
+import { listResultRows } from "@/db/repositories/evaluation-results";
 import type { EvaluationResultRow } from "@/db/schema";
 import { notFound } from "@/lib/errors";
 import { toExecution, toResult } from "@/lib/results/serialize";
