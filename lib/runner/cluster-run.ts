@@ -17,15 +17,9 @@
  */
 import "server-only";
 import { z } from "zod";
-import {
-  addExecutionRateLimits,
-  cellsWithResult,
-  claimNextWave,
-  getExecutionRow,
-  listActiveExecutionIds,
-  markExecutionProcessing,
-  maxResultId,
-} from "@/db/repositories/executions";
+import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing } from "@/db/repositories/executions";
+import { cellsWithResult, maxResultId } from "@/db/repositories/evaluation-results";
+import { addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
 import { getNotifier, subscribe as subscribeCluster } from "@/lib/cluster/notify";

@@ -4,7 +4,8 @@
  * Cells are read from the table in id order, so none falls between the two or repeats.
  */
 import "server-only";
-import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { getExecutionRow } from "@/db/repositories/executions";
+import { listResultRows } from "@/db/repositories/evaluation-results";
 import type { EvaluationResultRow } from "@/db/schema";
 import { notFound } from "@/lib/errors";
 import { toExecution, toResult } from "@/lib/results/serialize";
