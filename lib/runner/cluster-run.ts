@@ -213,9 +213,15 @@ function clusterCallGate(runKey: string, batchSize: number, model: string, lease
       await run().catch(() => undefined);
       throw error;
     }
-    return () => {
+    const leave = () => {
       for (const release of [forModel, run]) void release().catch((err: unknown) => log.warn("runner: a semaphore release failed; its lease frees it", { err }));
     };
+    // Cancelled while the last slot was being taken (two round trips): no call goes out after the cancel.
+    if (signal?.aborted) {
+      leave();
+      signal.throwIfAborted();
+    }
+    return leave;
   };
 }
 
