@@ -88,7 +88,13 @@ export const agreementQuery = z.object({
     .regex(/^-?\d+(\.\d+)?$/, "must be a number")
     .transform(Number)
     .optional()
-    .describe("Score metrics: a score ≥ threshold is a pass, which adds accuracy, kappa and the confusion matrix"),
+    .describe("Score metrics: a score ≥ threshold is a pass, which adds accuracy, kappa and the confusion matrix (default 0.5 for a progress metric against a pass/fail reading; the answer says which was used)"),
+  tolerance: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, "must be a non-negative number")
+    .transform(Number)
+    .optional()
+    .describe("Score metrics compared as scores: two scores at most this far apart agree (default 0.1 for progress, 0 otherwise)"),
 });
 
 const interval = z.tuple([z.number(), z.number()]).nullable();
@@ -107,6 +113,9 @@ export const agreementSchema = z
     kappa: z.number().nullable(),
     spearman: z.number().nullable(),
     mae: z.number().nullable(),
+    weighted_kappa: z.number().nullable().describe("Scores on both sides: Cohen's kappa with quadratic weights ((x−y)/range)² over the values"),
+    threshold: z.number().nullable().describe("The score that counted as a pass, when scores were compared as pass/fail"),
+    tolerance: z.number().nullable().describe("When scores were compared as scores: how far apart two may be and agree"),
     intervals: z
       .object({ accuracy: interval, kappa: interval, spearman: interval, mae: interval })
       .describe("95% intervals: accuracy Wilson score; kappa ± 1.96·SE (Cohen's large-sample SE, clipped to [−1, 1]); Spearman Fisher z with SE 1/√(n−3); MAE ± 1.96·s/√n"),
