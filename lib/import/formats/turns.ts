@@ -75,8 +75,29 @@ function thinkingText(part: Record<string, unknown>): string {
   return "";
 }
 
+/** Fields a content part may hold its call in as JSON text (LLaMA-Factory's `{"type": "tool_call", "value": "{\"name\": …}"}`). */
+const callTextKeys = ["value", "text", "content"] as const;
+
 export function toolCallStep(call: unknown): Record<string, unknown> {
+  if (typeof call === "string") {
+    const parsed = parseMaybeJson(call);
+    return isRecord(parsed) ? toolCallStep(parsed) : { tool_call: call };
+  }
   if (!isRecord(call)) return { tool_call: call };
+  if (!isRecord(call.function) && typeof call.name !== "string") {
+    for (const key of callTextKeys) {
+      const parsed = parseMaybeJson(call[key]);
+      if (isRecord(parsed) && (typeof parsed.name === "string" || isRecord(parsed.function))) {
+        const step = toolCallStep(parsed);
+        const id = call.id ?? call.call_id ?? call.tool_call_id;
+        if (typeof id === "string" && isRecord(step.tool_call) && step.tool_call.id === undefined) step.tool_call.id = id;
+        return step;
+      }
+    }
+    // No name anywhere: keep what the part holds (without its type), so validation can say where the call is.
+    const { type: _type, ...held } = call;
+    if (callTextKeys.some((k) => typeof held[k] === "string")) return { tool_call: held };
+  }
   const fn = isRecord(call.function) ? call.function : call;
   const args = fn.arguments ?? fn.input ?? fn.args ?? fn.parameters ?? {};
   const toolCall: Record<string, unknown> = { name: fn.name, arguments: parseMaybeJson(args) };
