@@ -6,7 +6,7 @@ import "server-only";
 import { insertConversationsBulk, saveImportOutcome, type BulkResult, type IdempotencyScope } from "@/db/repositories/imports";
 import { notFound } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
-import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
+import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportRecords, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
 import { decodeUpload } from "./decode";
 import { groupIssues } from "./group-issues";
 import { isRecord } from "./issues";
@@ -14,6 +14,8 @@ import { buildFeedback, type FeedbackDeps } from "./feedback";
 import { fixUploadText } from "./fix-upload";
 import { normaliseUpload } from "./formats";
 import { applyMapping, proposeMapping } from "./formats/mapping";
+import { summariseRecords, type RecordsRead } from "./formats/records-summary";
+import type { ConversationSource } from "./formats/source-paths";
 import { toSourceIssue } from "./formats/source-paths";
 import { parseUpload } from "./parse";
 import { accountText } from "./text-accounting";
@@ -33,6 +35,7 @@ export type CheckedUpload =
       counts: ImportCounts;
       warnings: ImportIssue[];
       notImported: NotImported[];
+      records: ImportRecords;
     }
   | {
       ok: false;
@@ -58,7 +61,8 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
   const format = normalised.format;
   const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
   const conversations = isRecord(normalised.data) && Array.isArray(normalised.data.conversations) ? normalised.data.conversations : [];
-  const account = accountText(conversations, normalised.sources, opts.mapping?.role);
+  const account = accountText(conversations, normalised.sources, opts.mapping?.role, normalised.structural);
+  if (normalised.notImported?.length) account.notImported = mergeNotImported([...account.notImported, ...normalised.notImported]);
   const validated = validateConversations(normalised.data);
   // No adapter read the file: the rules' mapping is offered only when it really imports it.
   const workingMapping = () => {
@@ -90,7 +94,22 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
     counts: validated.counts,
     warnings: groupIssues([...warnings, ...inFile(validated.warnings)]),
     notImported: account.notImported,
+    records: summariseRecords(normalised.records ?? recordsOfMessages(normalised.sources, validated.counts.messages), validated.counts),
   };
+}
+
+/** Same path listed twice (by the adapter and by the accounting): one entry, characters added. */
+function mergeNotImported(items: NotImported[]): NotImported[] {
+  const byPath = new Map<string, number>();
+  for (const item of items) byPath.set(item.path, (byPath.get(item.path) ?? 0) + item.characters);
+  return [...byPath].map(([path, characters]) => ({ path, characters })).sort((a, b) => b.characters - a.characters);
+}
+
+/** Message-list formats: the file's messages, and why fewer are stored (a turn is one message). */
+function recordsOfMessages(sources: ConversationSource[] | undefined, stored: number): RecordsRead {
+  const inFile = sources?.every((s) => s.rawMessages) ? sources.reduce((n, s) => n + (s.rawMessages?.length ?? 0), 0) : stored;
+  const reasons = inFile > stored ? ["an assistant's consecutive messages and the tool replies between them are one stored message (its turn)"] : [];
+  return { inFile, unit: "file messages", skipped: {}, reasons };
 }
 
 /** The fix applied as the import page applies it (fixUploadText), and the fixed file checked again. */
@@ -150,6 +169,7 @@ export async function importConversations(input: {
       conversations_imported: inserted.conversations,
       messages_imported: inserted.messages,
       steps_imported: inserted.steps,
+      records: checked.records,
       errors: [],
       warnings: checked.warnings,
     };

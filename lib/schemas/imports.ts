@@ -12,6 +12,12 @@ export const importFormats = [
   "content_parts",
   "records",
   "csv",
+  "coding_agent_session",
+  "message_tree",
+  "swe_agent_trajectory",
+  "agent_events",
+  "eval_log",
+  "joined_files",
   "mapping",
 ] as const;
 export type ImportFormat = (typeof importFormats)[number];
@@ -45,6 +51,18 @@ export const notImportedSchema = z
     characters: z.number().int().describe("Characters of text found there and not stored"),
   })
   .meta({ id: "NotImported" });
+
+export const importRecordsSchema = z
+  .object({
+    in_file: z.number().int().describe("Records in the file as the adapter reads them: messages, events, lines, tree nodes or samples"),
+    skipped: z
+      .record(z.string(), z.number().int())
+      .describe("Records read and deliberately not stored, per kind (e.g. `progress` lines of a coding-agent session log)"),
+    explanation: z
+      .string()
+      .describe("Why the stored counts differ from the file's, e.g. `5,308 records → 3,031 messages + 2,277 steps: tool results and tool-call-only turns became steps`"),
+  })
+  .meta({ id: "ImportRecords" });
 
 /** Where the conversations are in a file no adapter recognises, and which fields are what. */
 // Unregistered, so request bodies can inline it (OpenAPI inlines inputs); the registered copy is below.
@@ -100,6 +118,7 @@ export const importSuccessSchema = z
     conversations_imported: z.number().int(),
     messages_imported: z.number().int(),
     steps_imported: z.number().int(),
+    records: importRecordsSchema.describe("How the file's records became the stored conversations, messages and steps"),
     errors: z.array(importIssueSchema).describe("Always empty on success"),
     warnings: z.array(importIssueSchema),
   })
@@ -220,6 +239,7 @@ export type SavedMapping = z.infer<typeof savedMappingSchema>;
 export type CreateSavedMappingBody = z.infer<typeof createSavedMappingBody>;
 export type ImportMapping = z.infer<typeof importMappingSchema>;
 export type NotImported = z.infer<typeof notImportedSchema>;
+export type ImportRecords = z.infer<typeof importRecordsSchema>;
 export type ImportIssue = z.infer<typeof importIssueSchema>;
 export type SuggestedTransformation = z.infer<typeof suggestedTransformationSchema>;
 export type LlmFeedback = z.infer<typeof llmFeedbackSchema>;

@@ -194,12 +194,25 @@ function readMessage(m: unknown): ReadMessage | undefined {
   const before: Piece[] = [];
   const reasoning = m.reasoning_content ?? m.reasoning ?? m.thinking;
   if (typeof reasoning === "string" && reasoning) before.push({ kind: "step", step: { thinking: reasoning } });
+  // SWE-agent keeps the model's reasoning in `thought` (often the content again: then it is not repeated).
+  if (typeof m.thought === "string" && m.thought && m.thought !== content && m.thought !== reasoning) before.push({ kind: "step", step: { thinking: m.thought } });
   const after: Piece[] = [];
   if (Array.isArray(m.tool_calls)) for (const call of m.tool_calls) after.push({ kind: "step", step: toolCallStep(call) });
   if (isRecord(m.function_call)) after.push({ kind: "step", step: toolCallStep(m.function_call) });
+  // SWE-agent: the call as the command line the agent ran (`action`) stays with the call.
+  const calls = after.filter((p) => p.kind === "step" && isRecord(p.step.tool_call));
+  if (typeof m.action === "string" && calls.length === 1) {
+    const step = (calls[0] as { step: Record<string, unknown> }).step;
+    step.tool_call = { ...(step.tool_call as Record<string, unknown>), action: m.action };
+  }
+  const all = [...before, ...pieces, ...after];
+  // The agent that wrote a message (multi-agent logs: `agent`, `agent_name`) names each of its steps.
+  const agent = typeof m.agent === "string" ? m.agent : typeof m.agent_name === "string" ? m.agent_name : undefined;
+  if (agent) for (const p of all) if (p.kind === "step" && p.step.agent_name === undefined) p.step.agent_name = agent;
   const meta: Record<string, unknown> = isRecord(m.meta) ? { ...m.meta } : {};
   if (typeof m.name === "string") meta.name = m.name;
-  return { role, pieces: [...before, ...pieces, ...after], meta: Object.keys(meta).length ? meta : undefined, toolReply };
+  if (agent) meta.agent = agent;
+  return { role, pieces: all, meta: Object.keys(meta).length ? meta : undefined, toolReply };
 }
 
 type Turn = { message: Record<string, unknown>; pieces: Piece[] };
