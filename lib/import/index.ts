@@ -13,6 +13,7 @@ import { isRecord } from "./issues";
 import { buildFeedback, type FeedbackDeps } from "./feedback";
 import { fixUploadText } from "./fix-upload";
 import { normaliseUpload } from "./formats";
+import { joinFiles, type JoinInput } from "./formats/joined-files";
 import { applyMapping, proposeMapping } from "./formats/mapping";
 import { summariseRecords, type RecordsRead } from "./formats/records-summary";
 import type { ConversationSource } from "./formats/source-paths";
@@ -51,13 +52,45 @@ export type CheckedUpload =
     };
 
 /** Every check an upload goes through before anything is written; pure, no database. */
-export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping?: ImportMapping }): CheckedUpload {
-  const decoded = decodeUpload(bytes, opts);
-  if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
-  const warnings = decoded.warnings;
-  const parsed = parseUpload(decoded.text);
-  if (!parsed.ok) return { ok: false, status: parsed.status, errors: parsed.errors, warnings, text: decoded.text };
-  const normalised = opts.mapping ? applyMapping(parsed, opts.mapping) : normaliseUpload(parsed);
+/** Several files to join on a key (the first is also `bytes`). */
+export type JoinRequest = { key: string; files: Array<{ name: string; bytes: Uint8Array }> };
+
+/** Decode and parse every file of a join; the first failure is the answer, its paths prefixed with the file. */
+function parseJoined(join: JoinRequest, maxBytes: number): { ok: true; inputs: JoinInput[]; warnings: ImportIssue[] } | Extract<CheckedUpload, { ok: false }> {
+  const inputs: JoinInput[] = [];
+  const warnings: ImportIssue[] = [];
+  for (const [f, file] of join.files.entries()) {
+    const prefix = (issues: ImportIssue[]) => issues.map((i) => ({ ...i, path: `(file ${f + 1} '${file.name}') ${i.path}` }));
+    const decoded = decodeUpload(file.bytes, { maxBytes });
+    if (!decoded.ok) return { ok: false, status: decoded.status, errors: prefix(decoded.errors), warnings: [] };
+    warnings.push(...prefix(decoded.warnings));
+    const parsed = parseUpload(decoded.text);
+    if (!parsed.ok) return { ok: false, status: parsed.status, errors: prefix(parsed.errors), warnings };
+    inputs.push({ name: file.name, parsed });
+  }
+  return { ok: true, inputs, warnings };
+}
+
+export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping?: ImportMapping; join?: JoinRequest }): CheckedUpload {
+  let warnings: ImportIssue[];
+  let normalised: ReturnType<typeof normaliseUpload>;
+  let parsed: Extract<ReturnType<typeof parseUpload>, { ok: true }> | undefined;
+  let text: string | undefined;
+  if (opts.join) {
+    const joined = parseJoined(opts.join, opts.maxBytes);
+    if (!joined.ok) return joined;
+    warnings = joined.warnings;
+    normalised = joinFiles(joined.inputs, opts.join.key);
+  } else {
+    const decoded = decodeUpload(bytes, opts);
+    if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
+    warnings = decoded.warnings;
+    text = decoded.text;
+    const read = parseUpload(decoded.text);
+    if (!read.ok) return { ok: false, status: read.status, errors: read.errors, warnings, text: decoded.text };
+    parsed = read;
+    normalised = opts.mapping ? applyMapping(read, opts.mapping) : normaliseUpload(read);
+  }
   const format = normalised.format;
   const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
   const conversations = isRecord(normalised.data) && Array.isArray(normalised.data.conversations) ? normalised.data.conversations : [];
@@ -66,12 +99,12 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
   const validated = validateConversations(normalised.data);
   // No adapter read the file: the rules' mapping is offered only when it really imports it.
   const workingMapping = () => {
-    const mapping = proposeMapping(parsed);
+    const mapping = parsed && proposeMapping(parsed);
     return mapping && checkUpload(bytes, { ...opts, mapping }).ok ? mapping : undefined;
   };
   const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => ({
     ok: false,
-    suggestedMapping: format || opts.mapping ? undefined : workingMapping(),
+    suggestedMapping: format || opts.mapping || opts.join ? undefined : workingMapping(),
     status: 422,
     errors: groupIssues(errors),
     warnings: groupIssues([...warnings, ...validationWarnings]),
@@ -79,7 +112,7 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
     notImported: account.notImported,
     // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
     feedbackInput: { errors: validated.ok ? errors : validated.errors, data: normalised.data },
-    text: decoded.text,
+    text,
   });
   if (normalised.errors?.length || !validated.ok) {
     const validationErrors = validated.ok ? [] : inFile(validated.errors);
@@ -131,8 +164,10 @@ export async function importConversations(input: {
   mapping?: ImportMapping;
   /** Store the outcome under this key (with the import's insert, in one transaction, when it succeeds). */
   idempotency?: IdempotencyScope;
+  /** Several files joined on a key (MT-Bench questions + answers). */
+  join?: JoinRequest;
 }): Promise<ImportOutcome> {
-  const opts = { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES, mapping: input.mapping };
+  const opts = { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES, mapping: input.mapping, join: input.join };
   const checked = checkUpload(input.bytes, opts);
   if (!checked.ok) {
     const body: ImportFailure = { success: false, errors: checked.errors, warnings: checked.warnings };

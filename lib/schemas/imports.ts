@@ -139,7 +139,24 @@ const booleanText = z
   .enum(["true", "false", "1", "0"], { message: "must be true or false" })
   .transform((v) => v === "true" || v === "1");
 
-const fileField = z.string().meta({ format: "binary" }).describe("The conversations file (JSON or JSON Lines, UTF-8)");
+const fileField = z
+  .string()
+  .meta({ format: "binary" })
+  .describe(
+    "The conversations file (JSON or JSON Lines, UTF-8). Send the field several times (up to 10 files, `MAX_IMPORT_BYTES` for all together) " +
+      "to import files that belong together, joined on `join_key`",
+  );
+
+const joinKeyDoc = z
+  .string()
+  .max(200)
+  .optional()
+  .describe(
+    "With several `file` parts: the record field the files are joined on, e.g. `question_id` for MT-Bench's `question.jsonl` + " +
+      "`model_answer/<model>.jsonl`. One conversation per key value; a turn's role comes from its file: records holding their turns " +
+      "under `choices[0].turns` are answers (assistant), `turns` are the user's (when no file has `choices`, the first file is the user's). " +
+      "Required with several files; the outcome's `format` is `joined_files`.",
+  );
 const getFeedbackField = booleanText.optional().default(true).describe("Explain a failed import (default true)");
 
 const mappingText = z
@@ -165,6 +182,8 @@ const mappingText = z
 
 const mappingIdText = intText({ min: 1 }).optional();
 
+const joinKeyText = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters").optional();
+
 const oneMapping = (form: { mapping?: unknown; mapping_id?: number }, ctx: z.RefinementCtx) => {
   if (form.mapping !== undefined && form.mapping_id !== undefined) {
     ctx.addIssue({ code: "custom", path: ["mapping_id"], message: "send either 'mapping' or 'mapping_id', not both" });
@@ -173,7 +192,7 @@ const oneMapping = (form: { mapping?: unknown; mapping_id?: number }, ctx: z.Ref
 
 /** Text fields of `POST /datasets/{id}/import`. */
 export const importIntoDatasetForm = z
-  .object({ get_feedback: getFeedbackField, mapping: mappingText, mapping_id: mappingIdText })
+  .object({ get_feedback: getFeedbackField, mapping: mappingText, mapping_id: mappingIdText, join_key: joinKeyText })
   .superRefine(oneMapping);
 
 /** Text fields of `POST /datasets/import`. */
@@ -184,6 +203,7 @@ export const createAndImportForm = z.object({
   get_feedback: getFeedbackField,
   mapping: mappingText,
   mapping_id: mappingIdText,
+  join_key: joinKeyText,
 }).superRefine(oneMapping);
 
 const mappingDoc = z
@@ -206,6 +226,7 @@ export const importIntoDatasetBodyDoc = z.object({
   get_feedback: z.enum(["true", "false"]).optional(),
   mapping: mappingDoc,
   mapping_id: mappingIdDoc,
+  join_key: joinKeyDoc,
 });
 export const createAndImportBodyDoc = z.object({
   file: fileField,
@@ -215,6 +236,7 @@ export const createAndImportBodyDoc = z.object({
   get_feedback: z.enum(["true", "false"]).optional(),
   mapping: mappingDoc,
   mapping_id: mappingIdDoc,
+  join_key: joinKeyDoc,
 });
 
 /** A mapping saved under a name by its user, for the next file of the same shape. */
