@@ -84,7 +84,7 @@ export function toolCallStep(call: unknown): Record<string, unknown> {
     return isRecord(parsed) ? toolCallStep(parsed) : { tool_call: call };
   }
   if (!isRecord(call)) return { tool_call: call };
-  if (!isRecord(call.function) && typeof call.name !== "string") {
+  if (!isRecord(call.function) && typeof call.function !== "string" && typeof call.name !== "string") {
     for (const key of callTextKeys) {
       const parsed = parseMaybeJson(call[key]);
       if (isRecord(parsed) && (typeof parsed.name === "string" || isRecord(parsed.function))) {
@@ -100,7 +100,9 @@ export function toolCallStep(call: unknown): Record<string, unknown> {
   }
   const fn = isRecord(call.function) ? call.function : call;
   const args = fn.arguments ?? fn.input ?? fn.args ?? fn.parameters ?? {};
-  const toolCall: Record<string, unknown> = { name: fn.name, arguments: parseMaybeJson(args) };
+  // Inspect AI: `function` is the tool's name and `arguments` sits next to it.
+  const name = typeof call.function === "string" && fn.name === undefined ? call.function : fn.name;
+  const toolCall: Record<string, unknown> = { name, arguments: parseMaybeJson(args) };
   const id = call.id ?? call.call_id ?? call.tool_call_id;
   if (typeof id === "string") toolCall.id = id;
   return { tool_call: toolCall };

@@ -6,6 +6,8 @@
  */
 import type { ParseResult } from "../parse";
 import { convertCodingAgentSession, isCodingAgentSession } from "./coding-agent-session";
+import { convertAgentEvents, eventsOf } from "./agent-events";
+import { convertEvalLog, isEvalLog } from "./eval-log";
 import type { Normalised } from "./index";
 import { convertMessageTrees, isMessageTreeFile } from "./message-tree";
 import { convertSweAgentTrajectories, isTwiceStoredTrajectory } from "./swe-agent";
@@ -19,10 +21,20 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
     const units = parsed.lines.map((l) => ({ value: l.value, line: l.line, path: "" }));
     if (isMessageTreeFile(units)) return convertMessageTrees(units);
     if (units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
+    // JSON Lines of events: one run.
+    const events = eventsOf(parsed.lines.map((l) => l.value));
+    if (events) return convertAgentEvents([{ value: events, events, path: "" }]);
     return undefined;
   }
   if (parsed.kind !== "json") return undefined;
   const root = parsed.value;
+  if (isEvalLog(root)) return convertEvalLog(root);
+  const events = eventsOf(root);
+  if (events) return convertAgentEvents([{ value: root, events, path: Array.isArray(root) ? "" : "events" }]);
+  // Several runs: a list of event lists, or of {events} records.
+  if (Array.isArray(root) && root.length && root.every((r) => eventsOf(r))) {
+    return convertAgentEvents(root.map((r, i) => ({ value: r, events: eventsOf(r) as Record<string, unknown>[], path: `[${i}]` })));
+  }
   const units = Array.isArray(root) ? root.map((value, i) => ({ value, path: `[${i}]` })) : [{ value: root, path: "" }];
   if (isMessageTreeFile(units)) return convertMessageTrees(units);
   if (units.length && units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
