@@ -88,7 +88,14 @@ function checkStructure(data: unknown, r: Reporter): unknown[] | undefined {
     const path = `conversations[${i}]`;
     if (!isRecord(conv)) return r.typeError(path, "conversation", conv, "an object", '{"messages": [...]}');
     if (!has(conv, "messages")) {
-      return r.error(missingField("messages", path, conv, fieldAliases.conversation.messages, 'Add a "messages" array to the conversation'));
+      const issue = missingField("messages", path, conv, fieldAliases.conversation.messages, 'Add a "messages" array to the conversation');
+      const alias = findAlias(conv, fieldAliases.conversation.messages);
+      const list = alias ? conv[alias] : undefined;
+      // A rename is suggested only when it would work: the field holds messages with a role.
+      if (alias && !(Array.isArray(list) && list.every((m) => isRecord(m) && typeof m.role === "string"))) {
+        issue.suggestion = `'${alias}' does not hold messages with a role (renaming it would not import): if another file holds the replies, send both files with 'join_key'; otherwise send a mapping naming the role and content fields`;
+      }
+      return r.error(issue);
     }
     if (!Array.isArray(conv.messages)) return r.typeError(joinPath(path, "messages"), "messages", conv.messages, "an array");
     conv.messages.forEach((msg, j) => {

@@ -189,3 +189,13 @@ describe("content parts: a tool_call part whose value is JSON text", () => {
     expect(r.errors.every((e) => e.suggestion.includes("JSON text of"))).toBe(true);
   });
 });
+
+describe("a refusal suggests a rename only when it would work", () => {
+  it("MT-Bench questions alone: 'turns' holds bare strings, so no rename is offered; joining the answers file is", () => {
+    const r = check([{ question_id: 81, turns: ["Write a poem.", "Shorter."] }, { question_id: 82, turns: ["Hi"] }].map((x) => JSON.stringify(x)).join("\n"));
+    if (r.ok) throw new Error("expected a refusal");
+    expect(r.errors[0].message).toBe("2 lines: Missing required field 'messages'");
+    expect(r.errors[0].suggestion).not.toMatch(/Rename/);
+    expect(r.errors[0].suggestion).toMatch(/join_key/);
+  });
+});
