@@ -69,7 +69,13 @@ export function joinFiles(files: JoinInput[], key: string): Normalised {
 
   const keys: string[] = [];
   const seen = new Set<string>();
-  for (const p of perFile) for (const k of p.byKey.keys()) if (!seen.has(k)) (seen.add(k), keys.push(k));
+  for (const p of perFile) {
+    for (const k of p.byKey.keys()) {
+      if (seen.has(k)) continue;
+      seen.add(k);
+      keys.push(k);
+    }
+  }
   const conversations: unknown[] = [];
   const sources: ConversationSource[] = [];
   let unmatched = 0;
