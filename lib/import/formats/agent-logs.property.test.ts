@@ -61,7 +61,10 @@ describe("coding-agent session logs (Claude Code JSONL)", () => {
             if (!blocks.length) blocks.push({ type: "text", text: `reply ${ti} ${ri}` });
             // Streamed: one line per block, all sharing message.id.
             for (const b of blocks) rec("assistant", { id, role: "assistant", model: "claude-x", content: [b] });
-            for (let p = 0; p < t.noise; p++) (lines.push({ type: "progress", uuid: `p${n++}`, parentUuid: parent, sessionId: "s1", data: { type: "hook_progress" } }), progress++);
+            for (let p = 0; p < t.noise; p++) {
+              lines.push({ type: "progress", uuid: `p${n++}`, parentUuid: parent, sessionId: "s1", data: { type: "hook_progress" } });
+              progress++;
+            }
             r.tools.forEach((tool, k) => rec("user", { role: "user", content: [{ type: "tool_result", tool_use_id: `toolu_${ti}_${ri}_${k}`, content: tool.result }] }, { toolUseResult: { stdout: tool.result } }));
             for (const b of blocks as Array<Record<string, string>>) texts.push(b.thinking ?? b.text ?? "");
             for (const tool of r.tools) texts.push(tool.input, tool.result);
