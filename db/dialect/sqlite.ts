@@ -7,7 +7,7 @@ import "server-only";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { getDb, onDatabaseOpen, statement } from "../client";
+import { getDb, onDatabaseOpen, statement } from "../sqlite-database";
 import * as schema from "../schema";
 import type { Db, Dialect, JsonList, JsonSql, OpenHook, Step } from "./types";
 
@@ -49,7 +49,7 @@ export const sqliteDialect: Dialect = {
   tables: schema,
 
   onOpen(hook: OpenHook) {
-    // SQLite runs its hooks synchronously as it opens (db/client.ts).
+    // SQLite runs its hooks synchronously as it opens (db/sqlite-database.ts).
     onDatabaseOpen((db) => {
       const done = inOpenHook.run(true, async () => hook(db as unknown as Db));
       hooksRunning = hooksRunning.then(() => done);

@@ -17,7 +17,7 @@ import type { RunRequest } from "@/lib/schemas/executions";
 import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
 import { skipReason } from "./dependencies";
 import { emit, hasListeners, progressOf } from "./events";
-import { withGoal } from "./goal";
+import { withGoal } from "@/lib/metrics/conversation-goal";
 import type { Cell } from "./plan";
 import { isActiveStatus } from "@/lib/execution-status";
 

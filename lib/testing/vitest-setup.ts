@@ -34,7 +34,7 @@ if (adminUrl) {
 }
 
 afterAll(async () => {
-  const { closeDb } = await import("@/db/client");
+  const { closeDb } = await import("@/db/sqlite-database");
   closeDb();
   fs.rmSync(dir, { recursive: true, force: true });
   if (pgDatabase) {

@@ -11,18 +11,11 @@ import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
 import { convertCsv } from "./csv";
 import { conversationKeyOf, convertRecord, dialectOf, isMessageLike, type Dialect } from "./records";
+import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
+import { normaliseWholeFile } from "./whole-file";
 
-export type Normalised = {
-  /** Absent when no adapter matched: the data goes to validation as it is, and the errors say why. */
-  format?: ImportFormat;
-  /** The upload in the Turnscope shape, still unvalidated. */
-  data: unknown;
-  /** Where each conversation sits in the file, when that differs from the Turnscope shape. */
-  sources?: ConversationSource[];
-  /** Errors the adapter found itself (CSV rows with the wrong number of fields). */
-  errors?: import("@/lib/schemas/imports").ImportIssue[];
-};
+export type { Normalised } from "./normalised";
 
 type Parsed = Extract<ParseResult, { ok: true }>;
 type Unit = { value: unknown; path: string; line?: number };
@@ -92,6 +85,9 @@ function isMessageList(value: unknown[]): boolean {
 
 /** Detect the format of a parsed upload and convert it to the Turnscope shape. */
 export function normaliseUpload(parsed: Parsed): Normalised {
+  // Agent logs, message trees and eval logs are recognised by their whole shape before any record reading.
+  const whole = normaliseWholeFile(parsed);
+  if (whole) return whole;
   if (parsed.kind === "csv") {
     const csv = convertCsv(parsed.table);
     const sources = csv.lines.map((lines) => ({ path: "", messagesPath: "", messageLines: lines }));

@@ -1,5 +1,5 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { getDb } from "@/db/client";
+import { getDb } from "@/db/sqlite-database";
 import { getPgDb } from "@/db/pg";
 import { dialect } from "@/db/dialect";
 import { gridRowSchema } from "@/lib/schemas/executions";
