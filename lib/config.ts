@@ -68,6 +68,16 @@ const envSchema = z.object({
   /** JSON object: model name → context window in tokens, for models that differ from the default. */
   JUDGE_CONTEXT_TOKENS_BY_MODEL: optionalText,
   MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),
+  /** Largest OTLP trace export accepted, in bytes, both as sent and after gunzip (413 above it). */
+  OTEL_MAX_BODY_BYTES: positiveInt(16 * 1024 * 1024),
+  /** How long after an export its conversations are rebuilt from their spans, so a burst of exports costs one rebuild. */
+  OTEL_ASSEMBLY_DELAY_MS: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a non-negative integer")
+    .transform(Number)
+    .optional()
+    .transform((v) => v ?? 1000),
   /** On SIGTERM, how long cells in flight may finish before the rest are aborted and marked for retry. */
   SHUTDOWN_GRACE_MS: positiveInt(5_000),
   /** With API_TOKEN set: how long a page sign-in lasts before the token must be entered again. */
