@@ -48,9 +48,10 @@ const text = (v: AttrValue | undefined): string | undefined => (typeof v === "st
 const byStart = (a: OtelSpan, b: OtelSpan) =>
   a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : a.endNs < b.endNs ? -1 : a.endNs > b.endNs ? 1 : a.spanId < b.spanId ? -1 : 1;
 
-const durationMs = (s: OtelSpan) => Number((BigInt(s.endNs) - BigInt(s.startNs)) / BigInt(1000)) / 1000;
+const durationMs = (s: OtelSpan) => Math.max(0, Number((BigInt(s.endNs) - BigInt(s.startNs)) / BigInt(1000)) / 1000);
 
-const nsToIso = (ns: string) => new Date(Number(BigInt(ns) / BigInt(1_000_000))).toISOString();
+/** A span time as ISO 8601; undefined for an unset (zero) time. */
+const nsToIso = (ns: string): string | undefined => (/^0+$/.test(ns) ? undefined : new Date(Number(BigInt(ns) / BigInt(1_000_000))).toISOString());
 
 function operationOf(span: OtelSpan): string | undefined {
   return text(span.attributes["gen_ai.operation.name"]);

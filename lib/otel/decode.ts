@@ -100,8 +100,12 @@ function nanos(value: unknown): string {
   if (typeof value === "string" && /^\d+$/.test(value)) text = value.replace(/^0+(?=\d)/, "");
   else if (typeof value === "number" && Number.isFinite(value) && value >= 0) text = BigInt(Math.trunc(value)).toString();
   else if (typeof value === "bigint" && value >= BigInt(0)) text = value.toString();
-  return text.padStart(19, "0");
+  // Beyond 19 digits is past the year 2286: not a time a span can have, so it reads as unknown.
+  return text.length > 19 ? "0".repeat(19) : text.padStart(19, "0");
 }
+
+/** Text as stored: without NUL characters, which PostgreSQL text cannot hold. */
+const clean = (s: string): string => (s.includes("\u0000") ? s.replaceAll("\u0000", "") : s);
 
 /** An integer from OTLP JSON (a number or a decimal string) as a number, or the string when beyond 2^53. */
 function intValue(value: unknown): AttrValue {
@@ -130,7 +134,7 @@ function enumValue(value: unknown): number {
 export function anyValue(value: unknown, depth = 0): AttrValue {
   if (!isObj(value) || depth > 32) return null;
   const s = field(value, "stringValue");
-  if (typeof s === "string") return s;
+  if (typeof s === "string") return clean(s);
   const b = field(value, "boolValue");
   if (typeof b === "boolean") return b;
   const i = field(value, "intValue");
@@ -152,14 +156,14 @@ export function anyValue(value: unknown, depth = 0): AttrValue {
 export function attributesOf(values: unknown, depth = 0): Attributes {
   const out: Attributes = {};
   for (const kv of list(values)) {
-    if (isObj(kv) && typeof kv.key === "string") out[kv.key] = anyValue(kv.value, depth);
+    if (isObj(kv) && typeof kv.key === "string") out[clean(kv.key)] = anyValue(kv.value, depth);
   }
   return out;
 }
 
 function readEvent(event: unknown): OtelEvent | undefined {
   if (!isObj(event)) return undefined;
-  return { name: typeof event.name === "string" ? event.name : "", timeNs: nanos(field(event, "timeUnixNano")), attributes: attributesOf(event.attributes) };
+  return { name: typeof event.name === "string" ? clean(event.name) : "", timeNs: nanos(field(event, "timeUnixNano")), attributes: attributesOf(event.attributes) };
 }
 
 /** Every span of a decoded request (protobuf toObject output or OTLP JSON), validated one by one. */
@@ -177,7 +181,7 @@ function readExport(request: Obj): DecodedExport {
       if (!isObj(ss)) return;
       const scopeObj = ss.scope;
       const scope = isObj(scopeObj)
-        ? { name: typeof scopeObj.name === "string" ? scopeObj.name : "", ...(typeof scopeObj.version === "string" && scopeObj.version ? { version: scopeObj.version } : {}) }
+        ? { name: typeof scopeObj.name === "string" ? clean(scopeObj.name) : "", ...(typeof scopeObj.version === "string" && scopeObj.version ? { version: clean(scopeObj.version) } : {}) }
         : { name: "" };
       list(ss.spans).forEach((span, pi) => {
         const where = `resourceSpans[${ri}].scopeSpans[${si}].spans[${pi}]`;
@@ -198,14 +202,14 @@ function readExport(request: Obj): DecodedExport {
           traceId,
           spanId,
           parentSpanId: idOf(field(span, "parentSpanId"), 16) ?? null,
-          name: typeof span.name === "string" ? span.name : "",
+          name: typeof span.name === "string" ? clean(span.name) : "",
           kind: enumValue(span.kind),
           startNs: nanos(field(span, "startTimeUnixNano")),
           endNs: nanos(field(span, "endTimeUnixNano")),
           attributes: attributesOf(span.attributes),
           events: list(span.events).map(readEvent).filter((e): e is OtelEvent => e !== undefined),
           status: isObj(statusObj)
-            ? { code: enumValue(statusObj.code), ...(typeof statusObj.message === "string" && statusObj.message ? { message: statusObj.message } : {}) }
+            ? { code: enumValue(statusObj.code), ...(typeof statusObj.message === "string" && statusObj.message ? { message: clean(statusObj.message) } : {}) }
             : { code: 0 },
           resource,
           scope,
@@ -214,4 +218,10 @@ function readExport(request: Obj): DecodedExport {
     });
   });
   return { spans, rejected, errors };
+}
+
+/** Encode an export request from its JSON-shaped object with the same definitions (tests craft bodies no SDK would send). */
+export function encodeProtobufExport(request: Record<string, unknown>): Uint8Array {
+  const { request: type } = protoTypes();
+  return type.encode(type.fromObject(request)).finish();
 }

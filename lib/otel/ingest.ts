@@ -94,7 +94,14 @@ async function rebuildStale(): Promise<void> {
     const ids = await staleConversationIds(PASS_SIZE);
     if (!ids.length) return;
     let progressed = false;
-    for (const id of ids) if (await rebuildConversation(id)) progressed = true;
+    for (const id of ids) {
+      try {
+        if (await rebuildConversation(id)) progressed = true;
+      } catch (error) {
+        // One conversation that cannot be rebuilt must not hold up the others; it is tried again next pass.
+        log.error("otel conversation rebuild failed", { otel_conversation_id: id, error });
+      }
+    }
     // Another process holds newer revisions of these: leave them to it rather than spin.
     if (!progressed) return;
   }
