@@ -95,6 +95,8 @@ async function rebuildStale(): Promise<void> {
     if (!ids.length) return;
     let progressed = false;
     for (const id of ids) {
+      // SQLite's statements run synchronously: let waiting exports and readers in between two rebuilds.
+      await new Promise((resolve) => setImmediate(resolve));
       try {
         if (await rebuildConversation(id)) progressed = true;
       } catch (error) {
