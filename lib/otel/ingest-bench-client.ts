@@ -83,7 +83,7 @@ async function main() {
       await res.arrayBuffer();
       latencies.push(performance.now() - t);
       if (res.status !== 200) failed++;
-      if (latencies.length % 100 === 0) process.stdout.write(`PROGRESS ${latencies.length * BATCH}\n`);
+      if (latencies.length % 20 === 0) process.stdout.write(`PROGRESS ${latencies.length * BATCH}\n`);
     }
   };
   await Promise.all(Array.from({ length: IN_FLIGHT }, worker));

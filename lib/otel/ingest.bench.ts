@@ -1,7 +1,7 @@
 /**
  * Benchmark of trace ingest: OTLP protobuf exports of 512 GenAI spans (lib/otel/ingest-bench-client.ts,
  * another process, two exports in flight) to POST /api/otel/v1/traces served over real HTTP, on SQLite,
- * while an evaluation run is in progress in the same server process (a judge answering in 20 ms, batch
+ * while an evaluation run is in progress in the same server process (a judge answering in 200 ms, batch
  * 32, started again whenever it finishes). Figures: spans/s ingested, export latency p50/p99, the
  * server's memory early and late (flat means it does not grow with the spans stored), how long the
  * conversations took to catch up after the last export, and the evaluations done meanwhile.
@@ -71,13 +71,16 @@ async function seedRun(): Promise<{ datasetId: number; nodeId: number }> {
   return { datasetId: dataset.id, nodeId: node.id };
 }
 
+/** The judge's answer time in the run in progress: quick for a hosted model (most take 0.5-2 s). */
+const JUDGE_MS = 200;
+
 async function main() {
   const spans = Number(process.env.OTEL_BENCH_SPANS ?? 200_000);
   process.env.JUDGE_MAX_CONCURRENCY = "32";
   resetConfig();
   const server = await serveRoutes({ "/api/otel/v1/traces": traces.POST });
   const { datasetId, nodeId } = await seedRun();
-  const deps: RunnerDeps = { judge: { languageModel: () => localModel(20) } };
+  const deps: RunnerDeps = { judge: { languageModel: () => localModel(JUDGE_MS) } };
 
   let ingesting = true;
   let evaluations = 0;
