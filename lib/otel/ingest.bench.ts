@@ -96,11 +96,11 @@ async function main() {
     }
   })();
 
-  const memory: Array<{ spans: number; rss_mb: number; heap_mb: number }> = [];
+  const memory: Array<{ spans: number; rss_mb: number; heap_mb: number; external_mb: number }> = [];
   const sample = (at: number) => {
     gc();
     const m = process.memoryUsage();
-    memory.push({ spans: at, rss_mb: mb(m.rss), heap_mb: mb(m.heapUsed) });
+    memory.push({ spans: at, rss_mb: mb(m.rss), heap_mb: mb(m.heapUsed), external_mb: mb(m.external) });
   };
   sample(0);
   const cpuBefore = process.cpuUsage();
@@ -127,10 +127,11 @@ async function main() {
   });
   await new Promise<void>((resolve) => client.on("exit", () => resolve()));
   if (!clientResult) throw new Error("the exporting client printed no figures");
+  const cpu = process.cpuUsage(cpuBefore);
   const caughtUpFrom = performance.now();
   await flushAssembly();
   const catchUpMs = Math.round(performance.now() - caughtUpFrom);
-  const cpu = process.cpuUsage(cpuBefore);
+  const cpuAll = process.cpuUsage(cpuBefore);
   sample(clientResult.spans);
   ingesting = false;
   await runs;
@@ -150,9 +151,11 @@ async function main() {
         conversations_behind_after_catch_up: stored.behind,
         catch_up_after_last_export_ms: catchUpMs,
         evaluations_during_ingest: evaluations,
-        // CPU of the server process (ingest, rebuilds and the run in progress) per span: what the
-        // throughput would be on one idle core, whatever else the machine is doing.
+        // CPU of the server process (ingest, rebuilds and the run in progress) per span, until the last
+        // export was answered, and until every conversation was rebuilt: what one idle core could take,
+        // whatever else the machine is doing.
         server_cpu_us_per_span: Math.round((cpu.user + cpu.system) / clientResult.spans),
+        server_cpu_us_per_span_with_catch_up: Math.round((cpuAll.user + cpuAll.system) / clientResult.spans),
         load_average_1m: Math.round(((loadBefore + os.loadavg()[0]) / 2) * 10) / 10,
         rss_mb_at_10_percent: early.rss_mb,
         rss_mb_at_end: last.rss_mb,
