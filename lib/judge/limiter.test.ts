@@ -47,6 +47,19 @@ describe("AIMD on bursts of 429s", () => {
     expect(limiter.stats()).toMatchObject({ limit: 32, cuts: 0, rate_limits: 1000 });
   });
 
+  it("takes a few refusals among a run's first answers for what they are when many calls are out", async () => {
+    const limiter = new AdaptiveLimiter(128);
+    // A run sends 32 calls at once; the first three answers happen to be the 429s (a fifth of 32 at random).
+    const slots: Slot[] = await Promise.all(Array.from({ length: 32 }, () => limiter.acquire()));
+    slots.forEach((s, i) => {
+      if (i < 6) limiter.onRateLimit(s.epoch, 1000);
+      else limiter.onSuccess(s);
+      s.release();
+    });
+    expect(limiter.stats()).toMatchObject({ limit: 128, cuts: 0, rate_limits: 6 });
+    expect(limiter.pausedUntilMs).toBe(0);
+  });
+
   it("halves once on a burst, not again for calls sent before the cut, and waits out the Retry-After", async () => {
     const limiter = new AdaptiveLimiter(32);
     // 8 calls out at once, all refused: one burst.

@@ -3,7 +3,8 @@
  * At most `limit` calls in flight. A provider that refuses now and then (an isolated 429, or a steady
  * share of refusals spread over many answers) does not lower the limit: the refused call waits its
  * Retry-After (holding no slot) and is sent again. A burst — within the last `burstWindowMs`, at least
- * `burstMin` 429s and at least `burstShare` of the answers — means the provider is over its limit: the
+ * `burstMin` 429s, and at least `burstShare` of the answers and of the calls in flight — means the
+ * provider is over its limit: the
  * limit is halved once, new calls wait out the burst's Retry-After, and 429s of calls sent before the cut
  * do not cut again (they answered for the old limit). Each window of successes (as many as the limit)
  * adds one slot back, up to `max`.
@@ -23,7 +24,7 @@ export type LimiterStats = { limit: number; max: number; in_flight: number; stal
 
 export type LimiterOptions = {
   minStallMs?: number;
-  /** A burst: at least `burstMin` 429s, and at least `burstShare` of the answers, within `burstWindowMs`. */
+  /** A burst: within `burstWindowMs`, at least `burstMin` 429s and `burstShare` of the answers and of the calls in flight. */
   burstWindowMs?: number;
   burstMin?: number;
   burstShare?: number;
@@ -118,8 +119,11 @@ export class AdaptiveLimiter {
     if (epoch !== undefined && epoch < this.epoch) return;
     const now = this.now();
     this.remember(now, true);
-    const answers = this.recent.length;
-    if (this.refusedInWindow < this.burst.min || this.refusedInWindow < this.burst.share * answers) return;
+    // Several refusals, and as many as `burstShare` of the window's answers and of the calls out now:
+    // when the provider is over its limit most calls in flight are refused; a fifth of 32 calls
+    // refused at random is no burst, even among the first few answers of a run.
+    const needed = Math.max(this.burst.min, this.burst.share * this.recent.length, this.burst.share * (this.active + this.stalled));
+    if (this.refusedInWindow < needed) return;
     // A burst: halve once, start a new epoch and a new window.
     this.limit = Math.max(1, Math.floor(this.limit / 2));
     this.epoch++;

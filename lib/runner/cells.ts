@@ -317,7 +317,9 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
           announce();
           return leave;
         } catch (error) {
-          refused = true;
+          // Only a shutdown's refusal leaves the cell for a retry; a hedge whose wait for a slot was
+          // aborted because the first request answered is no refusal (its cell is saved as it ended).
+          if (error instanceof NotStarted) refused = true;
           throw error;
         }
       });
