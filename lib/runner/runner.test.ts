@@ -367,7 +367,9 @@ describe("limiter figures", () => {
     const s = await setup();
     // The first four calls (batch_size 4, sent at once) all refused: a burst, which halves the limit.
     double.enqueue(...Array.from({ length: 4 }, () => ({ kind: "rate_limit" as const, retryAfterSeconds: 0 })));
-    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, execution_mode: "async", batch_size: 4 });
+    // A model of its own: the process-wide limiter of the default model has the earlier tests' answers
+    // in its burst window, and four refusals among them would be no burst.
+    const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, execution_mode: "async", batch_size: 4, model_name: `burst-${Date.now()}` });
     const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${res.json.id}/events`), { params: Promise.resolve({ id: String(res.json.id) }) });
     const got = await readSse(stream);
     const processing = got.filter((e) => e.event === "processing");
