@@ -56,6 +56,8 @@ export type CellRunnerOptions = {
   callSlots?: number;
   /** Called with 429s as they are seen (shared runs add them to meta). */
   onRateLimited?: (n: number) => Promise<void>;
+  /** Called with hedged requests as they are sent (shared runs add them to meta). */
+  onHedged?: (n: number) => Promise<void>;
 };
 
 export type CellTotals = {
@@ -214,6 +216,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
         totals.rateLimits += outcome.rateLimited;
         await opts.onRateLimited?.(outcome.rateLimited);
       }
+      if (outcome.hedges) await opts.onHedged?.(outcome.hedges);
       const once = await insertResultOnce(resultValues(cell, outcome), outcome.cacheEntry);
       if (once) await announce(cell, outcome, once.saved, once.counted);
       return;

@@ -61,7 +61,7 @@ describe("a run under a faulty provider", () => {
     // provider's p95, or timed out at the limit learnt from its latency (≥ JUDGE_TIMEOUT_FLOOR_MS, 1 s).
     const slowest = Math.max(...rows.map((r) => r.execution_time ?? 0));
     expect(slowest).toBeLessThan(30_000);
-    // In-process runs count their hedges in meta (queued PostgreSQL runs count only their 429s there).
+    // Hedges are counted in meta (a queued PostgreSQL run's once one was sent: its processes add them up).
     if (!process.env.DATABASE_URL) expect(typeof done.meta.hedges).toBe("number");
   });
 });

@@ -347,7 +347,7 @@ describe("async batch_size", () => {
     expect(done).toMatchObject({ status: "completed", successful_evaluations: 35 });
     // 5 goal calls and 35 cells (less the cache's answers, plus the hedges of calls slower than the
     // provider's p95), never more than 3 at once (a hedge takes a call slot too), and 3 at once.
-    expect(double.count()).toBe(5 + 35 - done.meta.cached_evaluations + done.meta.hedges);
+    expect(double.count()).toBe(5 + 35 - done.meta.cached_evaluations + (done.meta.hedges ?? 0));
     expect(double.stats().peakInFlight).toBeLessThanOrEqual(3);
     if (!process.env.DATABASE_URL) expect(double.stats().peakInFlight).toBe(3);
     const key = (e: { data: { pipeline_node_id: number; entity_type: string; entity_id: number } }) => `${e.data.pipeline_node_id}:${e.data.entity_type}:${e.data.entity_id}`;
