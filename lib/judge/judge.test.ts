@@ -3,7 +3,7 @@ import { clearJudgeCache } from "@/db/repositories/judge";
 import { resetConfig } from "@/lib/config";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import { costOf, resolveModelName } from "./config";
-import { judgeThreadCalls } from "./call-thread";
+import { judgeThreadCalls, warmJudgeThread } from "./call-thread";
 import { judge, type JudgeDeps } from "./judge";
 import { AdaptiveLimiter, limiterFor, type Slot } from "./limiter";
 
@@ -340,6 +340,12 @@ describe("adaptive limiter", () => {
 });
 
 describe("a call slower than the provider's p95", () => {
+  // The thread's start (its warm-up) must not be learnt as the provider's latency: a server starts it
+  // before its first run.
+  beforeAll(async () => {
+    await warmJudgeThread();
+  });
+
   it("is hedged: the second request's verdict is used, the hung first one aborted, tokens counted once", async () => {
     const model = `hedge-${Math.random()}`;
     // Learn the provider's latency (a few ms): p95 and the learnt limit exist from here on.
@@ -365,6 +371,7 @@ describe("a call slower than the provider's p95", () => {
     const out = await judge({ ...progress("hangs"), model }, deps);
     expect(out).toMatchObject({ status: "failed", hedges: 0 });
     // 3 × p99 of a few-ms double, at least the 300 ms floor: far below the configured 5 s ceiling.
+    expect(out.error).toMatch(/a limit learnt from its latency/);
     const [, ms] = /^judge call timed out after (\d+) ms: no reply from the provider \(a limit learnt from its latency/.exec(out.error ?? "") ?? [];
     expect(Number(ms)).toBeGreaterThanOrEqual(300);
     expect(Number(ms)).toBeLessThan(5000);
