@@ -177,8 +177,8 @@ export const pgDialect: Dialect = {
   errors = case when json_array_length(errors) < ${maxErrors}
     then (left(errors::text, -1) || case when json_array_length(errors) = 0 then '' else ',' end || ? || ']')::json else errors end
   where id = ?`,
-  addRateLimitsSql: `update pipeline_executions set meta = jsonb_set(meta::jsonb, '{rate_limits}',
-          to_jsonb(coalesce((meta->>'rate_limits')::int, 0) + ?::int))::json where id = ?`,
+  addMetaCountSql: (key) => `update pipeline_executions set meta = jsonb_set(meta::jsonb, '{${key}}',
+          to_jsonb(coalesce((meta->>'${key}')::int, 0) + ?::int))::json where id = ?`,
   claimNextWaveSql: `update pipeline_executions
         set meta = jsonb_set(jsonb_set(meta::jsonb, '{queue,wave}', to_jsonb(?::int)), '{queue,enqueued}', to_jsonb(?::int))::json
         where id = ? and status in ('pending', 'processing') and (meta->'queue'->>'wave')::int = ?

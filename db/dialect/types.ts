@@ -33,6 +33,9 @@ export type Tables = Pick<
   | "metricPromptVersionsTable"
   | "importIdempotencyKeysTable"
   | "savedMappingsTable"
+  | "otelConversationsTable"
+  | "otelTracesTable"
+  | "otelSpansTable"
   | "usersTable"
   | "apiKeysTable"
   | "sessionsTable"
@@ -106,8 +109,8 @@ export interface Dialect {
   isTrue(column: string): string;
   /** Count a failure and append its JSON (first `?`) to the capped `errors` of execution `?`. */
   countFailureSql(maxErrors: number): string;
-  /** Add `?` to an execution's `meta.rate_limits` (execution `?`). */
-  readonly addRateLimitsSql: string;
+  /** Add `?` to the count `meta.<key>` of execution `?` (a queued run's processes count together). */
+  addMetaCountSql(key: "rate_limits" | "hedges"): string;
   /** Claim a queued run's next wave (db/repositories/execution-queue.ts): params new wave, enqueued, id, current wave. */
   readonly claimNextWaveSql: string;
   /**

@@ -19,7 +19,7 @@ import "server-only";
 import { z } from "zod";
 import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing } from "@/db/repositories/executions";
 import { cellsWithResult, maxResultId } from "@/db/repositories/evaluation-results";
-import { addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
+import { addExecutionHedges, addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
 import { getNotifier, subscribe as subscribeCluster } from "@/lib/cluster/notify";
@@ -183,6 +183,7 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     // batch_size and the model's limit hold across the cluster: every process's calls share these slots.
     callSlots: { size: batchSize, gate: (model) => clusterCallGate(`execution:${row.id}`, batchSize, model, leaseMs) },
     onRateLimited: (n) => addExecutionRateLimits(row.id, n),
+    onHedged: (n) => addExecutionHedges(row.id, n),
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
@@ -190,7 +191,9 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   // A cell that throws (a database error) ends the batch only once its other cells in flight are over:
   // nothing of it runs on after the handler returns and the queue retries it.
   // Sync mode: one cell at a time, in grid order, as an in-process run does.
-  await forEachLimited(judged, req.execution_mode === "async" ? (runner.evaluateAtOnce ?? batchSize) : 1, (cell) => runner.evaluate(cell));
+  // Async: a cell waiting out a retry's backoff holds no call slot, so another is prepared in its place (bindAtOnce).
+  const async = req.execution_mode === "async";
+  await forEachLimited(judged, async ? (runner.evaluateAtOnce ?? batchSize) : 1, (cell) => runner.evaluate(cell), async ? runner.bindAtOnce : undefined);
   // Cancelled, lease lost, or shutting down: what is missing is another attempt's (or nobody's) to do.
   if (signal.aborted) return;
   await publishProgress(row.id);

@@ -103,7 +103,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     stopped: () => runnerState.draining,
     deps,
     shared: false,
-    callSlots: slots && { size: req.batch_size, gate: () => async (s) => (await slots.acquire(s)).release },
+    callSlots: slots && { size: req.batch_size, gate: () => async (s, o) => (await slots.acquire(s, o)).release },
   });
 
   // Wave by wave (dependencies before dependents); in each, check cells first, written in chunks
@@ -112,7 +112,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     await cells.runChecks(wave.filter((c) => c.node.kind === "check"));
     // A cell that throws (a database error) fails the run only once the cells in flight are over, and no
     // further cell starts: nothing of the run goes on after it is marked failed.
-    await forEachLimited(wave.filter((c) => c.node.kind !== "check"), cells.evaluateAtOnce ?? 1, (cell) => cells.evaluate(cell));
+    await forEachLimited(wave.filter((c) => c.node.kind !== "check"), cells.evaluateAtOnce ?? 1, (cell) => cells.evaluate(cell), cells.bindAtOnce);
   }
 
   // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.
@@ -122,6 +122,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     cancelled,
     interrupted: interrupted ? SHUTDOWN_MESSAGE : undefined,
     rateLimits: cells.totals.rateLimits,
+    hedges: cells.totals.hedges,
     concurrencyLimit: cells.limitNow(),
     startedAt,
   });

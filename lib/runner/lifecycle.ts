@@ -78,6 +78,8 @@ export type RunEnd = {
   /** The provider's 429s over the run, and the model's live limit of calls in flight at its end. */
   rateLimits: number;
   concurrencyLimit: number | null;
+  /** The hedged requests of an in-process run; a queued run's are already counted in meta by every process (kept). */
+  hedges?: number;
   startedAt?: number;
 };
 
@@ -95,7 +97,7 @@ export async function endRun(engine: RunEngine, row: PipelineExecutionRow, end: 
   const errors = end.interrupted
     ? [...((current.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: end.interrupted }]
     : undefined;
-  const finalMeta = { ...meta, ...(await runTotals(row.id)), rate_limits: end.rateLimits, concurrency_limit: end.concurrencyLimit };
+  const finalMeta = { ...meta, ...(await runTotals(row.id)), rate_limits: end.rateLimits, ...(end.hedges === undefined ? {} : { hedges: end.hedges }), concurrency_limit: end.concurrencyLimit };
   const final = await updateExecution(
     row.id,
     {
