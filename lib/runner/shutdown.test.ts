@@ -18,11 +18,16 @@ beforeAll(async () => {
   double = await startJudgeDouble();
   process.env.OPENAI_BASE_URL = double.baseURL;
   process.env.JUDGE_MAX_RETRIES = "0";
+  // No hedges: a hanging call must stay in flight until the grace period ends. With them, once the
+  // first test has taught the model's p95, the hung call's hedge answers and the cell is no longer in
+  // flight to abort (hedges have tests of their own: lib/judge/tail.test.ts, faulty-provider.test.ts).
+  process.env.JUDGE_HEDGE = "false";
   resetConfig();
 });
 afterAll(async () => {
   resumeAfterDrain();
   delete process.env.OPENAI_BASE_URL;
+  delete process.env.JUDGE_HEDGE;
   resetConfig();
   await double.close();
 });
