@@ -7,6 +7,7 @@ import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { AppError, errorResponse, type ErrorDetail } from "@/lib/errors";
+import { refuseNul } from "./nul";
 import { SESSION_COOKIE, bearerOf, notCrossSite, readCookie, tokenMatches, verifySessionValue } from "./session";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
@@ -28,6 +29,8 @@ export type RouteSpec<P, Q, B> = {
   handler: (input: HandlerInput<P, Q, B>) => Promise<Response> | Response;
   /** Reachable without the token (only the sign-in endpoint). */
   public?: boolean;
+  /** Refuse a larger JSON body with 413 before reading the rest of it. */
+  maxBodyBytes?: number;
 };
 
 /** Turn zod issues into `{path, message}` details, paths written like `items[0].name`. */
@@ -42,6 +45,7 @@ export function zodDetails(error: z.ZodError, prefix?: string): ErrorDetail[] {
 }
 
 function parseWith<T>(schema: z.ZodType<T, unknown>, value: unknown, where: string, prefix?: string): T {
+  refuseNul(value, where, prefix);
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const details = zodDetails(parsed.error, prefix);
@@ -52,8 +56,8 @@ function parseWith<T>(schema: z.ZodType<T, unknown>, value: unknown, where: stri
   return parsed.data;
 }
 
-async function readJsonBody(req: Request): Promise<unknown> {
-  const text = await req.text();
+async function readJsonBody(req: Request, maxBytes?: number): Promise<unknown> {
+  const text = maxBytes === undefined ? await req.text() : await readCapped(req, maxBytes);
   if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text) as unknown;
@@ -62,6 +66,31 @@ async function readJsonBody(req: Request): Promise<unknown> {
       { path: "(root)", message: "not valid JSON" },
     ]);
   }
+}
+
+/** The body as text, or a 413 as soon as it passes `maxBytes` (the rest is never read). */
+async function readCapped(req: Request, maxBytes: number): Promise<string> {
+  const tooLarge = () =>
+    new AppError("payload_too_large", `Request body too large: at most ${Math.round(maxBytes / 1024)} KB`, [
+      { path: "(root)", message: `must be at most ${maxBytes} bytes` },
+    ]);
+  const declared = Number(req.headers.get("content-length") ?? NaN);
+  if (declared > maxBytes) throw tooLarge();
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > maxBytes) {
+      await reader.cancel().catch(() => undefined);
+      throw tooLarge();
+    }
+    chunks.push(value);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function queryObject(url: URL): Record<string, string> {
@@ -111,7 +140,7 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
       const rawParams = ctx?.params ? await ctx.params : {};
       const params = spec.params ? parseWith(spec.params, rawParams, "path parameter") : ({} as P);
       const query = spec.query ? parseWith(spec.query, queryObject(url), "query parameter") : ({} as Q);
-      const body = spec.body ? parseWith(spec.body, await readJsonBody(req), "request body") : (undefined as B);
+      const body = spec.body ? parseWith(spec.body, await readJsonBody(req, spec.maxBodyBytes), "request body") : (undefined as B);
       const userId = (req.headers.get("x-user-id") ?? "").trim() || "default";
       response = await spec.handler({ params, query, body, req, userId, requestId });
     } catch (error) {

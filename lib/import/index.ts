@@ -15,6 +15,7 @@ import { fixUploadText } from "./fix-upload";
 import { normaliseUpload } from "./formats";
 import { applyMapping, proposeMapping } from "./formats/mapping";
 import { toSourceIssue } from "./formats/source-paths";
+import { nulReplacedIssue, replaceNulInParsed } from "./nul";
 import { parseUpload } from "./parse";
 import { accountText } from "./text-accounting";
 import { validateConversations, type ImportConversation, type ImportCounts } from "./validate";
@@ -54,6 +55,8 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
   const warnings = decoded.warnings;
   const parsed = parseUpload(decoded.text);
   if (!parsed.ok) return { ok: false, status: parsed.status, errors: parsed.errors, warnings, text: decoded.text };
+  const nuls = replaceNulInParsed(parsed, decoded.text);
+  if (nuls > 0) warnings.push(nulReplacedIssue(nuls));
   const normalised = opts.mapping ? applyMapping(parsed, opts.mapping) : normaliseUpload(parsed);
   const format = normalised.format;
   const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
