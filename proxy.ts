@@ -5,9 +5,12 @@
  * MAX_IMPORT_BYTES), and the route wrapper answers 401 itself.
  */
 import { NextResponse, type NextRequest } from "next/server";
+import { guardApiPath } from "@/lib/api/malformed-path";
 import { SESSION_COOKIE, bearerOf, tokenMatches, verifySessionValue } from "@/lib/api/session";
 
-export function proxy(req: NextRequest): NextResponse {
+export function proxy(req: NextRequest): NextResponse | Response {
+  // Only API paths holding a % come here (second matcher entry): a malformed escape gets the API's 401/400.
+  if (req.nextUrl.pathname.startsWith("/api/")) return guardApiPath(req);
   const token = process.env.API_TOKEN?.trim();
   if (!token) return NextResponse.next();
   const path = req.nextUrl.pathname;
@@ -23,5 +26,5 @@ export function proxy(req: NextRequest): NextResponse {
 }
 
 export const config = {
-  matcher: ["/((?!api/|api$|_next/static|_next/image|favicon.ico).*)"],
+  matcher: ["/((?!api/|api$|_next/static|_next/image|favicon.ico).*)", "/api/(.*%.*)"],
 };
