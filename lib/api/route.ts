@@ -68,14 +68,11 @@ async function readJsonBody(req: Request, maxBytes?: number): Promise<unknown> {
   }
 }
 
-/** The body as text, or a 413 as soon as it passes `maxBytes` (the rest is never read). */
+/**
+ * The body as text, or a 413 once it passes `maxBytes`. The rest is read and dropped, never kept: a client
+ * still sending its body would otherwise see the connection close instead of the 413.
+ */
 async function readCapped(req: Request, maxBytes: number): Promise<string> {
-  const tooLarge = () =>
-    new AppError("payload_too_large", `Request body too large: at most ${Math.round(maxBytes / 1024)} KB`, [
-      { path: "(root)", message: `must be at most ${maxBytes} bytes` },
-    ]);
-  const declared = Number(req.headers.get("content-length") ?? NaN);
-  if (declared > maxBytes) throw tooLarge();
   if (!req.body) return "";
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
@@ -84,11 +81,12 @@ async function readCapped(req: Request, maxBytes: number): Promise<string> {
     const { done, value } = await reader.read();
     if (done) break;
     size += value.byteLength;
-    if (size > maxBytes) {
-      await reader.cancel().catch(() => undefined);
-      throw tooLarge();
-    }
-    chunks.push(value);
+    if (size <= maxBytes) chunks.push(value);
+  }
+  if (size > maxBytes) {
+    throw new AppError("payload_too_large", `Request body too large: at most ${Math.round(maxBytes / 1024)} KB`, [
+      { path: "(root)", message: `must be at most ${maxBytes} bytes` },
+    ]);
   }
   return Buffer.concat(chunks).toString("utf8");
 }
