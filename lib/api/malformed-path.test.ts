@@ -25,25 +25,25 @@ describe("a malformed %-escape in an API path", () => {
 
   it("is a 400 in the error shape without a token configured", async () => {
     for (const url of malformed) {
-      const res = proxy(new NextRequest(`http://localhost${url}`));
+      const res = await proxy(new NextRequest(`http://localhost${url}`));
       expect(res.status, url).toBe(400);
       expect(await res.json()).toEqual({
         error: { code: "bad_request", message: "Invalid path: a %-escape in it is not valid percent-encoded UTF-8", details: [{ path: "(path)", message: "must be valid percent-encoded UTF-8" }] },
       });
     }
     // A well-formed escape goes on to the handler (which answers 400 for a non-numeric id itself).
-    expect(proxy(new NextRequest("http://localhost/api/datasets/%31")).headers.get("x-middleware-next")).toBe("1");
+    expect((await proxy(new NextRequest("http://localhost/api/datasets/%31"))).headers.get("x-middleware-next")).toBe("1");
   });
 
   it("is a 401 first when API_TOKEN is set and missing or wrong; a 400 with the token", async () => {
     process.env.API_TOKEN = "s3cret-token";
     resetConfig();
     for (const url of malformed) {
-      const anon = proxy(new NextRequest(`http://localhost${url}`, { method: "DELETE" }));
+      const anon = await proxy(new NextRequest(`http://localhost${url}`, { method: "DELETE" }));
       expect(anon.status, url).toBe(401);
       expect((await anon.json()).error.code).toBe("unauthorized");
-      expect(proxy(new NextRequest(`http://localhost${url}`, { headers: { authorization: "Bearer nope" } })).status).toBe(401);
-      expect(proxy(new NextRequest(`http://localhost${url}`, { headers: { authorization: "Bearer s3cret-token" } })).status).toBe(400);
+      expect((await proxy(new NextRequest(`http://localhost${url}`, { headers: { authorization: "Bearer nope" } }))).status).toBe(401);
+      expect((await proxy(new NextRequest(`http://localhost${url}`, { headers: { authorization: "Bearer s3cret-token" } }))).status).toBe(400);
     }
   });
 });
