@@ -101,8 +101,8 @@ export const agreementQuery = z.object({
 const metaPathText = z.string().regex(/^meta(\.[A-Za-z0-9_-]{1,100}){1,8}$/, 'must be a dotted path into meta, e.g. "meta.rank"');
 
 export const rankingQuery = z.object({
-  dataset_id: intText({ min: 1 }),
-  pipeline_node_id: intText({ min: 1 }).describe("A message metric (scores or pass/fail)"),
+  dataset_id: idText(),
+  pipeline_node_id: idText().describe("A message metric (scores or pass/fail)"),
   a: sourceText.optional().default("latest").describe("The judge's verdicts: execution:<id> or latest (default)"),
   rank_path: metaPathText.optional().default("meta.rank").describe("The human rank in each message's meta, 0 = best (default meta.rank)"),
   group_path: metaPathText.optional().default("meta.parent_id").describe("What makes replies siblings: the prompt they answer (default meta.parent_id)"),
