@@ -93,7 +93,7 @@ if (pgMissing) {
 
 timed("build (next build)", () => ensureBuild());
 // The store is named on each pass, so an exported E2E_STORE / RELIABILITY_STORE cannot change it.
-step("Browser tests (Playwright, Chromium, SQLite)", "npx", ["playwright", "test"], { E2E_STORE: "sqlite" });
+step("Browser tests (Playwright, Chromium, SQLite)", "npx", ["playwright", "test"], { E2E_STORE: "sqlite", E2E_STORE_DEPENDENT: "0" });
 step("Reliability suite, short form (SQLite)", "npx", ["tsx", "scripts/reliability/run.ts", "--short", "--store", "sqlite"]);
 // Again with the servers on PostgreSQL, where runs are queued jobs: only what can behave differently
 // there (docs/testing.md) — the browser specs not tagged @store-independent, the reliability sections
@@ -102,9 +102,7 @@ if (pgMissing) {
   pgSkipped("Browser tests");
   pgSkipped("Reliability suite");
 } else {
-  step("Browser tests on PostgreSQL (Playwright, throwaway cluster)", "npx", ["playwright", "test", "--grep-invert", "@store-independent"], {
-    E2E_STORE: "postgres",
-  });
+  step("Browser tests on PostgreSQL (Playwright, throwaway cluster)", "npx", ["playwright", "test"], { E2E_STORE: "postgres", E2E_STORE_DEPENDENT: "1" });
   step("Reliability suite on PostgreSQL, short form (throwaway cluster)", "npx", [
     "tsx",
     "scripts/reliability/run.ts",
