@@ -26,6 +26,9 @@ type Tables = Pick<
   | "metricPromptVersionsTable"
   | "importIdempotencyKeysTable"
   | "savedMappingsTable"
+  | "usersTable"
+  | "apiKeysTable"
+  | "sessionsTable"
 >;
 
 // The PostgreSQL tables carry the SQLite tables' static types: the query builder calls the
@@ -47,4 +50,7 @@ export const {
   metricPromptVersionsTable,
   importIdempotencyKeysTable,
   savedMappingsTable,
+  usersTable,
+  apiKeysTable,
+  sessionsTable,
 } = tables;
