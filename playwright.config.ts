@@ -31,19 +31,10 @@ const pgCluster =
 
 /**
  * E2E_STORE_DEPENDENT=1 (`npm test`'s PostgreSQL pass): leave out the specs tagged @store-independent —
- * they drive pages whose outcome the store cannot change, and run on SQLite (docs/testing.md) — and the
- * second, token-guarded server only they use. An untagged spec runs on both stores.
+ * they drive pages whose outcome the store cannot change, and run on SQLite (docs/testing.md). An
+ * untagged spec runs on both stores.
  */
 const storeDependentOnly = process.env.E2E_STORE_DEPENDENT === "1";
-/** The second app server, with API_TOKEN set: only e2e/auth.spec.ts (@store-independent) uses it. */
-const guardedServer = {
-  command: "node scripts/e2e-server.mjs",
-  url: `http://127.0.0.1:${guardedPort}/api/session`,
-  env: { E2E_PORT: String(guardedPort), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: "e2e-guarded.db", E2E_STORE: store, API_TOKEN: guardedToken },
-  reuseExistingServer: false,
-  timeout: 300_000,
-  stdout: "pipe" as const,
-};
 
 /** Browser tests against the production build, in Debian's Chromium (never a downloaded browser). */
 export default defineConfig({
@@ -91,6 +82,13 @@ export default defineConfig({
       timeout: 300_000,
       stdout: "pipe",
     },
-    ...(storeDependentOnly ? [] : [guardedServer]),
+    {
+      command: "node scripts/e2e-server.mjs",
+      url: `http://127.0.0.1:${guardedPort}/api/session`,
+      env: { E2E_PORT: String(guardedPort), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: "e2e-guarded.db", E2E_STORE: store, API_TOKEN: guardedToken },
+      reuseExistingServer: false,
+      timeout: 300_000,
+      stdout: "pipe",
+    },
   ],
 });

@@ -4,8 +4,7 @@ import { expect, test } from "@playwright/test";
 const guarded = `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
 const token = "e2e-token-for-the-guarded-server";
 
-// @store-independent: the sign-in gate and session cookie never reach the store (docs/testing.md).
-test.describe("sign-in when API_TOKEN is set", { tag: "@store-independent" }, () => {
+test.describe("sign-in when API_TOKEN is set", () => {
   test("pages redirect to sign-in, the token signs in once, the session works, sign-out ends it", async ({ page, context, request }) => {
     // Without a session: every page goes to sign-in, and nothing hands out a cookie.
     await page.goto(`${guarded}/datasets/1`);

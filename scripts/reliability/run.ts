@@ -19,8 +19,8 @@ const short = process.argv.includes("--short");
 /** `--only <section>` (repeatable) runs just those sections, for working on one of them. */
 const only = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--only" ? [a] : []));
 /**
- * Sections whose outcome cannot depend on the store: they check HTTP, rendering, exports' cell
- * encoding, sign-in and logs, and the store under them is already tested on both stores by the
+ * Sections whose outcome cannot depend on the store: they check health, request logs and exports' cell
+ * encoding, and the store under them is already tested on both stores by the
  * route tests (vitest). `--store-dependent` (what `npm test`'s PostgreSQL pass passes) skips them,
  * so the second pass spends its time on what does differ: the queue, crashes, shutdown, load,
  * transactions and the database's refusals. A new section runs on both stores unless it is named here
@@ -29,7 +29,6 @@ const only = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--only" ? 
 const storeIndependent: Record<string, string> = {
   operations: "health and JSON request logs (the health route's database probe is a route test on both stores)",
   "output safety": "CSV/XLSX formula neutralisation and prompt fencing are encoding, done after the store is read",
-  access: "bearer token, session cookie and secrets in output; per-user templates are route tests on both stores",
 };
 const storeDependentOnly = process.argv.includes("--store-dependent");
 const skipped = (name: string) => (only.length > 0 && !only.includes(name)) || (storeDependentOnly && name in storeIndependent);
@@ -97,18 +96,16 @@ async function main() {
     await server.stop("SIGTERM").catch(() => server.stop("SIGKILL"));
   }
 
-  if (!skipped("access")) {
-    const guarded = new TurnscopeServer({
-      port: Number(process.env.RELIABILITY_PORT ?? 3411) + 1,
-      ...(await store.database("guarded")),
-      env: { ...env, API_TOKEN: secrets.token },
-    });
-    try {
-      await guarded.start();
-      await runSection("access", () => accessSection(guarded, secrets));
-    } finally {
-      await guarded.stop("SIGTERM").catch(() => guarded.stop("SIGKILL"));
-    }
+  const guarded = new TurnscopeServer({
+    port: Number(process.env.RELIABILITY_PORT ?? 3411) + 1,
+    ...(await store.database("guarded")),
+    env: { ...env, API_TOKEN: secrets.token },
+  });
+  try {
+    await guarded.start();
+    await runSection("access", () => accessSection(guarded, secrets));
+  } finally {
+    await guarded.stop("SIGTERM").catch(() => guarded.stop("SIGKILL"));
   }
   await runSection("npm start owns its server", async () => startScriptOwnsServer(Number(process.env.RELIABILITY_PORT ?? 3411) + 2, await store.database("start")));
   await double.close();
