@@ -26,6 +26,9 @@ type Tables = Pick<
   | "metricPromptVersionsTable"
   | "importIdempotencyKeysTable"
   | "savedMappingsTable"
+  | "otelConversationsTable"
+  | "otelTracesTable"
+  | "otelSpansTable"
   | "usersTable"
   | "apiKeysTable"
   | "sessionsTable"
@@ -50,6 +53,9 @@ export const {
   metricPromptVersionsTable,
   importIdempotencyKeysTable,
   savedMappingsTable,
+  otelConversationsTable,
+  otelTracesTable,
+  otelSpansTable,
   usersTable,
   apiKeysTable,
   sessionsTable,

@@ -15,6 +15,7 @@
 import "server-only";
 import { z } from "zod";
 import {
+  addExecutionHedges,
   addExecutionRateLimits,
   claimNextWave,
   getExecutionRow,
@@ -204,6 +205,7 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
       }
     },
     onRateLimited: (n) => addExecutionRateLimits(row.id, n),
+    onHedged: (n) => addExecutionHedges(row.id, n),
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
