@@ -307,7 +307,7 @@ function RankingPanel({ datasetId, ranking, source }: { datasetId: number; ranki
               {fmt(ranking.mean_spearman)}
             </td>
             <td className="px-5 py-2 text-xs text-slate-500">
-              {iv(ranking.spearman_interval)} ± 1.96 s/√g{ranking.spearman_undefined ? ` · ${ranking.spearman_undefined} prompts where the judge scored every reply alike` : ""}
+              {iv(ranking.spearman_interval)} ± 1.96 s/√g{ranking.spearman_undefined ? ` · ${ranking.spearman_undefined} prompt${ranking.spearman_undefined === 1 ? "" : "s"} where the judge scored every reply alike` : ""}
             </td>
           </tr>
         </tbody>

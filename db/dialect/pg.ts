@@ -170,6 +170,7 @@ export const pgDialect: Dialect = {
 
   forUpdate: " for update",
   greatest: "greatest",
+  booleanParam: (value) => value,
   isTrue: (column) => column,
   // PostgreSQL splices the text, so the stored array keeps each error's keys in the order written, as
   // SQLite's json_insert does.
@@ -177,8 +178,8 @@ export const pgDialect: Dialect = {
   errors = case when json_array_length(errors) < ${maxErrors}
     then (left(errors::text, -1) || case when json_array_length(errors) = 0 then '' else ',' end || ? || ']')::json else errors end
   where id = ?`,
-  addRateLimitsSql: `update pipeline_executions set meta = jsonb_set(meta::jsonb, '{rate_limits}',
-          to_jsonb(coalesce((meta->>'rate_limits')::int, 0) + ?::int))::json where id = ?`,
+  addMetaCountSql: (key) => `update pipeline_executions set meta = jsonb_set(meta::jsonb, '{${key}}',
+          to_jsonb(coalesce((meta->>'${key}')::int, 0) + ?::int))::json where id = ?`,
   claimNextWaveSql: `update pipeline_executions
         set meta = jsonb_set(jsonb_set(meta::jsonb, '{queue,wave}', to_jsonb(?::int)), '{queue,enqueued}', to_jsonb(?::int))::json
         where id = ? and status in ('pending', 'processing') and (meta->'queue'->>'wave')::int = ?

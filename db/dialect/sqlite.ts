@@ -97,11 +97,12 @@ export const sqliteDialect: Dialect = {
 
   forUpdate: "",
   greatest: "max",
+  booleanParam: (value) => (value ? 1 : 0),
   isTrue: (column) => `${column} <> 0`,
   countFailureSql: (maxErrors) => `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
   errors = case when json_array_length(errors) < ${maxErrors} then json_insert(errors, '$[#]', json(?)) else errors end
   where id = ?`,
-  addRateLimitsSql: "update pipeline_executions set meta = json_set(meta, '$.rate_limits', coalesce(json_extract(meta, '$.rate_limits'), 0) + ?) where id = ?",
+  addMetaCountSql: (key) => `update pipeline_executions set meta = json_set(meta, '$.${key}', coalesce(json_extract(meta, '$.${key}'), 0) + ?) where id = ?`,
   claimNextWaveSql: `update pipeline_executions set meta = json_set(meta, '$.queue.wave', ?, '$.queue.enqueued', ?)
         where id = ? and status in ('pending', 'processing') and json_extract(meta, '$.queue.wave') = ?
           and successful_evaluations + failed_evaluations + skipped_evaluations >= json_extract(meta, '$.queue.enqueued')`,

@@ -8,7 +8,12 @@ import { rawRun } from "../store";
 
 /** Add to `meta.rate_limits` in one statement: processes running cells of one execution count together. */
 export async function addExecutionRateLimits(id: number, n: number): Promise<void> {
-  await rawRun(dialect.addRateLimitsSql, [n, id]);
+  await rawRun(dialect.addMetaCountSql("rate_limits"), [n, id]);
+}
+
+/** Add to a queued run's count of hedged requests (meta.hedges), as its processes send them. */
+export async function addExecutionHedges(id: number, n: number): Promise<void> {
+  await rawRun(dialect.addMetaCountSql("hedges"), [n, id]);
 }
 
 /**

@@ -16,7 +16,7 @@ import "server-only";
 import { z } from "zod";
 import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing, resultTotalsByModel, updateExecution } from "@/db/repositories/executions";
 import { maxResultId } from "@/db/repositories/evaluation-results";
-import { addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
+import { addExecutionHedges, addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
 import { dialect } from "@/db/dialect";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
@@ -197,6 +197,7 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
       }
     },
     onRateLimited: (n) => addExecutionRateLimits(row.id, n),
+    onHedged: (n) => addExecutionHedges(row.id, n),
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");

@@ -11,7 +11,7 @@ import { killDuringImport, killDuringRun, sigtermDuringRun, startScriptOwnsServe
 import type { Check } from "./data";
 import { faultSection, loadSection, type Sizes } from "./load-and-faults";
 import { TurnscopeServer } from "./server";
-import { accessSection, hostileSection, opsSection, outputSafetySection } from "./security";
+import { accessSection, hostileSection, opsSection, outputSafetySection, userInputSection } from "./security";
 import { ReliabilityStore, storeKindFromArgs } from "./store";
 
 const short = process.argv.includes("--short");
@@ -70,6 +70,7 @@ async function main() {
     await server.start();
     await runSection("operations", () => opsSection(server));
     await runSection("hostile input", () => hostileSection(server));
+    await runSection("user patterns and NUL", () => userInputSection(server));
     await runSection("output safety", () => outputSafetySection(server, double));
     await runSection("load", () => loadSection(server, double, sizes));
     await runSection("faults", () => faultSection(server, double, sizes));
