@@ -6,10 +6,10 @@
 //   store        it imports the store (a module under db/ other than the schema files and migrations,
 //                lib/cluster/ — the queue on PostgreSQL — or lib/testing/pg-query.ts; directly or through
 //                any chain of local imports), or it reads which store it runs on itself
-//                (process.env.DATABASE_URL or TEST_STORE, onPostgres, runsAreQueued): runs on both stores.
+//                (process.env.DATABASE_URL or TEST_STORE, onPostgres, runsAreQueued, dialect.queuesRuns): runs on both stores.
 //   no-store     anything else: runs once, with no store at all. lib/testing/vitest-setup.ts fails such
 //                a file if it opens the store after all, so a wrong guess cannot pass silently.
-//   own-cluster  it starts PostgreSQL clusters of its own (it imports scripts/pg-cluster.mjs): it tests
+//   own-cluster  it starts PostgreSQL clusters of its own (it imports scripts/pg-test-server.mjs): it tests
 //                PostgreSQL whatever store the run is on, so it runs once.
 //
 // A file can name its group with a line comment `// test-stores: store|no-store|own-cluster` (e.g. a file
@@ -32,9 +32,9 @@ function isStoreModule(rel) {
   return rel.startsWith("lib/cluster/") || rel === "lib/testing/pg-query.ts";
 }
 /** A test that reads which store its pass is on (and is skipped on the other one, or branches). */
-const readsTheStorePattern = /\bprocess\.env(?:\.|\[["'])(DATABASE_URL|TEST_STORE)\b|\b(onPostgres|runsAreQueued)\b/;
+const readsTheStorePattern = /\bprocess\.env(?:\.|\[["'])(DATABASE_URL|TEST_STORE)\b|\b(onPostgres|runsAreQueued|queuesRuns)\b/;
 /** Starting a cluster of its own makes a file a PostgreSQL test whatever store the pass is on. */
-const ownClusterModule = "scripts/pg-cluster.mjs";
+const ownClusterModule = "scripts/pg-test-server.mjs";
 
 // `import x from "m"`, `import "m"`, `export … from "m"`, `import("m")`, `vi.mock("m")`; `import type` is erased.
 const importPattern = /(?:^|[\s;])(?:import(?!\s+type\s)(?:[\s\S]*?\bfrom)?|export(?!\s+type\s)[^;"'`]*?\bfrom)\s*["']([^"']+)["']|\bimport\(\s*["']([^"']+)["']\s*\)/gm;

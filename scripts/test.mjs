@@ -6,7 +6,7 @@
 // (TEST_BUDGET_SECONDS, see docs/testing.md). `.ci/run` calls this.
 import { spawn, spawnSync } from "node:child_process";
 import { ensureBuild, ensureDependencies, root } from "./project.mjs";
-import { findPgBinDir } from "./pg-cluster.mjs";
+import { findPgBinDir } from "./pg-test-server.mjs";
 
 const started = performance.now();
 /** @type {Array<{ name: string; seconds: number }>} */
@@ -73,9 +73,11 @@ async function together(name, commands) {
 }
 
 timed("install dependencies", () => ensureDependencies());
-await together("Type check and lint", [
+await together("Type check, lint and import cycles", [
   { cmd: "npx", args: ["tsc", "--noEmit", "-p", "."] },
   { cmd: "npx", args: ["eslint", ".", "--max-warnings=0"] },
+  // madge: no cycle between files or between module folders (docs/code.md).
+  { cmd: "node", args: ["scripts/check-imports.mjs"] },
 ]);
 
 const pgMissing = !findPgBinDir();

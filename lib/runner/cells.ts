@@ -5,7 +5,8 @@
  * not pass, saves the outcome, counts it and announces it on this process's event bus.
  */
 import "server-only";
-import { insertResultOnce, insertResults, insertResultsOnce, getExecutionRow, type NewResult, updateExecution } from "@/db/repositories/executions";
+import { getExecutionRow, updateExecution } from "@/db/repositories/executions";
+import { insertResultOnce, insertResults, insertResultsOnce, type NewResult } from "@/db/repositories/evaluation-results";
 import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
@@ -17,7 +18,7 @@ import type { RunRequest } from "@/lib/schemas/executions";
 import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
 import { skipReason } from "./dependencies";
 import { emit, hasListeners, progressOf } from "./events";
-import { withGoal } from "./goal";
+import { withGoal } from "@/lib/metrics/conversation-goal";
 import type { Cell } from "./plan";
 import { isActiveStatus } from "@/lib/execution-status";
 

@@ -1,6 +1,6 @@
 /**
  * Vitest global setup of the PostgreSQL project (TEST_STORE=postgres or both, vitest.config.mts): one
- * throwaway cluster for the whole run (scripts/pg-cluster.mjs), or the one TEST_PG_ADMIN_URL names, and
+ * throwaway cluster for the whole run (scripts/pg-test-server.mjs), or the one TEST_PG_ADMIN_URL names, and
  * in it one database migrated once. Each test file then gets its own database cloned from that template
  * (lib/testing/vitest-setup.ts: CREATE DATABASE … TEMPLATE, a file copy instead of running every
  * migration again), as each SQLite test file gets its own file.
@@ -8,7 +8,7 @@
 import pg from "pg";
 import type { TestProject } from "vitest/node";
 import { migratePg } from "@/db/pg";
-import { startPgCluster, type PgCluster } from "@/scripts/pg-cluster.mjs";
+import { startPgTestServer, type PgTestServer } from "@/scripts/pg-test-server.mjs";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -19,7 +19,7 @@ declare module "vitest" {
   }
 }
 
-let cluster: PgCluster | undefined;
+let cluster: PgTestServer | undefined;
 let template: { admin: string; name: string } | undefined;
 
 async function adminQuery(adminUrl: string, text: string): Promise<void> {
@@ -35,7 +35,7 @@ async function adminQuery(adminUrl: string, text: string): Promise<void> {
 export async function setup(project: TestProject): Promise<void> {
   let adminUrl = process.env.TEST_PG_ADMIN_URL;
   if (!adminUrl) {
-    cluster = await startPgCluster();
+    cluster = await startPgTestServer();
     adminUrl = cluster.url;
   }
   // Named after this process, so runs sharing a cluster of TEST_PG_ADMIN_URL do not meet.

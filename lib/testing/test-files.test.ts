@@ -35,13 +35,13 @@ describe("which store a test file runs on", () => {
     const viaHelper = classify(testFile("via-helper.test.ts", 'import { seedDataset } from "./helper";\n'));
     expect(viaHelper.group).toBe("store");
     expect(viaHelper.why).toContain("db/store.ts");
-    expect(classify(testFile("dynamic.test.ts", 'const { getDb } = await import("@/db/client");\n')).group).toBe("store");
+    expect(classify(testFile("dynamic.test.ts", 'const { getDb } = await import("@/db/sqlite-database");\n')).group).toBe("store");
     expect(classify(testFile("multi.test.ts", 'import {\n  listDatasets,\n} from "@/db/repositories/datasets";\n')).group).toBe("store");
   });
 
   it("does not count type-only imports, the schema files, comments or packages", () => {
     const text = [
-      "/* import { getDb } from \"@/db/client\"; */",
+      "/* import { getDb } from \"@/db/sqlite-database\"; */",
       "// the store (db/store.ts) is not used here",
       'import type { Db } from "@/db/store";',
       'import { datasetsTable } from "@/db/schema";',
@@ -59,7 +59,7 @@ describe("which store a test file runs on", () => {
 
   it("lets a file name its group, and refuses a group that does not exist", () => {
     expect(classify(testFile("says.test.ts", "// test-stores: store\nimport { spawn } from \"node:child_process\";\n")).group).toBe("store");
-    expect(classify(testFile("says-not.test.ts", '// test-stores: no-store\nimport { getDb } from "@/db/client";\n')).group).toBe("no-store");
+    expect(classify(testFile("says-not.test.ts", '// test-stores: no-store\nimport { getDb } from "@/db/sqlite-database";\n')).group).toBe("no-store");
     expect(() => classify(testFile("typo.test.ts", "// test-stores: postgress\n"))).toThrow(/must be one of store, no-store, own-cluster/);
   });
 

@@ -48,7 +48,7 @@ afterAll(async () => {
         "so it would run on SQLite only: add the line `// test-stores: store` to it (docs/testing.md).",
     );
   }
-  const { closeDb } = await import("@/db/client");
+  const { closeDb } = await import("@/db/sqlite-database");
   closeDb();
   fs.rmSync(dir, { recursive: true, force: true });
   if (pgDatabase) {
