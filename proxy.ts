@@ -25,5 +25,5 @@ export async function proxy(req: NextRequest): Promise<NextResponse> {
 }
 
 export const config = {
-  matcher: ["/((?!api/|api$|_next/static|_next/image|favicon.ico).*)"],
+  matcher: ["/((?!api/|api$|_next/static|_next/image|favicon.ico|icon.svg).*)"],
 };
