@@ -98,7 +98,7 @@ test.describe("the analyst's day on agent logs", () => {
 
     await form.getByLabel("A meta field").check();
     // The path picker lists the dataset's own meta fields with example values.
-    const field = form.getByLabel("Field");
+    const field = form.getByLabel("Field", { exact: true });
     await expect(field.locator("option", { hasText: "meta.reward — 0, 1 (200)" })).toHaveCount(1);
     await expect(field.locator("option", { hasText: "meta.task_id" })).toHaveCount(1);
     await field.selectOption("meta.reward");
@@ -126,7 +126,7 @@ test.describe("the analyst's day on agent logs", () => {
     expect(saved.reference).toEqual({ source: "meta", level: "conversation", path: "meta.reward", rule: { op: ">=", value: 1 } });
     // Reloaded, the editor shows what is saved.
     await page.reload();
-    await expect(page.getByRole("form", { name: "Reference" }).getByLabel("Field")).toHaveValue("meta.reward");
+    await expect(page.getByRole("form", { name: "Reference" }).getByLabel("Field", { exact: true })).toHaveValue("meta.reward");
     await expect(page.getByRole("form", { name: "Reference" }).getByLabel("Value")).toHaveValue("1");
     // The queue now filters on disagreement instead of pointing at the editor.
     await page.goto(`/datasets/${datasetId}/review?metric=${metricId}`);
@@ -172,6 +172,7 @@ test.describe("the analyst's day on agent logs", () => {
     await expect(page.getByTestId("review-keys-hint")).toHaveText("p / f: label 1 / 0, then the next cell.");
     await page.keyboard.press("p");
     await expect(page.getByRole("status")).toContainText("Saved 1");
+    await expect(cell).not.toHaveAttribute("data-cell", `conversation:${first.id}`);
     await page.keyboard.press("k");
     await expect(cell).toHaveAttribute("data-cell", `conversation:${first.id}`);
     await expect(page.getByTestId("review-label")).toHaveText("1");
@@ -277,8 +278,9 @@ test.describe("the analyst's day on agent logs", () => {
     const expected = reply.steps.map((s) => (s.tool_call ? "call" : s.tool_result != null ? "result" : s.output_content ? "reply" : "other"));
     expect(kinds).toEqual(expected);
 
-    // The conversation meta's task: its actions array folded with a count, nothing past the panel's right edge.
+    // The task's expected actions: an array that says how many items it holds, folded or open.
     const actions = panel.getByTestId("json-summary").filter({ hasText: /^"actions": \[/ }).first();
+    if ((await actions.locator("xpath=..").getAttribute("open")) !== null) await actions.click();
     await expect(actions).toHaveText(/^"actions": \[ \d+ items? \]$/, { useInnerText: true });
     const panelRight = (await panel.boundingBox())!.x + (await panel.boundingBox())!.width;
     const overflow = await panel.getByTestId("json-view").evaluateAll((els, right) => els.filter((el) => el.scrollWidth > el.clientWidth + 1 || el.getBoundingClientRect().right > right + 1).length, panelRight);
@@ -313,7 +315,7 @@ test.describe("the analyst's day on agent logs", () => {
     await page.goto(`/datasets/${a}`);
     await expect(mode("Async")).toBeChecked();
     await expect(page.getByLabel("Batch size")).toHaveValue("32");
-    await page.getByRole("radiogroup", { name: "Mode" }).getByText("Sync").click();
+    await page.getByRole("radiogroup", { name: "Mode" }).getByText("Sync", { exact: true }).click();
     await page.getByLabel("Model override").fill("judge-for-a");
     await page.reload();
     await expect(mode("Sync")).toBeChecked();
@@ -342,7 +344,7 @@ test.describe("the analyst's day on agent logs", () => {
   test("an invalid filter shows the API's error, not an empty grid; the favicon and the API reference are served", async ({ page, request }) => {
     const datasetId = await importFixture(request, "sample-dataset.json", `Filter ${Date.now()}`);
     await page.goto(`/datasets/${datasetId}`);
-    await expect(page.getByText(/^5 conversations/)).toBeVisible();
+    await expect(page.getByText(/^5 conversations ·/)).toBeVisible();
     await page.getByLabel("Filter rows").fill("meta.reward=>>1");
     await page.getByRole("button", { name: "Apply" }).click();
     const error = page.getByTestId("grid-error").getByRole("alert");
@@ -351,7 +353,7 @@ test.describe("the analyst's day on agent logs", () => {
     await expect(page.getByRole("table", { name: "Evaluation grid" })).toHaveCount(0);
     await page.screenshot({ path: `${shots}/6-invalid-filter.png` });
     await error.getByRole("button", { name: "Clear the view" }).click();
-    await expect(page.getByText(/^5 conversations/)).toBeVisible();
+    await expect(page.getByText(/^5 conversations ·/)).toBeVisible();
 
     const icon = await request.get("/favicon.ico");
     expect(icon.status()).toBe(200);

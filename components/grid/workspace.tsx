@@ -145,9 +145,11 @@ export function Workspace({
           ) : (
             <DataGrid datasetId={datasetId} metrics={metrics} rows={grid.rows} requestRows={grid.requestRows} onRunColumn={runColumn} metaKeys={metaKeys} />
           )}
-          <p className="text-xs text-slate-500" hidden={Boolean(grid.pageError)}>
-            {grid.total.toLocaleString()} conversations · click a row to open it, a result for the judge&apos;s reasoning, an error to retry it.
-          </p>
+          {grid.pageError ? null : (
+            <p className="text-xs text-slate-500">
+              {grid.total.toLocaleString()} conversations · click a row to open it, a result for the judge&apos;s reasoning, an error to retry it.
+            </p>
+          )}
         </div>
         {detail ? <CellDetail anchor={detail.anchor} metric={detail.metric} row={detail.row} onClose={closeDetail} /> : null}
         {panel ? <ConversationPanel conversationId={panel.conversationId} focus={panel.focus} onClose={closePanel} /> : null}

@@ -1,3 +1,6 @@
+"use client";
+
+import { useState } from "react";
 import { cn } from "./cn";
 
 /**
@@ -52,13 +55,22 @@ function Node({ value, depth, name }: { value: unknown; depth: number; name: str
       </div>
     );
   }
+  return <Branch name={name} depth={depth} entries={entries} isArray={isArray} open={open} close={close} />;
+}
+
+/**
+ * An object or array: its own open state, not a CSS `group-open` variant, decides whether the closing
+ * bracket shows on the summary line (a nested tree's open ancestor would otherwise hide it there).
+ */
+function Branch({ name, depth, entries, isArray, open, close }: { name: string | null; depth: number; entries: [string, unknown][]; isArray: boolean; open: string; close: string }) {
+  const [isOpen, setOpen] = useState(depth < 3);
   return (
-    <details open={depth < 3} className="group block min-w-0">
+    <details open={isOpen} onToggle={(e) => setOpen(e.currentTarget.open)} className="block min-w-0">
       <summary className="cursor-pointer list-none text-slate-500 hover:text-slate-800 [&::-webkit-details-marker]:hidden" data-testid="json-summary">
         <Key name={name} />
         {open}
         <span className="text-slate-400"> {countText(entries.length, isArray)}</span>
-        <span className="group-open:hidden"> {close}</span>
+        {isOpen ? null : <span> {close}</span>}
       </summary>
       <div className="min-w-0 border-l border-slate-200 pl-4">
         {entries.map(([k, v]) => (
