@@ -23,6 +23,9 @@ export async function register(): Promise<void> {
     const { warmJudgeThread } = await import("@/lib/judge/call-thread");
     void warmJudgeThread();
   }
+  // Conversations whose spans arrived before a stop and were not rebuilt yet are rebuilt now (lib/otel/ingest.ts).
+  const { scheduleAssembly } = await import("@/lib/otel/ingest");
+  scheduleAssembly();
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();
 }

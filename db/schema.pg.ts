@@ -306,6 +306,9 @@ export const evaluationResultsTable = pgTable(
     index("evaluation_results_latest_idx").on(t.pipelineNodeId, t.entityType, t.entityId, t.id),
     index("evaluation_results_dataset_idx").on(t.datasetId),
     index("evaluation_results_conversation_idx").on(t.conversationId),
+    // Deleting a message or step (a live conversation rebuilt from its spans) looks up its results by these.
+    index("evaluation_results_message_idx").on(t.messageId),
+    index("evaluation_results_step_idx").on(t.stepId),
     check("evaluation_results_status_check", sql`${t.status} in ('completed', 'failed', 'skipped')`),
   ],
 );
@@ -434,6 +437,72 @@ export const savedMappingsTable = pgTable(
 );
 
 export type SavedMappingRow = typeof savedMappingsTable.$inferSelect;
+
+export const otelConversationsTable = pgTable(
+  "otel_conversations",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    conversationId: integer("conversation_id").references(() => conversationsTable.id, { onDelete: "set null" }),
+    spanCount: integer("span_count").notNull().default(0),
+    revision: integer("revision").notNull().default(0),
+    assembledRevision: integer("assembled_revision").notNull().default(0),
+    messageHashes: json("message_hashes").$type<string[]>().notNull().default(sql`'[]'`),
+    firstSpanAt: text("first_span_at").notNull(),
+    lastSpanAt: text("last_span_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("otel_conversations_dataset_key_idx").on(t.datasetId, t.key),
+    index("otel_conversations_last_span_idx").on(t.lastSpanAt),
+    index("otel_conversations_conversation_idx").on(t.conversationId),
+  ],
+);
+
+export const otelTracesTable = pgTable(
+  "otel_traces",
+  {
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    traceId: text("trace_id").notNull(),
+    otelConversationId: integer("otel_conversation_id")
+      .notNull()
+      .references(() => otelConversationsTable.id, { onDelete: "cascade" }),
+    keyed: boolean("keyed").notNull().default(false),
+  },
+  (t) => [
+    uniqueIndex("otel_traces_dataset_trace_idx").on(t.datasetId, t.traceId),
+    index("otel_traces_conversation_idx").on(t.otelConversationId),
+  ],
+);
+
+export const otelSpansTable = pgTable(
+  "otel_spans",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    traceId: text("trace_id").notNull(),
+    spanId: text("span_id").notNull(),
+    name: text("name").notNull(),
+    startNs: text("start_ns").notNull(),
+    data: json("data").notNull(),
+    receivedAt: text("received_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("otel_spans_trace_span_idx").on(t.traceId, t.spanId),
+    index("otel_spans_dataset_trace_idx").on(t.datasetId, t.traceId),
+  ],
+);
+
+export type OtelConversationRow = typeof otelConversationsTable.$inferSelect;
+export type OtelTraceRow = typeof otelTracesTable.$inferSelect;
+export type OtelSpanRow = typeof otelSpansTable.$inferSelect;
 
 export const usersTable = pgTable(
   "users",

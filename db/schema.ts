@@ -283,6 +283,9 @@ export const evaluationResultsTable = sqliteTable(
     index("evaluation_results_latest_idx").on(t.pipelineNodeId, t.entityType, t.entityId, t.id),
     index("evaluation_results_dataset_idx").on(t.datasetId),
     index("evaluation_results_conversation_idx").on(t.conversationId),
+    // Deleting a message or step (a live conversation rebuilt from its spans) looks up its results by these.
+    index("evaluation_results_message_idx").on(t.messageId),
+    index("evaluation_results_step_idx").on(t.stepId),
     check("evaluation_results_status_check", sql`${t.status} in ('completed', 'failed', 'skipped')`),
   ],
 );
@@ -411,6 +414,87 @@ export const savedMappingsTable = sqliteTable(
 );
 
 export type SavedMappingRow = typeof savedMappingsTable.$inferSelect;
+
+/**
+ * A conversation that arrives as OpenTelemetry spans (lib/otel): one per dataset and conversation key
+ * (`gen_ai.conversation.id`, `session.id`, the AI SDK's `sessionId` metadata, else the trace id).
+ * `revision` goes up with every export that brings it a new span; `assembled_revision` is the revision
+ * its messages were last rebuilt from, so "grew since" and "still to rebuild" are one comparison, and
+ * `last_span_at` (when its newest span was received) answers "no new span for N seconds".
+ * `message_hashes` fingerprints the stored messages, so a rebuild rewrites only those that changed.
+ */
+export const otelConversationsTable = sqliteTable(
+  "otel_conversations",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    key: text("key").notNull(),
+    conversationId: integer("conversation_id").references(() => conversationsTable.id, { onDelete: "set null" }),
+    spanCount: integer("span_count").notNull().default(0),
+    revision: integer("revision").notNull().default(0),
+    assembledRevision: integer("assembled_revision").notNull().default(0),
+    messageHashes: text("message_hashes", { mode: "json" }).$type<string[]>().notNull().default(sql`'[]'`),
+    firstSpanAt: text("first_span_at").notNull(),
+    lastSpanAt: text("last_span_at").notNull(),
+    createdAt: createdAt(),
+  },
+  (t) => [
+    uniqueIndex("otel_conversations_dataset_key_idx").on(t.datasetId, t.key),
+    index("otel_conversations_last_span_idx").on(t.lastSpanAt),
+    index("otel_conversations_conversation_idx").on(t.conversationId),
+  ],
+);
+
+/** Which conversation each trace's spans belong to (a trace is grouped as a whole, per dataset). */
+export const otelTracesTable = sqliteTable(
+  "otel_traces",
+  {
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    traceId: text("trace_id").notNull(),
+    otelConversationId: integer("otel_conversation_id")
+      .notNull()
+      .references(() => otelConversationsTable.id, { onDelete: "cascade" }),
+    /** True once a span of the trace named its conversation; until then it is grouped by its trace id. */
+    keyed: integer("keyed", { mode: "boolean" }).notNull().default(false),
+  },
+  (t) => [
+    uniqueIndex("otel_traces_dataset_trace_idx").on(t.datasetId, t.traceId),
+    index("otel_traces_conversation_idx").on(t.otelConversationId),
+  ],
+);
+
+/**
+ * Every span received, exactly once: the same trace and span id again changes nothing (an exporter's
+ * retry). `data` is the decoded span (attributes, events, status, resource, scope) as lib/otel reads it.
+ */
+export const otelSpansTable = sqliteTable(
+  "otel_spans",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    traceId: text("trace_id").notNull(),
+    spanId: text("span_id").notNull(),
+    name: text("name").notNull(),
+    /** Start time in nanoseconds since the epoch, as 19-digit text so it sorts as it reads. */
+    startNs: text("start_ns").notNull(),
+    data: text("data", { mode: "json" }).notNull(),
+    receivedAt: text("received_at").notNull(),
+  },
+  (t) => [
+    uniqueIndex("otel_spans_trace_span_idx").on(t.traceId, t.spanId),
+    index("otel_spans_dataset_trace_idx").on(t.datasetId, t.traceId),
+  ],
+);
+
+export type OtelConversationRow = typeof otelConversationsTable.$inferSelect;
+export type OtelTraceRow = typeof otelTracesTable.$inferSelect;
+export type OtelSpanRow = typeof otelSpansTable.$inferSelect;
 
 /**
  * People of a team (issue 22): each has a role and signs in with API keys an admin created. `name` is

@@ -1,5 +1,5 @@
 /** Shared readers of a loaded conversation for checks: the entity's scope, its tool calls, text and meta. */
-import type { JudgeStep } from "@/lib/metrics/transcript";
+import type { JudgeStep } from "@/lib/conversation-tree";
 import type { CheckContext, CheckEntity, CheckTree } from "./types";
 
 /** Locate the entity in the tree; throws when it is not part of it (a runner bug, not user input). */
@@ -115,16 +115,6 @@ export function show(value: unknown, max = 80): string {
 
 export function list(names: string[]): string {
   return names.length ? names.map((n) => `'${n}'`).join(", ") : "none";
-}
-
-/** Validates that a string compiles as a JavaScript regular expression (zod refinement helper). */
-export function compiles(pattern: string, flags = ""): boolean {
-  try {
-    new RegExp(pattern, flags);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** A value as text for pattern matching: strings as they are, everything else as JSON. */

@@ -1,5 +1,5 @@
 /**
- * The cluster features against a real throwaway PostgreSQL cluster, with separate Node processes
+ * The cluster features against a real throwaway PostgreSQL test server, with separate Node processes
  * (lib/cluster/testing/cluster-child.ts) as the servers/workers: the job queue shared by N processes,
  * a worker killed mid-batch, the distributed semaphore, cancel, and notify.
  * Skipped, saying why, only where PostgreSQL is not installed.
@@ -10,7 +10,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleTestChild } from "@/lib/testing/child-bundle";
 import { pgRows as query } from "@/lib/testing/pg-query";
-import { findPgBinDir, startPgCluster, type PgCluster } from "@/scripts/pg-cluster.mjs";
+import { findPgBinDir, startPgTestServer, type PgTestServer } from "@/scripts/pg-test-server.mjs";
 import { closeNotifiers, getNotifier, NotifyPayloadTooLargeError } from "./notify";
 import { closeClusterPools } from "./pool";
 import {
@@ -110,7 +110,7 @@ function startChild(mode: string, env: Record<string, string>): Child {
 
 
 let dbCounter = 0;
-async function freshDatabase(cluster: PgCluster): Promise<string> {
+async function freshDatabase(cluster: PgTestServer): Promise<string> {
   const name = `cluster_${process.pid}_${++dbCounter}`;
   await query(cluster.url, `create database "${name}"`);
   const url = cluster.url.replace(/\/[^/]*$/, `/${name}`);
@@ -148,11 +148,11 @@ async function handledCount(url: string, executionId: number): Promise<{ rows: n
 }
 
 describe.skipIf(!binDir)(title, () => {
-  let cluster: PgCluster;
+  let cluster: PgTestServer;
 
   beforeAll(async () => {
     childBundle = await bundleTestChild("lib/cluster/testing/cluster-child.ts", "esm");
-    cluster = await startPgCluster();
+    cluster = await startPgTestServer();
   }, 60_000);
 
   afterEach(async () => {

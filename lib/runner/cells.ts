@@ -5,7 +5,8 @@
  * not pass, saves the outcome, counts it and announces it on this process's event bus.
  */
 import "server-only";
-import { insertResultOnce, insertResults, insertResultsOnce, getExecutionRow, type NewResult, updateExecution } from "@/db/repositories/executions";
+import { getExecutionRow, updateExecution } from "@/db/repositories/executions";
+import { insertResultOnce, insertResults, insertResultsOnce, type NewResult } from "@/db/repositories/evaluation-results";
 import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
@@ -17,7 +18,7 @@ import type { RunRequest } from "@/lib/schemas/executions";
 import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
 import { skipReason } from "./dependencies";
 import { emit, hasListeners, progressOf } from "./events";
-import { withGoal } from "./goal";
+import { withGoal } from "@/lib/metrics/conversation-goal";
 import type { Cell } from "./plan";
 import { isActiveStatus } from "@/lib/execution-status";
 
@@ -56,6 +57,8 @@ export type CellRunnerOptions = {
   callSlots?: number;
   /** Called with 429s as they are seen (shared runs add them to meta). */
   onRateLimited?: (n: number) => Promise<void>;
+  /** Called with hedged requests as they are sent (shared runs add them to meta). */
+  onHedged?: (n: number) => Promise<void>;
 };
 
 export type CellTotals = {
@@ -66,6 +69,8 @@ export type CellTotals = {
   cost: number;
   priced: boolean;
   rateLimits: number;
+  /** Hedged second requests sent for slow calls (lib/judge/tail.ts). */
+  hedges: number;
 };
 
 export type CellRunner = {
@@ -80,6 +85,13 @@ export type CellRunner = {
   limitNow(): number | null;
   /** How many cells the caller may `evaluate` at once (2 × callSlots with call slots). */
   evaluateAtOnce: number | undefined;
+  /**
+   * The caller's way to change that number while it runs: with call slots, a cell waiting out a retry's
+   * backoff or Retry-After holds no slot, so another cell may be prepared in its place (2 × callSlots +
+   * cells waiting). Without it, under a provider that refuses a fifth of the calls with Retry-After 1 s,
+   * the waiting cells fill the 2 × callSlots and the call slots go idle.
+   */
+  bindAtOnce(set: (n: number) => void): void;
 };
 
 /** A run's call slot refused: the server is shutting down, so the cell does not start its call. */
@@ -92,7 +104,7 @@ class NotStarted extends Error {
 export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const { execution, req, allNodes, total, signal, deps } = opts;
   const now = deps.now ?? Date.now;
-  const totals: CellTotals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true, rateLimits: 0 };
+  const totals: CellTotals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true, rateLimits: 0, hedges: 0 };
   let lastModel = opts.firstModel;
   const limitNow = () => existingLimiter(lastModel)?.currentLimit ?? null;
   // In-process runs also write the live limiter figures into `meta` while they go on, at most once a second.
@@ -100,17 +112,20 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const writeLiveMeta = async () => {
     const current = await getExecutionRow(execution.id);
     if (!current || !isActiveStatus(current.status)) return;
-    await updateExecution(execution.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, concurrency_limit: limitNow() } }, { onlyIfActive: true });
+    await updateExecution(execution.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, hedges: totals.hedges, concurrency_limit: limitNow() } }, { onlyIfActive: true });
   };
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
   const callSlots = opts.callSlots ? new AdaptiveLimiter(opts.callSlots) : undefined;
-  /** A slot of the run's calls in flight, refused once the run may start nothing new (shutdown). */
+  /**
+   * A slot of the run's calls in flight, refused once the run may start nothing new (shutdown). A hedge
+   * takes one too (batch_size bounds every request the run has out), ahead of calls not yet tried.
+   */
   const runGate: CallGate | undefined =
     callSlots &&
-    (async (s) => {
+    (async (s, o) => {
       if (opts.stopped()) throw new NotStarted();
-      const slot = await callSlots.acquire(s);
+      const slot = await callSlots.acquire(s, o);
       if (!opts.stopped()) return slot.release;
       slot.release();
       throw new NotStarted();
@@ -170,6 +185,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const announce = async (cell: Cell, outcome: CellOutcome, saved: EvaluationResultRow, counted?: number) => {
     const base = { execution_id: execution.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     totals.done++;
+    totals.hedges += outcome.hedges ?? 0;
     if (!opts.shared) {
       totals.rateLimits += outcome.rateLimited ?? 0;
       if (now() - metaWrittenAt >= 1000) {
@@ -201,6 +217,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
         totals.rateLimits += outcome.rateLimited;
         await opts.onRateLimited?.(outcome.rateLimited);
       }
+      if (outcome.hedges) await opts.onHedged?.(outcome.hedges);
       const once = await insertResultOnce(resultValues(cell, outcome), outcome.cacheEntry);
       if (once) await announce(cell, outcome, once.saved, once.counted);
       return;
@@ -273,6 +290,15 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     });
   };
 
+  let backingOff = 0;
+  let setAtOnce: ((n: number) => void) | undefined;
+  const onBackoff = opts.callSlots
+    ? (waiting: boolean) => {
+        backingOff += waiting ? 1 : -1;
+        setAtOnce?.(2 * opts.callSlots! + backingOff);
+      }
+    : undefined;
+
   const judgeCell = async (cell: Cell) => {
     if (signal.aborted || opts.stopped()) return;
     const model = resolveModelName(req.model_name, cell.node.modelName);
@@ -289,13 +315,15 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     let refused = false;
     const gate: CallGate | undefined =
       runGate &&
-      (async (s) => {
+      (async (s, o) => {
         try {
-          const leave = await runGate(s);
+          const leave = await runGate(s, o);
           announce();
           return leave;
         } catch (error) {
-          refused = true;
+          // Only a shutdown's refusal leaves the cell for a retry; a hedge whose wait for a slot was
+          // aborted because the first request answered is no refusal (its cell is saved as it ended).
+          if (error instanceof NotStarted) refused = true;
           throw error;
         }
       });
@@ -328,6 +356,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
           // Stored with the cell's result, in its transaction (record()).
           deferCacheWrite: true,
           gate,
+          onBackoff,
         },
         deps.judge,
       );
@@ -337,7 +366,8 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     }
     // Synchronous from here to the write: a cancel cannot slip in between the check and the save. A cell
     // refused its call slot by a shutdown was never started: it is left for a retry, like the cells after it.
-    if (signal.aborted || refused) return;
+    // (A refused hedge or retry does not undo an answer the cell already has.)
+    if (signal.aborted || (refused && outcome.status !== "completed")) return;
     announce();
     await record(cell, outcome);
   };
@@ -346,6 +376,9 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     totals,
     limitNow,
     evaluateAtOnce: opts.callSlots && 2 * opts.callSlots,
+    bindAtOnce: (set) => {
+      setAtOnce = set;
+    },
     prefetchTrees: async (cells) => {
       const ids = [...new Set(cells.map((c) => c.conversationId))].filter((id) => !trees.has(id) && !prefetched.has(id)).slice(0, TREE_CACHE);
       if (ids.length < 2) return; // one conversation: the cell loads it itself, as cheaply

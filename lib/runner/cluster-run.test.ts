@@ -12,7 +12,8 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as events from "@/app/api/evaluation-pipeline-executions/[id]/events/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
-import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { getExecutionRow } from "@/db/repositories/executions";
+import { listResultRows } from "@/db/repositories/evaluation-results";
 import { clearJudgeCache } from "@/db/repositories/judge";
 import { clusterPool, clusterUrl } from "@/lib/cluster/pool";
 import { executionJobCounts } from "@/lib/cluster/queue";

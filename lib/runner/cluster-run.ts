@@ -14,18 +14,11 @@
  */
 import "server-only";
 import { z } from "zod";
-import {
-  addExecutionRateLimits,
-  claimNextWave,
-  getExecutionRow,
-  listActiveExecutionIds,
-  markExecutionProcessing,
-  maxResultId,
-  resultTotalsByModel,
-  updateExecution,
-} from "@/db/repositories/executions";
+import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing, resultTotalsByModel, updateExecution } from "@/db/repositories/executions";
+import { maxResultId } from "@/db/repositories/evaluation-results";
+import { addExecutionHedges, addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
-import { onPostgres } from "@/db/tables";
+import { dialect } from "@/db/dialect";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
 import { getNotifier } from "@/lib/cluster/notify";
 import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob, type StopOutcome } from "@/lib/cluster/queue";
@@ -77,9 +70,9 @@ const cellSchema = z.object({
 });
 type QueuedCell = z.infer<typeof cellSchema>;
 
-/** Runs are queued jobs when the store is PostgreSQL (decided once, where the store is: db/tables.ts). */
+/** Runs are queued jobs when the store is shared by processes (PostgreSQL; decided once, with the store: db/dialect). */
 export function runsAreQueued(): boolean {
-  return onPostgres;
+  return dialect.queuesRuns;
 }
 
 type RunnerState = {
@@ -204,6 +197,7 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
       }
     },
     onRateLimited: (n) => addExecutionRateLimits(row.id, n),
+    onHedged: (n) => addExecutionHedges(row.id, n),
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");

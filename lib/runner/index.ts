@@ -13,6 +13,4 @@ export {
   type RunnerDeps,
 } from "./run";
 export { handleCellBatch, runsAreQueued, startClusterRunner } from "./cluster-run";
-export { executionEventStream } from "./stream";
-export { getExecution, listExecutions } from "./queries";
-export { conversationGoal } from "./goal";
+export { executionEventFeed, type EventFeed, type FeedSink, type FeedMessage } from "./event-feed";

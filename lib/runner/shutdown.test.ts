@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
-import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { getExecutionRow } from "@/db/repositories/executions";
+import { listResultRows } from "@/db/repositories/evaluation-results";
 import { resetConfig } from "@/lib/config";
 import { createMetric } from "@/lib/metrics";
 import { call } from "@/lib/testing/http";

@@ -1,10 +1,10 @@
 /** Wire schemas of human labels, metric references, agreement and run comparison (API.md, second phase). */
 import { z } from "zod";
 import { evaluationLevels } from "@/db/schema";
-import { intText, isoTimestamp, jsonValue } from "./common";
+import { bodyId, idsInRange, idText, intText, MAX_ID, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
-const positiveId = z.number().int().positive();
+const positiveId = bodyId;
 const userId = z.string().trim().min(1).max(200);
 
 export const createLabelBody = z.object({
@@ -22,11 +22,11 @@ export const createLabelBody = z.object({
 const boolText = z.enum(["true", "false"]).transform((v) => v === "true");
 
 export const listLabelsQuery = z.object({
-  dataset_id: intText({ min: 1 }).describe("The dataset whose labels to list"),
-  pipeline_node_id: intText({ min: 1 }).optional().describe("Only labels of this metric"),
+  dataset_id: idText().describe("The dataset whose labels to list"),
+  pipeline_node_id: idText().optional().describe("Only labels of this metric"),
   user_id: userId.optional().describe("Only labels of this user"),
   entity_type: entityType.optional().describe("With entity_id: only labels of this cell"),
-  entity_id: intText({ min: 1 }).optional(),
+  entity_id: idText().optional(),
   include_history: boolText.optional().default(false).describe("Also superseded labels (default: current labels only)"),
   limit: intText({ min: 1, max: 5000 }).optional().default(1000).describe("Page size (1–5000, default 1000)"),
   offset: intText({ min: 0 }).optional().default(0),
@@ -76,11 +76,12 @@ export type MetricReference = z.infer<typeof referenceInput>;
 
 const sourceText = z
   .string()
-  .regex(/^(execution:\d{1,16}|latest|labels(:.{1,200})?|reference)$/, "must be execution:<id>, latest, labels, labels:<user_id> or reference");
+  .regex(/^(execution:\d{1,16}|latest|labels(:.{1,200})?|reference)$/, "must be execution:<id>, latest, labels, labels:<user_id> or reference")
+  .refine((v) => idsInRange(v, /^execution:/), `execution:<id> must be between 1 and ${MAX_ID}`);
 
 export const agreementQuery = z.object({
-  dataset_id: intText({ min: 1 }),
-  pipeline_node_id: intText({ min: 1 }),
+  dataset_id: idText(),
+  pipeline_node_id: idText(),
   a: sourceText.describe("First source (the one judged): execution:<id>, latest, labels, labels:<user_id> or reference"),
   b: sourceText.describe("Second source (taken as the truth for false pass / false fail)"),
   threshold: z
@@ -95,6 +96,20 @@ export const agreementQuery = z.object({
     .transform(Number)
     .optional()
     .describe("Score metrics compared as scores: two scores at most this far apart agree (default 0.1 for progress, 0 otherwise)"),
+});
+
+const metaPathText = z.string().regex(/^meta(\.[A-Za-z0-9_-]{1,100}){1,8}$/, 'must be a dotted path into meta, e.g. "meta.rank"');
+
+export const rankingQuery = z.object({
+  dataset_id: idText(),
+  pipeline_node_id: idText().describe("A message metric (scores or pass/fail)"),
+  a: sourceText.optional().default("latest").describe("The judge's verdicts: execution:<id> or latest (default)"),
+  rank_path: metaPathText.optional().default("meta.rank").describe("The human rank in each message's meta, 0 = best (default meta.rank)"),
+  group_path: metaPathText.optional().default("meta.parent_id").describe("What makes replies siblings: the prompt they answer (default meta.parent_id)"),
+  id_path: metaPathText
+    .optional()
+    .default("meta.message_id")
+    .describe("A reply's own id, so one stored on several paths counts once (default meta.message_id)"),
 });
 
 const interval = z.tuple([z.number(), z.number()]).nullable();
@@ -132,6 +147,27 @@ export const agreementSchema = z
   .meta({ id: "Agreement" });
 
 export type Agreement = z.infer<typeof agreementSchema>;
+
+export const rankingSchema = z
+  .object({
+    dataset_id: z.number().int(),
+    pipeline_node_id: z.number().int(),
+    a: z.string(),
+    rank_path: z.string(),
+    group_path: z.string(),
+    items: z.number().int().describe("Judged replies with a rank and a group (a reply on several paths counts once)"),
+    groups: z.number().int().describe("Prompts with at least two ranked replies"),
+    pairs: z.number().int().describe("Pairs of sibling replies people ranked differently"),
+    pairwise_accuracy: z.number().nullable().describe("Share of those pairs the judge orders as people did (a judge tie counts half)"),
+    pairwise_interval: interval.describe("Wilson 95% interval"),
+    mean_spearman: z.number().nullable().describe("Mean over prompts of Spearman's rho between the judge's scores and the human order"),
+    spearman_interval: interval.describe("mean ± 1.96·s/√g over the prompts"),
+    spearman_undefined: z.number().int().describe("Prompts where the judge gave every reply the same score"),
+    discordant: z
+      .array(z.object({ better: entityRef, worse: entityRef, judge_better: z.number(), judge_worse: z.number() }))
+      .describe("Pairs the judge ordered the other way round (at most 200), the largest reversal first"),
+  })
+  .meta({ id: "RankingAgreement" });
 
 export const metricVersionSchema = z
   .object({

@@ -14,6 +14,8 @@ export type Behaviour = { latencyMs?: number } &
   (
     | { kind: "verdict"; body: unknown }
     | { kind: "text"; content: string }
+    /** The model asks for tools (`finish_reason: "tool_calls"`), as an agent's model does; arguments are JSON-encoded for it. */
+    | { kind: "tool_calls"; calls: Array<{ id?: string; name: string; arguments: unknown }>; content?: string }
     | { kind: "rate_limit"; retryAfterSeconds?: number }
     | { kind: "server_error"; status?: number }
     | { kind: "http_error"; status: number; message?: string }
@@ -54,6 +56,12 @@ const latencyMs = z.number().int().min(0).max(600_000).optional();
 export const behaviourSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("verdict"), body: z.json(), latencyMs }),
   z.strictObject({ kind: z.literal("text"), content: z.string(), latencyMs }),
+  z.strictObject({
+    kind: z.literal("tool_calls"),
+    calls: z.array(z.strictObject({ id: z.string().optional(), name: z.string().min(1), arguments: z.json() })).min(1),
+    content: z.string().optional(),
+    latencyMs,
+  }),
   z.strictObject({ kind: z.literal("rate_limit"), retryAfterSeconds: z.number().min(0).max(3600).optional(), latencyMs }),
   z.strictObject({ kind: z.literal("server_error"), status: z.number().int().min(500).max(599).optional(), latencyMs }),
   z.strictObject({

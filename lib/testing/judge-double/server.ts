@@ -201,6 +201,36 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
     });
   }
 
+  function sendToolCalls(res: http.ServerResponse, body: ChatBody, behaviour: Extract<Behaviour, { kind: "tool_calls" }>): number {
+    const id = `chatcmpl-judgedouble-${++completionSeq}`;
+    const created = Math.floor(Date.now() / 1000);
+    const model = typeof body.model === "string" ? body.model : DEFAULT_MODEL;
+    const toolCalls = behaviour.calls.map((c, i) => ({
+      id: c.id ?? `call_${completionSeq}_${i}`,
+      type: "function",
+      function: { name: c.name, arguments: JSON.stringify(c.arguments) },
+    }));
+    const content = behaviour.content ?? null;
+    const promptTokens = tokens(messagesText(body.messages).length);
+    const completionTokens = tokens(JSON.stringify(toolCalls).length + (content?.length ?? 0));
+    const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    if (body.stream !== true) {
+      const choice = { index: 0, message: { role: "assistant", content, tool_calls: toolCalls, refusal: null }, logprobs: null, finish_reason: "tool_calls" };
+      sendJson(res, 200, { id, object: "chat.completion", created, model, system_fingerprint: "fp_judge_double", choices: [choice], usage });
+      return 200;
+    }
+    const base = { id, object: "chat.completion.chunk", created, model, system_fingerprint: "fp_judge_double" };
+    const event = (payload: unknown) => res.write(`data: ${JSON.stringify(payload)}\n\n`);
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const chunk = (delta: object, finish: string | null) => event({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+    chunk({ role: "assistant", content: content ?? "" }, null);
+    chunk({ tool_calls: toolCalls.map((t, index) => ({ index, ...t })) }, null);
+    chunk({}, "tool_calls");
+    if (isRecord(body.stream_options) && body.stream_options.include_usage === true) event({ ...base, choices: [], usage });
+    res.end("data: [DONE]\n\n");
+    return 200;
+  }
+
   function sendCompletion(res: http.ServerResponse, body: ChatBody, content: string): number {
     const id = `chatcmpl-judgedouble-${++completionSeq}`;
     const created = Math.floor(Date.now() / 1000);
@@ -257,6 +287,8 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
         return sendCompletion(res, body, JSON.stringify(behaviour.body) ?? "null");
       case "text":
         return sendCompletion(res, body, behaviour.content);
+      case "tool_calls":
+        return sendToolCalls(res, body, behaviour);
       case "malformed":
         return sendCompletion(res, body, MALFORMED_CONTENT);
       case "default":

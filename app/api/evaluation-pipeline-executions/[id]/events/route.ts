@@ -1,12 +1,12 @@
 import { AppError } from "@/lib/errors";
 import { route } from "@/lib/api/route";
-import { executionEventStream } from "@/lib/runner";
-import { idParams, intText } from "@/lib/schemas/common";
+import { executionEventResponse } from "@/lib/api/execution-events";
+import { idParams, intText, MAX_ID } from "@/lib/schemas/common";
 import { z } from "zod";
 
 export const dynamic = "force-dynamic";
 
-const lastEventId = intText({ min: 0 });
+const lastEventId = intText({ min: 0, max: MAX_ID });
 
 /** Follow an execution: snapshot of finished cells, then live events; reconnect with Last-Event-ID. */
 export const GET = route({
@@ -20,6 +20,6 @@ export const GET = route({
       if (!parsed.success) throw new AppError("bad_request", "Last-Event-ID must be an event id from this stream", [{ path: "Last-Event-ID", message: "must be a non-negative integer" }]);
       resumeAfter = parsed.data;
     }
-    return await executionEventStream(params.id, resumeAfter);
+    return await executionEventResponse(params.id, resumeAfter);
   },
 });

@@ -1,13 +1,13 @@
 /**
- * One execution as an SSE stream: a snapshot of the cells already finished (after Last-Event-ID, when
+ * One execution as a feed of events (the SSE route streams it): a snapshot of the cells already finished (after Last-Event-ID, when
  * reconnecting), then live events, then `done`. The stream subscribes before it reads the snapshot and
  * holds live events back until the snapshot is out, so no event falls between them or repeats.
  */
 import "server-only";
-import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { getExecutionRow } from "@/db/repositories/executions";
+import { listResultRows } from "@/db/repositories/evaluation-results";
 import type { EvaluationResultRow } from "@/db/schema";
 import { notFound } from "@/lib/errors";
-import { sseResponse } from "@/lib/api/sse";
 import { toExecution, toResult } from "@/lib/results/serialize";
 import { subscribe as subscribeCluster } from "@/lib/cluster/notify";
 import { executionIsLive, progressChannel, runsAreQueued } from "./cluster-run";
@@ -21,11 +21,18 @@ const WATCH_MS = 2000;
 /** A queued run's stream reads new results this often when no notification arrives. */
 const FOLLOW_MS = 500;
 
-/** The SSE response for an execution; 404 AppError for an unknown id. */
-export async function executionEventStream(executionId: number, lastEventId?: number, heartbeatMs?: number): Promise<Response> {
+/** One message of an execution's event feed: an SSE frame's event name, id and data. */
+export type FeedMessage = { event?: string; id?: number; data: unknown };
+/** Where a feed writes its messages (the web layer turns it into an SSE stream). */
+export type FeedSink = { send: (m: FeedMessage) => void; close: () => void; closed: () => boolean };
+/** An execution's events, started with a sink; returns (or resolves to) the cleanup for when the reader goes away. */
+export type EventFeed = (sink: FeedSink) => (() => void) | Promise<() => void>;
+
+/** The event feed of an execution; 404 AppError for an unknown id. */
+export async function executionEventFeed(executionId: number, lastEventId?: number): Promise<EventFeed> {
   if (!(await getExecutionRow(executionId))) throw notFound("Execution", executionId);
-  if (runsAreQueued()) return queuedRunStream(executionId, lastEventId, heartbeatMs);
-  return sseResponse(async (writer) => {
+  if (runsAreQueued()) return queuedRunFeed(executionId, lastEventId);
+  return async (writer) => {
     let lastSent = lastEventId ?? 0;
     // Live events that arrive while the snapshot is read wait here, then go out after it: ids stay in
     // order and none is lost or repeated.
@@ -82,7 +89,7 @@ export async function executionEventStream(executionId: number, lastEventId?: nu
       clearInterval(watch);
       unsubscribe();
     };
-  }, heartbeatMs);
+  };
 }
 
 function cellEvent(r: EvaluationResultRow, executionId: number, progress: number): { event: string; id: number; data: unknown } {
@@ -95,14 +102,14 @@ function cellEvent(r: EvaluationResultRow, executionId: number, progress: number
 }
 
 /**
- * A queued run's stream (PostgreSQL): any process may save its cells, so the stream follows the table —
+ * A queued run's feed (PostgreSQL): any process may save its cells, so the stream follows the table —
  * the results after the last one sent, in id order (one execution's results commit in id order), read
  * when a process announces progress (NOTIFY) and every FOLLOW_MS as a fallback — and ends with `done`
  * once the execution is final (or no process has work of it left). `processing` events come from this
  * process's own workers only: they are not stored.
  */
-function queuedRunStream(executionId: number, lastEventId?: number, heartbeatMs?: number): Response {
-  return sseResponse(async (writer) => {
+function queuedRunFeed(executionId: number, lastEventId?: number): EventFeed {
+  return async (writer) => {
     let lastSent = lastEventId ?? 0;
     let readUpTo = 0;
     let counted = 0;
@@ -198,5 +205,5 @@ function queuedRunStream(executionId: number, lastEventId?: number, heartbeatMs?
       unsubscribeLocal();
       void unsubscribeCluster?.();
     };
-  }, heartbeatMs);
+  };
 }

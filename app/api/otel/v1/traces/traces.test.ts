@@ -1,0 +1,271 @@
+/** POST /api/otel/v1/traces through its route handler: encodings, bad bodies, partial success, retries, late spans. */
+import { gzipSync } from "node:zlib";
+import fc from "fast-check";
+import { afterEach, describe, expect, it } from "vitest";
+import { rawRows } from "@/db/store";
+import { resetConfig } from "@/lib/config";
+import { decodeProtobufResponse, encodeProtobufExport } from "@/lib/otel/decode";
+import { flushAssembly } from "@/lib/otel/ingest";
+import { call } from "@/lib/testing/http";
+import * as conversation from "@/app/api/conversations/[id]/route";
+import * as conversations from "@/app/api/datasets/[id]/conversations/route";
+import * as datasets from "@/app/api/datasets/route";
+import { POST } from "./route";
+
+const URL_ = "http://localhost/api/otel/v1/traces";
+
+async function post(body: string | Uint8Array, headers: Record<string, string> = { "content-type": "application/json" }) {
+  const req = new Request(URL_, { method: "POST", headers, body: typeof body === "string" ? body : new Uint8Array(body) });
+  const res = await POST(req, { params: Promise.resolve({}) });
+  const bytes = new Uint8Array(await res.arrayBuffer());
+  const text = new TextDecoder().decode(bytes);
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, type: res.headers.get("content-type"), bytes, json: json as Record<string, any> }; // eslint-disable-line @typescript-eslint/no-explicit-any -- test convenience
+}
+
+let seq = 0;
+const hex = (n: number, len: number) => n.toString(16).padStart(len, "0");
+const newTrace = () => hex(++seq + 0x1000, 32);
+const newSpanId = () => hex(++seq + 0x1000, 16);
+const str = (v: string) => ({ stringValue: v });
+const attrs = (o: Record<string, string | number>) =>
+  Object.entries(o).map(([key, v]) => ({ key, value: typeof v === "number" ? { intValue: String(v) } : str(v) }));
+
+type SpanSpec = { traceId: string; spanId?: string; name: string; start: number; attributes: Record<string, string | number>; parentSpanId?: string };
+const base = BigInt("1780000000000000000");
+function span(s: SpanSpec) {
+  const start = base + BigInt(s.start) * BigInt(1_000_000);
+  return {
+    traceId: s.traceId,
+    spanId: s.spanId ?? newSpanId(),
+    ...(s.parentSpanId ? { parentSpanId: s.parentSpanId } : {}),
+    name: s.name,
+    kind: 1,
+    startTimeUnixNano: start.toString(),
+    endTimeUnixNano: (start + BigInt(5_000_000)).toString(),
+    attributes: attrs(s.attributes),
+    status: {},
+  };
+}
+const request = (service: string, spans: unknown[]) => ({
+  resourceSpans: [{ resource: { attributes: attrs({ "service.name": service }) }, scopeSpans: [{ scope: { name: "test" }, spans }] }],
+});
+
+async function datasetNamed(name: string): Promise<number | undefined> {
+  const list = await call(datasets.GET, "GET", "/api/datasets?limit=500");
+  return (list.json as Array<{ id: number; name: string }>).find((d) => d.name === name)?.id;
+}
+async function conversationsOf(name: string) {
+  const id = await datasetNamed(name);
+  if (id === undefined) return [];
+  const list = await call(conversations.GET, "GET", `/api/datasets/${id}/conversations`, { params: { id } });
+  const out = [];
+  for (const c of list.json as Array<{ id: number }>) out.push((await call(conversation.GET, "GET", `/api/conversations/${c.id}`, { params: { id: c.id } })).json);
+  return out;
+}
+
+/** A three-call conversation in GenAI form: chat (tool call), execute_tool, chat (answer). */
+function agentSpans(traceId: string, conversationId: string) {
+  const user = { role: "user", parts: [{ type: "text", content: "Convert 10 USD to EUR" }] };
+  const call1 = { role: "assistant", parts: [{ type: "tool_call", id: "x1", name: "fx", arguments: { amount: 10, from: "USD", to: "EUR" } }] };
+  return [
+    span({ traceId, name: "chat m", start: 0, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.conversation.id": conversationId, "gen_ai.input.messages": JSON.stringify([user]), "gen_ai.output.messages": JSON.stringify([call1]) } }),
+    span({ traceId, name: "execute_tool fx", start: 10, attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "fx", "gen_ai.tool.call.id": "x1", "gen_ai.tool.call.result": '{"eur":9.2}' } }),
+    span({
+      traceId,
+      name: "chat m",
+      start: 20,
+      attributes: {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.request.model": "m",
+        "gen_ai.conversation.id": conversationId,
+        "gen_ai.input.messages": JSON.stringify([user, call1, { role: "tool", parts: [{ type: "tool_call_response", id: "x1", response: { eur: 9.2 } }] }]),
+        "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "That is 9.20 EUR." }], finish_reason: "stop" }]),
+      },
+    }),
+  ];
+}
+
+afterEach(() => {
+  delete process.env.OTEL_MAX_BODY_BYTES;
+  delete process.env.API_TOKEN;
+  resetConfig();
+});
+
+describe("POST /api/otel/v1/traces: what it accepts", () => {
+  it("answers 415 to other content types and encodings, 400 to unreadable bodies, never storing anything", async () => {
+    const before = (await rawRows<{ n: number }>("select count(*) as n from otel_spans"))[0].n;
+    expect((await post("{}", { "content-type": "text/plain" })).status).toBe(415);
+    expect((await post("{}", {})).status).toBe(415);
+    expect((await post("{}", { "content-type": "application/json", "content-encoding": "br" })).status).toBe(415);
+    const badJson = await post("{not json", { "content-type": "application/json" });
+    expect(badJson.status).toBe(400);
+    expect(badJson.json.error.code).toBe("bad_request");
+    expect((await post("[1,2]", { "content-type": "application/json" })).status).toBe(400);
+    expect((await post('{"resourceSpans": 5}', { "content-type": "application/json" })).status).toBe(400);
+    expect((await post(new Uint8Array([0x0a, 0xff, 0xff, 0xff, 0xff, 0x0f]), { "content-type": "application/x-protobuf" })).status).toBe(400);
+    expect((await post(new Uint8Array([1, 2, 3]), { "content-type": "application/json", "content-encoding": "gzip" })).status).toBe(400);
+    expect((await post(new Uint8Array([0xc3, 0x28]), { "content-type": "application/json" })).status).toBe(400);
+    expect((await rawRows<{ n: number }>("select count(*) as n from otel_spans"))[0].n).toBe(before);
+  });
+
+  it("answers 413 above OTEL_MAX_BODY_BYTES, as sent or after gunzip", async () => {
+    process.env.OTEL_MAX_BODY_BYTES = "2000";
+    resetConfig();
+    const big = JSON.stringify(request("big", [span({ traceId: newTrace(), name: "x".repeat(3000), start: 0, attributes: {} })]));
+    const res = await post(big);
+    expect(res.status).toBe(413);
+    expect(res.json.error.code).toBe("payload_too_large");
+    expect(res.json.error.message).toContain("OTEL_MAX_BODY_BYTES");
+    const bomb = gzipSync(Buffer.from(" ".repeat(100_000)));
+    expect(bomb.length).toBeLessThan(2000);
+    expect((await post(bomb, { "content-type": "application/json", "content-encoding": "gzip" })).status).toBe(413);
+  });
+
+  it("is locked by the API token like every other route", async () => {
+    process.env.API_TOKEN = "s3cret";
+    resetConfig();
+    const body = JSON.stringify(request("locked", []));
+    expect((await post(body)).status).toBe(401);
+    expect((await post(body, { "content-type": "application/json", authorization: "Bearer s3cret" })).status).toBe(200);
+  });
+
+  it("takes gzip, answers {} in JSON, and the protobuf response encoded for protobuf requests", async () => {
+    const body = JSON.stringify(request("gz", agentSpans(newTrace(), "gz-1")));
+    const json = await post(gzipSync(Buffer.from(body)), { "content-type": "application/json", "content-encoding": "gzip" });
+    expect(json.status).toBe(200);
+    expect(json.type).toBe("application/json");
+    expect(json.json).toEqual({});
+    const pb = await post(encodeProtobufExport({ resourceSpans: [] }), { "content-type": "application/x-protobuf" });
+    expect(pb.status).toBe(200);
+    expect(pb.type).toBe("application/x-protobuf");
+    expect(decodeProtobufResponse(pb.bytes)).toEqual({});
+  });
+
+  it("rejects spans without valid ids as a partial success, in the request's encoding, and keeps the rest", async () => {
+    const good = span({ traceId: newTrace(), name: "plain", start: 0, attributes: {} });
+    const bad = { ...span({ traceId: newTrace(), name: "bad", start: 0, attributes: {} }), traceId: "zz" };
+    const res = await post(JSON.stringify(request("partial", [good, bad])));
+    expect(res.status).toBe(200);
+    expect(res.json.partialSuccess.rejectedSpans).toBe(1);
+    expect(res.json.partialSuccess.errorMessage).toContain("traceId");
+    expect((await rawRows<{ n: number }>("select count(*) as n from otel_spans where span_id = ?", [good.spanId]))[0].n).toBe(1);
+
+    const pbBody = encodeProtobufExport({
+      resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: Buffer.alloc(16, 1), spanId: Buffer.alloc(3, 1), name: "short id" }] }] }],
+    });
+    const pb = await post(pbBody, { "content-type": "application/x-protobuf" });
+    expect(pb.status).toBe(200);
+    expect(decodeProtobufResponse(pb.bytes)).toMatchObject({ partialSuccess: { rejectedSpans: 1, errorMessage: expect.stringContaining("spanId") } });
+  });
+
+  it("never answers 5xx, whatever JSON arrives", async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.jsonValue({ maxDepth: 6 }), async (value) => {
+        const wrapped = fc.sample(fc.constantFrom(value, { resourceSpans: [value] }, { resourceSpans: [{ scopeSpans: [{ spans: [value] }] }] }), 1)[0];
+        const res = await post(JSON.stringify(wrapped));
+        expect(res.status).toBeLessThan(500);
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
+
+describe("POST /api/otel/v1/traces: spans into conversations", () => {
+  it("spans sent out of order, in separate exports, give the same conversation as in order", async () => {
+    const [c1, tool, c2] = agentSpans(newTrace(), "ooo-a");
+    for (const s of [c2, tool, c1]) expect((await post(JSON.stringify(request("order-late", [s])))).status).toBe(200);
+    const inOrder = agentSpans(newTrace(), "ooo-b");
+    expect((await post(JSON.stringify(request("order-ok", inOrder)))).status).toBe(200);
+    await flushAssembly();
+    const [late] = await conversationsOf("order-late");
+    const [ok] = await conversationsOf("order-ok");
+    const strip = (c: { messages: Array<{ role: string; content: string; steps: Array<{ tool_call: unknown; tool_result: unknown; output_content: unknown }> }> }) =>
+      c.messages.map((m) => ({ role: m.role, content: m.content, steps: m.steps.map((s) => [s.tool_call, s.tool_result, s.output_content]) }));
+    expect(strip(late)).toEqual(strip(ok));
+    expect(strip(ok)).toEqual([
+      { role: "user", content: "Convert 10 USD to EUR", steps: [] },
+      {
+        role: "assistant",
+        content: "That is 9.20 EUR.",
+        steps: [
+          [{ id: "x1", name: "fx", arguments: { amount: 10, from: "USD", to: "EUR" } }, null, null],
+          [null, { eur: 9.2 }, null],
+          [null, null, "That is 9.20 EUR."],
+        ],
+      },
+    ]);
+  });
+
+  it("a conversation that grows keeps its earlier messages (and their ids) and adds the new turn", async () => {
+    const traceId = newTrace();
+    const spans = agentSpans(traceId, "grow-1");
+    await post(JSON.stringify(request("grow", spans)));
+    await flushAssembly();
+    const [first] = await conversationsOf("grow");
+    const before = (await rawRows<{ revision: number; assembled_revision: number; last_span_at: string }>("select revision, assembled_revision, last_span_at from otel_conversations where key = ?", ["grow-1"]))[0];
+    expect(before.assembled_revision).toBe(before.revision);
+
+    const history = JSON.parse(String((spans[2].attributes.find((a) => a.key === "gen_ai.input.messages")!.value as { stringValue: string }).stringValue));
+    const turn2 = span({
+      traceId: newTrace(),
+      name: "chat m",
+      start: 100,
+      attributes: {
+        "gen_ai.conversation.id": "grow-1",
+        "gen_ai.request.model": "m",
+        "gen_ai.input.messages": JSON.stringify([...history, { role: "assistant", parts: [{ type: "text", content: "That is 9.20 EUR." }] }, { role: "user", parts: [{ type: "text", content: "Thanks!" }] }]),
+        "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "You're welcome." }] }]),
+      },
+    });
+    await post(JSON.stringify(request("grow", [turn2])));
+    const grown = (await rawRows<{ revision: number; assembled_revision: number }>("select revision, assembled_revision from otel_conversations where key = ?", ["grow-1"]))[0];
+    expect(grown.revision).toBe(before.revision + 1);
+    expect(grown.assembled_revision).toBe(before.revision);
+    await flushAssembly();
+    const [second] = await conversationsOf("grow");
+    expect(second.id).toBe(first.id);
+    expect(second.messages.map((m: { role: string; content: string }) => [m.role, m.content])).toEqual([
+      ["user", "Convert 10 USD to EUR"],
+      ["assistant", "That is 9.20 EUR."],
+      ["user", "Thanks!"],
+      ["assistant", "You're welcome."],
+    ]);
+    expect(second.messages.slice(0, 2).map((m: { id: number }) => m.id)).toEqual(first.messages.map((m: { id: number }) => m.id));
+  });
+
+  it("a trace first grouped by its own id moves to the conversation a later span names", async () => {
+    const traceId = newTrace();
+    const [c1, tool, c2] = agentSpans(traceId, "moved-1");
+    const unnamed = (s: typeof c1) => ({ ...s, attributes: s.attributes.filter((a) => a.key !== "gen_ai.conversation.id") });
+    await post(JSON.stringify(request("moving", [unnamed(c1)])));
+    await flushAssembly();
+    const early = await conversationsOf("moving");
+    expect(early.map((c) => c.name)).toEqual([traceId]);
+    await post(JSON.stringify(request("moving", [tool, c2])));
+    await flushAssembly();
+    const later = await conversationsOf("moving");
+    expect(later.map((c) => c.name)).toEqual(["moved-1"]);
+    expect(later[0].messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+    expect(later[0].messages[1].steps).toHaveLength(3);
+    expect((await rawRows<{ n: number }>("select count(*) as n from otel_conversations where key = ?", [traceId]))[0].n).toBe(0);
+  });
+
+  it("the dataset is turnscope.dataset, else service.name, created once", async () => {
+    const named = {
+      resourceSpans: [{ resource: { attributes: attrs({ "service.name": "svc-x", "turnscope.dataset": "Support bot (prod)" }) }, scopeSpans: [{ spans: agentSpans(newTrace(), "ds-1") }] }],
+    };
+    await post(JSON.stringify(named));
+    await post(JSON.stringify({ resourceSpans: [{ ...named.resourceSpans[0], scopeSpans: [{ spans: agentSpans(newTrace(), "ds-2") }] }] }));
+    await flushAssembly();
+    const list = await call(datasets.GET, "GET", "/api/datasets?limit=500");
+    expect((list.json as Array<{ name: string }>).filter((d) => d.name === "Support bot (prod)")).toHaveLength(1);
+    expect((list.json as Array<{ name: string }>).some((d) => d.name === "svc-x")).toBe(false);
+    expect((await conversationsOf("Support bot (prod)")).map((c) => c.name).sort()).toEqual(["ds-1", "ds-2"]);
+  });
+});

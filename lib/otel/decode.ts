@@ -1,0 +1,227 @@
+/**
+ * OTLP/HTTP trace export bodies → spans. Protobuf is decoded by protobufjs with the OTLP .proto
+ * definitions shipped in lib/otel/proto; OTLP JSON (lowerCamelCase keys, hex ids, enums as integers,
+ * int64 as decimal strings) is read by the same normaliser. A span without valid ids is rejected and
+ * counted (the response's `partialSuccess`), the others go on. Pure: no I/O besides reading the .proto
+ * files once.
+ */
+import path from "node:path";
+import protobuf from "protobufjs";
+import type { AttrValue, Attributes, OtelEvent, OtelSpan } from "./types";
+
+export type DecodedExport = { spans: OtelSpan[]; rejected: number; errors: string[] };
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
+
+let types: { request: protobuf.Type; response: protobuf.Type } | undefined;
+
+/** The export request and response types, loaded once from the shipped .proto files. */
+function protoTypes(): { request: protobuf.Type; response: protobuf.Type } {
+  if (types) return types;
+  // `next start` and the test runners both run from the project root (as db/sqlite-database.ts finds its migrations).
+  const dir = path.join(process.cwd(), "lib", "otel", "proto");
+  const root = new protobuf.Root();
+  root.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(dir, target));
+  root.loadSync("opentelemetry/proto/collector/trace/v1/trace_service.proto", { keepCase: false });
+  types = {
+    request: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest"),
+    response: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse"),
+  };
+  return types;
+}
+
+/** Thrown for a body that is not an export request at all (the route answers 400). */
+export class UnreadableExport extends Error {}
+
+/** Decode a protobuf `ExportTraceServiceRequest`. */
+export function decodeProtobufExport(bytes: Uint8Array): DecodedExport {
+  const { request } = protoTypes();
+  let message: protobuf.Message;
+  try {
+    message = request.decode(bytes);
+  } catch (error) {
+    throw new UnreadableExport(`Not an OTLP protobuf ExportTraceServiceRequest: ${(error as Error).message}`);
+  }
+  // int64/fixed64 as decimal strings (nanosecond times exceed 2^53); bytes stay bytes; oneofs as set.
+  const object = request.toObject(message, { longs: String, enums: Number, defaults: false, oneofs: false });
+  return readExport(object);
+}
+
+/** Decode an OTLP JSON `ExportTraceServiceRequest` (already UTF-8 text). */
+export function decodeJsonExport(text: string): DecodedExport {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    throw new UnreadableExport(`Body is not valid JSON: ${(error as Error).message}`);
+  }
+  if (!isObj(value)) throw new UnreadableExport("An OTLP JSON export is an object with `resourceSpans`");
+  return readExport(value);
+}
+
+/** The export response, encoded for the request's content type. */
+export function encodeExportResponse(kind: "protobuf" | "json", partial?: { rejectedSpans: number; errorMessage: string }): Uint8Array | string {
+  if (kind === "json") return JSON.stringify(partial ? { partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage } } : {});
+  const { response } = protoTypes();
+  const payload = partial ? { partialSuccess: { rejectedSpans: partial.rejectedSpans, errorMessage: partial.errorMessage } } : {};
+  return response.encode(response.fromObject(payload)).finish();
+}
+
+/** Decode an export response (used by tests to read what the receiver answered). */
+export function decodeProtobufResponse(bytes: Uint8Array): Obj {
+  const { response } = protoTypes();
+  return response.toObject(response.decode(bytes), { longs: Number, defaults: false }) as Obj;
+}
+
+/** A field under its lowerCamelCase name or its proto (snake_case) name: OTLP JSON receivers take both. */
+function field(obj: Obj, camel: string): unknown {
+  if (camel in obj) return obj[camel];
+  const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  return obj[snake];
+}
+
+const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+const hexPattern = /^[0-9a-fA-F]+$/;
+
+/** An id as lowercase hex: from bytes (protobuf) or hex text (OTLP JSON); undefined when absent or malformed. */
+function idOf(value: unknown, length: number): string | undefined {
+  let hex: string | undefined;
+  if (value instanceof Uint8Array) hex = Buffer.from(value).toString("hex");
+  else if (typeof value === "string") hex = hexPattern.test(value) ? value.toLowerCase() : undefined;
+  if (!hex || hex.length !== length || /^0+$/.test(hex)) return undefined;
+  return hex;
+}
+
+/** A fixed64/int64 as a 19-digit decimal string; "0…0" when absent or unreadable. */
+function nanos(value: unknown): string {
+  let text = "0";
+  if (typeof value === "string" && /^\d+$/.test(value)) text = value.replace(/^0+(?=\d)/, "");
+  else if (typeof value === "number" && Number.isFinite(value) && value >= 0) text = BigInt(Math.trunc(value)).toString();
+  else if (typeof value === "bigint" && value >= BigInt(0)) text = value.toString();
+  // Beyond 19 digits is past the year 2286: not a time a span can have, so it reads as unknown.
+  return text.length > 19 ? "0".repeat(19) : text.padStart(19, "0");
+}
+
+/** Text as stored: without NUL characters, which PostgreSQL text cannot hold. */
+const clean = (s: string): string => (s.includes("\u0000") ? s.replaceAll("\u0000", "") : s);
+
+/** An integer from OTLP JSON (a number or a decimal string) as a number, or the string when beyond 2^53. */
+function intValue(value: unknown): AttrValue {
+  if (typeof value === "number") return value;
+  if (typeof value === "string" && /^-?\d+$/.test(value)) {
+    const n = Number(value);
+    return Number.isSafeInteger(n) ? n : value;
+  }
+  return null;
+}
+
+function enumValue(value: unknown): number {
+  if (typeof value === "number") return value;
+  if (typeof value === "string") {
+    const known: Record<string, number> = {
+      SPAN_KIND_UNSPECIFIED: 0, SPAN_KIND_INTERNAL: 1, SPAN_KIND_SERVER: 2, SPAN_KIND_CLIENT: 3, SPAN_KIND_PRODUCER: 4, SPAN_KIND_CONSUMER: 5,
+      STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2,
+    };
+    if (value in known) return known[value];
+    if (/^\d+$/.test(value)) return Number(value);
+  }
+  return 0;
+}
+
+/** OTLP AnyValue → plain JSON. */
+export function anyValue(value: unknown, depth = 0): AttrValue {
+  if (!isObj(value) || depth > 32) return null;
+  const s = field(value, "stringValue");
+  if (typeof s === "string") return clean(s);
+  const b = field(value, "boolValue");
+  if (typeof b === "boolean") return b;
+  const i = field(value, "intValue");
+  if (i !== undefined && i !== null) return intValue(i);
+  const d = field(value, "doubleValue");
+  if (typeof d === "number") return d;
+  if (typeof d === "string") return Number(d); // "NaN", "Infinity" in OTLP JSON
+  const arr = field(value, "arrayValue");
+  if (isObj(arr)) return list(arr.values).map((v) => anyValue(v, depth + 1));
+  const kv = field(value, "kvlistValue");
+  if (isObj(kv)) return attributesOf(kv.values, depth + 1);
+  const bytes = field(value, "bytesValue");
+  if (bytes instanceof Uint8Array) return Buffer.from(bytes).toString("base64");
+  if (typeof bytes === "string") return bytes;
+  return null;
+}
+
+/** A KeyValue list → an object (a repeated key keeps its last value). */
+export function attributesOf(values: unknown, depth = 0): Attributes {
+  const out: Attributes = {};
+  for (const kv of list(values)) {
+    if (isObj(kv) && typeof kv.key === "string") out[clean(kv.key)] = anyValue(kv.value, depth);
+  }
+  return out;
+}
+
+function readEvent(event: unknown): OtelEvent | undefined {
+  if (!isObj(event)) return undefined;
+  return { name: typeof event.name === "string" ? clean(event.name) : "", timeNs: nanos(field(event, "timeUnixNano")), attributes: attributesOf(event.attributes) };
+}
+
+/** Every span of a decoded request (protobuf toObject output or OTLP JSON), validated one by one. */
+function readExport(request: Obj): DecodedExport {
+  const resourceSpans = field(request, "resourceSpans");
+  if (resourceSpans !== undefined && !Array.isArray(resourceSpans)) throw new UnreadableExport("`resourceSpans` must be an array");
+  const spans: OtelSpan[] = [];
+  const errors: string[] = [];
+  let rejected = 0;
+  list(resourceSpans).forEach((rs, ri) => {
+    if (!isObj(rs)) return;
+    const resourceObj = field(rs, "resource");
+    const resource = isObj(resourceObj) ? attributesOf(resourceObj.attributes) : {};
+    list(field(rs, "scopeSpans")).forEach((ss, si) => {
+      if (!isObj(ss)) return;
+      const scopeObj = ss.scope;
+      const scope = isObj(scopeObj)
+        ? { name: typeof scopeObj.name === "string" ? clean(scopeObj.name) : "", ...(typeof scopeObj.version === "string" && scopeObj.version ? { version: clean(scopeObj.version) } : {}) }
+        : { name: "" };
+      list(ss.spans).forEach((span, pi) => {
+        const where = `resourceSpans[${ri}].scopeSpans[${si}].spans[${pi}]`;
+        if (!isObj(span)) {
+          rejected++;
+          errors.push(`${where} is not an object`);
+          return;
+        }
+        const traceId = idOf(field(span, "traceId"), 32);
+        const spanId = idOf(field(span, "spanId"), 16);
+        if (!traceId || !spanId) {
+          rejected++;
+          errors.push(`${where} has no valid ${traceId ? "spanId (16 hex digits)" : "traceId (32 hex digits)"}`);
+          return;
+        }
+        const statusObj = span.status;
+        spans.push({
+          traceId,
+          spanId,
+          parentSpanId: idOf(field(span, "parentSpanId"), 16) ?? null,
+          name: typeof span.name === "string" ? clean(span.name) : "",
+          kind: enumValue(span.kind),
+          startNs: nanos(field(span, "startTimeUnixNano")),
+          endNs: nanos(field(span, "endTimeUnixNano")),
+          attributes: attributesOf(span.attributes),
+          events: list(span.events).map(readEvent).filter((e): e is OtelEvent => e !== undefined),
+          status: isObj(statusObj)
+            ? { code: enumValue(statusObj.code), ...(typeof statusObj.message === "string" && statusObj.message ? { message: clean(statusObj.message) } : {}) }
+            : { code: 0 },
+          resource,
+          scope,
+        });
+      });
+    });
+  });
+  return { spans, rejected, errors };
+}
+
+/** Encode an export request from its JSON-shaped object with the same definitions (tests craft bodies no SDK would send). */
+export function encodeProtobufExport(request: Record<string, unknown>): Uint8Array {
+  const { request: type } = protoTypes();
+  return type.encode(type.fromObject(request)).finish();
+}
