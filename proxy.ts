@@ -28,5 +28,5 @@ export async function proxy(req: NextRequest): Promise<NextResponse | Response> 
 }
 
 export const config = {
-  matcher: ["/((?!api/|api$|_next/static|_next/image|favicon.ico).*)", "/api/(.*%.*)"],
+  matcher: ["/((?!api/|api$|_next/static|_next/image|favicon.ico|icon.svg).*)", "/api/(.*%.*)"],
 };

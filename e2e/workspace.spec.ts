@@ -149,6 +149,8 @@ test.describe("dataset workspace", () => {
     // other, so it lasts 5 × the judge's latency; starting the second run takes two clicks, which took
     // 1.5 s on a loaded machine. At 250 ms the first run (1.25 s) was often over before the second
     // began and the two were never seen running together; at 1.5 s a run lasts 7.5 s.
+    // Sync: the page starts runs async by default, which would finish a column in one judge latency.
+    await page.getByRole("radiogroup", { name: "Mode" }).getByText("Sync", { exact: true }).click();
     await page.getByLabel("Model override").fill(`concurrent-${Date.now()}`);
     await request.post(`${judge}/latency`, { data: 1_500 });
     for (const name of ["Task Completion", "Goal Achievement"]) {

@@ -3,6 +3,9 @@ import type { Conversation } from "@/lib/schemas/datasets";
 
 type Step = Conversation["messages"][number]["steps"][number];
 
+/** Past this many characters a tool's result or reply is folded when `collapse` is on. */
+export const LONG_TOOL_CHARS = 600;
+
 function toolName(call: unknown): string | null {
   if (call && typeof call === "object" && "name" in call && typeof call.name === "string") return call.name;
   return null;
@@ -23,8 +26,9 @@ function Block({ kind, children, tone }: { kind: string; children: React.ReactNo
 }
 
 /** One agent step: thinking, tool call with its arguments, tool result and outputs — all as text. */
-export function StepView({ step, highlighted }: { step: Step; highlighted: boolean }) {
+export function StepView({ step, highlighted, collapse = false }: { step: Step; highlighted: boolean; collapse?: boolean }) {
   const name = toolName(step.tool_call);
+  const resultChars = step.tool_result == null ? 0 : typeof step.tool_result === "string" ? step.tool_result.length : JSON.stringify(step.tool_result).length;
   return (
     <li
       data-entity={`step:${step.id}`}
@@ -51,11 +55,18 @@ export function StepView({ step, highlighted }: { step: Step; highlighted: boole
       ) : null}
       {step.tool_result != null ? (
         <Block kind="Tool result" tone="text-violet-700">
-          <JsonView value={step.tool_result} label="Tool result" />
+          {collapse && resultChars > LONG_TOOL_CHARS ? (
+            <details data-testid="folded-tool-result">
+              <summary className="cursor-pointer text-sm text-slate-500 hover:text-slate-800">{resultChars.toLocaleString("en-US")} characters — show</summary>
+              <JsonView value={step.tool_result} label="Tool result" className="mt-1" />
+            </details>
+          ) : (
+            <JsonView value={step.tool_result} label="Tool result" />
+          )}
         </Block>
       ) : null}
       {step.output_content ? (
-        <Block kind="Output" tone="text-brand-700">
+        <Block kind="Reply" tone="text-brand-700">
           <p className="whitespace-pre-wrap break-words text-sm text-slate-800">{step.output_content}</p>
         </Block>
       ) : null}

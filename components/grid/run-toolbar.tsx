@@ -20,6 +20,7 @@ export function RunToolbar({
   onRunAll,
   onRetryFailed,
   canRun,
+  running = false,
   defaultModel,
   onMetricAdded,
   onError,
@@ -30,6 +31,8 @@ export function RunToolbar({
   onRunAll: () => void;
   onRetryFailed: () => void;
   canRun: boolean;
+  /** A run started here is still going. */
+  running?: boolean;
   defaultModel: string;
   onMetricAdded: (m: Metric) => void;
   onError: (e: Error) => void;
@@ -38,10 +41,19 @@ export function RunToolbar({
   return (
     <div className="flex flex-wrap items-end gap-3 rounded-lg border border-slate-200 bg-white px-4 py-3 shadow-sm" role="toolbar" aria-label="Run controls">
       <div className="flex items-center gap-2">
-        <Button onClick={onRunAll} disabled={!canRun || batchInvalid} title={canRun ? "Evaluate every cell of every metric" : "Add a metric first"}>
-          ▶ Run all
+        <Button
+          onClick={onRunAll}
+          disabled={!canRun || batchInvalid || running}
+          title={running ? "A run is going: wait for it or cancel it" : canRun ? "Evaluate every cell of every metric" : "Add a metric first"}
+        >
+          {running ? "Running…" : "▶ Run all"}
         </Button>
-        <Button variant="secondary" onClick={onRetryFailed} disabled={!canRun || batchInvalid} title="Evaluate only cells whose latest result failed or is missing">
+        <Button
+          variant="secondary"
+          onClick={onRetryFailed}
+          disabled={!canRun || batchInvalid || running}
+          title={running ? "A run is going: wait for it or cancel it" : "Evaluate only cells whose latest result failed or is missing"}
+        >
           ↻ Retry failed
         </Button>
       </div>

@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ConversationPanel } from "@/components/conversation/conversation-panel";
 import { ApiError, apiFetch } from "@/lib/client/api";
+import { isFinalStatus } from "@/lib/execution-status";
 import type { GridRow } from "@/lib/schemas/executions";
 import type { Metric } from "@/lib/schemas/metrics";
 import { CellDetail } from "./cell-detail";
@@ -37,7 +38,7 @@ export function Workspace({
   initialOpen?: { entityType: string; entityId: number; conversationId: number } | null;
 }) {
   const [store] = useState(() => new LiveCells());
-  const [settings, setSettings] = useRunSettings();
+  const [settings, setSettings] = useRunSettings(datasetId);
   const [panel, setPanel] = useState<Panel | null>(() =>
     initialOpen
       ? {
@@ -110,7 +111,9 @@ export function Workspace({
   const closeDetail = useCallback(() => setDetail(null), []);
   const closePanel = useCallback(() => setPanel(null), []);
 
-  const error = notice ?? runs.error ?? grid.pageError;
+  const error = notice ?? runs.error;
+  // A run of this page still going: Run all and Retry failed wait for it (a cell, row or column can still run).
+  const running = runs.runs.some((r) => !isFinalStatus(r.status));
   return (
     <GridActionsContext.Provider value={actions}>
       <RowStateContext.Provider value={rowState}>
@@ -122,6 +125,7 @@ export function Workspace({
             onRunAll={() => run({}, "All metrics")}
             onRetryFailed={() => run({ retry: true }, "Retry failed · all metrics")}
             canRun={metrics.length > 0 && grid.total > 0}
+            running={running}
             defaultModel={defaultModel}
             onMetricAdded={() => setNotice(null)}
             onError={setNotice}
@@ -129,16 +133,23 @@ export function Workspace({
           {error ? <ErrorNotice error={error} onDismiss={() => (notice ? setNotice(null) : runs.clearError())} /> : null}
           <RunList runs={runs.runs} metrics={metrics} onCancel={runs.cancel} onDismiss={runs.dismiss} />
           <GridViewBar view={view} onApply={setView} metrics={metrics} />
-          {grid.total === 0 && !view.meta && !view.filter && !view.sort ? (
+          {grid.pageError ? (
+            // The rows could not be read (an invalid filter, sort or meta key): the reason, not an empty grid.
+            <div data-testid="grid-error">
+              <ErrorNotice error={grid.pageError} onDismiss={() => setView(emptyView)} dismissLabel="Clear the view" />
+            </div>
+          ) : grid.total === 0 && !view.meta && !view.filter && !view.sort ? (
             <p className="rounded-lg border border-dashed border-slate-300 bg-white px-5 py-10 text-center text-sm text-slate-500">
               No conversations yet. Import some to fill the grid.
             </p>
           ) : (
             <DataGrid datasetId={datasetId} metrics={metrics} rows={grid.rows} requestRows={grid.requestRows} onRunColumn={runColumn} metaKeys={metaKeys} />
           )}
-          <p className="text-xs text-slate-500">
-            {grid.total.toLocaleString()} conversations · click a row to open it, a result for the judge&apos;s reasoning, an error to retry it.
-          </p>
+          {grid.pageError ? null : (
+            <p className="text-xs text-slate-500">
+              {grid.total.toLocaleString()} conversations · click a row to open it, a result for the judge&apos;s reasoning, an error to retry it.
+            </p>
+          )}
         </div>
         {detail ? <CellDetail anchor={detail.anchor} metric={detail.metric} row={detail.row} onClose={closeDetail} /> : null}
         {panel ? <ConversationPanel conversationId={panel.conversationId} focus={panel.focus} onClose={closePanel} /> : null}
@@ -147,7 +158,7 @@ export function Workspace({
   );
 }
 
-function ErrorNotice({ error, onDismiss }: { error: Error; onDismiss: () => void }) {
+function ErrorNotice({ error, onDismiss, dismissLabel = "Dismiss error" }: { error: Error; onDismiss: () => void; dismissLabel?: string }) {
   const details = error instanceof ApiError ? error.details : [];
   return (
     <div role="alert" className="flex items-start gap-3 rounded-lg border border-red-200 bg-red-50 px-4 py-3 text-sm text-red-800">
@@ -163,7 +174,7 @@ function ErrorNotice({ error, onDismiss }: { error: Error; onDismiss: () => void
           </ul>
         ) : null}
       </div>
-      <button type="button" onClick={onDismiss} aria-label="Dismiss error" className="rounded px-1.5 text-red-700 hover:bg-red-100">
+      <button type="button" onClick={onDismiss} aria-label={dismissLabel} title={dismissLabel} className="rounded px-1.5 text-red-700 hover:bg-red-100">
         ✕
       </button>
     </div>

@@ -13,6 +13,7 @@ import type { Conversation } from "@/lib/schemas/datasets";
 import type { GridRow } from "@/lib/schemas/executions";
 import type { Agreement, Label } from "@/lib/schemas/labels";
 import type { Metric } from "@/lib/schemas/metrics";
+import type { ReferencePreview } from "@/lib/schemas/references";
 
 /** How many rows of a level the queue walks through: the grid's largest page. */
 const QUEUE_ROWS = 500;
@@ -24,6 +25,20 @@ const cellKey = (row: Pick<GridRow, "entity_type" | "entity_id">) => `${row.enti
 
 const isTyping = (el: Element | null) =>
   el instanceof HTMLInputElement || el instanceof HTMLTextAreaElement || el instanceof HTMLSelectElement || (el as HTMLElement | null)?.isContentEditable === true;
+
+/** The label value `p` / `f` give: pass/fail on a checkbox metric, 1 / 0 on a score metric; null where it means nothing. */
+export function passFailValue(metric: Pick<Metric, "output_type">, pass: boolean): boolean | number | null {
+  if (metric.output_type === "checkbox") return pass;
+  if (metric.output_type === "progress" || metric.output_type === "number") return pass ? 1 : 0;
+  return null;
+}
+
+/** Why `p` / `f` do nothing on a metric, shown beside the label buttons. */
+function passFailWhyNot(metric: Pick<Metric, "output_type">): string | null {
+  if (metric.output_type === "text") return "p / f do not apply: a text metric is labelled with a category (not from the keyboard).";
+  if (metric.output_type === "json") return "p / f do not apply: a JSON metric's label is an object (not from the keyboard).";
+  return null;
+}
 
 /** The label value a score key (1–5) gives: a point on the progress scale, or the number itself. */
 function scoreValue(metric: Metric, key: number): number | null {
@@ -51,7 +66,7 @@ function verdictOf(cell: GridRow["cells"][string] | undefined): { verdict: strin
 
 const help: Array<[string, string]> = [
   ["j / k", "next / previous cell"],
-  ["p / f", "label pass / fail (checkbox metrics)"],
+  ["p / f", "label pass / fail (checkbox); 1 / 0 on score metrics"],
   ["1 – 5", "label a score (progress: 0, 0.25 … 1; number: the digit)"],
   ["n", "write a note (Enter saves, Esc leaves)"],
   ["?", "show or hide this help"],
@@ -61,7 +76,18 @@ const help: Array<[string, string]> = [
  * The review queue: one cell after another of a metric, the conversation beside the judge's verdict and
  * reasoning, labelled from the keyboard. Labels are the caller's; the queue covers the first 500 rows.
  */
-export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId: number; metrics: Metric[]; initialMetricId: number | null }) {
+export function ReviewQueue({
+  datasetId,
+  metrics,
+  initialMetricId,
+  initialCell = null,
+}: {
+  datasetId: number;
+  metrics: Metric[];
+  initialMetricId: number | null;
+  /** The cell to open on, e.g. `message:12` (a link from the grid). */
+  initialCell?: string | null;
+}) {
   const queryClient = useQueryClient();
   const [filters, setFilters] = useState<Filters>({
     metricId: initialMetricId ?? metrics[0]?.id ?? 0,
@@ -69,7 +95,8 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
     disagree: false,
     unlabelled: false,
   });
-  const [currentKey, setCurrentKey] = useState<string | null>(null);
+  const [currentKey, setCurrentKey] = useState<string | null>(initialCell);
+  const scroller = useRef<HTMLDivElement>(null);
   const [showHelp, setShowHelp] = useState(false);
   // The note being typed for one cell; other cells show their saved note.
   const [draft, setDraft] = useState<{ key: string | null; text: string }>({ key: null, text: "" });
@@ -88,6 +115,18 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
     enabled: metric !== null,
     queryFn: async () => (await apiFetch<Label[]>(`/labels?dataset_id=${datasetId}&pipeline_node_id=${filters.metricId}&limit=5000`)).data,
   });
+  // What the metric's reference says of each cell (its saved reference, read as agreement reads it).
+  const referenceQuery = useQuery({
+    queryKey: ["reference-preview", filters.metricId, "saved", metric?.reference ?? null],
+    enabled: metric?.reference != null,
+    queryFn: async () =>
+      (await apiFetch<ReferencePreview>(`/evaluation-pipeline-nodes/${filters.metricId}/reference-preview`, { method: "POST", json: {} })).data,
+  });
+  const referenceByCell = useMemo(() => {
+    const out = new Map<string, ReferencePreview["readings"][number]["value"]>();
+    for (const r of referenceQuery.data?.readings ?? []) out.set(cellKey(r), r.value);
+    return out;
+  }, [referenceQuery.data]);
   const disagreeQuery = useQuery({
     queryKey: ["agreement", datasetId, filters.metricId, "latest", "reference"],
     enabled: metric?.reference != null,
@@ -180,7 +219,7 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
       if (k === "?") setShowHelp((s) => !s);
       else if (k === "j") move(1);
       else if (k === "k") move(-1);
-      else if ((k === "p" || k === "f") && metric.output_type === "checkbox") void save(k === "p", { advance: true });
+      else if ((k === "p" || k === "f") && passFailValue(metric, k === "p") !== null) void save(passFailValue(metric, k === "p"), { advance: true });
       else if (/^[1-5]$/.test(k) && scoreValue(metric, Number(k)) !== null) void save(scoreValue(metric, Number(k)), { advance: true });
       else if (k === "n") noteRef.current?.focus();
       else return;
@@ -189,6 +228,21 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
   }, [metric, move, save]);
+
+  // Open each cell on the entity judged: its message or step, else (a conversation) the first user message.
+  const loaded = conversationQuery.data?.id === row?.conversation_id ? conversationQuery.data : undefined;
+  useEffect(() => {
+    const box = scroller.current;
+    if (!box || !loaded || !rowKey) return;
+    const target =
+      (row?.entity_type === "conversation" ? box.querySelector('[data-role="user"]') : box.querySelector(`[data-entity="${rowKey}"]`)) as HTMLElement | null;
+    if (!target) {
+      box.scrollTop = 0;
+      return;
+    }
+    const offset = target.getBoundingClientRect().top - box.getBoundingClientRect().top + box.scrollTop;
+    box.scrollTop = Math.max(0, offset - 12);
+  }, [loaded, rowKey, row?.entity_type]);
 
   const setFilter = (patch: Partial<Filters>) => {
     setFilters((f) => ({ ...f, ...patch }));
@@ -221,10 +275,17 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
             <option value="none">Not run</option>
           </Select>
         </label>
-        <label className="flex items-center gap-2 text-sm" title={metric?.reference ? undefined : "Set a reference on the metric first"}>
-          <input type="checkbox" checked={filters.disagree} disabled={!metric?.reference} onChange={(e) => setFilter({ disagree: e.target.checked })} />
-          Judge and reference disagree
-        </label>
+        <div className="text-sm">
+          <label className="flex items-center gap-2" title={metric?.reference ? undefined : "Set a reference on the metric first"}>
+            <input type="checkbox" checked={filters.disagree} disabled={!metric?.reference} onChange={(e) => setFilter({ disagree: e.target.checked })} />
+            Judge and reference disagree
+          </label>
+          {metric && !metric.reference ? (
+            <Link href={`/datasets/${datasetId}/metrics/${metric.id}#reference`} className="text-xs font-medium text-brand-700 hover:underline">
+              Set a reference on the metric first →
+            </Link>
+          ) : null}
+        </div>
         <label className="flex items-center gap-2 text-sm">
           <input type="checkbox" checked={filters.unlabelled} onChange={(e) => setFilter({ unlabelled: e.target.checked })} />
           Unlabelled only
@@ -277,7 +338,7 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
       {!rowsQuery.isPending && !row ? <p className="text-sm text-slate-500">No cells match these filters.</p> : null}
       {row && metric ? (
         <div className="grid gap-4 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]" data-testid="review-cell" data-cell={rowKey ?? ""}>
-          <Card className="max-h-[70vh] overflow-y-auto px-5 py-4">
+          <Card ref={scroller} className="max-h-[70vh] overflow-y-auto px-5 py-4" data-testid="review-conversation">
             <p className="text-xs font-medium uppercase tracking-wide text-slate-400">{row.entity_type}</p>
             <h2 className="text-lg font-semibold text-slate-900" data-testid="review-title">
               {row.label}
@@ -285,7 +346,7 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
             {conversationQuery.data ? (
               <ol className="mt-3 space-y-3" aria-label="Messages">
                 {conversationQuery.data.messages.map((m) => (
-                  <MessageView key={m.id} message={m} highlight={row.entity_type === "conversation" ? null : rowKey} />
+                  <MessageView key={m.id} message={m} highlight={row.entity_type === "conversation" ? null : rowKey} collapse />
                 ))}
               </ol>
             ) : (
@@ -309,6 +370,12 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
               ) : (
                 <p className="mt-1 text-sm text-slate-500">Not run yet.</p>
               )}
+              {metric.reference ? (
+                <p className="mt-2 text-sm" data-testid="review-reference">
+                  <span className="text-slate-500">Reference{metric.reference.source === "meta" ? ` (${metric.reference.path}${metric.reference.rule ? ` ${metric.reference.rule.op} ${JSON.stringify(metric.reference.rule.value)}` : ""})` : " (labels)"}: </span>
+                  <strong>{referenceQuery.isPending ? "…" : rowKey && referenceByCell.has(rowKey) ? formatValue(referenceByCell.get(rowKey)) : "none for this cell"}</strong>
+                </p>
+              ) : null}
               {rowKey && disagreeing.has(rowKey) ? (
                 <p className="mt-2 text-sm font-medium text-amber-700">The judge and the reference disagree on this cell.</p>
               ) : null}
@@ -316,27 +383,35 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
             <section>
               <h3 className="text-xs font-semibold uppercase tracking-wide text-slate-500">Your label</h3>
               <p className="mt-1 text-sm" data-testid="review-label">
-                {label ? formatValue(label.value) : "none"}
+                {label ? (
+                  <span className="rounded bg-brand-50 px-1.5 py-0.5 font-semibold text-brand-800 ring-1 ring-brand-200">{formatValue(label.value)}</span>
+                ) : (
+                  "none"
+                )}
               </p>
               <div className="mt-2 flex flex-wrap gap-2">
                 {metric.output_type === "checkbox" ? (
                   <>
-                    <Button size="sm" variant="secondary" onClick={() => void save(true, { advance: true })}>
+                    <LabelButton given={label?.value} value={true} onClick={() => void save(true, { advance: true })}>
                       Pass (p)
-                    </Button>
-                    <Button size="sm" variant="secondary" onClick={() => void save(false, { advance: true })}>
+                    </LabelButton>
+                    <LabelButton given={label?.value} value={false} onClick={() => void save(false, { advance: true })}>
                       Fail (f)
-                    </Button>
+                    </LabelButton>
                   </>
                 ) : null}
                 {metric.output_type === "progress" || metric.output_type === "number"
                   ? [1, 2, 3, 4, 5].map((n) => (
-                      <Button key={n} size="sm" variant="secondary" onClick={() => void save(scoreValue(metric, n), { advance: true })}>
+                      <LabelButton key={n} given={label?.value} value={scoreValue(metric, n)} onClick={() => void save(scoreValue(metric, n), { advance: true })}>
                         {formatValue(scoreValue(metric, n))} ({n})
-                      </Button>
+                      </LabelButton>
                     ))
                   : null}
               </div>
+              <p className="mt-2 text-xs text-slate-500" data-testid="review-keys-hint">
+                {passFailWhyNot(metric) ??
+                  (metric.output_type === "checkbox" ? "p / f: pass / fail, then the next cell." : "p / f: label 1 / 0, then the next cell.")}
+              </p>
             </section>
             <section>
               <label className="text-xs font-semibold uppercase tracking-wide text-slate-500" htmlFor="review-note">
@@ -364,5 +439,16 @@ export function ReviewQueue({ datasetId, metrics, initialMetricId }: { datasetId
         </div>
       ) : null}
     </div>
+  );
+}
+
+/** A label button, pressed (and marked) when it is the label the cell already has. */
+function LabelButton({ given, value, onClick, children }: { given: unknown; value: unknown; onClick: () => void; children: React.ReactNode }) {
+  const pressed = given !== undefined && given === value;
+  return (
+    <Button size="sm" variant={pressed ? "primary" : "secondary"} aria-pressed={pressed} onClick={onClick}>
+      {pressed ? "✓ " : null}
+      {children}
+    </Button>
   );
 }

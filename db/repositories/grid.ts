@@ -9,6 +9,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { EvaluationLevel } from "../schema";
 import { database, first, prepared, sqlRows, type Db, type Preparable } from "../store";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineNodesTable, stepsTable } from "../tables";
+import { META_LABEL_KEYS } from "@/lib/conversation-label";
 import { jsonFieldText, jsonFieldValue, objectKeysSql, toolNameSql } from "./json-fields";
 
 export type CompareOp = "==" | "!=" | ">=" | ">" | "<=" | "<";
@@ -106,13 +107,50 @@ const SNIPPET_CHARS = 200;
 /** Selected meta fields as JSON text (null when absent), keyed `meta_<i>` in the order asked. */
 type MetaColumns = Record<string, string | null>;
 
-export type ConversationGridRow = { id: number; position: number; name: string | null; meta: MetaColumns };
+export type ConversationGridRow = {
+  id: number;
+  position: number;
+  name: string | null;
+  meta: MetaColumns;
+  /** The meta fields a nameless conversation is called by (lib/conversation-label.ts), parsed. */
+  labelMeta: Record<string, unknown>;
+  /** The start of the first user message, for a conversation with neither name nor meta id. */
+  firstUser: string | null;
+};
+
+/** The label fields' JSON texts as one object (absent and unparsable fields left out). */
+function labelMetaOf(row: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  META_LABEL_KEYS.forEach((key, i) => {
+    const text = row[`label_${i}`];
+    if (typeof text !== "string") return;
+    try {
+      out[key] = JSON.parse(text);
+    } catch {
+      // Not JSON text: not an id.
+    }
+  });
+  return out;
+}
 
 const metaOf = <T extends Record<string, unknown>>(row: T, n: number): MetaColumns => {
   const out: MetaColumns = {};
   for (let i = 0; i < n; i++) out[`meta_${i}`] = (row[`meta_${i}`] as string | null | undefined) ?? null;
   return out;
 };
+
+/** The fields a conversation's label is made of: meta ids (JSON text) and the first user message's start. */
+function labelSelect(c: typeof conversationsTable) {
+  const m = messagesTable;
+  const select: Record<string, SQL<string | null>> = {};
+  META_LABEL_KEYS.forEach((key, i) => {
+    select[`label_${i}`] = jsonFieldText(c.meta, [key]);
+  });
+  return {
+    ...select,
+    firstUser: sql<string | null>`(select substr(${m.content}, 1, ${SNIPPET_CHARS}) from ${m} where ${m.conversationId} = ${c.id} and ${m.role} = 'user' order by ${m.position} limit 1)`,
+  };
+}
 
 export async function listConversationPage(opts: PageOpts): Promise<{ items: ConversationGridRow[]; total: number }> {
   const c = conversationsTable;
@@ -122,14 +160,21 @@ export async function listConversationPage(opts: PageOpts): Promise<{ items: Con
   const items = (
     await pageQuery("conversations", opts, (db, p) =>
       db
-        .select({ id: c.id, position: c.position, name: c.name, ...x.select })
+        .select({ id: c.id, position: c.position, name: c.name, ...labelSelect(c), ...x.select })
         .from(c)
         .where(where(p))
         .orderBy(...x.order, asc(c.position))
         .limit(p.limit)
         .offset(p.offset),
     )
-  ).map((row) => ({ id: row.id, position: row.position, name: row.name, meta: metaOf(row, n) }));
+  ).map((row) => ({
+    id: row.id,
+    position: row.position,
+    name: row.name,
+    meta: metaOf(row, n),
+    labelMeta: row.name?.trim() ? {} : labelMetaOf(row),
+    firstUser: row.name?.trim() ? null : row.firstUser,
+  }));
   const total = first(await pageQuery("conversations.count", opts, (db, p) => db.select({ n: count() }).from(c).where(where(p))))?.n ?? 0;
   return { items, total };
 }

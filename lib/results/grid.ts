@@ -8,6 +8,7 @@ import * as repo from "@/db/repositories/grid";
 import { getNode } from "@/db/repositories/metrics";
 import type { EvaluationLevel, EvaluationResultRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
+import { conversationLabel } from "@/lib/conversation-label";
 import { assertDatasetExists } from "@/lib/datasets";
 import { stepKindsOf } from "@/lib/metrics/step-kinds";
 import type { GridRow } from "@/lib/schemas/executions";
@@ -121,7 +122,7 @@ export async function entityPage(datasetId: number, q: GridQuery): Promise<{ ent
       message_id: null,
       step_id: null,
       position: c.position,
-      label: c.name?.trim() ? c.name : `Conversation ${c.position + 1}`,
+      label: conversationLabel({ name: c.name, position: c.position, meta: c.labelMeta, firstUser: c.firstUser }),
       role: null,
       ...meta(c),
       step_kinds: null,

@@ -27,6 +27,10 @@ describe("GET /api/openapi.json", () => {
       $ref: "#/components/schemas/ExecutionComparison",
     });
     expect(doc.paths["/evaluation-pipeline-nodes/{id}/versions"].get).toBeDefined();
+    expect(doc.paths["/datasets/{id}/meta-fields"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/MetaFields" });
+    expect(doc.paths["/evaluation-pipeline-nodes/{id}/reference-preview"].post.responses["200"].content["application/json"].schema).toEqual({
+      $ref: "#/components/schemas/ReferencePreview",
+    });
     expect(doc.paths["/datasets/{id}/grid"].get.parameters.map((p: { name: string }) => p.name)).toEqual(expect.arrayContaining(["meta", "sort", "filter"]));
   });
 

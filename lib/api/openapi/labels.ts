@@ -1,5 +1,6 @@
 import { idParams } from "@/lib/schemas/common";
 import { compareQuery, comparisonSchema } from "@/lib/schemas/compare";
+import { metaFieldsSchema, referencePreviewBody, referencePreviewSchema } from "@/lib/schemas/references";
 import { agreementQuery, agreementSchema, createLabelBody, labelSchema, listLabelsQuery, metricVersionSchema, rankingQuery, rankingSchema } from "@/lib/schemas/labels";
 import { badRequest, forbiddenResponse, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
@@ -134,5 +135,38 @@ export const labelOperations: Operation[] = [
     tag: "Metrics",
     params: idParams,
     responses: { 200: { description: "Versions", schema: metricVersionSchema, array: true }, 400: badRequest, 404: notFoundResponse },
+  },
+  {
+    method: "get",
+    path: "/datasets/{id}/meta-fields",
+    operationId: "listMetaFields",
+    summary: "The scalar meta fields of a dataset (for a reference's path)",
+    description:
+      "Reads the meta of the dataset's first 1000 conversations and first 1000 messages with meta, and lists every scalar " +
+      "field (number, string, boolean; nested objects walked to 8 levels, arrays not) as a dotted `meta.` path a metric's " +
+      "reference can name, with how many objects hold it and up to 5 example values, most common first.",
+    tag: "Metrics",
+    params: idParams,
+    responses: { 200: { description: "Meta fields", schema: metaFieldsSchema }, 400: badRequest, 404: notFoundResponse },
+  },
+  {
+    method: "post",
+    path: "/evaluation-pipeline-nodes/{id}/reference-preview",
+    operationId: "previewReference",
+    summary: "How a reference reads a metric's cells",
+    description:
+      "Reads every cell of the metric (entities at its level) through `reference` (absent: the metric's saved reference; " +
+      "null: none) as agreement would: a meta field through its rule (pass/fail), the field itself for the output type, or " +
+      "the latest label. Returns the counts (`pass`, `fail`, `other` readings, `missing`) and each cell's reading. Changes " +
+      "nothing; a reference the metric could not save is a 422 with the same reason as on save.",
+    tag: "Metrics",
+    params: idParams,
+    body: referencePreviewBody,
+    responses: {
+      200: { description: "The preview", schema: referencePreviewSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      422: unprocessableResponse,
+    },
   },
 ];

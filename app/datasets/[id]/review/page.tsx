@@ -22,13 +22,16 @@ export default async function ReviewPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const dataset = await load((await params).id);
-  const metric = idParam.safeParse((await searchParams).metric);
+  const query = await searchParams;
+  const metric = idParam.safeParse(query.metric);
+  // `cell=message:12` opens the queue on that cell (a link from the grid's cell detail).
+  const cell = typeof query.cell === "string" && /^(conversation|message|step):\d{1,16}$/.test(query.cell) ? query.cell : null;
   return (
     <div className="space-y-5">
       <DatasetPageHeader dataset={dataset} title="Review queue">
         Label the judge&apos;s verdicts one cell after another. Press ? for the keys.
       </DatasetPageHeader>
-      <ReviewQueue datasetId={dataset.id} metrics={await listMetrics(dataset.id)} initialMetricId={metric.success ? metric.data : null} />
+      <ReviewQueue datasetId={dataset.id} metrics={await listMetrics(dataset.id)} initialMetricId={metric.success ? metric.data : null} initialCell={cell} />
     </div>
   );
 }

@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
 import { MetricEditor } from "@/components/metrics/metric-editor";
+import { ReferenceFields } from "@/components/metrics/reference-fields";
 import { getMetric, listMetrics } from "@/lib/metrics/metrics";
 import { listTemplates } from "@/lib/metrics/templates";
 import { getDataset } from "@/lib/datasets";
@@ -26,6 +27,9 @@ export default async function EditMetricPage({ params }: { params: Promise<{ id:
         <h1 className="mt-1 text-2xl font-semibold tracking-tight">{metric.name}</h1>
       </div>
       <MetricEditor datasetId={dataset.id} templates={templates} metric={metric} metrics={await listMetrics(dataset.id)} />
+      <div className="lg:max-w-[calc(100%-31.5rem)]">
+        <ReferenceFields metric={metric} />
+      </div>
     </div>
   );
 }
