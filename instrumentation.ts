@@ -5,6 +5,10 @@
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
+  // Each request is stamped with its socket's address as it arrives, so failed credentials are counted
+  // per real client, never per a header the client wrote (lib/api/client-address.ts).
+  const { installPeerStamp } = await import("@/lib/api/client-address");
+  installPeerStamp();
   // The store of DATABASE_URL (PostgreSQL) or DATABASE_PATH (SQLite), migrated and seeded before the first request.
   const { database } = await import("@/db/store");
   await database();

@@ -1,20 +1,22 @@
 /**
- * With API_TOKEN set, every page needs a signed-in session (or the bearer token): anything else is
- * redirected to /signin, which hands out the session cookie once the token is entered (lib/api/sign-in.ts).
- * API routes are not matched here: a proxy would buffer request bodies (imports are up to
- * MAX_IMPORT_BYTES), and the route wrapper answers 401 itself.
+ * With credentials configured (API_TOKEN or any API key), every page needs a live sign-in session (or a
+ * bearer key): anything else is redirected to /signin. Sessions are checked against the store, so a
+ * signed-out or revoked one is refused here too (the proxy runs on Node.js in Next.js 16). API routes are
+ * not matched: a proxy would buffer request bodies (imports are up to MAX_IMPORT_BYTES), and the route
+ * wrapper answers 401/403 itself.
  */
 import { NextResponse, type NextRequest } from "next/server";
-import { SESSION_COOKIE, bearerOf, tokenMatches, verifySessionValue } from "@/lib/api/session";
+import { authRequired, callerForSession } from "@/lib/auth";
+import { callerForSecret } from "@/lib/auth/identify";
+import { SESSION_COOKIE, bearerOf } from "@/lib/api/session";
 
-export function proxy(req: NextRequest): NextResponse {
-  const token = process.env.API_TOKEN?.trim();
-  if (!token) return NextResponse.next();
+export async function proxy(req: NextRequest): Promise<NextResponse> {
   const path = req.nextUrl.pathname;
-  if (path === "/signin") return NextResponse.next();
+  if (path === "/signin" || !(await authRequired())) return NextResponse.next();
   const bearer = bearerOf(req.headers.get("authorization"));
-  const allowed = bearer !== undefined ? tokenMatches(bearer, token) : verifySessionValue(token, req.cookies.get(SESSION_COOKIE)?.value);
-  if (allowed) return NextResponse.next();
+  const session = req.cookies.get(SESSION_COOKIE)?.value;
+  const caller = bearer !== undefined ? await callerForSecret(bearer) : session ? await callerForSession(session) : undefined;
+  if (caller) return NextResponse.next();
   const url = req.nextUrl.clone();
   url.pathname = "/signin";
   url.search = "";

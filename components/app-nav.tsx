@@ -5,6 +5,7 @@ const links = [
   { href: "/", label: "Datasets" },
   { href: "/templates", label: "Templates" },
   { href: "/import", label: "Import" },
+  { href: "/people", label: "People" },
   { href: "/settings", label: "Settings" },
   { href: "/docs", label: "API docs" },
 ];

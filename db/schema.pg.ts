@@ -500,3 +500,55 @@ export const otelSpansTable = pgTable(
 export type OtelConversationRow = typeof otelConversationsTable.$inferSelect;
 export type OtelTraceRow = typeof otelTracesTable.$inferSelect;
 export type OtelSpanRow = typeof otelSpansTable.$inferSelect;
+
+export const usersTable = pgTable(
+  "users",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    name: text("name").notNull(),
+    role: text("role").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("users_name_idx").on(t.name)],
+);
+
+export type UserRow = typeof usersTable.$inferSelect;
+
+export const apiKeysTable = pgTable(
+  "api_keys",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => usersTable.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: text("last_used_at"),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_user_idx").on(t.userId), index("api_keys_active_idx").on(t.revokedAt)],
+);
+
+export type ApiKeyRow = typeof apiKeysTable.$inferSelect;
+
+export const sessionsTable = pgTable(
+  "sessions",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    idHash: text("id_hash").notNull(),
+    userName: text("user_name").notNull(),
+    role: text("role").notNull(),
+    keyId: integer("key_id"),
+    /** SHA-256 of API_TOKEN for a session signed in with it: a new token ends those sessions. */
+    tokenHash: text("token_hash"),
+    createdAt: createdAt(),
+    expiresAt: text("expires_at").notNull(),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [uniqueIndex("sessions_id_hash_idx").on(t.idHash), index("sessions_expires_idx").on(t.expiresAt)],
+);
+
+export type SessionRow = typeof sessionsTable.$inferSelect;

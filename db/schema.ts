@@ -492,3 +492,64 @@ export const otelSpansTable = sqliteTable(
 export type OtelConversationRow = typeof otelConversationsTable.$inferSelect;
 export type OtelTraceRow = typeof otelTracesTable.$inferSelect;
 export type OtelSpanRow = typeof otelSpansTable.$inferSelect;
+
+/**
+ * People of a team (issue 22): each has a role and signs in with API keys an admin created. `name` is
+ * the identity written on labels, mappings and templates (`user_id` columns), so it never changes.
+ */
+export const usersTable = sqliteTable(
+  "users",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    name: text("name").notNull(),
+    role: text("role").notNull(),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [uniqueIndex("users_name_idx").on(t.name)],
+);
+
+export type UserRow = typeof usersTable.$inferSelect;
+
+/** A user's API keys: only the SHA-256 of a key is stored; `prefix` is what the People page shows. */
+export const apiKeysTable = sqliteTable(
+  "api_keys",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: integer("user_id")
+      .notNull()
+      .references(() => usersTable.id, { onDelete: "cascade" }),
+    name: text("name").notNull(),
+    prefix: text("prefix").notNull(),
+    keyHash: text("key_hash").notNull(),
+    createdAt: createdAt(),
+    lastUsedAt: text("last_used_at"),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [uniqueIndex("api_keys_hash_idx").on(t.keyHash), index("api_keys_user_idx").on(t.userId), index("api_keys_active_idx").on(t.revokedAt)],
+);
+
+export type ApiKeyRow = typeof apiKeysTable.$inferSelect;
+
+/**
+ * Page sign-in sessions, server-side so sign-out ends one for good. The cookie holds a random id; only
+ * its SHA-256 is stored. `user_name` is the caller the session speaks for (`admin` for API_TOKEN).
+ */
+export const sessionsTable = sqliteTable(
+  "sessions",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    idHash: text("id_hash").notNull(),
+    userName: text("user_name").notNull(),
+    role: text("role").notNull(),
+    keyId: integer("key_id"),
+    /** SHA-256 of API_TOKEN for a session signed in with it: a new token ends those sessions. */
+    tokenHash: text("token_hash"),
+    createdAt: createdAt(),
+    expiresAt: text("expires_at").notNull(),
+    revokedAt: text("revoked_at"),
+  },
+  (t) => [uniqueIndex("sessions_id_hash_idx").on(t.idHash), index("sessions_expires_idx").on(t.expiresAt)],
+);
+
+export type SessionRow = typeof sessionsTable.$inferSelect;

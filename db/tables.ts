@@ -29,6 +29,9 @@ type Tables = Pick<
   | "otelConversationsTable"
   | "otelTracesTable"
   | "otelSpansTable"
+  | "usersTable"
+  | "apiKeysTable"
+  | "sessionsTable"
 >;
 
 // The PostgreSQL tables carry the SQLite tables' static types: the query builder calls the
@@ -53,4 +56,7 @@ export const {
   otelConversationsTable,
   otelTracesTable,
   otelSpansTable,
+  usersTable,
+  apiKeysTable,
+  sessionsTable,
 } = tables;

@@ -1,7 +1,9 @@
 /**
- * Every environment variable Turnscope reads, validated once with zod. The README lists each one with
- * its default; nothing else in the code reads process.env for configuration.
+ * Every environment variable Turnscope reads, validated once with zod. The README's settings table and
+ * docs/configuration.md list each one with its default (lib/config-docs.test.ts checks both); nothing
+ * else in the code reads process.env for configuration.
  */
+import proxyaddr from "proxy-addr";
 import { z } from "zod";
 
 const positiveInt = (fallback: number) =>
@@ -20,7 +22,8 @@ const optionalText = z
   .optional()
   .transform((v) => (v ? v : undefined));
 
-const envSchema = z.object({
+/** Exported for lib/config-docs.test.ts, which holds the documentation to these keys and defaults. */
+export const envSchema = z.object({
   DATABASE_PATH: z.string().trim().min(1).default("./data/turnscope.db"),
   /** postgres://… selects the PostgreSQL store (db/pg.ts); unset keeps SQLite at DATABASE_PATH. */
   DATABASE_URL: optionalText.pipe(
@@ -38,7 +41,24 @@ const envSchema = z.object({
   JOB_VISIBILITY_TIMEOUT_SECONDS: positiveInt(60),
   /** PostgreSQL job queue: batches of cells one process (server or `npm run worker`) works at once. */
   WORKER_CONCURRENCY: positiveInt(4),
+  /** The admin's key of a single-token setup (signs in as user `admin`); per-user keys are created on the People page. */
   API_TOKEN: optionalText,
+  /**
+   * Reverse proxies whose `X-Forwarded-For` names the client (comma-separated addresses, CIDR ranges, or
+   * `loopback`/`linklocal`/`uniquelocal`). Default none: failed sign-ins are counted per socket address.
+   */
+  TRUSTED_PROXIES: optionalText.refine(
+    (v) => {
+      if (!v) return true;
+      try {
+        proxyaddr.compile(v.split(",").map((s) => s.trim()).filter(Boolean));
+        return true;
+      } catch {
+        return false;
+      }
+    },
+    { message: "must be comma-separated IP addresses or CIDR ranges (or loopback, linklocal, uniquelocal)" },
+  ),
   OPENAI_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as http://127.0.0.1:11434/v1" }).optional()),
   OPENAI_API_KEY: optionalText,
   JUDGE_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),

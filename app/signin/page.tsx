@@ -3,13 +3,13 @@ import { redirect } from "next/navigation";
 import { Button } from "@/components/ui/button";
 import { Card } from "@/components/ui/card";
 import { safeNextPath } from "@/lib/api/session";
-import { getConfig } from "@/lib/config";
+import { authRequired } from "@/lib/auth";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Sign in" };
 
 const messages: Record<string, string> = {
-  invalid: "That is not the API token.",
+  invalid: "That is not an API key of this server.",
   locked: "Too many failed attempts. Wait a few minutes and try again.",
 };
 
@@ -17,17 +17,17 @@ const messages: Record<string, string> = {
 export default async function SignInPage({ searchParams }: { searchParams: Promise<Record<string, string | string[] | undefined>> }) {
   const params = await searchParams;
   const next = safeNextPath(typeof params.next === "string" ? params.next : "/");
-  if (!getConfig().API_TOKEN) redirect(next);
+  if (!(await authRequired())) redirect(next);
   const error = typeof params.error === "string" ? messages[params.error] : undefined;
   return (
     <div className="mx-auto mt-16 max-w-md">
       <Card className="p-6">
         <h1 className="text-xl font-semibold tracking-tight">Sign in to Turnscope</h1>
-        <p className="mt-1 text-sm text-slate-500">This server is protected by an API token. Enter it once; this browser stays signed in until the session expires or you sign out.</p>
+        <p className="mt-1 text-sm text-slate-500">Enter your API key (an admin creates it on the People page; a single-token setup uses API_TOKEN). This browser stays signed in until the session expires or you sign out.</p>
         <form method="post" action="/api/session" className="mt-5 space-y-4">
           <input type="hidden" name="next" value={next} />
           <label className="block text-sm font-medium text-slate-700">
-            API token
+            API key
             <input
               name="token"
               type="password"

@@ -1,13 +1,14 @@
 import type { Metadata } from "next";
 import { TemplateLibrary } from "@/components/metrics/template-library";
 import { listTemplates } from "@/lib/metrics/templates";
+import { pageCaller } from "@/lib/api/page-caller";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Templates" };
 
 export default async function TemplatesPage() {
-  // The UI sends no X-User-Id, so it acts as the `default` user; the server list matches the client's.
-  const templates = await listTemplates({ userId: "default" });
+  // The templates the signed-in user sees through the API (`default` in the one-person mode).
+  const templates = await listTemplates({ userId: (await pageCaller()).userId });
   return (
     <div className="space-y-6">
       <div>

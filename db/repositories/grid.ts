@@ -43,7 +43,7 @@ type PageQuery<R> = PromiseLike<R> & Preparable<R>;
  * Run one of a page's queries. Without extras (meta columns, filter, sort) every page of a level has
  * the same SQL, only values change, so the query is built and prepared once (`prepared` in store.ts):
  * building it with drizzle and preparing it per call cost more than running it (see
- * scripts/experiments/p99-findings.md). With extras the SQL varies with them, so it is built per call.
+ * docs/performance.md, "Read latency under load"). With extras the SQL varies with them, so it is built per call.
  */
 async function pageQuery<R>(name: string, opts: PageOpts, build: (db: Db, p: PageParams) => PageQuery<R>): Promise<R> {
   if (opts.extras) return await build(await database(), opts);

@@ -4,10 +4,11 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
+import { identify, requireRole, type Caller, type Role } from "@/lib/auth";
 import { AppError, errorResponse, type ErrorDetail } from "@/lib/errors";
-import { SESSION_COOKIE, bearerOf, notCrossSite, readCookie, tokenMatches, verifySessionValue } from "./session";
+import { clientAddress } from "./client-address";
+import { SESSION_COOKIE, bearerOf, notCrossSite, readCookie } from "./session";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
 
@@ -16,8 +17,9 @@ export type HandlerInput<P, Q, B> = {
   query: Q;
   body: B;
   req: Request;
-  /** The caller: `X-User-Id`, or `default`. */
+  /** The caller's user id: from the credential, or (one-person mode only) `X-User-Id`, else `default`. */
   userId: string;
+  caller: Caller;
   requestId: string;
 };
 
@@ -26,8 +28,10 @@ export type RouteSpec<P, Q, B> = {
   query?: z.ZodType<Q, unknown>;
   body?: z.ZodType<B, unknown>;
   handler: (input: HandlerInput<P, Q, B>) => Promise<Response> | Response;
-  /** Reachable without the token (only the sign-in endpoint). */
+  /** Reachable without a credential (only the sign-in endpoint). */
   public?: boolean;
+  /** The weakest role allowed: default `viewer` for GET/HEAD, `annotator` for anything that writes. */
+  role?: Role;
 };
 
 /** Turn zod issues into `{path, message}` details, paths written like `items[0].name`. */
@@ -71,25 +75,30 @@ function queryObject(url: URL): Record<string, string> {
 }
 
 /**
- * 401 unless, when API_TOKEN is set, the request carries the bearer token or a signed, unexpired
- * sign-in session cookie (lib/api/session.ts) that another site did not send.
+ * Who is calling (lib/auth): the bearer credential, else the session cookie of a request another site did
+ * not send; 401 without one when credentials are configured, 429 while this client is locked out.
  */
-export function checkAuth(req: Request): void {
-  const token = getConfig().API_TOKEN;
-  if (!token) return;
+export async function authenticate(req: Request): Promise<Caller> {
   const bearer = bearerOf(req.headers.get("authorization"));
-  if (bearer !== undefined) {
-    if (tokenMatches(bearer, token)) return;
-  } else if (notCrossSite(req) && verifySessionValue(token, readCookie(req, SESSION_COOKIE))) {
-    return;
-  }
-  throw new AppError("unauthorized", "Missing or invalid bearer token (Authorization: Bearer <API_TOKEN>), or no signed-in session");
+  return identify({
+    bearer,
+    sessionId: bearer === undefined && notCrossSite(req) ? readCookie(req, SESSION_COOKIE) : undefined,
+    claimedUser: req.headers.get("x-user-id") ?? undefined,
+    client: clientAddress(req),
+  });
 }
+
+const openCaller: Caller = { userId: "default", role: "viewer", via: "open" };
 
 /** Map anything thrown to a Response; unknown errors are logged and answered as a generic 500. */
 export function toErrorResponse(error: unknown, requestId: string): Response {
   const headers = { "x-request-id": requestId };
-  if (error instanceof AppError) return error.toResponse(headers);
+  if (error instanceof AppError) {
+    const response = error.toResponse(headers);
+    const retryAfter = error.code === "too_many_requests" ? error.details.find((d) => d.path === "retry_after") : undefined;
+    if (retryAfter) response.headers.set("retry-after", retryAfter.message);
+    return response;
+  }
   if (error instanceof z.ZodError) {
     return errorResponse("bad_request", "Invalid input", zodDetails(error), 400, headers);
   }
@@ -106,14 +115,14 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
     const started = performance.now();
     let response: Response;
     try {
-      if (!spec.public) checkAuth(req);
+      const caller = spec.public ? openCaller : await authenticate(req);
+      if (!spec.public) requireRole(caller, spec.role ?? (req.method === "GET" || req.method === "HEAD" ? "viewer" : "annotator"));
       const url = new URL(req.url);
       const rawParams = ctx?.params ? await ctx.params : {};
       const params = spec.params ? parseWith(spec.params, rawParams, "path parameter") : ({} as P);
       const query = spec.query ? parseWith(spec.query, queryObject(url), "query parameter") : ({} as Q);
       const body = spec.body ? parseWith(spec.body, await readJsonBody(req), "request body") : (undefined as B);
-      const userId = (req.headers.get("x-user-id") ?? "").trim() || "default";
-      response = await spec.handler({ params, query, body, req, userId, requestId });
+      response = await spec.handler({ params, query, body, req, userId: caller.userId, caller, requestId });
     } catch (error) {
       response = toErrorResponse(error, requestId);
     }

@@ -1,34 +1,12 @@
 /**
- * The sign-in endpoint's logic: check the token once, hand out the signed session cookie, clear it on
- * sign-out. Failed attempts are limited per client so the token cannot be guessed at speed.
+ * The sign-in endpoint: a key (or API_TOKEN) checked once becomes a server-side session whose random id
+ * is the cookie (lib/auth/sessions.ts); sign-out ends that session for good. Wrong keys count against the
+ * client's address (lib/auth/throttle.ts), never against an address a header claims.
  */
-import { getConfig } from "@/lib/config";
-import { processSingleton } from "@/lib/process-state";
+import { authRequired, callerForSession, closeSession, openSession } from "@/lib/auth";
 import { AppError } from "@/lib/errors";
-import {
-  SESSION_COOKIE,
-  createSessionValue,
-  notCrossSite,
-  readCookie,
-  safeNextPath,
-  sessionCookieAttributes,
-  tokenMatches,
-  verifySessionValue,
-} from "./session";
-
-const FAILURE_WINDOW_MS = 5 * 60_000;
-const MAX_FAILURES = 10;
-const failures = processSingleton("auth.failures", () => new Map<string, number[]>());
-
-function clientKey(req: Request): string {
-  return req.headers.get("x-forwarded-for")?.split(",")[0].trim() || req.headers.get("x-real-ip") || "local";
-}
-
-function recentFailures(key: string, now: number): number[] {
-  const list = (failures.get(key) ?? []).filter((t) => now - t < FAILURE_WINDOW_MS);
-  failures.set(key, list);
-  return list;
-}
+import { clientAddress } from "./client-address";
+import { SESSION_COOKIE, notCrossSite, readCookie, safeNextPath, sessionCookieAttributes } from "./session";
 
 function isSecure(req: Request): boolean {
   return new URL(req.url).protocol === "https:" || req.headers.get("x-forwarded-proto") === "https";
@@ -52,7 +30,7 @@ async function readInput(req: Request): Promise<SignInInput> {
   }
   const token = (body as { token?: unknown } | undefined)?.token;
   if (typeof token !== "string" || token === "") {
-    throw new AppError("bad_request", "Invalid request body (token: required string)", [{ path: "token", message: "required string" }]);
+    throw new AppError("bad_request", "Invalid request body (token: required string, an API key or API_TOKEN)", [{ path: "token", message: "required string" }]);
   }
   return { token, next: "/", form: false };
 }
@@ -65,36 +43,29 @@ function redirect(location: string, cookie?: string): Response {
 
 /** POST /api/session. */
 export async function signIn(req: Request): Promise<Response> {
-  const token = getConfig().API_TOKEN;
-  if (!token) throw new AppError("conflict", "Sign-in is not needed: API_TOKEN is not set");
   // A sign-in form on another site must not sign this browser in (login CSRF).
   if (!notCrossSite(req)) throw new AppError("forbidden", "Sign-in from another site is refused");
   const input = await readInput(req);
-  const now = Date.now();
-  const key = clientKey(req);
-  const recent = recentFailures(key, now);
-  if (recent.length >= MAX_FAILURES) {
-    const retryAfter = Math.ceil((recent[0] + FAILURE_WINDOW_MS - now) / 1000);
-    if (input.form) return redirect(`/signin?error=locked&next=${encodeURIComponent(input.next)}`);
-    const res = new AppError("too_many_requests", `Too many failed sign-ins; try again in ${retryAfter} s`).toResponse();
-    res.headers.set("retry-after", String(retryAfter));
-    return res;
+  let opened: Awaited<ReturnType<typeof openSession>>;
+  try {
+    opened = await openSession(input.token, clientAddress(req));
+  } catch (error) {
+    if (input.form && error instanceof AppError && (error.code === "unauthorized" || error.code === "too_many_requests")) {
+      return redirect(`/signin?error=${error.code === "unauthorized" ? "invalid" : "locked"}&next=${encodeURIComponent(input.next)}`);
+    }
+    throw error;
   }
-  if (!tokenMatches(input.token, token)) {
-    recent.push(now);
-    if (input.form) return redirect(`/signin?error=invalid&next=${encodeURIComponent(input.next)}`);
-    throw new AppError("unauthorized", "That is not the API token");
-  }
-  failures.delete(key);
-  const ttl = getConfig().SESSION_TTL_HOURS * 3600;
-  const cookie = `${SESSION_COOKIE}=${createSessionValue(token, ttl, now)}; ${sessionCookieAttributes(isSecure(req), ttl)}`;
+  const cookie = `${SESSION_COOKIE}=${opened.sessionId}; ${sessionCookieAttributes(isSecure(req), opened.ttlSeconds)}`;
   if (input.form) return redirect(input.next, cookie);
-  const expiresAt = new Date(now + ttl * 1000).toISOString();
-  return Response.json({ signed_in: true, expires_at: expiresAt }, { headers: { "set-cookie": cookie, "cache-control": "no-store" } });
+  return Response.json(
+    { signed_in: true, expires_at: opened.expiresAt, user: opened.caller.userId, role: opened.caller.role },
+    { headers: { "set-cookie": cookie, "cache-control": "no-store" } },
+  );
 }
 
-/** DELETE /api/session. */
-export function signOut(): Response {
+/** DELETE /api/session: the session is ended on the server, so a kept copy of the cookie is refused too. */
+export async function signOut(req: Request): Promise<Response> {
+  await closeSession(readCookie(req, SESSION_COOKIE));
   return new Response(null, {
     status: 204,
     headers: { "set-cookie": `${SESSION_COOKIE}=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0` },
@@ -102,8 +73,12 @@ export function signOut(): Response {
 }
 
 /** GET /api/session. */
-export function sessionStatus(req: Request): Response {
-  const token = getConfig().API_TOKEN;
-  const signedIn = token ? verifySessionValue(token, readCookie(req, SESSION_COOKIE)) : true;
-  return Response.json({ auth_required: Boolean(token), signed_in: signedIn }, { headers: { "cache-control": "no-store" } });
+export async function sessionStatus(req: Request): Promise<Response> {
+  const required = await authRequired();
+  const sessionId = readCookie(req, SESSION_COOKIE);
+  const caller = required && sessionId ? await callerForSession(sessionId) : undefined;
+  return Response.json(
+    { auth_required: required, signed_in: required ? Boolean(caller) : true, ...(caller ? { user: caller.userId, role: caller.role } : {}) },
+    { headers: { "cache-control": "no-store" } },
+  );
 }

@@ -3,7 +3,7 @@
  *
  * Why: a served run is CPU-bound on one event loop. The AI SDK's request building and reply parsing
  * plus the HTTP exchange are about half of what a judged cell costs the server (profiles in
- * scripts/experiments); on that same loop they delay every other cell's result and every reader.
+ * docs/performance.md); on that same loop they delay every other cell's result and every reader.
  * On the thread they run on the machine's other core. The server keeps everything else: the cache,
  * the limiter and its slots, retries and their waits, verdict checks, the writes and the events.
  *

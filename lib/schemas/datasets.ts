@@ -8,7 +8,7 @@ const description = z.string().max(5000, "must be at most 5000 characters").null
 const userId = z.string().trim().min(1).max(200);
 
 export const createDatasetBody = z
-  .object({ name, description: description.optional(), user_id: userId.optional() });
+  .object({ name, description: description.optional(), user_id: userId.optional().describe("The owner; honoured only while no credential is configured (otherwise the caller owns it)") });
 
 export const updateDatasetBody = z
   .object({ name: name.optional(), description: description.optional() })

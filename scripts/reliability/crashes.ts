@@ -2,7 +2,7 @@
  * Crashes and shutdowns: SIGKILL during a run and during an import, SIGTERM during a run. After each,
  * the database must be intact, nothing half-written, and the work must be finished exactly once.
  *
- * What "finished" means differs by store, as the product promises (README, "Several processes"):
+ * What "finished" means differs by store, as the product promises (docs/postgresql.md, "How a run goes"):
  * on SQLite a run lives in the server that started it, so a restart marks it failed
  * (`interrupted: server restarted`) and a `retry` run evaluates only what is missing; on PostgreSQL a
  * run is durable queued batches, so the same run survives the restart — a SIGKILLed server's batches
@@ -74,7 +74,7 @@ export async function killDuringRun(server: TurnscopeServer, double: JudgeDouble
     // the cluster-wide limit of this run's judge calls at once.
     const judgeCalls = double.stats().count;
     check(checks, "the judge saw each cell once, bar the ≤ batch_size cells in flight at the kill", judgeCalls >= run.total_evaluations && judgeCalls <= run.total_evaluations + 4, { judgeCalls, cells: run.total_evaluations });
-    // README: a dead process's batches are back within ~1.5 × the visibility timeout + 3 s; the bound
+    // docs/postgresql.md: a dead process's batches are back within ~1.5 × the visibility timeout + 3 s; the bound
     // leaves room for the restart itself and the rest of the run on a loaded machine.
     const boundMs = (1.5 * visibilitySeconds + 3) * 1000 + 20_000;
     check(checks, `recovered within 1.5 × the visibility timeout (${visibilitySeconds} s) + 3 s, plus 20 s for the restart and the work`, recoveredMs <= boundMs, { recoveredMs, boundMs });

@@ -21,7 +21,7 @@ const only = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--only" ? 
 const storeKind = storeKindFromArgs(process.argv, process.env);
 /**
  * PostgreSQL: the queue's visibility timeout for the suite's servers. Short, so the batches of a
- * SIGKILLed server come back within seconds (README: ~1.5 × the timeout + 3 s) — long enough that a
+ * SIGKILLed server come back within seconds (docs/postgresql.md: ~1.5 × the timeout + 3 s) — long enough that a
  * live server's heartbeat (every third of it) keeps its batches under the load section's reads.
  */
 const visibilitySeconds = 10;

@@ -4,6 +4,7 @@
  */
 import { gzipSync } from "node:zlib";
 import ExcelJS from "exceljs";
+import { Agent, fetch as undiciFetch } from "undici";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { addMetrics, agentConversations, check, importDataset, startRun, waitFinal, type Check } from "./data";
 import type { TurnscopeServer } from "./server";
@@ -143,8 +144,8 @@ export async function accessSection(server: TurnscopeServer, secrets: { token: s
   for (const op of ops) {
     const res = await fetch(`${server.baseUrl}${op.path}`, { method: op.method });
     if (res.status !== 401) open.push(`${op.method} ${op.path} → ${res.status}`);
-    const wrong = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { authorization: "Bearer wrong" } });
-    if (wrong.status !== 401) open.push(`${op.method} ${op.path} (wrong token) → ${wrong.status}`);
+    const named = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { "x-user-id": "admin" } });
+    if (named.status !== 401) open.push(`${op.method} ${op.path} (X-User-Id alone) → ${named.status}`);
     const withJar = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { cookie: jar || "turnscope_ui=x" } });
     if (withJar.status !== 401) open.push(`${op.method} ${op.path} (page-visit cookie jar) → ${withJar.status}`);
     const withForged = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { cookie: forged } });
@@ -167,15 +168,34 @@ export async function accessSection(server: TurnscopeServer, secrets: { token: s
   const crossSite = await fetch(`${server.baseUrl}/api/datasets`, { headers: { cookie, "sec-fetch-site": "cross-site" } });
   check(checks, "another site cannot use the session cookie", crossSite.status === 401);
 
-  const mine = await server.request("POST", "/api/metric-templates", { name: "private", evaluation_level: "message", prompt: "Rate @CURRENT_MESSAGE.output", output_type: "progress" }, { "x-user-id": "alice" });
+  // People with their own keys (the token is the admin's): identity comes from the key, never from X-User-Id.
+  const keyOf = async (name: string, role: string) => {
+    const user = await server.request("POST", "/api/users", { name, role });
+    const key = await server.request("POST", `/api/users/${user.json?.id}/keys`, { name: "reliability" });
+    return { authorization: `Bearer ${String(key.json?.key)}` };
+  };
+  const alice = await keyOf("alice", "annotator");
+  const bob = await keyOf("bob", "annotator");
+  const viewer = await keyOf("vera", "viewer");
+  const mine = await server.request("POST", "/api/metric-templates", { name: "private", evaluation_level: "message", prompt: "Rate @CURRENT_MESSAGE.output", output_type: "progress" }, alice);
   const id = mine.json?.id;
-  const listed = await server.request("GET", "/api/metric-templates", undefined, { "x-user-id": "bob" });
-  const got = await server.request("GET", `/api/metric-templates/${id}`, undefined, { "x-user-id": "bob" });
-  const patched = await server.request("PATCH", `/api/metric-templates/${id}`, { name: "stolen" }, { "x-user-id": "bob" });
-  const deleted = await server.request("DELETE", `/api/metric-templates/${id}`, undefined, { "x-user-id": "bob" });
-  check(checks, "another user's template is not listed", mine.status === 201 && !(listed.json as Array<{ id: number }>).some((t) => t.id === id));
+  const asAlice = { ...bob, "x-user-id": "alice" };
+  const listed = await server.request("GET", "/api/metric-templates", undefined, asAlice);
+  const got = await server.request("GET", `/api/metric-templates/${id}`, undefined, asAlice);
+  const patched = await server.request("PATCH", `/api/metric-templates/${id}`, { name: "stolen" }, asAlice);
+  const deleted = await server.request("DELETE", `/api/metric-templates/${id}`, undefined, asAlice);
+  check(checks, "another user's template is not listed, even naming them in X-User-Id", mine.status === 201 && !(listed.json as Array<{ id: number }>).some((t) => t.id === id));
   check(checks, "nor readable by id", got.status === 404, got.status);
   check(checks, "nor changeable", patched.status === 403 && deleted.status === 403, { patch: patched.status, delete: deleted.status });
+  const writes = ops.filter((op) => op.method !== "GET");
+  const viewerWrites = [];
+  for (const op of writes) {
+    const res = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { ...viewer, "content-type": "application/json" }, body: op.method === "DELETE" ? undefined : "{}" });
+    if (res.status !== 403) viewerWrites.push(`${op.method} ${op.path} → ${res.status}`);
+  }
+  check(checks, "a viewer's key is refused (403) on every write endpoint", viewerWrites.length === 0, viewerWrites.slice(0, 5));
+  const people = await fetch(`${server.baseUrl}/api/users`, { headers: alice });
+  check(checks, "an annotator cannot manage people", people.status === 403, people.status);
 
   const settingsPage = await (await fetch(`${server.baseUrl}/settings`, { headers: { cookie } })).text();
   const settingsApi = await server.request("GET", "/api/settings/judge");
@@ -189,9 +209,43 @@ export async function accessSection(server: TurnscopeServer, secrets: { token: s
   };
   const signOut = await fetch(`${server.baseUrl}/api/session`, { method: "DELETE", headers: { cookie } });
   check(checks, "sign-out clears the cookie", signOut.status === 204 && /Max-Age=0/i.test(signOut.headers.get("set-cookie") ?? ""));
+  const kept = await fetch(`${server.baseUrl}/api/datasets`, { headers: { cookie } });
+  const keptPage = await fetch(`${server.baseUrl}/`, { headers: { cookie }, redirect: "manual" });
+  check(checks, "a copy of the cookie kept from before sign-out is refused (API and pages)", kept.status === 401 && keptPage.status === 307, { api: kept.status, page: keptPage.status });
+  const redirects: string[] = [];
+  for (const next of ["/\t/evil.example/", "/\\evil.example", "/.//evil.example", "/x\ny"]) {
+    const res = await fetch(`${server.baseUrl}/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: secrets.token, next }).toString(),
+      redirect: "manual",
+    });
+    const location = res.headers.get("location") ?? "";
+    if (res.status !== 303 || new URL(location, server.baseUrl).origin !== server.baseUrl || location.startsWith("//") || /[\t\n\\]/.test(location)) redirects.push(`${JSON.stringify(next)} → ${res.status} ${location}`);
+  }
+  check(checks, "sign-in's next never leads off the site (tab, backslash, dot segments, newline)", redirects.length === 0, redirects);
   const leaks = Object.entries(places).filter(([, text]) => text.includes(secrets.token) || text.includes(secrets.apiKey)).map(([k]) => k);
   check(checks, "secrets never appear in responses, pages or logs", leaks.length === 0, leaks);
-  return { checks, figures: { endpoints: ops.length, places_scanned: Object.keys(places) } };
+
+  // Last, as it locks this client's address out for five minutes: wrong credentials are throttled per
+  // socket address. Every endpoint refuses a wrong bearer token (401, then 429 once locked); rotating
+  // X-Forwarded-For does not reset the count; the right token is refused while locked; and an attacker
+  // naming a victim's address in X-Forwarded-For does not lock the victim (a second loopback address).
+  const wrongBearer: string[] = [];
+  let sent = 0;
+  for (const op of ops) {
+    const res = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { authorization: "Bearer wrong", "x-forwarded-for": sent++ % 2 ? "127.0.0.2" : `10.1.${sent >> 8}.${sent & 255}` } });
+    if (res.status !== 401 && res.status !== 429) wrongBearer.push(`${op.method} ${op.path} (wrong token) → ${res.status}`);
+  }
+  check(checks, "every endpoint refuses a wrong bearer token", wrongBearer.length === 0, wrongBearer.slice(0, 5));
+  const rotated = await fetch(`${server.baseUrl}/api/health`, { headers: { ...server.authHeaders(), "x-forwarded-for": "10.99.0.1" } });
+  check(checks, "after 10 wrong tokens the right one is refused (429 + Retry-After), whatever X-Forwarded-For says", rotated.status === 429 && Number(rotated.headers.get("retry-after")) > 0, rotated.status);
+  const victim = new Agent({ localAddress: "127.0.0.2" });
+  const victimBase = server.baseUrl.replace("localhost", "127.0.0.1");
+  const victimRes = await undiciFetch(`${victimBase}/api/health`, { headers: server.authHeaders(), dispatcher: victim });
+  check(checks, "a client at another address is not locked out by the attacker naming it in X-Forwarded-For", victimRes.status === 200, victimRes.status);
+  await victim.close();
+  return { checks, figures: { endpoints: ops.length, places_scanned: Object.keys(places), wrong_credentials_sent: sent } };
 }
 
 export async function opsSection(server: TurnscopeServer) {

@@ -4,8 +4,9 @@ import { createDatasetBody, listDatasetsQuery } from "@/lib/schemas/datasets";
 
 export const POST = route({
   body: createDatasetBody,
-  handler: async ({ body, userId }) =>
-    json(await createDataset({ name: body.name, description: body.description, userId: body.user_id ?? userId }), {
+  // `user_id` in the body names the owner only in the one-person mode; with credentials it is the caller.
+  handler: async ({ body, caller }) =>
+    json(await createDataset({ name: body.name, description: body.description, userId: caller.via === "open" ? (body.user_id ?? caller.userId) : caller.userId }), {
       status: 201,
     }),
 });

@@ -6,8 +6,8 @@ export const dynamic = "force-dynamic";
 /** Whether sign-in is required and whether this browser is signed in. */
 export const GET = route({ public: true, handler: ({ req }) => sessionStatus(req) });
 
-/** Sign in with the API token (JSON `{token}` or a form post from /signin); sets the session cookie. */
+/** Sign in with an API key or API_TOKEN (JSON `{token}` or a form post from /signin); sets the session cookie. */
 export const POST = route({ public: true, handler: ({ req }) => signIn(req) });
 
-/** Sign out: the session cookie is cleared. */
-export const DELETE = route({ public: true, handler: () => signOut() });
+/** Sign out: the session is ended on the server and the cookie cleared. */
+export const DELETE = route({ public: true, handler: ({ req }) => signOut(req) });

@@ -10,6 +10,7 @@ import { goalOperations } from "./goal";
 import { healthOperations } from "./health";
 import { sessionOperations } from "./session";
 import { settingsOperations } from "./settings";
+import { userOperations } from "./users";
 import { importOperations } from "./imports";
 import { labelOperations } from "./labels";
 import { metricOperations } from "./metrics";
@@ -17,7 +18,7 @@ import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations];
 
 type JsonSchema = Record<string, unknown>;
 
@@ -138,17 +139,22 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
       version: opts.version,
       description:
         "Evaluate conversations with AI assistants and agents. Errors share one shape " +
-        "`{error: {code, message, details}}`. Callers name themselves with `X-User-Id` (default `default`). " +
-        "When the server sets `API_TOKEN`, every request needs `Authorization: Bearer <token>` or the signed " +
-        "session cookie that `POST /session` hands a browser after the token is entered on the sign-in page " +
-        "(HttpOnly, SameSite=Strict, expires after `SESSION_TTL_HOURS`; refused when a browser marks the request cross-site).",
+        "`{error: {code, message, details}}`. With no credential configured (no `API_TOKEN`, no API key) the server is in its " +
+        "one-person mode: every caller is an admin and names themselves with `X-User-Id` (default `default`). Once `API_TOKEN` " +
+        "is set or any API key exists (`POST /users/{id}/keys`), every request needs `Authorization: Bearer <key>` (or the " +
+        "token, whose user is `admin`) or the session cookie that `POST /session` hands a browser (HttpOnly, SameSite=Strict, " +
+        "server-side, ended by sign-out, expires after `SESSION_TTL_HOURS`; refused when a browser marks the request cross-site); " +
+        "the user id is the credential's and `X-User-Id` is ignored. 401: no valid credential. 403 `forbidden`: the role may not " +
+        "do this (viewers read; annotators also write: label, import, create metrics, run; admins also manage people and keys). " +
+        "429 with `Retry-After`: ten wrong credentials from one client address within five minutes (the socket's address, or " +
+        "`X-Forwarded-For` only from `TRUSTED_PROXIES`).",
     },
     servers: [{ url: opts.serverUrl ?? "/api" }],
     tags,
     paths,
     components: {
       schemas: componentSchemas(),
-      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "Only when API_TOKEN is set" } },
+      securitySchemes: { bearer: { type: "http", scheme: "bearer", description: "An API key (or API_TOKEN); needed once any credential is configured" } },
     },
     security: [{}, { bearer: [] }],
   };

@@ -6,6 +6,7 @@ import { getMetric, listMetrics } from "@/lib/metrics/metrics";
 import { listTemplates } from "@/lib/metrics/templates";
 import { getDataset } from "@/lib/datasets";
 import { loadForPage } from "@/lib/page-params";
+import { pageCaller } from "@/lib/api/page-caller";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "Edit metric" };
@@ -15,7 +16,7 @@ export default async function EditMetricPage({ params }: { params: Promise<{ id:
   const dataset = await loadForPage(id, getDataset);
   const metric = await loadForPage(metricId, getMetric);
   if (metric.dataset_id !== dataset.id) notFound();
-  const templates = await listTemplates({ userId: "default" });
+  const templates = await listTemplates({ userId: (await pageCaller()).userId });
   return (
     <div className="space-y-6">
       <div>

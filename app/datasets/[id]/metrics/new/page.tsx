@@ -6,6 +6,7 @@ import { listTemplates } from "@/lib/metrics/templates";
 import { idParam } from "@/lib/schemas/common";
 import { getDataset } from "@/lib/datasets";
 import { loadForPage } from "@/lib/page-params";
+import { pageCaller } from "@/lib/api/page-caller";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "New metric" };
@@ -19,7 +20,7 @@ export default async function NewMetricPage({
 }) {
   const dataset = await loadForPage((await params).id, getDataset);
   const wanted = idParam.safeParse((await searchParams).template);
-  const templates = await listTemplates({ userId: "default" });
+  const templates = await listTemplates({ userId: (await pageCaller()).userId });
   return (
     <div className="space-y-6">
       <div>
