@@ -109,7 +109,7 @@ function readModelCall(span: OtelSpan, byId: Map<string, OtelSpan>): ModelCall |
     inputTokens: num(a["gen_ai.usage.input_tokens"]) ?? num(a["ai.usage.inputTokens"]) ?? num(a["ai.usage.promptTokens"]),
     outputTokens: num(a["gen_ai.usage.output_tokens"]) ?? num(a["ai.usage.outputTokens"]) ?? num(a["ai.usage.completionTokens"]),
     latencyMs: durationMs(span),
-    finishReason: finishReasonOf(a),
+    finishReason: finishReasonOf(a) ?? output.find((m) => m.finishReason)?.finishReason,
   };
   return { span, system, input: input.filter((m) => m.role !== "system"), output, info };
 }

@@ -15,7 +15,7 @@ export type Part =
   | { type: "tool_call"; id?: string; name: string; arguments: unknown }
   | { type: "tool_result"; id?: string; name?: string; result: unknown };
 
-export type Msg = { role: Role; parts: Part[] };
+export type Msg = { role: Role; parts: Part[]; finishReason?: string };
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -114,8 +114,10 @@ function readMessage(value: unknown): Msg | undefined {
     else push(readPart(value.content));
   } else if (isObj(value.content) && role === "tool") push({ type: "tool_result", result: value.content });
   if (typeof value.reasoning_content === "string" && value.reasoning_content) parts.unshift({ type: "reasoning", text: value.reasoning_content });
-  if (Array.isArray(value.tool_calls)) for (const call of value.tool_calls) push(readPart({ type: "tool_call", ...(isObj(call) ? call : {}) }));
-  return { role, parts };
+  // Chat-completions calls say `type: "function"`: read them as tool calls whatever their type.
+  if (Array.isArray(value.tool_calls)) for (const call of value.tool_calls) push(readPart({ ...(isObj(call) ? call : {}), type: "tool_call" }));
+  const finish = str(value.finish_reason);
+  return { role, parts, ...(finish ? { finishReason: finish } : {}) };
 }
 
 /** A list of messages from an attribute holding JSON text or a structured array. */
@@ -178,7 +180,7 @@ export function readAiSdkOutput(a: Attributes): Msg | undefined {
   if (typeof textOut === "string" && textOut) parts.push({ type: "text", text: textOut });
   const calls = parseMaybeJson(a["ai.response.toolCalls"]);
   if (Array.isArray(calls)) for (const c of calls) {
-    const p = readPart({ type: "tool-call", ...(isObj(c) ? c : {}) });
+    const p = readPart({ ...(isObj(c) ? c : {}), type: "tool-call" });
     if (p) parts.push(p);
   }
   return parts.length ? { role: "assistant", parts } : undefined;

@@ -51,3 +51,13 @@ describe("GET /api/openapi.json", () => {
     expect(doc.components.schemas.Error).toBeDefined();
   });
 });
+
+describe("the OTLP trace receiver in the OpenAPI document", () => {
+  it("documents both encodings, the export response and the bad-body statuses", async () => {
+    const doc = (await call(GET, "GET", "/api/openapi.json")).json;
+    const op = doc.paths["/otel/v1/traces"].post;
+    expect(Object.keys(op.requestBody.content).sort()).toEqual(["application/json", "application/x-protobuf"]);
+    expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "413", "415"]);
+    expect(op.responses["200"].content["application/json"].schema.properties.partialSuccess).toBeDefined();
+  });
+});

@@ -14,11 +14,12 @@ import { userOperations } from "./users";
 import { importOperations } from "./imports";
 import { labelOperations } from "./labels";
 import { metricOperations } from "./metrics";
+import { otelOperations } from "./otel";
 import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations, ...otelOperations];
 
 type JsonSchema = Record<string, unknown>;
 
@@ -123,7 +124,9 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
     if (op.public) item.security = [];
     const params = parameters(op);
     if (params.length) item.parameters = params;
-    if (op.body) {
+    if (op.requestContent) {
+      item.requestBody = { required: true, content: Object.fromEntries(Object.entries(op.requestContent).map(([type, schema]) => [type, { schema }])) };
+    } else if (op.body) {
       item.requestBody = {
         required: true,
         content: { [op.bodyContentType ?? "application/json"]: { schema: bodySchema(op.body, "input") } },

@@ -28,6 +28,8 @@ export type Operation = {
   headers?: z.ZodObject;
   body?: z.ZodType;
   bodyContentType?: "application/json" | "multipart/form-data";
+  /** A body not parsed by a zod schema (OTLP protobuf or JSON): media type → JSON Schema, described in words. */
+  requestContent?: Record<string, Record<string, unknown>>;
   responses: Record<number, ResponseSpec>;
   /** Reachable without the token (`security: []`): only the sign-in endpoint. */
   public?: boolean;

@@ -1,0 +1,76 @@
+import { errorSchema } from "@/lib/schemas/common";
+import type { Operation } from "./types";
+
+const tag = "Traces";
+
+const otlpJsonRequest = {
+  type: "object",
+  description:
+    "An OTLP `ExportTraceServiceRequest` in OTLP/JSON: lowerCamelCase field names, trace and span ids as hex strings, enums as integers, " +
+    "64-bit integers (times in nanoseconds, `intValue`) as decimal strings.",
+  properties: {
+    resourceSpans: {
+      type: "array",
+      items: {
+        type: "object",
+        properties: {
+          resource: { type: "object", properties: { attributes: { type: "array", items: { type: "object" } } } },
+          scopeSpans: {
+            type: "array",
+            items: { type: "object", properties: { scope: { type: "object" }, spans: { type: "array", items: { type: "object" } } } },
+          },
+        },
+      },
+    },
+  },
+};
+
+const exportResponse = {
+  type: "object",
+  description: "`{}` when every span was taken; `partialSuccess` when some could not be used (the rest were stored).",
+  properties: {
+    partialSuccess: {
+      type: "object",
+      properties: {
+        rejectedSpans: { type: "integer", description: "Spans not stored: without a valid trace id (32 hex digits) or span id (16 hex digits)" },
+        errorMessage: { type: "string", description: "Which spans, and why (the first five)" },
+      },
+    },
+  },
+};
+
+const protobufBody = { type: "string", format: "binary", description: "A protobuf-encoded message (opentelemetry-proto v1)" };
+
+export const otelOperations: Operation[] = [
+  {
+    method: "post",
+    path: "/otel/v1/traces",
+    operationId: "exportTraces",
+    summary: "Receive OpenTelemetry traces (OTLP/HTTP); their GenAI spans become conversations",
+    description:
+      "The OTLP/HTTP trace endpoint: point an exporter at it with `OTEL_EXPORTER_OTLP_ENDPOINT=<base>/api/otel` (the exporter adds `/v1/traces`) " +
+      "and, when the server sets `API_TOKEN`, `OTEL_EXPORTER_OTLP_HEADERS=Authorization=Bearer%20<token>`. The body is an " +
+      "`ExportTraceServiceRequest` as `application/x-protobuf` or `application/json`, optionally `Content-Encoding: gzip`; the 200 answer is an " +
+      "`ExportTraceServiceResponse` in the request's content type. A span is identified by its trace and span id: the same span sent again " +
+      "(an exporter's retry) changes nothing.\n\n" +
+      "Spans are grouped into conversations by `gen_ai.conversation.id`, else `session.id`, else the AI SDK's telemetry metadata `sessionId`, " +
+      "else the trace id (a trace belongs to the first conversation one of its spans names). The dataset is the resource attribute " +
+      "`turnscope.dataset`, else `service.name` (created on first use, owned by the caller's `X-User-Id`). A conversation's messages are rebuilt " +
+      "from all of its spans shortly after they arrive (`OTEL_ASSEMBLY_DELAY_MS`, default 1000 ms), so late and out-of-order spans land in place; " +
+      "read them with `GET /conversations/{id}`. What is read: `gen_ai.system_instructions`, `gen_ai.input.messages`, `gen_ai.output.messages`, " +
+      "`execute_tool` and `invoke_agent` spans, the older `gen_ai.*.message` and `gen_ai.choice` events, and the AI SDK's `ai.prompt.messages`, " +
+      "`ai.response.*` and `ai.toolCall.*` attributes (docs/otel.md).\n\n" +
+      "Errors (400, 401, 413, 415) use the API's JSON error shape whatever the request's content type.",
+    tag,
+    requestContent: { "application/x-protobuf": protobufBody, "application/json": otlpJsonRequest },
+    responses: {
+      200: {
+        description: "Accepted (possibly in part): an `ExportTraceServiceResponse`, protobuf-encoded for protobuf requests",
+        content: { "application/json": exportResponse, "application/x-protobuf": protobufBody },
+      },
+      400: { description: "Unreadable body: not an OTLP export in the declared encoding, invalid gzip, or JSON that is not UTF-8", schema: errorSchema },
+      413: { description: "Body over `OTEL_MAX_BODY_BYTES` (default 16 MiB), as sent or after gunzip", schema: errorSchema },
+      415: { description: "Content-Type other than `application/x-protobuf` or `application/json`, or a Content-Encoding other than gzip", schema: errorSchema },
+    },
+  },
+];
