@@ -32,6 +32,9 @@ type Tables = Pick<
   | "usersTable"
   | "apiKeysTable"
   | "sessionsTable"
+  | "onlineRulesTable"
+  | "onlineRuleConversationsTable"
+  | "onlineRuleRunsTable"
 >;
 
 // The PostgreSQL tables carry the SQLite tables' static types: the query builder calls the
@@ -59,4 +62,7 @@ export const {
   usersTable,
   apiKeysTable,
   sessionsTable,
+  onlineRulesTable,
+  onlineRuleConversationsTable,
+  onlineRuleRunsTable,
 } = tables;

@@ -42,6 +42,8 @@ import { dependencyWaves } from "./dependencies";
 import { emit } from "./events";
 import { forEachLimited } from "./limited";
 import { planRun, type Cell, type Plan } from "./plan";
+import { budgetMessage } from "./budget";
+import { resultTokensSince } from "@/db/repositories/online";
 import { isActiveStatus } from "@/lib/execution-status";
 
 /** NOTIFY channel: the id of an execution that has new results or a new status. */
@@ -176,6 +178,8 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   }
   const batchSize = req.execution_mode === "async" ? req.batch_size : 1;
   const key = `execution:${row.id}`;
+  const spent = req.max_cost_usd != null ? runSpend(row.id) : undefined;
+  if (spent && (await spent.now()) >= req.max_cost_usd!) return void (await stopQueuedRunForBudget(row.id, req.max_cost_usd!));
   const runner = cellRunner({
     execution: row,
     req,
@@ -204,6 +208,8 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
       }
     },
     onRateLimited: (n) => addExecutionRateLimits(row.id, n),
+    // What every process's batches of the run spent so far, read incrementally as each cell's cost is recorded.
+    budget: spent ? async () => void ((await spent.now()) >= req.max_cost_usd! && (await stopQueuedRunForBudget(row.id, req.max_cost_usd!))) : undefined,
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
@@ -277,27 +283,57 @@ async function advance(executionId: number): Promise<void> {
   }
 }
 
-/** The execution's final status and meta (tokens, cost, cached cells summed from its results), written once. */
-async function finalise(row: PipelineExecutionRow): Promise<void> {
-  const meta = row.meta as ExecutionMeta & { queue?: QueueMeta };
-  let inputTokens = 0;
-  let outputTokens = 0;
-  let cached = 0;
-  let results = 0;
-  let cost = 0;
-  let priced = true;
-  for (const t of await resultTotalsByModel(row.id)) {
-    inputTokens += t.inputTokens;
-    outputTokens += t.outputTokens;
-    cached += t.cached;
-    results += t.results;
+/** Tokens, cached cells and priced cost of a queued run's results so far (summed from the store). */
+async function runTotals(executionId: number): Promise<{ inputTokens: number; outputTokens: number; cached: number; results: number; cost: number; priced: boolean }> {
+  const totals = { inputTokens: 0, outputTokens: 0, cached: 0, results: 0, cost: 0, priced: true };
+  for (const t of await resultTotalsByModel(executionId)) {
+    totals.inputTokens += t.inputTokens;
+    totals.outputTokens += t.outputTokens;
+    totals.cached += t.cached;
+    totals.results += t.results;
     // Checks and skipped cells use no model: they cost nothing rather than an unknown price.
     if (t.inputTokens + t.outputTokens === 0) continue;
     const c = costOf(t.model ?? "", t.inputTokens, t.outputTokens);
-    if (c === null) priced = false;
-    else cost += c;
+    if (c === null) totals.priced = false;
+    else totals.cost += c;
   }
+  return totals;
+}
+
+/** A queued run's priced cost so far across processes, each reading only the results saved since the last. */
+function runSpend(executionId: number): { now(): Promise<number> } {
+  let upToId = 0;
+  let cost = 0;
+  let reading: Promise<number> | undefined;
+  const read = async () => {
+    for (const t of await resultTokensSince(executionId, upToId)) {
+      upToId = Math.max(upToId, t.maxId);
+      cost += costOf(t.model ?? "", t.inputTokens, t.outputTokens) ?? 0;
+    }
+    return cost;
+  };
+  // Cells recorded together share one read.
+  return { now: () => (reading ??= read().finally(() => (reading = undefined))) };
+}
+
+/** The meta of a run that ends: its totals, 429s and the model's limit, over what it had. */
+async function finalMeta(row: PipelineExecutionRow) {
+  const meta = row.meta as ExecutionMeta & { queue?: QueueMeta };
+  const t = await runTotals(row.id);
   const model = resolveModelName(meta.queue?.request.model_name);
+  return {
+    ...meta,
+    input_tokens: t.inputTokens,
+    output_tokens: t.outputTokens,
+    cached_evaluations: t.cached,
+    cost_usd: t.priced && t.results > 0 ? t.cost : t.results === 0 ? 0 : null,
+    rate_limits: meta.rate_limits ?? 0,
+    concurrency_limit: existingLimiter(model)?.currentLimit ?? meta.concurrency_limit ?? null,
+  };
+}
+
+/** The execution's final status and meta (tokens, cost, cached cells summed from its results), written once. */
+async function finalise(row: PipelineExecutionRow): Promise<void> {
   const completedAt = Date.now();
   const startedAt = row.startedAt ? Date.parse(row.startedAt) : completedAt;
   const final = await updateExecution(
@@ -307,19 +343,32 @@ async function finalise(row: PipelineExecutionRow): Promise<void> {
       startedAt: row.startedAt ?? new Date(startedAt).toISOString(),
       completedAt: new Date(completedAt).toISOString(),
       durationMs: completedAt - startedAt,
-      meta: {
-        ...meta,
-        input_tokens: inputTokens,
-        output_tokens: outputTokens,
-        cached_evaluations: cached,
-        cost_usd: priced && results > 0 ? cost : results === 0 ? 0 : null,
-        rate_limits: meta.rate_limits ?? 0,
-        concurrency_limit: existingLimiter(model)?.currentLimit ?? meta.concurrency_limit ?? null,
-      },
+      meta: await finalMeta(row),
     },
     { onlyIfActive: true },
   );
   if (final) await announceFinal(final);
+}
+
+/**
+ * A queued run reached its max_cost_usd: it ends cancelled with `stop_reason: "budget"` (once: the
+ * `onlyIfActive` update picks one process), its results so far kept, its other batches dropped or aborted.
+ */
+async function stopQueuedRunForBudget(executionId: number, limitUsd: number): Promise<void> {
+  const row = await getExecutionRow(executionId);
+  if (!row || !isActiveStatus(row.status)) return;
+  const meta = await finalMeta(row);
+  const completedAt = Date.now();
+  const startedAt = row.startedAt ? Date.parse(row.startedAt) : completedAt;
+  const errors = [...((row.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: budgetMessage(meta.cost_usd ?? 0, limitUsd) }];
+  const final = await updateExecution(
+    executionId,
+    { status: "cancelled", completedAt: new Date(completedAt).toISOString(), durationMs: completedAt - startedAt, errors, meta: { ...meta, stop_reason: "budget" } },
+    { onlyIfActive: true },
+  );
+  if (!final) return;
+  await cancelExecutionJobs(executionId).catch(() => undefined);
+  await announceFinal(final);
 }
 
 async function failQueuedRun(executionId: number, message: string): Promise<void> {

@@ -16,3 +16,4 @@ export { handleCellBatch, runsAreQueued, startClusterRunner } from "./cluster-ru
 export { executionEventStream } from "./stream";
 export { getExecution, listExecutions } from "./queries";
 export { conversationGoal } from "./goal";
+export { estimateRun } from "./estimate";

@@ -31,6 +31,7 @@ import {
 import { dependencyWaves } from "./dependencies";
 import { emit } from "./events";
 import { planRun, type Plan } from "./plan";
+import { budgetMessage } from "./budget";
 import { isActiveStatus } from "@/lib/execution-status";
 
 export type { RunnerDeps };
@@ -46,7 +47,7 @@ const SHUTDOWN_MESSAGE = "interrupted: server shutting down";
  * (SQLite), or on PostgreSQL as queued batches any process of the cluster works (cluster-run.ts;
  * `deps` then do not apply — the judge is each process's configured one).
  */
-export async function startExecution(req: RunRequest, userId: string, deps: RunnerDeps = {}): Promise<Execution> {
+export async function startExecution(req: RunRequest, userId: string, deps: RunnerDeps = {}, origin: { trigger?: string } = {}): Promise<Execution> {
   if (lifecycle.draining) throw new AppError("unavailable", "The server is shutting down; start the run again in a moment");
   const queued = runsAreQueued();
   const resultsUpTo = queued ? await planBound() : undefined;
@@ -66,6 +67,8 @@ export async function startExecution(req: RunRequest, userId: string, deps: Runn
     output_tokens: 0,
     cached_evaluations: 0,
     cost_usd: null,
+    ...(origin.trigger ? { trigger: origin.trigger } : {}),
+    ...(req.max_cost_usd != null ? { max_cost_usd: req.max_cost_usd } : {}),
   };
   const row = await insertExecution({
     evaluationPipelineId: plan.pipelineId,
@@ -90,7 +93,7 @@ export async function startExecution(req: RunRequest, userId: string, deps: Runn
   const finished = new Promise<void>((resolve) => {
     // Start on the next turn so the 202 answer goes out first.
     setImmediate(() => {
-      executeRun(row, plan, req, controller.signal, deps)
+      executeRun(row, plan, req, controller, deps)
         .catch((error) => failRun(row.id, error))
         .finally(() => {
           active.delete(row.id);
@@ -113,7 +116,11 @@ export async function waitForExecution(executionId: number): Promise<void> {
   await active.get(executionId)?.finished;
 }
 
-async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, signal: AbortSignal, deps: RunnerDeps): Promise<void> {
+/** The abort reason of a run stopped by its max_cost_usd. */
+const BUDGET = "budget";
+
+async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, controller: AbortController, deps: RunnerDeps): Promise<void> {
+  const signal = controller.signal;
   const now = deps.now ?? Date.now;
   const startedAt = now();
   await updateExecution(row.id, { status: "processing", startedAt: new Date(startedAt).toISOString() }, { onlyIfActive: true });
@@ -130,6 +137,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     shared: false,
     // async: batch_size judge calls in flight, the next cells prepared and the last ones saved meanwhile.
     callSlots: req.execution_mode === "async" ? req.batch_size : undefined,
+    // The calls in flight when the budget is reached are aborted and nothing more is written.
+    budget: req.max_cost_usd != null ? (spent) => void (spent >= req.max_cost_usd! && !signal.aborted && controller.abort(new Error(BUDGET))) : undefined,
   });
   const totals = cells.totals;
 
@@ -153,12 +162,15 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     concurrency_limit: cells.limitNow(),
   };
   // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.
-  const cancelled = signal.aborted && (signal.reason as Error | undefined)?.message === "cancelled";
+  const reason = signal.aborted ? (signal.reason as Error | undefined)?.message : undefined;
+  const overBudget = reason === BUDGET;
+  const cancelled = reason === "cancelled" || overBudget;
   const interrupted = !cancelled && lifecycle.draining && totals.done < total;
   const status = interrupted ? "failed" : cancelled ? "cancelled" : (current?.failedEvaluations ?? 0) > 0 ? "failed" : "completed";
   const completedAt = now();
-  const errors = interrupted
-    ? [...((current?.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: SHUTDOWN_MESSAGE }]
+  const stopMessage = interrupted ? SHUTDOWN_MESSAGE : overBudget ? budgetMessage(totals.cost, req.max_cost_usd!) : undefined;
+  const errors = stopMessage
+    ? [...((current?.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: stopMessage }]
     : undefined;
   const final = await updateExecution(
     row.id,
@@ -166,7 +178,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
       status,
       completedAt: new Date(completedAt).toISOString(),
       durationMs: completedAt - startedAt,
-      meta: interrupted ? { ...meta, interrupted: true } : meta,
+      meta: interrupted ? { ...meta, interrupted: true } : overBudget ? { ...meta, stop_reason: "budget" } : meta,
       ...(errors ? { errors } : {}),
     },
     { onlyIfActive: true },
