@@ -248,3 +248,120 @@ export async function resultTokensSince(
   );
   return rows.map((r) => ({ model: r.model, inputTokens: Number(r.input_tokens), outputTokens: Number(r.output_tokens), maxId: Number(r.max_id) }));
 }
+
+export type LiveConversationRow = {
+  id: number;
+  conversationId: number | null;
+  key: string;
+  name: string | null;
+  messages: number;
+  spanCount: number;
+  revision: number;
+  firstSpanAt: string;
+  lastSpanAt: string;
+  evaluatedRevision: number | null;
+};
+
+/** The dataset's most recently active live conversations, with the latest revision a rule sent for evaluation. */
+export async function recentLiveConversations(datasetId: number, limit: number): Promise<LiveConversationRow[]> {
+  const rows = await rawRows<{
+    id: number;
+    conversation_id: number | null;
+    key: string;
+    name: string | null;
+    messages: number | string | null;
+    span_count: number;
+    revision: number;
+    first_span_at: string;
+    last_span_at: string;
+    evaluated_revision: number | string | null;
+  }>(
+    `select oc.id, oc.conversation_id, oc.key, c.name, (select count(*) from messages m where m.conversation_id = oc.conversation_id) as messages,
+       oc.span_count, oc.revision, oc.first_span_at, oc.last_span_at,
+       (select max(rc.revision) from online_rule_conversations rc where rc.otel_conversation_id = oc.id and rc.sampled = ?) as evaluated_revision
+     from otel_conversations oc left join conversations c on c.id = oc.conversation_id
+     where oc.dataset_id = ? order by oc.last_span_at desc, oc.id desc limit ?`,
+    [bool(true), datasetId, limit],
+  );
+  return rows.map((r) => ({
+    id: r.id,
+    conversationId: r.conversation_id,
+    key: r.key,
+    name: r.name,
+    messages: Number(r.messages ?? 0),
+    spanCount: r.span_count,
+    revision: r.revision,
+    firstSpanAt: r.first_span_at,
+    lastSpanAt: r.last_span_at,
+    evaluatedRevision: num(r.evaluated_revision),
+  }));
+}
+
+/** Mean score per metric per hour or day (UTC, by when the result was saved) of the dataset's completed results since `since`. */
+export async function scoreBuckets(datasetId: number, bucket: "hour" | "day", since: string): Promise<Array<{ bucket: string; nodeId: number; mean: number; count: number }>> {
+  // ISO text: the first 13 characters are the hour, the first 10 the day, on both stores.
+  const width = bucket === "hour" ? 13 : 10;
+  const rows = await rawRows<{ bucket: string; node_id: number; mean: number | string; n: number | string }>(
+    `select substr(created_at, 1, ${width}) as bucket, pipeline_node_id as node_id, avg(score) as mean, count(*) as n
+     from evaluation_results where dataset_id = ? and status = 'completed' and score is not null and created_at >= ?
+     group by substr(created_at, 1, ${width}), pipeline_node_id order by bucket, node_id`,
+    [datasetId, since],
+  );
+  return rows.map((r) => ({
+    bucket: bucket === "hour" ? `${r.bucket}:00:00.000Z` : `${r.bucket}T00:00:00.000Z`,
+    nodeId: r.node_id,
+    mean: Number(r.mean),
+    count: Number(r.n),
+  }));
+}
+
+export type RuleFailureRow = {
+  resultId: number;
+  executionId: number;
+  nodeId: number;
+  conversationId: number;
+  entityType: string;
+  entityId: number;
+  error: string | null;
+  createdAt: string;
+};
+
+/** The last failed cells of the runs the dataset's rules started. */
+export async function recentRuleFailures(datasetId: number, limit: number): Promise<RuleFailureRow[]> {
+  const rows = await rawRows<{
+    id: number;
+    execution_id: number;
+    pipeline_node_id: number;
+    conversation_id: number;
+    entity_type: string;
+    entity_id: number;
+    error: string | null;
+    created_at: string;
+  }>(
+    `select r.id, r.execution_id, r.pipeline_node_id, r.conversation_id, r.entity_type, r.entity_id, r.error, r.created_at
+     from evaluation_results r
+     where r.dataset_id = ? and r.status = 'failed'
+       and r.execution_id in (select rr.execution_id from online_rule_runs rr join online_rules o on o.id = rr.rule_id where o.dataset_id = ?)
+     order by r.id desc limit ?`,
+    [datasetId, datasetId, limit],
+  );
+  return rows.map((r) => ({
+    resultId: r.id,
+    executionId: r.execution_id,
+    nodeId: r.pipeline_node_id,
+    conversationId: r.conversation_id,
+    entityType: r.entity_type,
+    entityId: r.entity_id,
+    error: r.error,
+    createdAt: r.created_at,
+  }));
+}
+
+/** Give back claims whose run could not start, so the next sweep takes those conversations again. */
+export async function releaseClaims(ruleId: number, otelConversationIds: number[]): Promise<void> {
+  if (otelConversationIds.length === 0) return;
+  await rawRun(
+    `delete from online_rule_conversations where rule_id = ? and execution_id is null and otel_conversation_id in (${otelConversationIds.map(() => "?").join(", ")})`,
+    [ruleId, ...otelConversationIds],
+  );
+}
