@@ -106,3 +106,39 @@ test.describe("Live page", () => {
     await expect(rule).toContainText("50%");
   });
 });
+
+test.describe("Run buttons price a large run first", () => {
+  test.beforeEach(async ({ request }) => {
+    await request.post(`${judge}/reset`);
+  });
+
+  test("Run all on 101 cells shows cells, judge calls, cache hits and cost, starts nothing on Cancel, and runs on Start", async ({ page, request }) => {
+    const name = `Priced ${Date.now()}`;
+    const created = await request.post("/api/datasets", { data: { name } });
+    const datasetId = ((await created.json()) as { id: number }).id;
+    await exportSpans(
+      request,
+      name,
+      Array.from({ length: 101 }, (_, i) => chatSpan(`priced-${i}`, [text("user", `Question number ${i}?`)], `Answer number ${i}.`)),
+    );
+    await addSystemMetrics(request, datasetId, ["Task Completion"]);
+    await expect.poll(async () => Number((await request.get(`/api/datasets/${datasetId}/conversations?limit=1`)).headers()["x-total-count"])).toBe(101);
+
+    await page.goto(`/datasets/${datasetId}`);
+    await page.getByRole("button", { name: "Run all" }).click();
+    const dialog = page.getByRole("dialog", { name: /Start this run/ });
+    await expect(dialog).toBeVisible();
+    await expect(dialog.locator('[data-figure="Cells"]')).toHaveText("101");
+    await expect(dialog.locator('[data-figure="From the cache"]')).toHaveText("0");
+    await expect(dialog.locator('[data-figure="Estimated cost"]')).toHaveText(/no price|\$/);
+    await dialog.getByRole("button", { name: "Cancel" }).click();
+    await expect(dialog).toBeHidden();
+    expect((await (await request.get(`/api/evaluation-pipeline-executions?dataset_id=${datasetId}`)).json()) as unknown[]).toHaveLength(0);
+
+    await page.getByRole("button", { name: "Run all" }).click();
+    await page.getByRole("dialog", { name: /Start this run/ }).getByRole("button", { name: "Start run" }).click();
+    await expect(page.getByTestId("run-status").first()).toHaveAttribute("data-status", "completed", { timeout: 45_000 });
+    const runs = (await (await request.get(`/api/evaluation-pipeline-executions?dataset_id=${datasetId}`)).json()) as Array<{ total_evaluations: number }>;
+    expect(runs.map((r) => r.total_evaluations)).toEqual([101]);
+  });
+});
