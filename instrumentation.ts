@@ -23,6 +23,9 @@ export async function register(): Promise<void> {
     const { warmJudgeThread } = await import("@/lib/judge/call-thread");
     void warmJudgeThread();
   }
+  // Conversations whose spans arrived before a stop and were not rebuilt yet are rebuilt now (lib/otel/ingest.ts).
+  const { scheduleAssembly } = await import("@/lib/otel/ingest");
+  scheduleAssembly();
   // Online rules: this process sweeps for finished live conversations every ONLINE_SWEEP_INTERVAL_MS.
   const { startOnlineSweep } = await import("@/lib/online");
   startOnlineSweep();

@@ -283,6 +283,9 @@ export const evaluationResultsTable = sqliteTable(
     index("evaluation_results_latest_idx").on(t.pipelineNodeId, t.entityType, t.entityId, t.id),
     index("evaluation_results_dataset_idx").on(t.datasetId),
     index("evaluation_results_conversation_idx").on(t.conversationId),
+    // Deleting a message or step (a live conversation rebuilt from its spans) looks up its results by these.
+    index("evaluation_results_message_idx").on(t.messageId),
+    index("evaluation_results_step_idx").on(t.stepId),
     check("evaluation_results_status_check", sql`${t.status} in ('completed', 'failed', 'skipped')`),
   ],
 );

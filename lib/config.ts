@@ -62,8 +62,26 @@ export const envSchema = z.object({
   OPENAI_BASE_URL: optionalText.pipe(z.url({ message: "must be a URL such as http://127.0.0.1:11434/v1" }).optional()),
   OPENAI_API_KEY: optionalText,
   JUDGE_MODEL: z.string().trim().min(1).default("gpt-4o-mini"),
-  /** A judge call that has not answered by then is abandoned (and retried): hung calls must not hold a run. */
+  /**
+   * The longest a judge call may go unanswered before it is abandoned (and retried), and the limit until
+   * the provider's latency is learnt; then the limit is JUDGE_TIMEOUT_P99_MULTIPLE × the observed p99,
+   * at least JUDGE_TIMEOUT_FLOOR_MS and at most this (lib/judge/tail.ts).
+   */
   JUDGE_TIMEOUT_MS: positiveInt(30_000),
+  JUDGE_TIMEOUT_FLOOR_MS: positiveInt(1_000),
+  JUDGE_TIMEOUT_P99_MULTIPLE: z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, "must be a number of at least 1, such as 3 or 2.5")
+    .transform(Number)
+    .pipe(z.number().min(1, "must be at least 1"))
+    .optional()
+    .transform((v) => v ?? 3),
+  /** A judge call unanswered past the provider's observed p95 gets a second request; the first answer wins. */
+  JUDGE_HEDGE: z
+    .enum(["true", "false", "1", "0"], { message: "must be true or false" })
+    .optional()
+    .transform((v) => v !== "false" && v !== "0"),
   JUDGE_MAX_RETRIES: z
     .string()
     .trim()

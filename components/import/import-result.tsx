@@ -14,6 +14,12 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   content_parts: "Messages with content parts",
   records: "Records holding conversations",
   csv: "CSV, one row per message",
+  coding_agent_session: "Coding-agent session log",
+  message_tree: "Message trees (one conversation per path)",
+  swe_agent_trajectory: "SWE-agent trajectory",
+  agent_events: "Agent event stream",
+  eval_log: "Evaluation log samples",
+  joined_files: "Files joined on a key",
   mapping: "Your mapping",
 };
 
@@ -123,6 +129,11 @@ export function ImportSucceeded({ result, fixedFrom }: { result: ImportSuccess; 
           <Badge tone="success">{result.steps_imported.toLocaleString()} steps</Badge>
           {result.dataset ? <Badge tone="brand">New dataset “{result.dataset.name}”</Badge> : null}
         </div>
+        {result.records ? (
+          <p className="px-5 pb-4 text-sm text-slate-600" data-testid="import-records">
+            {result.records.explanation}
+          </p>
+        ) : null}
         {fixedFrom ? (
           <p className="px-5 pb-4 text-sm text-slate-600" data-testid="fix-applied">
             Imported with the suggested fix applied to {fixedFrom}.

@@ -131,16 +131,13 @@ export function PeopleManager({ me }: { me: string }) {
               <div className="flex flex-wrap items-center gap-3">
                 <span className="font-medium text-slate-900">{u.name}</span>
                 {u.name === me ? <Badge tone="brand">you</Badge> : null}
-                <Select
-                  aria-label={`Role of ${u.name}`}
-                  value={u.role}
-                  className="h-8 w-36"
-                  onChange={(e) => changeRole.mutate({ id: u.id, role: e.target.value as Role })}
-                >
-                  <option value="viewer">viewer</option>
-                  <option value="annotator">annotator</option>
-                  <option value="admin">admin</option>
-                </Select>
+                <div className="w-36">
+                  <Select aria-label={`Role of ${u.name}`} value={u.role} className="h-8" onChange={(e) => changeRole.mutate({ id: u.id, role: e.target.value as Role })}>
+                    <option value="viewer">viewer</option>
+                    <option value="annotator">annotator</option>
+                    <option value="admin">admin</option>
+                  </Select>
+                </div>
                 <Button size="sm" variant="secondary" className="ml-auto" onClick={() => createKey.mutate(u)}>
                   New key
                 </Button>

@@ -14,6 +14,18 @@ type ExecutionSummary = { id: number; status: string; created_at: string; meta: 
 type EntityRef = { entity_type: string; entity_id: number; conversation_id: number };
 
 const figureNames = { accuracy: "Accuracy", kappa: "Cohen's κ", spearman: "Spearman ρ", mae: "MAE" } as const;
+
+type Ranking = {
+  items: number;
+  groups: number;
+  pairs: number;
+  pairwise_accuracy: number | null;
+  pairwise_interval: [number, number] | null;
+  mean_spearman: number | null;
+  spearman_interval: [number, number] | null;
+  spearman_undefined: number;
+  discordant: Array<{ better: EntityRef; worse: EntityRef; judge_better: number; judge_worse: number }>;
+};
 const intervalKinds = {
   accuracy: "Wilson score",
   kappa: "± 1.96 SE",
@@ -45,17 +57,29 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
   const metric = metrics.find((m) => m.id === metricId) ?? null;
   const [a, setA] = useState("latest");
   const [b, setB] = useState(metric?.reference ? "reference" : "labels");
+  const score = metric !== null && metric.output_type !== "checkbox" && metric.output_type !== "text";
+  // Score metrics: compare as scores within a tolerance, or as pass/fail at a threshold (shown, default 0.5).
+  const [mode, setMode] = useState<"scores" | "passfail">("scores");
+  const [threshold, setThreshold] = useState("0.5");
+  const [tolerance, setTolerance] = useState(metric?.output_type === "progress" ? "0.1" : "0");
+  const scoreParams = !score ? "" : mode === "passfail" ? `&threshold=${encodeURIComponent(threshold)}` : `&tolerance=${encodeURIComponent(tolerance)}`;
 
   const executions = useQuery({
     queryKey: ["executions", datasetId],
     queryFn: async () => (await apiFetch<ExecutionSummary[]>(`/evaluation-pipeline-executions?dataset_id=${datasetId}&limit=100`)).data,
   });
   const agreement = useQuery({
-    queryKey: ["agreement", datasetId, metricId, a, b],
+    queryKey: ["agreement", datasetId, metricId, a, b, scoreParams],
     enabled: metric !== null,
     queryFn: async () =>
-      (await apiFetch<Agreement>(`/agreement?dataset_id=${datasetId}&pipeline_node_id=${metricId}&a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}`)).data,
+      (await apiFetch<Agreement>(`/agreement?dataset_id=${datasetId}&pipeline_node_id=${metricId}&a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}${scoreParams}`)).data,
     refetchOnWindowFocus: true,
+  });
+  const rankingSource = a === "latest" || a.startsWith("execution:") ? a : "latest";
+  const ranking = useQuery({
+    queryKey: ["ranking", datasetId, metricId, rankingSource],
+    enabled: metric !== null && metric.evaluation_level === "message" && metric.output_type !== "text",
+    queryFn: async () => (await apiFetch<Ranking>(`/agreement/ranking?dataset_id=${datasetId}&pipeline_node_id=${metricId}&a=${encodeURIComponent(rankingSource)}`)).data,
   });
 
   const sources = ["latest", "labels", ...(metric?.reference ? ["reference"] : []), ...(executions.data ?? []).map((e) => `execution:${e.id}`)];
@@ -107,6 +131,44 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
         </label>
         {sourceSelect(a, setA, "Source A (judged)")}
         {sourceSelect(b, setB, "Source B (truth)")}
+        {score ? (
+          <fieldset className="flex items-end gap-3 text-sm">
+            <legend className="sr-only">How scores are compared</legend>
+            <label>
+              <span className="mb-1 block font-medium text-slate-700">Compare scores</span>
+              <Select value={mode} onChange={(e) => setMode(e.target.value as "scores" | "passfail")} aria-label="Compare scores">
+                <option value="scores">as scores, within a tolerance</option>
+                <option value="passfail">as pass/fail at a threshold</option>
+              </Select>
+            </label>
+            {mode === "scores" ? (
+              <label>
+                <span className="mb-1 block font-medium text-slate-700">Tolerance</span>
+                <input
+                  type="number"
+                  min={0}
+                  step={0.05}
+                  value={tolerance}
+                  onChange={(e) => setTolerance(e.target.value)}
+                  aria-label="Tolerance"
+                  className="h-10 w-24 rounded-md border border-slate-300 px-3 text-sm"
+                />
+              </label>
+            ) : (
+              <label>
+                <span className="mb-1 block font-medium text-slate-700">Pass at score ≥</span>
+                <input
+                  type="number"
+                  step={0.05}
+                  value={threshold}
+                  onChange={(e) => setThreshold(e.target.value)}
+                  aria-label="Threshold"
+                  className="h-10 w-24 rounded-md border border-slate-300 px-3 text-sm"
+                />
+              </label>
+            )}
+          </fieldset>
+        ) : null}
         <Link href={`/datasets/${datasetId}/review?metric=${metricId}`} className="text-sm font-medium text-brand-700 hover:underline">
           Review queue →
         </Link>
@@ -119,7 +181,10 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
       {d ? (
         <div className="grid gap-4 lg:grid-cols-2">
           <Card>
-            <CardHeader title="Figures" description={`${d.n} cells read by both sources · 95% intervals`} />
+            <CardHeader
+              title="Figures"
+              description={`${d.n} cells read by both sources · 95% intervals${d.threshold !== null ? ` · pass at score ≥ ${d.threshold}` : ""}${d.tolerance !== null && d.kind === "score" && d.threshold === null ? ` · scores agree within ${d.tolerance}` : ""}`}
+            />
             <table className="w-full text-sm" data-testid="agreement-figures">
               <tbody>
                 <tr className="border-b border-slate-100">
@@ -140,6 +205,15 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
                     </td>
                   </tr>
                 ))}
+                {d.weighted_kappa !== null ? (
+                  <tr className="border-b border-slate-100" data-figure="weighted_kappa">
+                    <th className="px-5 py-2 text-left font-medium text-slate-600">Weighted κ (quadratic)</th>
+                    <td className="px-5 py-2 font-mono" data-testid="agreement-weighted_kappa">
+                      {fmt(d.weighted_kappa)}
+                    </td>
+                    <td className="px-5 py-2 text-xs text-slate-500">weights ((x−y)/range)²</td>
+                  </tr>
+                ) : null}
               </tbody>
             </table>
             {chart.length ? (
@@ -159,11 +233,105 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
             ) : null}
           </Card>
           {d.confusion ? <ConfusionMatrix datasetId={datasetId} agreement={d} /> : null}
+          <Disagreements datasetId={datasetId} agreement={d} />
         </div>
       ) : agreement.isPending ? (
         <p className="text-sm text-slate-500">Computing…</p>
       ) : null}
+      {ranking.data && ranking.data.groups > 0 ? <RankingPanel datasetId={datasetId} ranking={ranking.data} source={rankingSource} /> : null}
     </div>
+  );
+}
+
+const showReading = (v: unknown) => (typeof v === "number" ? v.toFixed(2) : typeof v === "boolean" ? (v ? "pass" : "fail") : String(v));
+
+/** The cells the two sources disagree on, worst first, each opening in the grid. */
+function Disagreements({ datasetId, agreement }: { datasetId: number; agreement: Agreement }) {
+  const rows = agreement.disagreements.slice(0, 50);
+  return (
+    <Card className="lg:col-span-2">
+      <CardHeader title="Disagreements" description={`${agreement.disagreements.length} cells${agreement.disagreements.length > rows.length ? `, the ${rows.length} furthest apart shown` : ""}`} />
+      {rows.length ? (
+        <table className="w-full text-sm" data-testid="disagreements">
+          <thead>
+            <tr className="text-left text-xs text-slate-500">
+              <th className="px-5 py-2 font-medium">Cell</th>
+              <th className="px-5 py-2 font-medium">{sourceLabel(agreement.a)}</th>
+              <th className="px-5 py-2 font-medium">{sourceLabel(agreement.b)}</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((r) => (
+              <tr key={`${r.entity_type}:${r.entity_id}`} className="border-t border-slate-100">
+                <td className="px-5 py-1.5">
+                  <Link href={cellHref(datasetId, r)} className="text-brand-700 hover:underline">
+                    {r.entity_type} #{r.entity_id}
+                  </Link>
+                </td>
+                <td className="px-5 py-1.5 font-mono">{showReading(r.a)}</td>
+                <td className="px-5 py-1.5 font-mono">{showReading(r.b)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      ) : (
+        <p className="px-5 py-3 text-sm text-slate-500">The two sources agree on every cell.</p>
+      )}
+    </Card>
+  );
+}
+
+/** Agreement with human ranks among sibling replies (message trees): pairwise accuracy and mean Spearman. */
+function RankingPanel({ datasetId, ranking, source }: { datasetId: number; ranking: Ranking; source: string }) {
+  const iv = (x: [number, number] | null) => (x ? `[${fmt(x[0])}, ${fmt(x[1])}]` : "");
+  return (
+    <Card data-testid="ranking-agreement">
+      <CardHeader
+        title="Against human rankings"
+        description={`${sourceLabel(source)} on ${ranking.items} ranked replies to ${ranking.groups} prompts (meta.rank among siblings, 0 = best) · 95% intervals`}
+      />
+      <table className="w-full text-sm">
+        <tbody>
+          <tr className="border-b border-slate-100">
+            <th className="px-5 py-2 text-left font-medium text-slate-600">Pairwise accuracy</th>
+            <td className="px-5 py-2 font-mono" data-testid="ranking-pairwise">
+              {fmt(ranking.pairwise_accuracy)}
+            </td>
+            <td className="px-5 py-2 text-xs text-slate-500">
+              {iv(ranking.pairwise_interval)} Wilson · {ranking.pairs} pairs ranked differently by people, judge ties count half
+            </td>
+          </tr>
+          <tr>
+            <th className="px-5 py-2 text-left font-medium text-slate-600">Mean Spearman ρ per prompt</th>
+            <td className="px-5 py-2 font-mono" data-testid="ranking-spearman">
+              {fmt(ranking.mean_spearman)}
+            </td>
+            <td className="px-5 py-2 text-xs text-slate-500">
+              {iv(ranking.spearman_interval)} ± 1.96 s/√g{ranking.spearman_undefined ? ` · ${ranking.spearman_undefined} prompt${ranking.spearman_undefined === 1 ? "" : "s"} where the judge scored every reply alike` : ""}
+            </td>
+          </tr>
+        </tbody>
+      </table>
+      {ranking.discordant.length ? (
+        <div className="border-t border-slate-100 px-5 py-3 text-xs">
+          <p className="mb-1 font-medium text-slate-600">Ordered the other way round ({ranking.discordant.length})</p>
+          <ul className="space-y-0.5">
+            {ranking.discordant.slice(0, 10).map((p) => (
+              <li key={`${p.better.entity_id}-${p.worse.entity_id}`}>
+                <Link href={cellHref(datasetId, p.better)} className="text-brand-700 hover:underline">
+                  people&apos;s better #{p.better.entity_id}
+                </Link>{" "}
+                got {p.judge_better.toFixed(2)}, {" "}
+                <Link href={cellHref(datasetId, p.worse)} className="text-brand-700 hover:underline">
+                  worse #{p.worse.entity_id}
+                </Link>{" "}
+                got {p.judge_worse.toFixed(2)}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+    </Card>
   );
 }
 

@@ -41,4 +41,6 @@ CREATE INDEX "otel_conversations_conversation_idx" ON "otel_conversations" USING
 CREATE UNIQUE INDEX "otel_spans_trace_span_idx" ON "otel_spans" USING btree ("trace_id","span_id");--> statement-breakpoint
 CREATE INDEX "otel_spans_dataset_trace_idx" ON "otel_spans" USING btree ("dataset_id","trace_id");--> statement-breakpoint
 CREATE UNIQUE INDEX "otel_traces_dataset_trace_idx" ON "otel_traces" USING btree ("dataset_id","trace_id");--> statement-breakpoint
-CREATE INDEX "otel_traces_conversation_idx" ON "otel_traces" USING btree ("otel_conversation_id");
+CREATE INDEX "otel_traces_conversation_idx" ON "otel_traces" USING btree ("otel_conversation_id");--> statement-breakpoint
+CREATE INDEX "evaluation_results_message_idx" ON "evaluation_results" USING btree ("message_id");--> statement-breakpoint
+CREATE INDEX "evaluation_results_step_idx" ON "evaluation_results" USING btree ("step_id");

@@ -41,4 +41,6 @@ CREATE TABLE `otel_traces` (
 );
 --> statement-breakpoint
 CREATE UNIQUE INDEX `otel_traces_dataset_trace_idx` ON `otel_traces` (`dataset_id`,`trace_id`);--> statement-breakpoint
-CREATE INDEX `otel_traces_conversation_idx` ON `otel_traces` (`otel_conversation_id`);
+CREATE INDEX `otel_traces_conversation_idx` ON `otel_traces` (`otel_conversation_id`);--> statement-breakpoint
+CREATE INDEX `evaluation_results_message_idx` ON `evaluation_results` (`message_id`);--> statement-breakpoint
+CREATE INDEX `evaluation_results_step_idx` ON `evaluation_results` (`step_id`);

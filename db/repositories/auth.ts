@@ -2,7 +2,7 @@
 import "server-only";
 import { and, asc, count, eq, gt, isNull, lt, or } from "drizzle-orm";
 import type { ApiKeyRow, SessionRow, UserRow } from "../schema";
-import { changes, database, first, rows, transaction } from "../store";
+import { changes, database, first, prepared, rows, transaction } from "../store";
 import { apiKeysTable, sessionsTable, usersTable } from "../tables";
 
 export async function insertUser(values: { name: string; role: string }): Promise<UserRow | undefined> {
@@ -96,10 +96,10 @@ export async function findActiveKeyById(id: number): Promise<{ key: ApiKeyRow; u
   );
 }
 
-/** Whether any key is active: with one, every request must carry a credential. */
+/** Whether any key is active: with one, every request must carry a credential. Prepared: it runs on most requests. */
 export async function anyActiveKey(): Promise<boolean> {
-  const db = await database();
-  return first(await db.select({ id: apiKeysTable.id }).from(apiKeysTable).where(isNull(apiKeysTable.revokedAt)).limit(1)) !== undefined;
+  const found = await prepared("auth.any_active_key", (db) => db.select({ id: apiKeysTable.id }).from(apiKeysTable).where(isNull(apiKeysTable.revokedAt)).limit(1), {});
+  return found.length > 0;
 }
 
 /** Record a key's use at most once a minute, so reads do not each write. */

@@ -388,11 +388,20 @@ export async function markExecutionProcessing(id: number, startedAt: string): Pr
 
 /** Add to `meta.rate_limits` in one statement: processes running cells of one execution count together. */
 export async function addExecutionRateLimits(id: number, n: number): Promise<void> {
+  await addExecutionMetaCount(id, "rate_limits", n);
+}
+
+/** Add to a queued run's count of hedged requests (meta.hedges), as its processes send them. */
+export async function addExecutionHedges(id: number, n: number): Promise<void> {
+  await addExecutionMetaCount(id, "hedges", n);
+}
+
+async function addExecutionMetaCount(id: number, key: "rate_limits" | "hedges", n: number): Promise<void> {
   await rawRun(
     onPostgres
-      ? `update pipeline_executions set meta = jsonb_set(meta::jsonb, '{rate_limits}',
-          to_jsonb(coalesce((meta->>'rate_limits')::int, 0) + ?::int))::json where id = ?`
-      : "update pipeline_executions set meta = json_set(meta, '$.rate_limits', coalesce(json_extract(meta, '$.rate_limits'), 0) + ?) where id = ?",
+      ? `update pipeline_executions set meta = jsonb_set(meta::jsonb, '{${key}}',
+          to_jsonb(coalesce((meta->>'${key}')::int, 0) + ?::int))::json where id = ?`
+      : `update pipeline_executions set meta = json_set(meta, '$.${key}', coalesce(json_extract(meta, '$.${key}'), 0) + ?) where id = ?`,
     [n, id],
   );
 }

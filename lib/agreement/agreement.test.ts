@@ -8,7 +8,9 @@ import {
   cohensKappa,
   computeAgreement,
   meanAbsoluteError,
+  rankingAgreement,
   spearman,
+  weightedKappa,
   wilsonInterval,
   type PairedItem,
   type Reading,
@@ -197,5 +199,49 @@ describe("computeAgreement", () => {
   it("is empty but well-formed without pairs", () => {
     const figures = computeAgreement("binary", []);
     expect(figures).toMatchObject({ n: 0, accuracy: null, kappa: null, intervals: { accuracy: null, kappa: null } });
+  });
+});
+
+describe("weighted kappa (quadratic) by hand", () => {
+  it("is 0 when agreement is what the marginals give by chance", () => {
+    // levels 0, 1; O = ¼ in each cell; rows ½ ½, cols ½ ½ → Σw·O = ½ = Σw·E → κw = 0.
+    expect(weightedKappa([[0, 0], [1, 1], [0, 1], [1, 0]])?.kappa).toBeCloseTo(0, 12);
+  });
+
+  it("costs a near miss little: one 1 read as 0.5 among four → 0.8", () => {
+    // levels 0, 0.5, 1 (range 1); O: (0,0) (.5,.5) (1,1) (1,.5) each ¼; rows ¼ ¼ ½; cols ¼ ½ ¼.
+    // Σw·O = 0.25²·… = (0.5)²·¼ = 0.0625; Σw·E = 0.09375 + 0.03125 + 0.1875 = 0.3125 → 1 − 0.2 = 0.8.
+    expect(weightedKappa([[0, 0], [0.5, 0.5], [1, 1], [1, 0.5]])?.kappa).toBeCloseTo(0.8, 12);
+    expect(weightedKappa([[0.3, 0.3]])).toBeNull();
+  });
+
+  it("a score metric reports it, and agreement within the tolerance", () => {
+    const items = [0.8, 0.5, 0.2].map((a, i) => ({ entity_type: "message" as const, entity_id: i + 1, conversation_id: 1, a, b: [0.75, 0.5, 0.6][i] }));
+    const figures = computeAgreement("score", items, { tolerance: 0.05 });
+    // |0.05| agrees at 0.05 (floating point 0.8 − 0.75 = 0.05000000000000004), 0 agrees, 0.4 does not → 2/3.
+    expect(figures.accuracy).toBeCloseTo(2 / 3, 12);
+    expect(figures.tolerance).toBe(0.05);
+    expect(figures.disagreements.map((d) => d.entity_id)).toEqual([3]);
+    expect(figures.weighted_kappa).not.toBeNull();
+  });
+});
+
+describe("ranking agreement among siblings by hand", () => {
+  it("pairwise accuracy counts judge ties half; mean Spearman over groups with a defined rho", () => {
+    const groups = [
+      // judge .9 .5 .7 for ranks 0 1 2: (0,1) ✓, (0,2) ✓, (1,2) ✗ (.5 < .7).
+      { key: "a", items: [0.9, 0.5, 0.7].map((judge, rank) => ({ judge, rank, ref: `a${rank}` })) },
+      // a tie: half a pair; rho undefined (the judge is constant).
+      { key: "b", items: [0.4, 0.4].map((judge, rank) => ({ judge, rank, ref: `b${rank}` })) },
+      // a single reply: not a group.
+      { key: "c", items: [{ judge: 1, rank: 0, ref: "c0" }] },
+    ];
+    const r = rankingAgreement(groups);
+    expect(r).toMatchObject({ groups: 2, pairs: 4, pairwise_accuracy: 2.5 / 4, spearman_undefined: 1 });
+    // Group a: judge ranks 3 1 2, human order (−rank) ranks 3 2 1 → dx 1 −1 0, dy 1 0 −1 → 1/√(2·2) = 0.5.
+    expect(r.mean_spearman).toBeCloseTo(0.5, 12);
+    expect(r.spearman_interval).toBeNull();
+    expect(r.discordant).toEqual([{ better: "a1", worse: "a2", judge_better: 0.5, judge_worse: 0.7 }]);
+    expect(r.pairwise_interval).toEqual(wilsonInterval(3, 4));
   });
 });

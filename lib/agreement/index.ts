@@ -4,7 +4,7 @@
  * Source `b` is taken as the truth when naming false passes and false fails.
  */
 import type { OutputType } from "@/db/schema";
-import { cohensKappa, meanAbsoluteError, spearman, wilsonInterval, type Interval } from "./stats";
+import { cohensKappa, meanAbsoluteError, spearman, weightedKappa, wilsonInterval, type Interval } from "./stats";
 
 export * from "./stats";
 
@@ -40,6 +40,12 @@ export type AgreementFigures = {
   kappa: number | null;
   spearman: number | null;
   mae: number | null;
+  /** Scores on both sides: Cohen's kappa with quadratic weights over the values (ordinal scales). */
+  weighted_kappa: number | null;
+  /** The score that counted as a pass, when scores were compared as pass/fail. */
+  threshold: number | null;
+  /** Scores compared as scores: how far apart two scores may be and still agree. */
+  tolerance: number | null;
   intervals: { accuracy: Interval | null; kappa: Interval | null; spearman: Interval | null; mae: Interval | null };
   confusion: Confusion | null;
   disagreements: Array<PairedItem>;
@@ -60,10 +66,11 @@ function ref(item: PairedItem): EntityRef {
 
 /**
  * The agreement figures of paired readings. Pass/fail and categories get accuracy, kappa and a confusion
- * matrix; scores get Spearman and MAE, plus (with `threshold`, a score ≥ threshold being a pass) the
- * pass/fail figures, or without it accuracy as the share of exactly equal scores.
+ * matrix; scores get Spearman, MAE and quadratic-weighted kappa, plus (with `threshold`, a score ≥
+ * threshold being a pass) the pass/fail figures, or without it accuracy as the share of scores at most
+ * `tolerance` apart (default 0: equal).
  */
-export function computeAgreement(kind: AgreementKind, items: readonly PairedItem[], opts: { threshold?: number } = {}): AgreementFigures {
+export function computeAgreement(kind: AgreementKind, items: readonly PairedItem[], opts: { threshold?: number; tolerance?: number } = {}): AgreementFigures {
   const n = items.length;
   const categorical = kind !== "score" || opts.threshold !== undefined;
   const out: AgreementFigures = {
@@ -72,6 +79,9 @@ export function computeAgreement(kind: AgreementKind, items: readonly PairedItem
     kappa: null,
     spearman: null,
     mae: null,
+    weighted_kappa: null,
+    threshold: kind === "score" && opts.threshold !== undefined ? opts.threshold : null,
+    tolerance: null,
     intervals: { accuracy: null, kappa: null, spearman: null, mae: null },
     confusion: null,
     disagreements: [],
@@ -89,13 +99,20 @@ export function computeAgreement(kind: AgreementKind, items: readonly PairedItem
       out.mae = mae.mae;
       out.intervals.mae = mae.interval;
     }
+    if (items.every((i) => typeof i.a === "number" && typeof i.b === "number")) {
+      out.weighted_kappa = weightedKappa(items.map((i) => [Number(i.a), Number(i.b)] as const))?.kappa ?? null;
+    }
   }
   if (!categorical) {
-    const equal = items.filter((i) => i.a === i.b).length;
+    const tolerance = opts.tolerance ?? 0;
+    out.tolerance = tolerance;
+    // A hair of slack so 0.8 vs 0.75 at a tolerance of 0.05 agrees despite binary floating point.
+    const agrees = (i: PairedItem) => Math.abs(Number(i.a) - Number(i.b)) <= tolerance + 1e-9;
+    const equal = items.filter(agrees).length;
     out.accuracy = n ? equal / n : null;
     out.intervals.accuracy = wilsonInterval(equal, n);
     out.disagreements = items
-      .filter((i) => i.a !== i.b)
+      .filter((i) => !agrees(i))
       .sort((x, y) => Math.abs(Number(y.a) - Number(y.b)) - Math.abs(Number(x.a) - Number(x.b)));
     return out;
   }

@@ -137,3 +137,120 @@ export function meanAbsoluteError(xs: readonly number[], ys: readonly number[], 
   const half = z * Math.sqrt(variance / n);
   return { mae, interval: [Math.max(0, mae - half), mae + half] };
 }
+
+export type WeightedKappaResult = {
+  kappa: number;
+  /** The ordered categories (distinct values of both sides). */
+  levels: number[];
+};
+
+/**
+ * Cohen's weighted kappa with quadratic weights over ordered numeric ratings: 1 − Σ w·O / Σ w·E, where
+ * O are the observed pair proportions, E the products of the marginals, and w_ij = ((x_i − x_j) / range)²
+ * from the values themselves (so a 0.8 against a 0.75 costs little and a 1 against a 0 costs the most).
+ * Null without pairs, or when every rating is the same value (nothing to weigh).
+ */
+export function weightedKappa(pairs: ReadonlyArray<readonly [number, number]>): WeightedKappaResult | null {
+  const n = pairs.length;
+  if (n === 0) return null;
+  const levels = [...new Set(pairs.flat())].sort((x, y) => x - y);
+  const range = levels[levels.length - 1] - levels[0];
+  if (range === 0) return null;
+  const index = new Map(levels.map((v, i) => [v, i]));
+  const k = levels.length;
+  const observed = Array.from({ length: k }, () => new Array<number>(k).fill(0));
+  const rowTotals = new Array<number>(k).fill(0);
+  const colTotals = new Array<number>(k).fill(0);
+  for (const [a, b] of pairs) {
+    const i = index.get(a)!;
+    const j = index.get(b)!;
+    observed[i][j] += 1 / n;
+    rowTotals[i] += 1 / n;
+    colTotals[j] += 1 / n;
+  }
+  let wo = 0;
+  let we = 0;
+  for (let i = 0; i < k; i++) {
+    for (let j = 0; j < k; j++) {
+      const w = ((levels[i] - levels[j]) / range) ** 2;
+      wo += w * observed[i][j];
+      we += w * rowTotals[i] * colTotals[j];
+    }
+  }
+  if (we === 0) return null;
+  return { kappa: 1 - wo / we, levels };
+}
+
+export type RankingGroup<R> = { key: string; items: ReadonlyArray<{ judge: number; rank: number; ref: R }> };
+
+export type RankingAgreement<R> = {
+  /** Groups (e.g. sibling replies to one prompt) with at least two ranked items. */
+  groups: number;
+  /** Pairs of siblings people ranked differently. */
+  pairs: number;
+  /** Share of those pairs the judge orders as people did (a judge tie counts half). */
+  pairwise_accuracy: number | null;
+  /** Wilson 95% interval of pairwise accuracy (ties counted half, rounded to the nearest pair). */
+  pairwise_interval: Interval | null;
+  /** Mean over groups of Spearman's rho between the judge's scores and the human order. */
+  mean_spearman: number | null;
+  /** mean ± 1.96·s/√g over the g groups with a defined rho. */
+  spearman_interval: Interval | null;
+  /** Groups whose rho is undefined (the judge gave every sibling the same score). */
+  spearman_undefined: number;
+  /** Pairs the judge ordered the other way round, worst-ranked-higher first. */
+  discordant: Array<{ better: R; worse: R; judge_better: number; judge_worse: number }>;
+};
+
+/**
+ * How well a judge's scores order sibling items the way people ranked them (rank 0 = best, as in Open
+ * Assistant trees). Pairwise accuracy over every pair of siblings with different human ranks, and the
+ * mean per-group Spearman correlation between the judge's score and the human order (−rank).
+ */
+export function rankingAgreement<R>(groups: ReadonlyArray<RankingGroup<R>>): RankingAgreement<R> {
+  let used = 0;
+  let pairs = 0;
+  let concordant = 0;
+  const rhos: number[] = [];
+  let undefinedRho = 0;
+  const discordant: RankingAgreement<R>["discordant"] = [];
+  for (const group of groups) {
+    if (group.items.length < 2) continue;
+    used++;
+    const items = group.items;
+    for (let i = 0; i < items.length; i++) {
+      for (let j = i + 1; j < items.length; j++) {
+        if (items[i].rank === items[j].rank) continue;
+        const [better, worse] = items[i].rank < items[j].rank ? [items[i], items[j]] : [items[j], items[i]];
+        pairs++;
+        if (better.judge > worse.judge) concordant += 1;
+        else if (better.judge === worse.judge) concordant += 0.5;
+        else discordant.push({ better: better.ref, worse: worse.ref, judge_better: better.judge, judge_worse: worse.judge });
+      }
+    }
+    const rho = spearman(
+      items.map((it) => it.judge),
+      items.map((it) => -it.rank),
+    );
+    if (rho) rhos.push(rho.rho);
+    else undefinedRho++;
+  }
+  const meanRho = rhos.length ? rhos.reduce((s, r) => s + r, 0) / rhos.length : null;
+  let spearmanInterval: Interval | null = null;
+  if (meanRho !== null && rhos.length >= 2) {
+    const sd = Math.sqrt(rhos.reduce((s, r) => s + (r - meanRho) ** 2, 0) / (rhos.length - 1));
+    const half = (Z95 * sd) / Math.sqrt(rhos.length);
+    spearmanInterval = [clamp(meanRho - half, -1, 1), clamp(meanRho + half, -1, 1)];
+  }
+  discordant.sort((x, y) => y.judge_worse - y.judge_better - (x.judge_worse - x.judge_better));
+  return {
+    groups: used,
+    pairs,
+    pairwise_accuracy: pairs ? concordant / pairs : null,
+    pairwise_interval: wilsonInterval(Math.round(concordant), pairs),
+    mean_spearman: meanRho,
+    spearman_interval: spearmanInterval,
+    spearman_undefined: undefinedRho,
+    discordant,
+  };
+}

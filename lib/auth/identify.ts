@@ -24,24 +24,27 @@ export type Credential = {
   client: string;
 };
 
-const REQUIRED_CACHE_MS = 2_000;
-const state = processSingleton("auth.required", () => ({ requiredUntil: 0 }));
+const REQUIRED_CACHE_MS = 5_000;
+const state = processSingleton("auth.required", () => ({ answer: false, until: 0 }));
 
 /**
- * Whether requests need a credential: API_TOKEN is set, or some key is active. Once true it is believed
- * for 2 s (keys are never all revoked at once: the last admin key cannot be), so a read costs one query.
+ * Whether requests need a credential: API_TOKEN is set, or some key is active. The answer is kept for 5 s,
+ * so a request costs no query for it; this process forgets it at once when it creates or revokes a key, and
+ * other processes sharing a PostgreSQL store see the team's first key within 5 s. (The way back, from keys
+ * to the open mode, does not happen: the last admin key cannot be revoked.)
  */
 export async function authRequired(now = Date.now()): Promise<boolean> {
   if (getConfig().API_TOKEN) return true;
-  if (state.requiredUntil > now) return true;
-  const required = await anyActiveKey();
-  if (required) state.requiredUntil = now + REQUIRED_CACHE_MS;
-  return required;
+  if (state.until > now) return state.answer;
+  const answer = await anyActiveKey();
+  state.answer = answer;
+  state.until = now + REQUIRED_CACHE_MS;
+  return answer;
 }
 
 /** Forget the cached answer of authRequired (after creating or revoking a key, and in tests). */
 export function forgetAuthRequired(): void {
-  state.requiredUntil = 0;
+  state.until = 0;
 }
 
 function asRole(value: string): Role {

@@ -39,9 +39,13 @@ function idempotencyKeyOf(req: Request): string | undefined {
 }
 
 /** The request as the key stands for it: the file's bytes and every form field. */
-function fingerprintOf(bytes: Uint8Array, fields: Record<string, string>): string {
+function fingerprintOf(files: Array<{ bytes: Uint8Array }>, fields: Record<string, string>): string {
   const hash = createHash("sha256");
-  hash.update(bytes);
+  files.forEach((f, i) => {
+    // The first file alone hashes as before, so stored keys keep matching.
+    if (i) hash.update(`\u0000file ${i}\u0000`);
+    hash.update(f.bytes);
+  });
   for (const name of Object.keys(fields).sort()) hash.update(`\u0000${name}\u0000${fields[name]}`);
   return hash.digest("hex");
 }
@@ -64,7 +68,7 @@ const answerResponse = (a: Answer) => json(a.body, { status: a.status, headers: 
 async function runImport(
   req: Request,
   context: { userId: string; scope: string },
-  target: (fields: Record<string, string>) => Promise<{ target: ImportTarget; getFeedback: boolean; mapping?: ImportMapping }>,
+  target: (fields: Record<string, string>) => Promise<{ target: ImportTarget; getFeedback: boolean; mapping?: ImportMapping; joinKey?: string }>,
 ) {
   const maxBytes = getConfig().MAX_IMPORT_BYTES;
   const key = idempotencyKeyOf(req);
@@ -77,16 +81,26 @@ async function runImport(
     };
     return json(body, { status: 413 });
   }
-  const { target: chosen, getFeedback, mapping } = await target(read.form.fields);
+  const { target: chosen, getFeedback, mapping, joinKey } = await target(read.form.fields);
+  const files = read.form.files;
+  if (files.length > 1 && !joinKey) {
+    throw new AppError("bad_request", `${files.length} files were sent: name the field that joins their records in 'join_key' (e.g. question_id)`, [
+      { path: "join_key", message: "required when several files are sent" },
+    ]);
+  }
+  if (files.length > 1 && mapping) {
+    throw new AppError("bad_request", "A mapping reads one file: send several files with 'join_key' and no mapping", [{ path: "mapping", message: "not with several files" }]);
+  }
+  const join = files.length > 1 && joinKey ? { key: joinKey, files: files.map((f) => ({ name: f.filename, bytes: f.bytes })) } : undefined;
   const run = (idempotency?: IdempotencyScope) =>
-    importConversations({ bytes: read.form.file.bytes, target: chosen, getFeedback, maxBytes, idempotency, mapping });
+    importConversations({ bytes: read.form.file.bytes, target: chosen, getFeedback, maxBytes, idempotency, mapping, join });
   if (key === undefined) {
     const outcome = await run();
     return json(outcome.body, { status: outcome.status });
   }
 
   // Same key and same request → the first outcome, whether it is stored or still being produced.
-  const scope: IdempotencyScope = { userId: context.userId, scope: context.scope, key, fingerprint: fingerprintOf(read.form.file.bytes, read.form.fields) };
+  const scope: IdempotencyScope = { userId: context.userId, scope: context.scope, key, fingerprint: fingerprintOf(read.form.files, read.form.fields) };
   const slot = `${scope.userId}\u0000${scope.scope}\u0000${key}`;
   const running = inFlight.get(slot);
   if (running) {
@@ -122,7 +136,7 @@ export async function importIntoDatasetResponse(req: Request, datasetId: number,
   await assertDatasetExists(datasetId);
   return await runImport(req, { userId, scope: `POST /datasets/${datasetId}/import` }, async (fields) => {
     const form = parseFields(importIntoDatasetForm, fields);
-    return { target: { datasetId }, getFeedback: form.get_feedback, mapping: await mappingOf(form, userId) };
+    return { target: { datasetId }, getFeedback: form.get_feedback, mapping: await mappingOf(form, userId), joinKey: form.join_key };
   });
 }
 
@@ -134,6 +148,7 @@ export async function createAndImportResponse(req: Request, callerId: string): P
       target: { create: { name: form.name, description: form.description ?? null, userId: form.user_id ?? callerId } },
       getFeedback: form.get_feedback,
       mapping: await mappingOf(form, callerId),
+      joinKey: form.join_key,
     };
   });
 }

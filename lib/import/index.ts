@@ -6,14 +6,17 @@ import "server-only";
 import { insertConversationsBulk, saveImportOutcome, type BulkResult, type IdempotencyScope } from "@/db/repositories/imports";
 import { notFound } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
-import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
+import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportRecords, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
 import { decodeUpload } from "./decode";
 import { groupIssues } from "./group-issues";
 import { isRecord } from "./issues";
 import { buildFeedback, type FeedbackDeps } from "./feedback";
 import { fixUploadText } from "./fix-upload";
 import { normaliseUpload } from "./formats";
+import { joinFiles, type JoinInput } from "./formats/joined-files";
 import { applyMapping, proposeMapping } from "./formats/mapping";
+import { summariseRecords, type RecordsRead } from "./formats/records-summary";
+import type { ConversationSource } from "./formats/source-paths";
 import { toSourceIssue } from "./formats/source-paths";
 import { parseUpload } from "./parse";
 import { accountText } from "./text-accounting";
@@ -33,6 +36,7 @@ export type CheckedUpload =
       counts: ImportCounts;
       warnings: ImportIssue[];
       notImported: NotImported[];
+      records: ImportRecords;
     }
   | {
       ok: false;
@@ -48,26 +52,59 @@ export type CheckedUpload =
     };
 
 /** Every check an upload goes through before anything is written; pure, no database. */
-export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping?: ImportMapping }): CheckedUpload {
-  const decoded = decodeUpload(bytes, opts);
-  if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
-  const warnings = decoded.warnings;
-  const parsed = parseUpload(decoded.text);
-  if (!parsed.ok) return { ok: false, status: parsed.status, errors: parsed.errors, warnings, text: decoded.text };
-  const normalised = opts.mapping ? applyMapping(parsed, opts.mapping) : normaliseUpload(parsed);
+/** Several files to join on a key (the first is also `bytes`). */
+export type JoinRequest = { key: string; files: Array<{ name: string; bytes: Uint8Array }> };
+
+/** Decode and parse every file of a join; the first failure is the answer, its paths prefixed with the file. */
+function parseJoined(join: JoinRequest, maxBytes: number): { ok: true; inputs: JoinInput[]; warnings: ImportIssue[] } | Extract<CheckedUpload, { ok: false }> {
+  const inputs: JoinInput[] = [];
+  const warnings: ImportIssue[] = [];
+  for (const [f, file] of join.files.entries()) {
+    const prefix = (issues: ImportIssue[]) => issues.map((i) => ({ ...i, path: `(file ${f + 1} '${file.name}') ${i.path}` }));
+    const decoded = decodeUpload(file.bytes, { maxBytes });
+    if (!decoded.ok) return { ok: false, status: decoded.status, errors: prefix(decoded.errors), warnings: [] };
+    warnings.push(...prefix(decoded.warnings));
+    const parsed = parseUpload(decoded.text);
+    if (!parsed.ok) return { ok: false, status: parsed.status, errors: prefix(parsed.errors), warnings };
+    inputs.push({ name: file.name, parsed });
+  }
+  return { ok: true, inputs, warnings };
+}
+
+export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping?: ImportMapping; join?: JoinRequest }): CheckedUpload {
+  let warnings: ImportIssue[];
+  let normalised: ReturnType<typeof normaliseUpload>;
+  let parsed: Extract<ReturnType<typeof parseUpload>, { ok: true }> | undefined;
+  let text: string | undefined;
+  if (opts.join) {
+    const joined = parseJoined(opts.join, opts.maxBytes);
+    if (!joined.ok) return joined;
+    warnings = joined.warnings;
+    normalised = joinFiles(joined.inputs, opts.join.key);
+  } else {
+    const decoded = decodeUpload(bytes, opts);
+    if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
+    warnings = decoded.warnings;
+    text = decoded.text;
+    const read = parseUpload(decoded.text);
+    if (!read.ok) return { ok: false, status: read.status, errors: read.errors, warnings, text: decoded.text };
+    parsed = read;
+    normalised = opts.mapping ? applyMapping(read, opts.mapping) : normaliseUpload(read);
+  }
   const format = normalised.format;
   const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
   const conversations = isRecord(normalised.data) && Array.isArray(normalised.data.conversations) ? normalised.data.conversations : [];
-  const account = accountText(conversations, normalised.sources, opts.mapping?.role);
+  const account = accountText(conversations, normalised.sources, opts.mapping?.role, normalised.structural);
+  if (normalised.notImported?.length) account.notImported = mergeNotImported([...account.notImported, ...normalised.notImported]);
   const validated = validateConversations(normalised.data);
   // No adapter read the file: the rules' mapping is offered only when it really imports it.
   const workingMapping = () => {
-    const mapping = proposeMapping(parsed);
+    const mapping = parsed && proposeMapping(parsed);
     return mapping && checkUpload(bytes, { ...opts, mapping }).ok ? mapping : undefined;
   };
   const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => ({
     ok: false,
-    suggestedMapping: format || opts.mapping ? undefined : workingMapping(),
+    suggestedMapping: format || opts.mapping || opts.join ? undefined : workingMapping(),
     status: 422,
     errors: groupIssues(errors),
     warnings: groupIssues([...warnings, ...validationWarnings]),
@@ -75,7 +112,7 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
     notImported: account.notImported,
     // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
     feedbackInput: { errors: validated.ok ? errors : validated.errors, data: normalised.data },
-    text: decoded.text,
+    text,
   });
   if (normalised.errors?.length || !validated.ok) {
     const validationErrors = validated.ok ? [] : inFile(validated.errors);
@@ -90,7 +127,22 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
     counts: validated.counts,
     warnings: groupIssues([...warnings, ...inFile(validated.warnings)]),
     notImported: account.notImported,
+    records: summariseRecords(normalised.records ?? recordsOfMessages(normalised.sources, validated.counts.messages), validated.counts),
   };
+}
+
+/** Same path listed twice (by the adapter and by the accounting): one entry, characters added. */
+function mergeNotImported(items: NotImported[]): NotImported[] {
+  const byPath = new Map<string, number>();
+  for (const item of items) byPath.set(item.path, (byPath.get(item.path) ?? 0) + item.characters);
+  return [...byPath].map(([path, characters]) => ({ path, characters })).sort((a, b) => b.characters - a.characters);
+}
+
+/** Message-list formats: the file's messages, and why fewer are stored (a turn is one message). */
+function recordsOfMessages(sources: ConversationSource[] | undefined, stored: number): RecordsRead {
+  const inFile = sources?.every((s) => s.rawMessages) ? sources.reduce((n, s) => n + (s.rawMessages?.length ?? 0), 0) : stored;
+  const reasons = inFile > stored ? ["an assistant's consecutive messages and the tool replies between them are one stored message (its turn)"] : [];
+  return { inFile, unit: "file messages", skipped: {}, reasons };
 }
 
 /** The fix applied as the import page applies it (fixUploadText), and the fixed file checked again. */
@@ -112,8 +164,10 @@ export async function importConversations(input: {
   mapping?: ImportMapping;
   /** Store the outcome under this key (with the import's insert, in one transaction, when it succeeds). */
   idempotency?: IdempotencyScope;
+  /** Several files joined on a key (MT-Bench questions + answers). */
+  join?: JoinRequest;
 }): Promise<ImportOutcome> {
-  const opts = { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES, mapping: input.mapping };
+  const opts = { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES, mapping: input.mapping, join: input.join };
   const checked = checkUpload(input.bytes, opts);
   if (!checked.ok) {
     const body: ImportFailure = { success: false, errors: checked.errors, warnings: checked.warnings };
@@ -150,6 +204,7 @@ export async function importConversations(input: {
       conversations_imported: inserted.conversations,
       messages_imported: inserted.messages,
       steps_imported: inserted.steps,
+      records: checked.records,
       errors: [],
       warnings: checked.warnings,
     };

@@ -101,13 +101,37 @@ function messageIsEmpty(message: unknown): boolean {
 
 export type TextAccount = { notImported: NotImported[]; errors: ImportIssue[] };
 
+/** Every text a converted conversation stores, for exact look-up, and all of it joined for the rest. */
+function conversationText(conversation: unknown): { leaves: Set<string>; joined: string } {
+  const leaves: Leaf[] = [];
+  collectLeavesAll(conversation, leaves);
+  const texts = leaves.map((l) => l.text);
+  return { leaves: new Set(texts), joined: texts.join("\u0000") };
+}
+
+/** Whole-file adapters: each unit's text anywhere in its conversation (exact leaves first, then as a part of a longer text). */
+function accountWhole(conversation: unknown, source: ConversationSource, skip: Set<string>, lost: Map<string, number>): void {
+  const stored = conversationText(conversation);
+  const base = generalise(source.messagesPath);
+  for (const raw of source.rawMessages ?? []) {
+    const leaves: Leaf[] = [];
+    collectLeaves(raw, "", leaves, skip);
+    for (const leaf of leaves) {
+      if (stored.leaves.has(leaf.text) || stored.joined.includes(leaf.text)) continue;
+      const path = `${base}[].${leaf.path}`.replace(/^\[\]\./, "[].");
+      lost.set(path, (lost.get(path) ?? 0) + leaf.text.length);
+    }
+  }
+}
+
 /**
  * Compare the file's message text with the converted conversations. `sources[i]` describes converted
  * conversation i; a conversation without `rawMessages` (CSV, where every cell is placed) is not counted.
  */
-export function accountText(conversations: unknown[], sources: ConversationSource[] | undefined, roleField?: string): TextAccount {
+export function accountText(conversations: unknown[], sources: ConversationSource[] | undefined, roleField?: string, structural?: readonly string[]): TextAccount {
   // A mapping's role field is as structural as `role`: its values were mapped, not dropped.
-  const skip = roleField ? new Set([...structuralKeys, roleField]) : structuralKeys;
+  const extra = [...(roleField ? [roleField] : []), ...(structural ?? [])];
+  const skip = extra.length ? new Set([...structuralKeys, ...extra]) : structuralKeys;
   const lost = new Map<string, number>();
   const errors: ImportIssue[] = [];
   if (!sources) return { notImported: [], errors };
@@ -116,6 +140,7 @@ export function accountText(conversations: unknown[], sources: ConversationSourc
     const source = sources[i];
     const rawMessages = source?.rawMessages;
     if (!source || !rawMessages || !isRecord(conversation) || !Array.isArray(conversation.messages)) return;
+    if (source.wholeConversation) return accountWhole(conversation, source, skip, lost);
     const converted = conversation.messages as unknown[];
     const base = source.messagesPath;
     const unchanged = converted === rawMessages;

@@ -8,8 +8,13 @@ import { AppError } from "@/lib/errors";
 
 export type UploadForm = {
   file: { bytes: Buffer; filename: string };
+  /** Every `file` part in order (the first is `file`): several files are joined on `join_key`. */
+  files: Array<{ bytes: Buffer; filename: string }>;
   fields: Record<string, string>;
 };
+
+/** Files one import may join. */
+export const MAX_IMPORT_FILES = 10;
 
 export type UploadRead = { ok: true; form: UploadForm } | { ok: false; tooLarge: { size: number; atLeast: boolean } };
 
@@ -45,7 +50,7 @@ export async function readUploadForm(req: Request, opts: { maxBytes: number }): 
   try {
     parser = busboy({
       headers: { "content-type": contentType },
-      limits: { fileSize: opts.maxBytes, files: 1, fields: 20, fieldSize: 64 * 1024, parts: 40 },
+      limits: { fileSize: opts.maxBytes, files: MAX_IMPORT_FILES, fields: 20, fieldSize: 64 * 1024, parts: 40 },
     });
   } catch (error) {
     throw badRequest(`Malformed multipart/form-data: ${(error as Error).message}`, "(body)");
@@ -53,30 +58,41 @@ export async function readUploadForm(req: Request, opts: { maxBytes: number }): 
 
   const reader = req.body.getReader();
   const fields = new Map<string, string>();
-  let file: UploadForm["file"] | undefined;
+  const files: Array<UploadForm["file"] | undefined> = [];
+  let received = 0;
   let tooLarge = false;
   let fieldTooLong: string | undefined;
-  let fileDone: Promise<void> | undefined;
+  const filesDone: Array<Promise<void>> = [];
 
   const parsed = new Promise<void>((resolve, reject) => {
     parser.on("file", (name, stream, info) => {
-      if (name !== "file" || file) {
+      if (name !== "file") {
         stream.resume();
         return;
       }
+      const slot = files.length;
+      files.push(undefined);
       const chunks: Buffer[] = [];
-      stream.on("data", (chunk: Buffer) => chunks.push(chunk));
+      stream.on("data", (chunk: Buffer) => {
+        chunks.push(chunk);
+        received += chunk.length;
+        // The limit is on everything uploaded together, not on each file.
+        if (received > opts.maxBytes) stream.emit("limit");
+      });
       stream.on("limit", () => {
+        if (tooLarge) return;
         tooLarge = true;
         // Stop reading the request: the rest of an oversized upload is never needed.
         void reader.cancel().catch(() => undefined);
         resolve();
       });
-      fileDone = new Promise<void>((done) =>
-        stream.on("end", () => {
-          file = { bytes: Buffer.concat(chunks), filename: info.filename ?? "upload" };
-          done();
-        }),
+      filesDone.push(
+        new Promise<void>((done) =>
+          stream.on("end", () => {
+            files[slot] = { bytes: Buffer.concat(chunks), filename: info.filename ?? "upload" };
+            done();
+          }),
+        ),
       );
     });
     parser.on("field", (name, value, info) => {
@@ -107,8 +123,9 @@ export async function readUploadForm(req: Request, opts: { maxBytes: number }): 
   await Promise.all([parsed, pump]);
   // Content-Length counts the whole form, so it is the file's size give or take the boundaries.
   if (tooLarge) return { ok: false, tooLarge: Number.isFinite(declared) ? { size: Math.max(declared, opts.maxBytes + 1), atLeast: false } : { size: opts.maxBytes, atLeast: true } };
-  if (fileDone) await fileDone;
+  await Promise.all(filesDone);
   if (fieldTooLong) throw badRequest(`Field '${fieldTooLong}' is too long (64 KB at most)`, fieldTooLong);
-  if (!file) throw badRequest("Missing required multipart field 'file'");
-  return { ok: true, form: { file, fields: Object.fromEntries(fields) } };
+  const read = files.filter((f): f is UploadForm["file"] => f !== undefined);
+  if (!read.length) throw badRequest("Missing required multipart field 'file'");
+  return { ok: true, form: { file: read[0], files: read, fields: Object.fromEntries(fields) } };
 }

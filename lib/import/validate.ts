@@ -88,7 +88,14 @@ function checkStructure(data: unknown, r: Reporter): unknown[] | undefined {
     const path = `conversations[${i}]`;
     if (!isRecord(conv)) return r.typeError(path, "conversation", conv, "an object", '{"messages": [...]}');
     if (!has(conv, "messages")) {
-      return r.error(missingField("messages", path, conv, fieldAliases.conversation.messages, 'Add a "messages" array to the conversation'));
+      const issue = missingField("messages", path, conv, fieldAliases.conversation.messages, 'Add a "messages" array to the conversation');
+      const alias = findAlias(conv, fieldAliases.conversation.messages);
+      const list = alias ? conv[alias] : undefined;
+      // A rename is suggested only when it would work: the field holds messages with a role.
+      if (alias && !(Array.isArray(list) && list.every((m) => isRecord(m) && typeof m.role === "string"))) {
+        issue.suggestion = `'${alias}' does not hold messages with a role (renaming it would not import): if another file holds the replies, send both files with 'join_key'; otherwise send a mapping naming the role and content fields`;
+      }
+      return r.error(issue);
     }
     if (!Array.isArray(conv.messages)) return r.typeError(joinPath(path, "messages"), "messages", conv.messages, "an array");
     conv.messages.forEach((msg, j) => {
@@ -138,6 +145,20 @@ function checkAgents(conv: Record<string, unknown>, path: string, r: Reporter): 
   return agents;
 }
 
+/** A field of a tool call that holds JSON text (a call sent as text), and whether it parses. */
+function jsonTextField(call: Record<string, unknown>): { key: string; parsed: boolean; problem?: string } | undefined {
+  for (const [key, value] of Object.entries(call)) {
+    if (typeof value !== "string" || !/^\s*[{[]/.test(value)) continue;
+    try {
+      JSON.parse(value);
+      return { key, parsed: true };
+    } catch (error) {
+      return { key, parsed: false, problem: (error as Error).message };
+    }
+  }
+  return undefined;
+}
+
 function checkStep(step: unknown, path: string, declared: DeclaredTools, r: Reporter): ImportStep | undefined {
   if (!isRecord(step)) {
     r.typeError(path, "step", step, "an object", '{"thinking": "..."}');
@@ -160,7 +181,18 @@ function checkStep(step: unknown, path: string, declared: DeclaredTools, r: Repo
     const tPath = joinPath(path, "tool_call");
     const example = '{"name": "search", "arguments": {"q": "..."}}';
     if (!isRecord(toolCall)) r.typeError(tPath, "tool_call", toolCall, "an object", example);
-    else if (!has(toolCall, "name")) r.error({ path: joinPath(tPath, "name"), message: "Missing required field 'name'", suggestion: `A tool call looks like ${example}` });
+    else if (!has(toolCall, "name")) {
+      const text = jsonTextField(toolCall);
+      r.error(
+        text
+          ? {
+              path: joinPath(tPath, text.key),
+              message: `Missing required field 'name': the call is JSON text in '${text.key}' ${text.parsed ? "without a 'name'" : `that does not parse (${text.problem})`}`,
+              suggestion: `Make '${text.key}' JSON text of ${example} (it is parsed on import), or put the call's 'name' and 'arguments' in the part itself`,
+            }
+          : { path: joinPath(tPath, "name"), message: "Missing required field 'name'", suggestion: `A tool call looks like ${example}` },
+      );
+    }
     else if (typeof toolCall.name !== "string" || !toolCall.name) r.typeError(joinPath(tPath, "name"), "name", toolCall.name, "a non-empty string");
     else {
       const args = has(toolCall, "arguments") ? toolCall.arguments : undefined;

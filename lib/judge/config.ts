@@ -15,7 +15,14 @@ export type JudgeConfig = {
   baseURL: string | undefined;
   apiKey: string | undefined;
   defaultModel: string;
+  /** The ceiling of a call's time limit, and the limit until the provider's latency is learnt. */
   timeoutMs: number;
+  /** The learnt time limit is never below this. */
+  timeoutFloorMs: number;
+  /** The learnt time limit is this multiple of the observed p99. */
+  timeoutP99Multiple: number;
+  /** Hedge a call slower than the observed p95 with a second request. */
+  hedge: boolean;
   maxRetries: number;
   maxConcurrency: number;
   /** Provider calls on the judge thread (lib/judge/call-thread.ts) rather than the server's event loop. */
@@ -66,6 +73,9 @@ export function getJudgeConfig(): JudgeConfig {
     apiKey: env.OPENAI_API_KEY,
     defaultModel: env.JUDGE_MODEL,
     timeoutMs: env.JUDGE_TIMEOUT_MS,
+    timeoutFloorMs: env.JUDGE_TIMEOUT_FLOOR_MS,
+    timeoutP99Multiple: env.JUDGE_TIMEOUT_P99_MULTIPLE,
+    hedge: env.JUDGE_HEDGE,
     maxRetries: env.JUDGE_MAX_RETRIES,
     maxConcurrency: env.JUDGE_MAX_CONCURRENCY,
     callsOnThread: env.JUDGE_THREAD,

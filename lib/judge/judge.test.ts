@@ -3,7 +3,7 @@ import { clearJudgeCache } from "@/db/repositories/judge";
 import { resetConfig } from "@/lib/config";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import { costOf, resolveModelName } from "./config";
-import { judgeThreadCalls } from "./call-thread";
+import { judgeThreadCalls, warmJudgeThread } from "./call-thread";
 import { judge, type JudgeDeps } from "./judge";
 import { AdaptiveLimiter, limiterFor, type Slot } from "./limiter";
 
@@ -40,6 +40,8 @@ beforeEach(async () => {
     JUDGE_PRICES: undefined,
     JUDGE_MODEL: undefined,
     JUDGE_THREAD: undefined,
+    JUDGE_HEDGE: undefined,
+    JUDGE_TIMEOUT_FLOOR_MS: undefined,
   });
 });
 afterEach(() => configure({ OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined }));
@@ -238,40 +240,9 @@ describe("cache", () => {
 });
 
 describe("adaptive limiter", () => {
-  it("AIMD per answer: a window of 429s halves the limit, a window of successes adds one, a steady share of 429s does not collapse it", async () => {
-    const limiter = limiterFor("limiter-unit", 64);
-    // Each 429 takes half a slot: a whole window (64 answers) of 429s halves the limit.
-    for (let i = 0; i < 64; i++) limiter.onRateLimit();
-    expect(limiter.currentLimit).toBe(32);
-    expect(limiter.stats().rate_limits).toBe(64);
-    // Recovery is proportional: 32 successes (one window at limit 32) → 33, then 33 more → 34.
-    for (let i = 0; i < 31; i++) limiter.onSuccess();
-    expect(limiter.currentLimit).toBe(32);
-    limiter.onSuccess();
-    expect(limiter.currentLimit).toBe(33);
-    for (let i = 0; i < 33; i++) limiter.onSuccess();
-    expect(limiter.currentLimit).toBe(34);
-    // From the floor of 1 it takes 1 + 2 + 3 successes to reach 4 (not 10 in a row per step).
-    for (let i = 0; i < 200; i++) limiter.onRateLimit();
-    expect(limiter.currentLimit).toBe(1);
-    for (let i = 0; i < 6; i++) limiter.onSuccess();
-    expect(limiter.currentLimit).toBe(4);
-    // A provider that refuses one call in five whatever the load: the limit settles near 2(1 − r)/r = 8,
-    // where the field saw it stuck at 1–3.
-    const flaky = limiterFor("limiter-flaky", 128);
-    const seen: number[] = [];
-    for (let i = 0; i < 5000; i++) {
-      if (i % 5 === 4) flaky.onRateLimit();
-      else flaky.onSuccess();
-      if (i >= 4000) seen.push(flaky.currentLimit);
-    }
-    expect(Math.min(...seen)).toBeGreaterThanOrEqual(5);
-    expect(Math.max(...seen)).toBeLessThanOrEqual(12);
-  });
-
   it("lets calls behind a hung one go once it has stalled, and never exceeds the ceiling", async () => {
     const limiter = new AdaptiveLimiter(2, { minStallMs: 30 });
-    for (let i = 0; i < 4; i++) limiter.onRateLimit(); // limit 2 → 1 … floor 1
+    for (let i = 0; i < 4; i++) limiter.onRateLimit(); // a burst: limit 2 → 1
     expect(limiter.currentLimit).toBe(1);
     const hung = await limiter.acquire(); // never answered
     let next: Slot | undefined;
@@ -328,7 +299,7 @@ describe("adaptive limiter", () => {
     (await waiting).release();
   });
 
-  it("sends fewer calls at once after a 429", async () => {
+  it("sends fewer calls at once after a burst of 429s, and as many as before after an isolated one", async () => {
     configure({ JUDGE_MAX_CONCURRENCY: "4" });
     double.setLatency(60);
     const peakOf = async (n: number, tag: string) => {
@@ -339,10 +310,19 @@ describe("adaptive limiter", () => {
       return peak;
     };
     expect(await peakOf(8, "before")).toBe(4);
+    // One 429 among successes: the provider refused one call, it is not over its limit.
     double.enqueue({ kind: "rate_limit", retryAfterSeconds: 0 });
-    await judge({ ...progress("trigger"), model: "after-429" }, deps);
-    // Halved to 2; AIMD grows it back by one per window of successes, so it stays below 4 for these 6 calls.
-    expect(await peakOf(6, "after")).toBeLessThan(4);
+    await judge({ ...progress("isolated"), model: "after-429" }, deps);
+    expect(await peakOf(8, "after isolated")).toBe(4);
+    // Four calls at once, all refused: a burst halves the limit to 2, grown back by one per window of successes.
+    await new Promise((r) => setTimeout(r, 1100)); // the successes above leave the burst window
+    double.enqueue(...Array.from({ length: 4 }, () => ({ kind: "rate_limit" as const, retryAfterSeconds: 0 })));
+    const limiter = limiterFor("after-429", 4);
+    expect(limiter.stats()).toMatchObject({ limit: 4, cuts: 0 });
+    await Promise.all(Array.from({ length: 4 }, (_, i) => judge({ ...progress(`burst ${i}`), model: "after-429" }, deps)));
+    // Cut once to 2; the 4 retries' successes grew it back to 3 so far.
+    expect(limiter.stats()).toMatchObject({ limit: 3, cuts: 1 });
+    expect(await peakOf(2, "after burst")).toBeLessThan(4);
     configure({ JUDGE_MAX_CONCURRENCY: undefined });
   });
 
@@ -356,6 +336,46 @@ describe("adaptive limiter", () => {
     expect(peak).toBeGreaterThan(0);
     expect(peak).toBeLessThanOrEqual(3);
     configure({ JUDGE_MAX_CONCURRENCY: undefined });
+  });
+});
+
+describe("a call slower than the provider's p95", () => {
+  // The thread's start (its warm-up) must not be learnt as the provider's latency: a server starts it
+  // before its first run.
+  beforeAll(async () => {
+    await warmJudgeThread();
+  });
+
+  it("is hedged: the second request's verdict is used, the hung first one aborted, tokens counted once", async () => {
+    const model = `hedge-${Math.random()}`;
+    // Learn the provider's latency (a few ms): p95 and the learnt limit exist from here on.
+    for (let i = 0; i < 25; i++) expect((await judge({ ...progress(`learn ${i}`), model }, deps)).status).toBe("completed");
+    const plain = await judge({ ...progress("same length prompt A"), model }, deps);
+    double.enqueue({ kind: "hang" });
+    const before = double.count();
+    const out = await judge({ ...progress("same length prompt B"), model }, deps);
+    expect(out).toMatchObject({ status: "completed", attempts: 1, hedges: 1 });
+    expect(double.count() - before).toBe(2);
+    expect(out.inputTokens).toBe(plain.inputTokens);
+    expect(out.outputTokens).toBe(plain.outputTokens);
+    // The hung request was aborted when the hedge answered: nothing of this call is still out.
+    await expect.poll(() => double.inFlight()).toBe(0);
+    expect(out.latencyMs).toBeLessThan(1000); // not the 5 s time limit of the configuration
+  });
+
+  it("is not hedged with JUDGE_HEDGE=false: a hung call waits for its learnt time limit", async () => {
+    configure({ JUDGE_HEDGE: "false", JUDGE_TIMEOUT_FLOOR_MS: "300", JUDGE_MAX_RETRIES: "0" });
+    const model = `no-hedge-${Math.random()}`;
+    for (let i = 0; i < 25; i++) await judge({ ...progress(`learn ${i}`), model }, deps);
+    double.enqueue({ kind: "hang" });
+    const out = await judge({ ...progress("hangs"), model }, deps);
+    expect(out).toMatchObject({ status: "failed", hedges: 0 });
+    // 3 × p99 of a few-ms double, at least the 300 ms floor: far below the configured 5 s ceiling.
+    expect(out.error).toMatch(/a limit learnt from its latency/);
+    const [, ms] = /^judge call timed out after (\d+) ms: no reply from the provider \(a limit learnt from its latency/.exec(out.error ?? "") ?? [];
+    expect(Number(ms)).toBeGreaterThanOrEqual(300);
+    expect(Number(ms)).toBeLessThan(5000);
+    configure({ JUDGE_HEDGE: undefined, JUDGE_TIMEOUT_FLOOR_MS: undefined });
   });
 });
 

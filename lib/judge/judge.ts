@@ -14,6 +14,7 @@ import { callOnThread } from "./call-thread";
 import { extractJson } from "./extract-json";
 import { limiterFor } from "./limiter";
 import { classifyError, realRetryDeps, withRetries, type RetryDeps } from "./retry";
+import { hedgedCall, HedgedCallError, trackerFor, type Clock, type Role, type TailSettings } from "./tail";
 import { checkVerdict, verdictSchema, type JsonSchema } from "./verdicts";
 
 export type JudgeRequest = {
@@ -37,10 +38,18 @@ export type JudgeRequest = {
    * this one's reply is checked and saved. Rejecting it ends the judging without a call.
    */
   gate?: CallGate;
+  /**
+   * Told when this judging starts (true) and ends (false) a wait before a retry (backoff or
+   * Retry-After), during which it holds no call slot: the runner lets another cell be prepared meanwhile.
+   */
+  onBackoff?: (waiting: boolean) => void;
 };
 
-/** Waits for the caller's room for one provider call; resolves with the function that gives it back. */
-export type CallGate = (signal: AbortSignal | undefined) => Promise<() => void>;
+/**
+ * Waits for the caller's room for one provider call; resolves with the function that gives it back.
+ * `priority`: a retry whose wait is over, or a hedge — it goes ahead of calls not yet tried.
+ */
+export type CallGate = (signal: AbortSignal | undefined, opts?: { priority?: boolean }) => Promise<() => void>;
 
 export type JudgeOutcome = {
   status: "completed" | "failed";
@@ -57,6 +66,8 @@ export type JudgeOutcome = {
   attempts: number;
   /** How many of the attempts the provider answered with 429. */
   rateLimited?: number;
+  /** Hedged second requests sent (for calls slower than the provider's observed p95). */
+  hedges?: number;
   /** With `deferCacheWrite`: the verdict the caller must store in the judge cache. */
   cacheEntry?: JudgeCacheEntry;
 };
@@ -66,6 +77,8 @@ export type JudgeDeps = {
   languageModel?: (model: string, config: JudgeConfig) => LanguageModelV3;
   retry?: RetryDeps;
   now?: () => number;
+  /** The clock of the learnt time limits and hedges (tests drive it by hand). */
+  clock?: Clock;
 };
 
 /** Chat-completions model of the configured OpenAI-compatible provider (vLLM, Ollama, … all speak it). */
@@ -90,7 +103,7 @@ export function judgeCacheKey(req: Pick<JudgeRequest, "model" | "system" | "prom
   return createHash("sha256").update(material).digest("hex");
 }
 
-function describeFailure(error: unknown, attempts: number, timeoutMs: number): string {
+function describeFailure(error: unknown, attempts: number, timeoutMs: number, ceilingMs: number): string {
   const info = classifyError(error);
   const tries = attempts > 1 ? ` after ${attempts} attempts` : "";
   const detail = (error as Error)?.message?.slice(0, 300) ?? String(error);
@@ -100,7 +113,9 @@ function describeFailure(error: unknown, attempts: number, timeoutMs: number): s
     case "server":
       return `judge server error (${info.status})${tries}: ${detail}`;
     case "timeout":
-      return `judge call timed out after ${timeoutMs} ms${tries}: no reply from the provider (JUDGE_TIMEOUT_MS sets the limit)`;
+      return timeoutMs >= ceilingMs
+        ? `judge call timed out after ${timeoutMs} ms${tries}: no reply from the provider (JUDGE_TIMEOUT_MS sets the limit)`
+        : `judge call timed out after ${timeoutMs} ms${tries}: no reply from the provider (a limit learnt from its latency: JUDGE_TIMEOUT_P99_MULTIPLE × p99, at least JUDGE_TIMEOUT_FLOOR_MS)`;
     case "network":
       return `judge unreachable${tries}: ${detail}`;
     case "client":
@@ -144,50 +159,82 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
   // The configured provider's calls go to the judge thread (lib/judge/call-thread.ts); a model a
   // caller passes in (tests, benches) is called here.
   const model = deps.languageModel ? deps.languageModel(req.model, config) : config.callsOnThread ? undefined : defaultLanguageModel(req.model, config);
-  const callProvider = (turns: Turn[]): Promise<CallResult> =>
+  const callProvider = (turns: Turn[], signal: AbortSignal): Promise<CallResult> =>
     model
-      ? callModel(model, turns, req.system, schema, config.timeoutMs, req.signal)
-      : callOnThread({ baseURL: config.baseURL, apiKey: config.apiKey, model: req.model, turns, system: req.system, schema, timeoutMs: config.timeoutMs }, req.signal);
+      ? callModel(model, turns, req.system, schema, config.timeoutMs, signal)
+      : callOnThread({ baseURL: config.baseURL, apiKey: config.apiKey, model: req.model, turns, system: req.system, schema, timeoutMs: config.timeoutMs }, signal);
   const limiter = limiterFor(req.model, config.maxConcurrency);
+  const tracker = trackerFor(req.model);
+  const tail: TailSettings = { timeoutMs: config.timeoutMs, timeoutFloorMs: config.timeoutFloorMs, timeoutP99Multiple: config.timeoutP99Multiple, hedge: config.hedge };
   let attempts = 0;
   let inputTokens = 0;
   let outputTokens = 0;
   let rateLimited = 0;
-  let sentInEpoch: number | undefined;
+  let hedges = 0;
+  let timeoutMs = config.timeoutMs;
+  const retryDeps = deps.retry ?? realRetryDeps;
+  const retry: RetryDeps = {
+    random: retryDeps.random,
+    sleep: async (ms, s) => {
+      req.onBackoff?.(true);
+      try {
+        await retryDeps.sleep(ms, s);
+      } finally {
+        req.onBackoff?.(false);
+      }
+    },
+  };
+  /**
+   * One request of an attempt (the first, or its hedge): the caller's room first (holding nothing of
+   * the process-wide limiter while it waits), then the limiter's slot, then the provider. A retry whose
+   * wait is over and a hedge go first in both queues. Each 429 is told to the limiter with its epoch.
+   */
+  const request =
+    (turns: Turn[], n: number) =>
+    async (role: Role, signal: AbortSignal, sent: () => void): Promise<CallResult> => {
+      const priority = n > 0 || role === "hedge";
+      const leave = req.gate ? await req.gate(signal, { priority }) : undefined;
+      try {
+        if (role === "primary") attempts++;
+        const slot = await limiter.acquire(signal, { priority });
+        try {
+          if (role === "hedge") hedges++;
+          sent();
+          const res = await callProvider(turns, signal);
+          limiter.onSuccess(slot);
+          return res;
+        } catch (error) {
+          const info = classifyError(error);
+          if (info.kind === "rate_limit") {
+            rateLimited++;
+            limiter.onRateLimit(slot.epoch, info.retryAfterMs);
+          }
+          throw error;
+        } finally {
+          slot.release();
+        }
+      } finally {
+        leave?.();
+      }
+    };
   const call = (turns: Turn[]) =>
     withRetries(
       async (n) => {
-        // The caller's room first (holding nothing of the process-wide limiter while it waits).
-        const leave = req.gate ? await req.gate(req.signal) : undefined;
         try {
-          attempts++;
-          // A retry has already waited its turn (and its Retry-After, holding no slot): it goes first.
-          const slot = await limiter.acquire(req.signal, { priority: n > 0 });
-          sentInEpoch = slot.epoch;
-          try {
-            const res = await callProvider(turns);
-            limiter.onSuccess(slot);
-            inputTokens += res.inputTokens;
-            outputTokens += res.outputTokens;
-            return res;
-          } finally {
-            slot.release();
+          const won = await hedgedCall(request(turns, n), { tracker, settings: tail, signal: req.signal, clock: deps.clock });
+          // Only the winner's reply is used, and only its tokens are counted (the loser was aborted).
+          inputTokens += won.value.inputTokens;
+          outputTokens += won.value.outputTokens;
+          return won.value;
+        } catch (error) {
+          if (error instanceof HedgedCallError) {
+            if (error.timeoutMs !== undefined) timeoutMs = error.timeoutMs;
+            throw error.error;
           }
-        } finally {
-          leave?.();
+          throw error;
         }
       },
-      {
-        maxRetries: config.maxRetries,
-        signal: req.signal,
-        deps: deps.retry ?? realRetryDeps,
-        onFailure: (info) => {
-          if (info.kind === "rate_limit") {
-            rateLimited++;
-            limiter.onRateLimit(sentInEpoch);
-          }
-        },
-      },
+      { maxRetries: config.maxRetries, signal: req.signal, deps: retry },
     );
 
   const interpret = (res: CallResult) => {
@@ -202,7 +249,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
     first = await call(messages);
   } catch (error) {
     if (req.signal?.aborted) throw req.signal.reason;
-    return fail(describeFailure(error, attempts, config.timeoutMs), null, { attempts, inputTokens, outputTokens, rateLimited });
+    return fail(describeFailure(error, attempts, timeoutMs, config.timeoutMs), null, { attempts, inputTokens, outputTokens, rateLimited, hedges });
   }
   let check = interpret(first);
   let raw = first.text;
@@ -227,7 +274,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
     }
   }
   if (!check.ok) {
-    return fail(`invalid judge output: ${check.reason}`, raw || null, { attempts, inputTokens, outputTokens, rateLimited });
+    return fail(`invalid judge output: ${check.reason}`, raw || null, { attempts, inputTokens, outputTokens, rateLimited, hedges });
   }
   const cacheEntry: JudgeCacheEntry = { key, model: req.model, response: check.verdict.result, inputTokens, outputTokens };
   if (!req.deferCacheWrite) await writeJudgeCache(cacheEntry);
@@ -242,6 +289,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
     inputTokens,
     outputTokens,
     rateLimited,
+    hedges,
     latencyMs: now() - started,
   };
 }

@@ -76,15 +76,12 @@ export async function readSource(node: PipelineNodeRow, source: string, which: "
   return out;
 }
 
-/** A meta reference with a rule reads pass/fail; score metrics then compare as pass/fail at the rule's cut. */
-function defaultThreshold(node: PipelineNodeRow, sources: string[]): number | undefined {
-  const reference = (node.reference ?? null) as MetricReference | null;
-  if (!sources.includes("reference") || reference?.source !== "meta" || !reference.rule) return undefined;
-  // The reference reads pass/fail; a progress score ≥ 0.5 is a pass, other scales need an explicit threshold.
-  return node.outputType === "progress" ? 0.5 : undefined;
-}
+/** The default cut for a progress score compared with a pass/fail reading: ≥ 0.5 passes (shown in the answer). */
+export const DEFAULT_PROGRESS_THRESHOLD = 0.5;
+/** The default tolerance for two progress scores (0..1) to agree: 0.1 apart or less. Other scales: equal. */
+export const DEFAULT_PROGRESS_TOLERANCE = 0.1;
 
-export async function getAgreement(q: { dataset_id: number; pipeline_node_id: number; a: string; b: string; threshold?: number }): Promise<Agreement> {
+export async function getAgreement(q: { dataset_id: number; pipeline_node_id: number; a: string; b: string; threshold?: number; tolerance?: number }): Promise<Agreement> {
   await assertDatasetExists(q.dataset_id);
   const node = await getMetricRow(q.pipeline_node_id);
   if (node.datasetId !== q.dataset_id) {
@@ -102,14 +99,17 @@ export async function getAgreement(q: { dataset_id: number; pipeline_node_id: nu
   }
   items.sort((x, y) => x.conversation_id - y.conversation_id || x.entity_id - y.entity_id);
   const kind = agreementKind(node.outputType);
-  const threshold = q.threshold ?? defaultThreshold(node, [q.a, q.b]);
-  if (kind === "score" && threshold === undefined && items.some((i) => typeof i.a === "boolean" || typeof i.b === "boolean")) {
+  const passFail = items.some((i) => typeof i.a === "boolean" || typeof i.b === "boolean");
+  // A pass/fail reading (a reference with a rule) against progress scores compares at 0.5 unless told otherwise.
+  const threshold = q.threshold ?? (kind === "score" && passFail && node.outputType === "progress" ? DEFAULT_PROGRESS_THRESHOLD : undefined);
+  if (kind === "score" && threshold === undefined && passFail) {
     // A pass/fail reference cannot be ranked against scores; it needs the score that counts as a pass.
     throw new AppError("unprocessable", "Invalid query: the reference reads pass/fail; give threshold, the score that counts as a pass", [
       { path: "threshold", message: `is required to compare a ${node.outputType} metric with a pass/fail reference` },
     ]);
   }
-  const figures = computeAgreement(kind, items, { threshold });
+  const tolerance = q.tolerance ?? (node.outputType === "progress" ? DEFAULT_PROGRESS_TOLERANCE : 0);
+  const figures = computeAgreement(kind, items, { threshold, tolerance });
   return {
     dataset_id: node.datasetId,
     pipeline_node_id: node.id,

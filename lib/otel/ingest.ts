@@ -88,13 +88,21 @@ export async function flushAssembly(): Promise<void> {
 }
 
 const PASS_SIZE = 200;
+const YIELD_EVERY_MS = 10;
 
 async function rebuildStale(): Promise<void> {
   for (;;) {
     const ids = await staleConversationIds(PASS_SIZE);
     if (!ids.length) return;
     let progressed = false;
+    let slice = performance.now();
     for (const id of ids) {
+      // SQLite's statements run synchronously: every few milliseconds of rebuilding, let waiting exports
+      // and readers in (not after each conversation, or a busy event loop starves the pass).
+      if (performance.now() - slice > YIELD_EVERY_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        slice = performance.now();
+      }
       try {
         if (await rebuildConversation(id)) progressed = true;
       } catch (error) {

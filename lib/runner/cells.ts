@@ -61,6 +61,8 @@ export type CellRunnerOptions = {
    * shared run reads what every process spent); it stops the run once the budget is reached.
    */
   budget?: (spentHereUsd: number) => void | Promise<void>;
+  /** Called with hedged requests as they are sent (shared runs add them to meta). */
+  onHedged?: (n: number) => Promise<void>;
 };
 
 export type CellTotals = {
@@ -71,6 +73,8 @@ export type CellTotals = {
   cost: number;
   priced: boolean;
   rateLimits: number;
+  /** Hedged second requests sent for slow calls (lib/judge/tail.ts). */
+  hedges: number;
 };
 
 export type CellRunner = {
@@ -85,6 +89,13 @@ export type CellRunner = {
   limitNow(): number | null;
   /** How many cells the caller may `evaluate` at once (2 × callSlots with call slots). */
   evaluateAtOnce: number | undefined;
+  /**
+   * The caller's way to change that number while it runs: with call slots, a cell waiting out a retry's
+   * backoff or Retry-After holds no slot, so another cell may be prepared in its place (2 × callSlots +
+   * cells waiting). Without it, under a provider that refuses a fifth of the calls with Retry-After 1 s,
+   * the waiting cells fill the 2 × callSlots and the call slots go idle.
+   */
+  bindAtOnce(set: (n: number) => void): void;
 };
 
 /** A run's call slot refused: the server is shutting down, so the cell does not start its call. */
@@ -97,7 +108,7 @@ class NotStarted extends Error {
 export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const { execution, req, allNodes, total, signal, deps } = opts;
   const now = deps.now ?? Date.now;
-  const totals: CellTotals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true, rateLimits: 0 };
+  const totals: CellTotals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true, rateLimits: 0, hedges: 0 };
   let lastModel = opts.firstModel;
   const limitNow = () => existingLimiter(lastModel)?.currentLimit ?? null;
   // In-process runs also write the live limiter figures into `meta` while they go on, at most once a second.
@@ -105,17 +116,20 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const writeLiveMeta = async () => {
     const current = await getExecutionRow(execution.id);
     if (!current || !isActiveStatus(current.status)) return;
-    await updateExecution(execution.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, concurrency_limit: limitNow() } }, { onlyIfActive: true });
+    await updateExecution(execution.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, hedges: totals.hedges, concurrency_limit: limitNow() } }, { onlyIfActive: true });
   };
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
   const callSlots = opts.callSlots ? new AdaptiveLimiter(opts.callSlots) : undefined;
-  /** A slot of the run's calls in flight, refused once the run may start nothing new (shutdown). */
+  /**
+   * A slot of the run's calls in flight, refused once the run may start nothing new (shutdown). A hedge
+   * takes one too (batch_size bounds every request the run has out), ahead of calls not yet tried.
+   */
   const runGate: CallGate | undefined =
     callSlots &&
-    (async (s) => {
+    (async (s, o) => {
       if (opts.stopped()) throw new NotStarted();
-      const slot = await callSlots.acquire(s);
+      const slot = await callSlots.acquire(s, o);
       if (!opts.stopped()) return slot.release;
       slot.release();
       throw new NotStarted();
@@ -175,6 +189,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const announce = async (cell: Cell, outcome: CellOutcome, saved: EvaluationResultRow, counted?: number) => {
     const base = { execution_id: execution.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     totals.done++;
+    totals.hedges += outcome.hedges ?? 0;
     if (!opts.shared) {
       totals.rateLimits += outcome.rateLimited ?? 0;
       if (now() - metaWrittenAt >= 1000) {
@@ -207,6 +222,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
         totals.rateLimits += outcome.rateLimited;
         await opts.onRateLimited?.(outcome.rateLimited);
       }
+      if (outcome.hedges) await opts.onHedged?.(outcome.hedges);
       const once = await insertResultOnce(resultValues(cell, outcome), outcome.cacheEntry);
       if (once) await announce(cell, outcome, once.saved, once.counted);
       return;
@@ -279,6 +295,15 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     });
   };
 
+  let backingOff = 0;
+  let setAtOnce: ((n: number) => void) | undefined;
+  const onBackoff = opts.callSlots
+    ? (waiting: boolean) => {
+        backingOff += waiting ? 1 : -1;
+        setAtOnce?.(2 * opts.callSlots! + backingOff);
+      }
+    : undefined;
+
   const judgeCell = async (cell: Cell) => {
     if (signal.aborted || opts.stopped()) return;
     const model = resolveModelName(req.model_name, cell.node.modelName);
@@ -295,13 +320,15 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     let refused = false;
     const gate: CallGate | undefined =
       runGate &&
-      (async (s) => {
+      (async (s, o) => {
         try {
-          const leave = await runGate(s);
+          const leave = await runGate(s, o);
           announce();
           return leave;
         } catch (error) {
-          refused = true;
+          // Only a shutdown's refusal leaves the cell for a retry; a hedge whose wait for a slot was
+          // aborted because the first request answered is no refusal (its cell is saved as it ended).
+          if (error instanceof NotStarted) refused = true;
           throw error;
         }
       });
@@ -334,6 +361,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
           // Stored with the cell's result, in its transaction (record()).
           deferCacheWrite: true,
           gate,
+          onBackoff,
         },
         deps.judge,
       );
@@ -343,7 +371,8 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     }
     // Synchronous from here to the write: a cancel cannot slip in between the check and the save. A cell
     // refused its call slot by a shutdown was never started: it is left for a retry, like the cells after it.
-    if (signal.aborted || refused) return;
+    // (A refused hedge or retry does not undo an answer the cell already has.)
+    if (signal.aborted || (refused && outcome.status !== "completed")) return;
     announce();
     await record(cell, outcome);
   };
@@ -352,6 +381,9 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     totals,
     limitNow,
     evaluateAtOnce: opts.callSlots && 2 * opts.callSlots,
+    bindAtOnce: (set) => {
+      setAtOnce = set;
+    },
     prefetchTrees: async (cells) => {
       const ids = [...new Set(cells.map((c) => c.conversationId))].filter((id) => !trees.has(id) && !prefetched.has(id)).slice(0, TREE_CACHE);
       if (ids.length < 2) return; // one conversation: the cell loads it itself, as cheaply

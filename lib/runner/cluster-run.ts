@@ -15,6 +15,7 @@
 import "server-only";
 import { z } from "zod";
 import {
+  addExecutionHedges,
   addExecutionRateLimits,
   claimNextWave,
   getExecutionRow,
@@ -210,6 +211,7 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     onRateLimited: (n) => addExecutionRateLimits(row.id, n),
     // What every process's batches of the run spent so far, read incrementally as each cell's cost is recorded.
     budget: spent ? async () => void ((await spent.now()) >= req.max_cost_usd! && (await stopQueuedRunForBudget(row.id, req.max_cost_usd!))) : undefined,
+    onHedged: (n) => addExecutionHedges(row.id, n),
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");

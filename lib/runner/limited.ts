@@ -6,9 +6,16 @@
  */
 import pLimit from "p-limit";
 
-export async function forEachLimited<T>(items: readonly T[], concurrency: number, fn: (item: T) => Promise<void>): Promise<void> {
+export async function forEachLimited<T>(
+  items: readonly T[],
+  concurrency: number,
+  fn: (item: T) => Promise<void>,
+  /** Receives a setter of the concurrency while the items run (raising it starts queued items at once). */
+  bind?: (set: (n: number) => void) => void,
+): Promise<void> {
   // rejectOnClear: without it the items dropped by clearQueue() would stay pending for good.
   const limit = pLimit({ concurrency, rejectOnClear: true });
+  bind?.((n) => (limit.concurrency = Math.max(1, n)));
   let failure: { error: unknown } | null = null;
   await Promise.allSettled(
     items.map((item) =>

@@ -148,7 +148,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     await cells.runChecks(wave.filter((c) => c.node.kind === "check"));
     // A cell that throws (a database error) fails the run only once the cells in flight are over, and no
     // further cell starts: nothing of the run goes on after it is marked failed.
-    await forEachLimited(wave.filter((c) => c.node.kind !== "check"), cells.evaluateAtOnce ?? 1, (cell) => cells.evaluate(cell));
+    await forEachLimited(wave.filter((c) => c.node.kind !== "check"), cells.evaluateAtOnce ?? 1, (cell) => cells.evaluate(cell), cells.bindAtOnce);
   }
 
   const current = await getExecutionRow(row.id);
@@ -159,6 +159,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     cached_evaluations: totals.cached,
     cost_usd: totals.priced && totals.done > 0 ? totals.cost : totals.done === 0 ? 0 : null,
     rate_limits: totals.rateLimits,
+    hedges: totals.hedges,
     concurrency_limit: cells.limitNow(),
   };
   // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.

@@ -129,6 +129,11 @@ export const executionMetaSchema = z.object({
   cost_usd: z.number().nullable().describe("From JUDGE_PRICES; null when the model has no price"),
   interrupted: z.boolean().optional(),
   rate_limits: z.number().int().optional().describe("Judge calls of this run the provider answered with 429"),
+  hedges: z
+    .number()
+    .int()
+    .optional()
+    .describe("Second requests sent for judge calls slower than the provider's observed p95 (the first answer is used, the other aborted; its tokens are not counted)"),
   concurrency_limit: z.number().int().optional().describe("The model's adaptive limit of calls in flight (process-wide) when last reported"),
   trigger: z.string().optional().describe("What started the run when not a person: `rule:<id>` for an online rule"),
   max_cost_usd: z.number().nullable().optional().describe("The run's budget, when it had one"),

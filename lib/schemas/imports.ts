@@ -12,6 +12,12 @@ export const importFormats = [
   "content_parts",
   "records",
   "csv",
+  "coding_agent_session",
+  "message_tree",
+  "swe_agent_trajectory",
+  "agent_events",
+  "eval_log",
+  "joined_files",
   "mapping",
 ] as const;
 export type ImportFormat = (typeof importFormats)[number];
@@ -45,6 +51,18 @@ export const notImportedSchema = z
     characters: z.number().int().describe("Characters of text found there and not stored"),
   })
   .meta({ id: "NotImported" });
+
+export const importRecordsSchema = z
+  .object({
+    in_file: z.number().int().describe("Records in the file as the adapter reads them: messages, events, lines, tree nodes or samples"),
+    skipped: z
+      .record(z.string(), z.number().int())
+      .describe("Records read and deliberately not stored, per kind (e.g. `progress` lines of a coding-agent session log)"),
+    explanation: z
+      .string()
+      .describe("Why the stored counts differ from the file's, e.g. `5,308 records → 3,031 messages + 2,277 steps: tool results and tool-call-only turns became steps`"),
+  })
+  .meta({ id: "ImportRecords" });
 
 /** Where the conversations are in a file no adapter recognises, and which fields are what. */
 // Unregistered, so request bodies can inline it (OpenAPI inlines inputs); the registered copy is below.
@@ -100,6 +118,7 @@ export const importSuccessSchema = z
     conversations_imported: z.number().int(),
     messages_imported: z.number().int(),
     steps_imported: z.number().int(),
+    records: importRecordsSchema.describe("How the file's records became the stored conversations, messages and steps"),
     errors: z.array(importIssueSchema).describe("Always empty on success"),
     warnings: z.array(importIssueSchema),
   })
@@ -120,7 +139,24 @@ const booleanText = z
   .enum(["true", "false", "1", "0"], { message: "must be true or false" })
   .transform((v) => v === "true" || v === "1");
 
-const fileField = z.string().meta({ format: "binary" }).describe("The conversations file (JSON or JSON Lines, UTF-8)");
+const fileField = z
+  .string()
+  .meta({ format: "binary" })
+  .describe(
+    "The conversations file (JSON or JSON Lines, UTF-8). Send the field several times (up to 10 files, `MAX_IMPORT_BYTES` for all together) " +
+      "to import files that belong together, joined on `join_key`",
+  );
+
+const joinKeyDoc = z
+  .string()
+  .max(200)
+  .optional()
+  .describe(
+    "With several `file` parts: the record field the files are joined on, e.g. `question_id` for MT-Bench's `question.jsonl` + " +
+      "`model_answer/<model>.jsonl`. One conversation per key value; a turn's role comes from its file: records holding their turns " +
+      "under `choices[0].turns` are answers (assistant), `turns` are the user's (when no file has `choices`, the first file is the user's). " +
+      "Required with several files; the outcome's `format` is `joined_files`.",
+  );
 const getFeedbackField = booleanText.optional().default(true).describe("Explain a failed import (default true)");
 
 const mappingText = z
@@ -146,6 +182,8 @@ const mappingText = z
 
 const mappingIdText = intText({ min: 1 }).optional();
 
+const joinKeyText = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters").optional();
+
 const oneMapping = (form: { mapping?: unknown; mapping_id?: number }, ctx: z.RefinementCtx) => {
   if (form.mapping !== undefined && form.mapping_id !== undefined) {
     ctx.addIssue({ code: "custom", path: ["mapping_id"], message: "send either 'mapping' or 'mapping_id', not both" });
@@ -154,7 +192,7 @@ const oneMapping = (form: { mapping?: unknown; mapping_id?: number }, ctx: z.Ref
 
 /** Text fields of `POST /datasets/{id}/import`. */
 export const importIntoDatasetForm = z
-  .object({ get_feedback: getFeedbackField, mapping: mappingText, mapping_id: mappingIdText })
+  .object({ get_feedback: getFeedbackField, mapping: mappingText, mapping_id: mappingIdText, join_key: joinKeyText })
   .superRefine(oneMapping);
 
 /** Text fields of `POST /datasets/import`. */
@@ -165,6 +203,7 @@ export const createAndImportForm = z.object({
   get_feedback: getFeedbackField,
   mapping: mappingText,
   mapping_id: mappingIdText,
+  join_key: joinKeyText,
 }).superRefine(oneMapping);
 
 const mappingDoc = z
@@ -187,6 +226,7 @@ export const importIntoDatasetBodyDoc = z.object({
   get_feedback: z.enum(["true", "false"]).optional(),
   mapping: mappingDoc,
   mapping_id: mappingIdDoc,
+  join_key: joinKeyDoc,
 });
 export const createAndImportBodyDoc = z.object({
   file: fileField,
@@ -196,6 +236,7 @@ export const createAndImportBodyDoc = z.object({
   get_feedback: z.enum(["true", "false"]).optional(),
   mapping: mappingDoc,
   mapping_id: mappingIdDoc,
+  join_key: joinKeyDoc,
 });
 
 /** A mapping saved under a name by its user, for the next file of the same shape. */
@@ -220,6 +261,7 @@ export type SavedMapping = z.infer<typeof savedMappingSchema>;
 export type CreateSavedMappingBody = z.infer<typeof createSavedMappingBody>;
 export type ImportMapping = z.infer<typeof importMappingSchema>;
 export type NotImported = z.infer<typeof notImportedSchema>;
+export type ImportRecords = z.infer<typeof importRecordsSchema>;
 export type ImportIssue = z.infer<typeof importIssueSchema>;
 export type SuggestedTransformation = z.infer<typeof suggestedTransformationSchema>;
 export type LlmFeedback = z.infer<typeof llmFeedbackSchema>;

@@ -88,7 +88,27 @@ export const agreementQuery = z.object({
     .regex(/^-?\d+(\.\d+)?$/, "must be a number")
     .transform(Number)
     .optional()
-    .describe("Score metrics: a score ≥ threshold is a pass, which adds accuracy, kappa and the confusion matrix"),
+    .describe("Score metrics: a score ≥ threshold is a pass, which adds accuracy, kappa and the confusion matrix (default 0.5 for a progress metric against a pass/fail reading; the answer says which was used)"),
+  tolerance: z
+    .string()
+    .regex(/^\d+(\.\d+)?$/, "must be a non-negative number")
+    .transform(Number)
+    .optional()
+    .describe("Score metrics compared as scores: two scores at most this far apart agree (default 0.1 for progress, 0 otherwise)"),
+});
+
+const metaPathText = z.string().regex(/^meta(\.[A-Za-z0-9_-]{1,100}){1,8}$/, 'must be a dotted path into meta, e.g. "meta.rank"');
+
+export const rankingQuery = z.object({
+  dataset_id: intText({ min: 1 }),
+  pipeline_node_id: intText({ min: 1 }).describe("A message metric (scores or pass/fail)"),
+  a: sourceText.optional().default("latest").describe("The judge's verdicts: execution:<id> or latest (default)"),
+  rank_path: metaPathText.optional().default("meta.rank").describe("The human rank in each message's meta, 0 = best (default meta.rank)"),
+  group_path: metaPathText.optional().default("meta.parent_id").describe("What makes replies siblings: the prompt they answer (default meta.parent_id)"),
+  id_path: metaPathText
+    .optional()
+    .default("meta.message_id")
+    .describe("A reply's own id, so one stored on several paths counts once (default meta.message_id)"),
 });
 
 const interval = z.tuple([z.number(), z.number()]).nullable();
@@ -107,6 +127,9 @@ export const agreementSchema = z
     kappa: z.number().nullable(),
     spearman: z.number().nullable(),
     mae: z.number().nullable(),
+    weighted_kappa: z.number().nullable().describe("Scores on both sides: Cohen's kappa with quadratic weights ((x−y)/range)² over the values"),
+    threshold: z.number().nullable().describe("The score that counted as a pass, when scores were compared as pass/fail"),
+    tolerance: z.number().nullable().describe("When scores were compared as scores: how far apart two may be and agree"),
     intervals: z
       .object({ accuracy: interval, kappa: interval, spearman: interval, mae: interval })
       .describe("95% intervals: accuracy Wilson score; kappa ± 1.96·SE (Cohen's large-sample SE, clipped to [−1, 1]); Spearman Fisher z with SE 1/√(n−3); MAE ± 1.96·s/√n"),
@@ -123,6 +146,27 @@ export const agreementSchema = z
   .meta({ id: "Agreement" });
 
 export type Agreement = z.infer<typeof agreementSchema>;
+
+export const rankingSchema = z
+  .object({
+    dataset_id: z.number().int(),
+    pipeline_node_id: z.number().int(),
+    a: z.string(),
+    rank_path: z.string(),
+    group_path: z.string(),
+    items: z.number().int().describe("Judged replies with a rank and a group (a reply on several paths counts once)"),
+    groups: z.number().int().describe("Prompts with at least two ranked replies"),
+    pairs: z.number().int().describe("Pairs of sibling replies people ranked differently"),
+    pairwise_accuracy: z.number().nullable().describe("Share of those pairs the judge orders as people did (a judge tie counts half)"),
+    pairwise_interval: interval.describe("Wilson 95% interval"),
+    mean_spearman: z.number().nullable().describe("Mean over prompts of Spearman's rho between the judge's scores and the human order"),
+    spearman_interval: interval.describe("mean ± 1.96·s/√g over the prompts"),
+    spearman_undefined: z.number().int().describe("Prompts where the judge gave every reply the same score"),
+    discordant: z
+      .array(z.object({ better: entityRef, worse: entityRef, judge_better: z.number(), judge_worse: z.number() }))
+      .describe("Pairs the judge ordered the other way round (at most 200), the largest reversal first"),
+  })
+  .meta({ id: "RankingAgreement" });
 
 export const metricVersionSchema = z
   .object({

@@ -4,6 +4,8 @@ type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) 
 export type UploadOptions = {
   file?: string | Uint8Array;
   filename?: string;
+  /** Further `file` parts after `file`, for an import of several files joined on `join_key`. */
+  moreFiles?: Array<{ file: string | Uint8Array; filename: string }>;
   fields?: Record<string, string>;
   params?: Record<string, string | number>;
   headers?: Record<string, string>;
@@ -15,6 +17,10 @@ export async function upload(handler: Handler, url: string, opts: UploadOptions 
   if (opts.file !== undefined) {
     const part = typeof opts.file === "string" ? opts.file : new Uint8Array(opts.file);
     form.append("file", new Blob([part], { type: "application/json" }), opts.filename ?? "upload.json");
+  }
+  for (const more of opts.moreFiles ?? []) {
+    const part = typeof more.file === "string" ? more.file : new Uint8Array(more.file);
+    form.append("file", new Blob([part], { type: "application/json" }), more.filename);
   }
   for (const [k, v] of Object.entries(opts.fields ?? {})) form.append(k, v);
   const req = new Request(new URL(url, "http://localhost"), { method: "POST", body: form, headers: opts.headers });

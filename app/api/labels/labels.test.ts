@@ -238,10 +238,15 @@ describe("GET /api/agreement", () => {
     expect(res.json.intervals.spearman[0]).toBeCloseTo(Math.tanh(Math.atanh(7.5 / Math.sqrt(90)) - half), 12);
     // |errors| 0.05, 0.15, 0.15, 0.2, 0.25 → 0.16.
     expect(res.json.mae).toBeCloseTo(0.16, 12);
-    expect(res.json.accuracy).toBe(0);
+    // Scores agree within a tolerance (progress default 0.1, said in the answer): only the 0.05 apart does.
+    expect(res.json).toMatchObject({ tolerance: 0.1, threshold: null, accuracy: 0.2 });
+    expect(res.json.disagreements.map((d: { entity_id: number }) => d.entity_id)).toHaveLength(4);
+    expect((await agree(`${base}&tolerance=0`)).json.accuracy).toBe(0);
+    expect((await agree(`${base}&tolerance=0.15`)).json.accuracy).toBe(0.6);
+    expect((await agree(`${base}&tolerance=-1`)).status).toBe(400);
 
     const cut = await agree(`${base}&threshold=0.5`);
-    expect(cut.json).toMatchObject({ accuracy: 1, kappa: 1, confusion: { counts: [[3, 0], [0, 2]] } });
+    expect(cut.json).toMatchObject({ threshold: 0.5, accuracy: 1, kappa: 1, confusion: { counts: [[3, 0], [0, 2]] } });
 
     // A pass/fail rule on a progress metric compares at 0.5 by default: judged F F T T T, rewards 1 1 0 0 1.
     const patched = await call(metricItem.PATCH, "PATCH", "", {
@@ -252,6 +257,7 @@ describe("GET /api/agreement", () => {
     const ref = await agree(`dataset_id=${datasetId}&pipeline_node_id=${scoreMetric}&a=execution:${execution.id}&b=reference`);
     expect(ref.status).toBe(200);
     expect(ref.json.n).toBe(5);
+    expect(ref.json.threshold).toBe(0.5);
     expect(ref.json.confusion.counts).toEqual([[1, 2], [2, 0]]);
   });
 });

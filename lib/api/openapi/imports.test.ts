@@ -24,8 +24,14 @@ describe("OpenAPI: import operations", () => {
     });
 
     const success = doc.components.schemas.ImportSuccess;
-    expect(success.properties.format.enum).toEqual(["turnscope", "openai_chat", "jsonl", "sharegpt", "anthropic_messages", "content_parts", "records", "csv", "mapping"]);
+    expect(success.properties.format.enum).toEqual([
+      "turnscope", "openai_chat", "jsonl", "sharegpt", "anthropic_messages", "content_parts", "records", "csv",
+      "coding_agent_session", "message_tree", "swe_agent_trajectory", "agent_events", "eval_log", "joined_files", "mapping",
+    ]);
     expect(success.required).toContain("not_imported");
+    expect(success.required).toContain("records");
+    expect(doc.components.schemas.ImportRecords.required.sort()).toEqual(["explanation", "in_file", "skipped"]);
+    for (const op of [into, create]) expect(op.requestBody.content["multipart/form-data"].schema.properties.join_key.description).toContain("question_id");
     expect(doc.components.schemas.NotImported.required.sort()).toEqual(["characters", "path"]);
     for (const op of [into, create]) {
       expect(op.parameters).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header", required: false }));

@@ -25,7 +25,12 @@ const formats =
   "`content_parts` (content parts holding their text in `value`/`content`, part types `reasoning`/`thinking`, `tool_call`/`tool_use`, `tool_result`); " +
   "`records` (records holding a conversation under `messages`, `traj`, `trajectory`, `conversation`, `dialog`, `chat`, `history`, …: " +
   "the record's other fields become the conversation's `meta`); `csv` (a header naming `role` and `content`/`text`, one row per message, " +
-  "`conversation_id` grouping rows, other columns → meta); `jsonl` (JSON Lines, one record per line, in any of these shapes). " +
+  "`conversation_id` grouping rows, other columns → meta); `jsonl` (JSON Lines, one record per line, in any of these shapes); " +
+  "`coding_agent_session` (Claude Code session JSONL: one conversation per session, streamed replies merged by `message.id`, progress/snapshot/system records skipped and counted, compaction summary marked); " +
+  "`message_tree` (Open Assistant trees: one conversation per root-to-leaf path, `rank`/votes/reviews/`parent_id` in message meta, `message_tree_id` in conversation meta); " +
+  "`swe_agent_trajectory` (SWE-agent `.traj`, `history` + `trajectory`: imported once); `agent_events` (OpenHands event streams: actions → tool calls, caused observations → results, outcome in meta); " +
+  "`eval_log` (Inspect AI logs: one conversation per sample, `input`/`target`/`scores` in meta); `joined_files` (several `file` parts joined on `join_key`, roles from each file). " +
+  "Every success carries `records`, saying why the stored counts differ from the file's records. " +
   "UTF-8 only (a UTF-8 BOM is allowed). Nothing is silently lost: text found in the file's messages that no stored field holds is " +
   "listed in `not_imported` per field path, and a message that would be stored empty although the file has text in it refuses the import (422).";
 

@@ -1,6 +1,6 @@
 import { idParams } from "@/lib/schemas/common";
 import { compareQuery, comparisonSchema } from "@/lib/schemas/compare";
-import { agreementQuery, agreementSchema, createLabelBody, labelSchema, listLabelsQuery, metricVersionSchema } from "@/lib/schemas/labels";
+import { agreementQuery, agreementSchema, createLabelBody, labelSchema, listLabelsQuery, metricVersionSchema, rankingQuery, rankingSchema } from "@/lib/schemas/labels";
 import { badRequest, forbiddenResponse, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 
@@ -63,7 +63,9 @@ export const labelOperations: Operation[] = [
       "results and notes without a value are not readings. Checkbox metrics (and references with a rule) compare as " +
       "pass/fail: accuracy, Cohen's kappa and a 2×2 confusion matrix (rows a, columns b, order pass, fail) whose " +
       "`false_pass` (a pass, b fail) and `false_fail` cells list the entities; b is taken as the truth. Text metrics compare " +
-      "as categories. Score metrics get Spearman's rho (average ranks for ties) and mean absolute error; with `threshold` " +
+      "as categories. Score metrics get Spearman's rho (average ranks for ties), mean absolute error, quadratic-weighted kappa " +
+      "(weights ((x−y)/range)² over the values) and accuracy as the share of scores at most `tolerance` apart (default 0.1 " +
+      "for progress, 0 otherwise; `disagreements` are the cells further apart, largest first); with `threshold` " +
       "(or a reference with a rule on a progress metric, threshold 0.5) also the pass/fail figures; other score metrics " +
       "compared with a pass/fail reference need `threshold` (422 otherwise). Intervals are two-sided " +
       "95%: accuracy Wilson score; kappa ± 1.96·SE with Cohen's large-sample SE, clipped to [−1, 1]; Spearman Fisher z " +
@@ -76,6 +78,27 @@ export const labelOperations: Operation[] = [
       400: badRequest,
       404: notFoundResponse,
       422: { description: "The metric is not of the dataset, an execution of another dataset, `reference` without one, or a missing threshold", schema: unprocessableResponse.schema },
+    },
+  },
+  {
+    method: "get",
+    path: "/agreement/ranking",
+    operationId: "getRankingAgreement",
+    summary: "A message metric against human ranks among sibling replies",
+    description:
+      "For message trees with human rankings (Open Assistant: several assistant replies to one prompt, `meta.rank` 0 = best, " +
+      "`meta.parent_id` the prompt): replies with the same group value are siblings. Pairwise accuracy is the share of sibling " +
+      "pairs people ranked differently that the judge orders the same way (higher score = better; a judge tie counts half), " +
+      "with a Wilson 95% interval; `mean_spearman` averages per prompt Spearman's rho between the judge's scores and the human " +
+      "order, with mean ± 1.96·s/√g. A reply stored on several root-to-leaf paths (same `id_path` value) counts once, its copies' " +
+      "scores averaged. Pass/fail metrics read as 1/0.",
+    tag: labels,
+    query: rankingQuery,
+    responses: {
+      200: { description: "Ranking agreement", schema: rankingSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      422: { description: "The metric is not of the dataset, not judged per message, or a text metric", schema: unprocessableResponse.schema },
     },
   },
 

@@ -153,3 +153,49 @@ describe("the Turnscope format", () => {
     expect(r.conversations[0].messages.map((m) => m.role)).toEqual(["assistant", "tool"]);
   });
 });
+
+describe("content parts: a tool_call part whose value is JSON text", () => {
+  const line = (value: string) =>
+    JSON.stringify({
+      messages: [
+        { role: "user", content: [{ type: "text", value: "Area of a circle of radius 2?" }] },
+        { role: "assistant", content: [{ type: "reasoning", value: "Use the tool." }, { type: "tool_call", value }] },
+        { role: "tool", content: [{ type: "text", value: '{"area": 12.566}' }] },
+        { role: "assistant", content: [{ type: "text", value: "About 12.57." }] },
+      ],
+    });
+
+  it("parses the JSON text into the call's name and arguments (LLaMA-Factory reason_tool_use)", () => {
+    const r = success([line('{"name": "circle_area", "arguments": {"radius": 2}}'), line('{"name": "circle_area", "arguments": "{\\"radius\\": 3}"}')].join("\n"));
+    expect(r.format).toBe("content_parts");
+    expect(r.notImported).toEqual([]);
+    const steps = r.conversations[0].messages[1].steps;
+    expect(steps.map((s) => s.thinking ?? s.toolCall ?? s.toolResult ?? s.outputContent)).toEqual([
+      "Use the tool.",
+      { name: "circle_area", arguments: { radius: 2 } },
+      '{"area": 12.566}',
+      "About 12.57.",
+    ]);
+    expect(r.conversations[1].messages[1].steps[1].toolCall).toEqual({ name: "circle_area", arguments: { radius: 3 } });
+  });
+
+  it("refuses JSON text that does not parse, naming the field and the cause", () => {
+    const r = check([line('{"name": "circle_area", "arguments": {"radius": 2}'), line('{"tool": "circle_area"}')].join("\n"));
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    const messages = r.errors.map((e) => e.message);
+    expect(messages.some((m) => m.startsWith("Missing required field 'name': the call is JSON text in 'value' that does not parse ("))).toBe(true);
+    expect(messages).toContain("Missing required field 'name': the call is JSON text in 'value' without a 'name'");
+    expect(r.errors.every((e) => e.suggestion.includes("JSON text of"))).toBe(true);
+  });
+});
+
+describe("a refusal suggests a rename only when it would work", () => {
+  it("MT-Bench questions alone: 'turns' holds bare strings, so no rename is offered; joining the answers file is", () => {
+    const r = check([{ question_id: 81, turns: ["Write a poem.", "Shorter."] }, { question_id: 82, turns: ["Hi"] }].map((x) => JSON.stringify(x)).join("\n"));
+    if (r.ok) throw new Error("expected a refusal");
+    expect(r.errors[0].message).toBe("2 lines: Missing required field 'messages'");
+    expect(r.errors[0].suggestion).not.toMatch(/Rename/);
+    expect(r.errors[0].suggestion).toMatch(/join_key/);
+  });
+});

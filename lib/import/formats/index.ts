@@ -11,7 +11,9 @@ import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
 import { convertCsv } from "./csv";
 import { conversationKeyOf, convertRecord, dialectOf, isMessageLike, type Dialect } from "./records";
+import type { RecordsRead } from "./records-summary";
 import type { ConversationSource } from "./source-paths";
+import { normaliseWholeFile } from "./whole-file";
 
 export type Normalised = {
   /** Absent when no adapter matched: the data goes to validation as it is, and the errors say why. */
@@ -22,6 +24,12 @@ export type Normalised = {
   sources?: ConversationSource[];
   /** Errors the adapter found itself (CSV rows with the wrong number of fields). */
   errors?: import("@/lib/schemas/imports").ImportIssue[];
+  /** Whole-file adapters: how the file's records became conversations (see records-summary.ts). */
+  records?: RecordsRead;
+  /** Text the adapter knowingly does not store (a second copy in another shape), per field path. */
+  notImported?: import("@/lib/schemas/imports").NotImported[];
+  /** Keys whose values say which thing, not what was said (ids, timestamps of the format), for text accounting. */
+  structural?: readonly string[];
 };
 
 type Parsed = Extract<ParseResult, { ok: true }>;
@@ -92,6 +100,9 @@ function isMessageList(value: unknown[]): boolean {
 
 /** Detect the format of a parsed upload and convert it to the Turnscope shape. */
 export function normaliseUpload(parsed: Parsed): Normalised {
+  // Agent logs, message trees and eval logs are recognised by their whole shape before any record reading.
+  const whole = normaliseWholeFile(parsed);
+  if (whole) return whole;
   if (parsed.kind === "csv") {
     const csv = convertCsv(parsed.table);
     const sources = csv.lines.map((lines) => ({ path: "", messagesPath: "", messageLines: lines }));

@@ -23,6 +23,11 @@ export type ConversationSource = {
   raw?: unknown;
   /** The record's message list as it is in the file. */
   rawMessages?: unknown[];
+  /**
+   * The file's units (records, events, tree nodes) are not one-to-one with the converted messages
+   * (whole-file adapters): each unit's text is looked for anywhere in the converted conversation.
+   */
+  wholeConversation?: boolean;
 };
 
 const conversationPath = /^conversations\[(\d+)\](.*)$/;

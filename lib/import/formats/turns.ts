@@ -75,11 +75,34 @@ function thinkingText(part: Record<string, unknown>): string {
   return "";
 }
 
+/** Fields a content part may hold its call in as JSON text (LLaMA-Factory's `{"type": "tool_call", "value": "{\"name\": …}"}`). */
+const callTextKeys = ["value", "text", "content"] as const;
+
 export function toolCallStep(call: unknown): Record<string, unknown> {
+  if (typeof call === "string") {
+    const parsed = parseMaybeJson(call);
+    return isRecord(parsed) ? toolCallStep(parsed) : { tool_call: call };
+  }
   if (!isRecord(call)) return { tool_call: call };
+  if (!isRecord(call.function) && typeof call.function !== "string" && typeof call.name !== "string") {
+    for (const key of callTextKeys) {
+      const parsed = parseMaybeJson(call[key]);
+      if (isRecord(parsed) && (typeof parsed.name === "string" || isRecord(parsed.function))) {
+        const step = toolCallStep(parsed);
+        const id = call.id ?? call.call_id ?? call.tool_call_id;
+        if (typeof id === "string" && isRecord(step.tool_call) && step.tool_call.id === undefined) step.tool_call.id = id;
+        return step;
+      }
+    }
+    // No name anywhere: keep what the part holds (without its type), so validation can say where the call is.
+    const { type: _type, ...held } = call;
+    if (callTextKeys.some((k) => typeof held[k] === "string")) return { tool_call: held };
+  }
   const fn = isRecord(call.function) ? call.function : call;
   const args = fn.arguments ?? fn.input ?? fn.args ?? fn.parameters ?? {};
-  const toolCall: Record<string, unknown> = { name: fn.name, arguments: parseMaybeJson(args) };
+  // Inspect AI: `function` is the tool's name and `arguments` sits next to it.
+  const name = typeof call.function === "string" && fn.name === undefined ? call.function : fn.name;
+  const toolCall: Record<string, unknown> = { name, arguments: parseMaybeJson(args) };
   const id = call.id ?? call.call_id ?? call.tool_call_id;
   if (typeof id === "string") toolCall.id = id;
   return { tool_call: toolCall };
@@ -173,12 +196,25 @@ function readMessage(m: unknown): ReadMessage | undefined {
   const before: Piece[] = [];
   const reasoning = m.reasoning_content ?? m.reasoning ?? m.thinking;
   if (typeof reasoning === "string" && reasoning) before.push({ kind: "step", step: { thinking: reasoning } });
+  // SWE-agent keeps the model's reasoning in `thought` (often the content again: then it is not repeated).
+  if (typeof m.thought === "string" && m.thought && m.thought !== content && m.thought !== reasoning) before.push({ kind: "step", step: { thinking: m.thought } });
   const after: Piece[] = [];
   if (Array.isArray(m.tool_calls)) for (const call of m.tool_calls) after.push({ kind: "step", step: toolCallStep(call) });
   if (isRecord(m.function_call)) after.push({ kind: "step", step: toolCallStep(m.function_call) });
+  // SWE-agent: the call as the command line the agent ran (`action`) stays with the call.
+  const calls = after.filter((p) => p.kind === "step" && isRecord(p.step.tool_call));
+  if (typeof m.action === "string" && calls.length === 1) {
+    const step = (calls[0] as { step: Record<string, unknown> }).step;
+    step.tool_call = { ...(step.tool_call as Record<string, unknown>), action: m.action };
+  }
+  const all = [...before, ...pieces, ...after];
+  // The agent that wrote a message (multi-agent logs: `agent`, `agent_name`) names each of its steps.
+  const agent = typeof m.agent === "string" ? m.agent : typeof m.agent_name === "string" ? m.agent_name : undefined;
+  if (agent) for (const p of all) if (p.kind === "step" && p.step.agent_name === undefined) p.step.agent_name = agent;
   const meta: Record<string, unknown> = isRecord(m.meta) ? { ...m.meta } : {};
   if (typeof m.name === "string") meta.name = m.name;
-  return { role, pieces: [...before, ...pieces, ...after], meta: Object.keys(meta).length ? meta : undefined, toolReply };
+  if (agent) meta.agent = agent;
+  return { role, pieces: all, meta: Object.keys(meta).length ? meta : undefined, toolReply };
 }
 
 type Turn = { message: Record<string, unknown>; pieces: Piece[] };

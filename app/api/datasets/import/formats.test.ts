@@ -228,3 +228,26 @@ describe("nothing silently lost", () => {
     expect(outcome.not_imported).toEqual([{ path: "messages[].annotation", characters: "rated helpful by reviewer".length }]);
   });
 });
+
+describe("agent logs without a real file: samples written from the formats' documentation", () => {
+  it("OpenHands event stream: one conversation, actions as thinking + tool call steps, observations as results, outcome in meta", async () => {
+    const { outcome, conversations } = await importSample("openhands-events.json");
+    expect(outcome).toMatchObject({ format: "agent_events", conversations_imported: 1, messages_imported: 3 });
+    expect(outcome.records).toMatchObject({ in_file: 9, skipped: { agent_state_changed: 2 } });
+    const [run] = conversations;
+    expect(run.meta).toMatchObject({ outcome: { agent_state: "finished", finish: { task_completed: "true" } } });
+    const steps = run.messages[2].steps.map(stepOf);
+    expect(steps.slice(0, 3)).toEqual([
+      { thinking: "Let me run the test first to see the failure." },
+      { tool_call: expect.objectContaining({ name: "execute_bash", id: "toolu_01A", arguments: expect.objectContaining({ command: "python -m pytest tests/test_math.py -q" }) }) },
+      { tool_result: "F\nE   assert add(2, 2) == 5\n1 failed in 0.02s" },
+    ]);
+  });
+
+  it("Inspect AI eval log: a conversation per sample, function-name tool calls as steps, input/target/scores in meta", async () => {
+    const { outcome, conversations, messages } = await importSample("inspect-eval-log.json");
+    expect(outcome).toMatchObject({ format: "eval_log", conversations_imported: 2, messages_imported: 5, steps_imported: 4, not_imported: [] });
+    expect(messages[0][2].steps[0]).toEqual({ tool_call: { name: "add", arguments: { x: 1, y: 1 }, id: "call_1" } });
+    expect(conversations[1].meta).toMatchObject({ input: "What is 3 * 4?", target: "12", scores: { match: { value: "I", answer: "7" } }, eval: { task: "arithmetic_tools", model: "openai/gpt-4o" } });
+  });
+});

@@ -1,0 +1,107 @@
+/**
+ * Ranking agreement through the API: a message-tree file (Open Assistant's shape) imported as it is, a
+ * judge's scores per reply, and the figures worked by hand; then the real Open Assistant file when
+ * ../shared/realdata is there.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { getMetricRow } from "@/lib/metrics/metrics";
+import { call } from "@/lib/testing/http";
+import { upload } from "@/lib/testing/multipart";
+import { addTestResult, createTestExecution } from "@/lib/testing/seed-results";
+import * as createAndImport from "@/app/api/datasets/import/route";
+import * as conversationsRoute from "@/app/api/datasets/[id]/conversations/route";
+import * as conversationRoute from "@/app/api/conversations/[id]/route";
+import * as metrics from "@/app/api/evaluation-pipeline-nodes/route";
+import * as ranking from "./route";
+
+type Msg = { message_id: string; parent_id: string | null; text: string; role: "prompter" | "assistant"; rank?: number; replies: Msg[] };
+const reply = (id: string, parent: string, rank: number): Msg => ({ message_id: id, parent_id: parent, text: `reply ${id}`, role: "assistant", rank, replies: [] });
+const tree = (id: string, replies: Msg[]) => ({ message_tree_id: id, tree_state: "ready_for_export", prompt: { message_id: id, parent_id: null, text: `prompt ${id}`, role: "prompter", replies } });
+const file = [tree("p1", [reply("a", "p1", 0), reply("b", "p1", 1), reply("c", "p1", 2)]), tree("p2", [reply("d", "p2", 0), reply("e", "p2", 1)])].map((t) => JSON.stringify(t)).join("\n");
+
+async function importTrees(content: string, name: string) {
+  const imported = await upload(createAndImport.POST, "/api/datasets/import", { file: content, filename: "trees.jsonl", fields: { name } });
+  expect(imported.status, imported.text).toBe(201);
+  return imported.json.dataset_id ?? imported.json.dataset.id;
+}
+
+async function messageMetric(datasetId: number) {
+  const created = await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", {
+    body: { dataset_id: datasetId, name: "Helpfulness", evaluation_level: "message", prompt: "Rate @CURRENT_MESSAGE.output", output_type: "progress" },
+  });
+  expect(created.status).toBe(201);
+  return await getMetricRow(created.json.id);
+}
+
+/** Every stored assistant message with its reply id (meta.message_id). */
+async function assistantMessages(datasetId: number) {
+  const convs = await call(conversationsRoute.GET, "GET", `/api/datasets/${datasetId}/conversations?limit=500`, { params: { id: datasetId } });
+  const out: Array<{ id: number; conversationId: number; replyId: string }> = [];
+  for (const c of convs.json as Array<{ id: number }>) {
+    const full = await call(conversationRoute.GET, "GET", `/api/conversations/${c.id}`, { params: { id: c.id } });
+    for (const m of full.json.messages as Array<{ id: number; role: string; meta: Record<string, unknown> }>) {
+      if (m.role === "assistant") out.push({ id: m.id, conversationId: c.id, replyId: String(m.meta.message_id) });
+    }
+  }
+  return out;
+}
+
+describe("GET /api/agreement/ranking", () => {
+  it("orders sibling replies against people's ranks: pairwise accuracy and mean Spearman by hand", async () => {
+    const datasetId = await importTrees(file, "ranked trees");
+    const node = await messageMetric(datasetId);
+    const execution = await createTestExecution(node);
+    // Judge: a .9, b .5, c .7 (ranks 0 1 2) and d .4, e .4 (ranks 0 1).
+    const judge: Record<string, number> = { a: 0.9, b: 0.5, c: 0.7, d: 0.4, e: 0.4 };
+    const messages = await assistantMessages(datasetId);
+    expect(messages.map((m) => m.replyId).sort()).toEqual(["a", "b", "c", "d", "e"]);
+    for (const m of messages) {
+      await addTestResult({ executionId: execution.id, node, entity: { type: "message", id: m.id, conversationId: m.conversationId, messageId: m.id }, result: { score: judge[m.replyId] }, score: judge[m.replyId] });
+    }
+    const res = await call(ranking.GET, "GET", `/api/agreement/ranking?dataset_id=${datasetId}&pipeline_node_id=${node.id}&a=execution:${execution.id}`);
+    expect(res.status, res.text).toBe(200);
+    // p1: (a,b) ✓ (a,c) ✓ (b,c) ✗; p2: (d,e) tie ½ → 2.5 / 4. Spearman p1 = 0.5 (see lib/agreement tests); p2 undefined.
+    expect(res.json).toMatchObject({ items: 5, groups: 2, pairs: 4, pairwise_accuracy: 0.625, spearman_undefined: 1, rank_path: "meta.rank", group_path: "meta.parent_id" });
+    expect(res.json.mean_spearman).toBeCloseTo(0.5, 12);
+    expect(res.json.discordant).toHaveLength(1);
+    const worse = messages.find((m) => m.replyId === "c")!;
+    expect(res.json.discordant[0].worse.entity_id).toBe(worse.id);
+  });
+
+  it("refuses what it cannot rank with a 4xx that says why", async () => {
+    const datasetId = await importTrees(file, "refusals");
+    const conv = await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", {
+      body: { dataset_id: datasetId, name: "Whole", evaluation_level: "conversation", prompt: "Rate @HISTORY", output_type: "progress" },
+    });
+    const res = await call(ranking.GET, "GET", `/api/agreement/ranking?dataset_id=${datasetId}&pipeline_node_id=${conv.json.id}`);
+    expect(res.status).toBe(422);
+    expect(res.json.error.message).toMatch(/per message/);
+    expect((await call(ranking.GET, "GET", `/api/agreement/ranking?dataset_id=${datasetId}&pipeline_node_id=${conv.json.id}&rank_path=rank`)).status).toBe(400);
+  });
+
+  const realFile = path.resolve(process.cwd(), "../shared/realdata/oasst_en_100_tree.jsonl");
+  it.runIf(fs.existsSync(realFile))("works on the real Open Assistant trees (../shared/realdata)", async () => {
+    const datasetId = await importTrees(fs.readFileSync(realFile, "utf8"), "oasst");
+    const node = await messageMetric(datasetId);
+    const execution = await createTestExecution(node);
+    // A judge that agrees with people exactly: score = 1 / (1 + rank).
+    const messages = await assistantMessages(datasetId);
+    const convs = new Map<number, Record<string, unknown>>();
+    for (const m of messages) {
+      const full = convs.get(m.conversationId) ?? (await call(conversationRoute.GET, "GET", `/api/conversations/${m.conversationId}`, { params: { id: m.conversationId } })).json;
+      convs.set(m.conversationId, full);
+      const meta = (full.messages as Array<{ id: number; meta: { rank?: number } }>).find((x) => x.id === m.id)!.meta;
+      if (typeof meta.rank !== "number") continue;
+      const score = 1 / (1 + meta.rank);
+      await addTestResult({ executionId: execution.id, node, entity: { type: "message", id: m.id, conversationId: m.conversationId, messageId: m.id }, result: { score }, score });
+    }
+    const res = await call(ranking.GET, "GET", `/api/agreement/ranking?dataset_id=${datasetId}&pipeline_node_id=${node.id}&a=execution:${execution.id}`);
+    expect(res.status).toBe(200);
+    expect(res.json.groups).toBeGreaterThan(20);
+    expect(res.json.pairwise_accuracy).toBe(1);
+    expect(res.json.mean_spearman).toBeCloseTo(1, 12);
+  }, 120_000);
+  if (!fs.existsSync(realFile)) it.skip("real Open Assistant trees: ../shared/realdata is absent, skipped", () => undefined);
+});

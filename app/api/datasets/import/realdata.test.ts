@@ -1,0 +1,214 @@
+/**
+ * Every real public file in ../shared/realdata (see its README.txt for sources and licences) imported as
+ * it is through the create-and-import route (multipart), then read back through the conversations API:
+ * the text kept, counted against the file itself (every string the file holds in its conversation
+ * parts, JSON text parsed, minus values that name rather than say: roles, types, ids), tool calls and
+ * results as steps, and the file's ground truth in meta. Skips, saying so, where the folder is absent.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { call } from "@/lib/testing/http";
+import { upload } from "@/lib/testing/multipart";
+import * as createAndImport from "./route";
+import * as conversationsRoute from "../[id]/conversations/route";
+import * as conversationRoute from "../../conversations/[id]/route";
+
+const dir = path.resolve(process.cwd(), "../shared/realdata");
+const present = fs.existsSync(path.join(dir, "README.txt"));
+if (!present) console.warn(`realdata.test.ts: skipped, ${dir} is absent (the real public files live there, never in this repository)`);
+const read = (name: string) => fs.readFileSync(path.join(dir, name), "utf8");
+
+type Step = { thinking: string | null; tool_call: Record<string, unknown> | null; tool_result: unknown; output_content: string | null; agent_name: string | null };
+type Message = { role: string; content: string | null; meta: Record<string, unknown> | null; steps: Step[] };
+type Conversation = { name: string | null; meta: Record<string, unknown> | null; agents: unknown; messages: Message[] };
+
+/** Values that say which thing or what kind, not what was said. */
+const structural = new Set(["role", "from", "type", "id", "tool_call_id", "tool_use_id", "call_id", "index", "signature", "message_type", "tool_call_ids"]);
+
+function leaves(value: unknown, out: string[], depth = 0): void {
+  if (depth > 64) return;
+  if (typeof value === "string") {
+    const t = value.trimStart();
+    if (t.startsWith("{") || t.startsWith("[")) {
+      try {
+        return leaves(JSON.parse(value), out, depth + 1);
+      } catch {
+        // not JSON text: a string like any other
+      }
+    }
+    if (value.trim()) out.push(value);
+  } else if (Array.isArray(value)) for (const v of value) leaves(v, out, depth + 1);
+  else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) if (!structural.has(k)) leaves(v, out, depth + 1);
+}
+
+/** Share of the file's text characters found in what was stored. */
+function textKept(fileParts: unknown, conversations: Conversation[]): { ratio: number; total: number } {
+  const stored: string[] = [];
+  for (const c of conversations) {
+    leaves(c.meta, stored);
+    leaves(c.agents, stored);
+    leaves(c.name, stored);
+    for (const m of c.messages) {
+      leaves(m.content, stored);
+      leaves(m.meta, stored);
+      for (const s of m.steps) leaves([s.thinking, s.tool_call, s.tool_result, s.output_content, s.agent_name], stored);
+      // Stored objects also count as the JSON text they were read from.
+      for (const s of m.steps) if (s.tool_result !== null && typeof s.tool_result === "object") stored.push(JSON.stringify(s.tool_result));
+    }
+  }
+  const exact = new Set(stored);
+  const joined = stored.join("\u0000");
+  const inFile: string[] = [];
+  leaves(fileParts, inFile);
+  let total = 0;
+  let kept = 0;
+  for (const text of inFile) {
+    total += text.length;
+    if (exact.has(text) || joined.includes(text)) kept += text.length;
+  }
+  return { ratio: total ? kept / total : 1, total };
+}
+
+async function importFiles(files: Array<{ name: string; text: string }>, fields: Record<string, string> = {}) {
+  const [first, ...more] = files;
+  const res = await upload(createAndImport.POST, "/api/datasets/import", {
+    file: first.text,
+    filename: first.name,
+    moreFiles: more.map((f) => ({ file: f.text, filename: f.name })),
+    fields: { name: first.name, ...fields },
+  });
+  if (res.status !== 201) throw new Error(`${first.name}: ${res.status} ${res.text.slice(0, 2000)}`);
+  const id = res.json.dataset_id as number;
+  const list = await call(conversationsRoute.GET, "GET", `/api/datasets/${id}/conversations?limit=500`, { params: { id } });
+  const total = Number(list.headers.get("x-total-count"));
+  const summaries = [...(list.json as Array<{ id: number }>)];
+  for (let offset = 500; offset < total; offset += 500) {
+    const page = await call(conversationsRoute.GET, "GET", `/api/datasets/${id}/conversations?limit=500&offset=${offset}`, { params: { id } });
+    summaries.push(...(page.json as Array<{ id: number }>));
+  }
+  const conversations: Conversation[] = [];
+  for (const c of summaries) conversations.push((await call(conversationRoute.GET, "GET", `/api/conversations/${c.id}`, { params: { id: c.id } })).json);
+  return { outcome: res.json, conversations };
+}
+
+const steps = (cs: Conversation[]) => cs.flatMap((c) => c.messages.flatMap((m) => m.steps));
+const jsonl = (text: string) => text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
+
+describe.skipIf(!present)("real files from ../shared/realdata import as they are, through the API", () => {
+  it("tau-bench airline trajectories: OpenAI messages with tool calls, reward in meta", async () => {
+    const text = read("tau-bench_gpt-4o-airline.json");
+    const { outcome, conversations } = await importFiles([{ name: "tau-bench_gpt-4o-airline.json", text }]);
+    expect(outcome).toMatchObject({ format: "openai_chat", conversations_imported: 200, not_imported: [] });
+    expect(outcome.records.explanation).toMatch(/^5,\d{3} file messages → 200 conversations, 3,031 messages \+ 2,936 steps: /);
+    expect(textKept(JSON.parse(text), conversations).ratio).toBeGreaterThanOrEqual(0.99);
+    expect(steps(conversations).filter((s) => s.tool_result !== null)).toHaveLength(1164);
+    expect(conversations.filter((c) => c.meta?.reward === 1)).toHaveLength(84);
+  }, 120_000);
+
+  it("LLaMA-Factory glaive tool calls (ShareGPT)", async () => {
+    const text = read("llamafactory_glaive_toolcall_en_demo.json");
+    const { outcome, conversations } = await importFiles([{ name: "glaive.json", text }]);
+    expect(outcome).toMatchObject({ format: "sharegpt", conversations_imported: 300, not_imported: [] });
+    expect(textKept(JSON.parse(text), conversations).ratio).toBeGreaterThanOrEqual(0.99);
+    expect(steps(conversations).filter((s) => s.tool_call)).toHaveLength(211);
+    expect(steps(conversations).filter((s) => s.tool_result !== null)).toHaveLength(211);
+  }, 60_000);
+
+  it("LLaMA-Factory reason_tool_use: tool_call parts holding JSON text, reasoning parts → thinking steps", async () => {
+    const text = read("llamafactory_reason_tool_use_demo_50.jsonl");
+    const { outcome, conversations } = await importFiles([{ name: "reason.jsonl", text }]);
+    expect(outcome).toMatchObject({ format: "content_parts", conversations_imported: 50, not_imported: [] });
+    expect(textKept(jsonl(text), conversations).ratio).toBeGreaterThanOrEqual(0.99);
+    const all = steps(conversations);
+    expect(all.filter((s) => s.tool_call)).toHaveLength(68);
+    expect(all.every((s) => !s.tool_call || (typeof s.tool_call.name === "string" && typeof s.tool_call.arguments === "object"))).toBe(true);
+    expect(all.filter((s) => s.tool_result !== null)).toHaveLength(42);
+    expect(all.filter((s) => s.thinking)).toHaveLength(112);
+  }, 60_000);
+
+  it("MT-Bench questions + GPT-4o answers, two files joined on question_id: user turns from one, assistant turns from the other", async () => {
+    const questions = read("fastchat_mt_bench_question.jsonl");
+    const answers = read("fastchat_mt_bench_model_answer_gpt-4o.jsonl");
+    const { outcome, conversations } = await importFiles(
+      [
+        { name: "question.jsonl", text: questions },
+        { name: "gpt-4o.jsonl", text: answers },
+      ],
+      { join_key: "question_id" },
+    );
+    expect(outcome).toMatchObject({ format: "joined_files", conversations_imported: 80, messages_imported: 320, steps_imported: 0, not_imported: [] });
+    expect(textKept([...jsonl(questions), ...jsonl(answers)], conversations).ratio).toBeGreaterThanOrEqual(0.99);
+    const first = conversations.find((c) => c.meta?.question_id === 81) as Conversation;
+    expect(first.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant"]);
+    expect(first.messages[0].content).toMatch(/^Compose an engaging travel blog post about a recent trip to Hawaii/);
+    expect(first.messages[1].content).toMatch(/^\*\*Aloha Adventures/);
+    expect(first.meta).toMatchObject({ question_id: 81, category: "writing", model_id: "gpt-4o", answer_id: "b3YzhQhc7uKpCgdEPDqHhP" });
+    // The reference answers (ground truth for 39 questions) travel in meta.
+    expect(conversations.filter((c) => Array.isArray(c.meta?.reference))).toHaveLength(39);
+  }, 60_000);
+
+  it("Claude Code session log: one conversation, noise records skipped and counted, tool use/results as steps, compaction summary marked", async () => {
+    const text = read("claudecode_spotter_session_258c7280.jsonl");
+    const records = jsonl(text);
+    const { outcome, conversations } = await importFiles([{ name: "session.jsonl", text }]);
+    expect(outcome).toMatchObject({ format: "coding_agent_session", conversations_imported: 1 });
+    expect(outcome.records).toMatchObject({ in_file: 1863, skipped: { progress: 1333, "file-history-snapshot": 28, "queue-operation": 6, "system/compact_boundary": 1 } });
+    expect(outcome.records.explanation).toMatch(/^1,863 lines → 1 conversation, \d+ messages \+ \d+ steps: /);
+    const messageParts = records.filter((r) => r.type === "user" || r.type === "assistant").map((r) => r.message);
+    expect(textKept(messageParts, conversations).ratio).toBeGreaterThanOrEqual(0.99);
+    // Only the tool's structured copy of results (toolUseResult) is listed, never the conversation's text.
+    expect((outcome.not_imported as Array<{ path: string }>).every((n) => n.path.startsWith("[].toolUseResult"))).toBe(true);
+    const all = steps(conversations);
+    expect(all.filter((s) => s.tool_call)).toHaveLength(186);
+    expect(all.filter((s) => s.tool_result !== null)).toHaveLength(186);
+    expect(all.filter((s) => s.thinking)).toHaveLength(19);
+    const [session] = conversations;
+    expect(session.meta).toMatchObject({ session_id: "258c7280-ae70-4798-800f-63464d01a85d", git_branch: "spotter-gqc", agent_version: "2.1.39", models: ["claude-opus-4-6"] });
+    const users = session.messages.filter((m) => m.role === "user").map((m) => m.content ?? "");
+    expect(users[0]).toBe("Implement spotter-gqc");
+    expect(users).toContain("did you push?");
+    const summary = session.messages.filter((m) => m.meta?.compaction_summary === true);
+    expect(summary).toHaveLength(1);
+    expect(summary[0].content).toMatch(/^This session is being continued from a previous conversation/);
+    // 299 assistant lines are 152 API replies: every reply id is kept once on its turn.
+    const ids = session.messages.flatMap((m) => (Array.isArray(m.meta?.message_ids) ? (m.meta.message_ids as string[]) : []));
+    expect(new Set(ids).size).toBe(152);
+    expect(ids).toHaveLength(152);
+  }, 60_000);
+
+  it("OASST message trees: one conversation per root-to-leaf path, ranks and votes in message meta, tree id in conversation meta", async () => {
+    const text = read("oasst_en_100_tree.jsonl");
+    const { outcome, conversations } = await importFiles([{ name: "oasst.jsonl", text }]);
+    expect(outcome).toMatchObject({ format: "message_tree", conversations_imported: 626, not_imported: [] });
+    expect(outcome.records.in_file).toBe(1167);
+    expect(textKept(jsonl(text), conversations).ratio).toBeGreaterThanOrEqual(0.99);
+    // Each tree message stored once without shared_prefix: 641 carry a human rank, 863 votes.
+    const firsts = conversations.flatMap((c) => c.messages).filter((m) => !m.meta?.shared_prefix);
+    expect(firsts).toHaveLength(1167);
+    expect(firsts.filter((m) => typeof m.meta?.rank === "number")).toHaveLength(641);
+    expect(firsts.filter((m) => m.meta && "emojis" in m.meta)).toHaveLength(863);
+    const replies = firsts.filter((m) => m.role === "assistant");
+    expect(replies).toHaveLength(687);
+    expect(replies.every((m) => typeof m.meta?.parent_id === "string" && typeof m.meta?.review_count === "number")).toBe(true);
+    expect(new Set(conversations.map((c) => c.meta?.message_tree_id)).size).toBe(100);
+  }, 120_000);
+
+  it("SWE-agent trajectory stored twice (history + trajectory): imported once, action text and agent kept", async () => {
+    const text = read("sweagent_marshmallow-1867_function_calling.traj");
+    const file = JSON.parse(text) as Record<string, unknown>;
+    const { outcome, conversations } = await importFiles([{ name: "run.traj", text }]);
+    expect(outcome).toMatchObject({ format: "swe_agent_trajectory", conversations_imported: 1, not_imported: [] });
+    expect(textKept(file, conversations).ratio).toBeGreaterThanOrEqual(0.99);
+    const all = steps(conversations);
+    const calls = all.filter((s) => s.tool_call);
+    expect(calls).toHaveLength(11);
+    expect(all.filter((s) => s.tool_result !== null)).toHaveLength(11);
+    expect(calls[0].tool_call).toMatchObject({ name: "create", arguments: { filename: "reproduce.py" }, action: "create reproduce.py" });
+    expect(calls.every((s) => s.agent_name === "main")).toBe(true);
+    const meta = conversations[0].meta as Record<string, unknown>;
+    expect(meta.info).toMatchObject({ exit_status: "submitted" });
+    expect(meta.trajectory_steps).toHaveLength(11);
+    expect(meta).not.toHaveProperty("trajectory");
+  }, 60_000);
+});

@@ -1,0 +1,42 @@
+/**
+ * Formats recognised by the shape of the whole file rather than record by record: agent logs whose
+ * records are not messages (session logs, event streams), message trees, trajectories stored twice
+ * and eval logs holding samples. Each adapter is one file; this picks the first whose detector
+ * accepts the parsed upload.
+ */
+import type { ParseResult } from "../parse";
+import { convertCodingAgentSession, isCodingAgentSession } from "./coding-agent-session";
+import { convertAgentEvents, eventsOf } from "./agent-events";
+import { convertEvalLog, isEvalLog } from "./eval-log";
+import type { Normalised } from "./index";
+import { convertMessageTrees, isMessageTreeFile } from "./message-tree";
+import { convertSweAgentTrajectories, isTwiceStoredTrajectory } from "./swe-agent";
+
+type Parsed = Extract<ParseResult, { ok: true }>;
+
+/** The upload converted by a whole-file adapter, or undefined when none recognises it. */
+export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
+  if (parsed.kind === "jsonl") {
+    if (isCodingAgentSession(parsed.lines)) return convertCodingAgentSession(parsed.lines);
+    const units = parsed.lines.map((l) => ({ value: l.value, line: l.line, path: "" }));
+    if (isMessageTreeFile(units)) return convertMessageTrees(units);
+    if (units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
+    // JSON Lines of events: one run.
+    const events = eventsOf(parsed.lines.map((l) => l.value));
+    if (events) return convertAgentEvents([{ value: events, events, path: "" }]);
+    return undefined;
+  }
+  if (parsed.kind !== "json") return undefined;
+  const root = parsed.value;
+  if (isEvalLog(root)) return convertEvalLog(root);
+  const events = eventsOf(root);
+  if (events) return convertAgentEvents([{ value: root, events, path: Array.isArray(root) ? "" : "events" }]);
+  // Several runs: a list of event lists, or of {events} records.
+  if (Array.isArray(root) && root.length && root.every((r) => eventsOf(r))) {
+    return convertAgentEvents(root.map((r, i) => ({ value: r, events: eventsOf(r) as Record<string, unknown>[], path: `[${i}]` })));
+  }
+  const units = Array.isArray(root) ? root.map((value, i) => ({ value, path: `[${i}]` })) : [{ value: root, path: "" }];
+  if (isMessageTreeFile(units)) return convertMessageTrees(units);
+  if (units.length && units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
+  return undefined;
+}

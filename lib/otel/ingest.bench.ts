@@ -1,0 +1,171 @@
+/**
+ * Benchmark of trace ingest: OTLP protobuf exports of 512 GenAI spans (lib/otel/ingest-bench-client.ts,
+ * another process, two exports in flight) to POST /api/otel/v1/traces served over real HTTP, on SQLite,
+ * while an evaluation run is in progress in the same server process (a judge answering in 200 ms, batch
+ * 32, started again whenever it finishes). Figures: spans/s ingested, export latency p50/p99, the
+ * server's memory early and late (flat means it does not grow with the spans stored), how long the
+ * conversations took to catch up after the last export, and the evaluations done meanwhile.
+ * OTEL_BENCH_SPANS sets the span count (default 200,000; the figures in docs/performance.md name theirs).
+ */
+import { spawn } from "node:child_process";
+import os from "node:os";
+import v8 from "node:v8";
+import vm from "node:vm";
+import type { LanguageModelV3, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
+import { getDb } from "@/db/client";
+import { createNode } from "@/db/repositories/metrics";
+import { rawRows } from "@/db/store";
+import { resetConfig } from "@/lib/config";
+import { createDataset } from "@/lib/datasets";
+import { startExecution, waitForExecution, type RunnerDeps } from "@/lib/runner";
+import { getExecution } from "@/lib/runner/queries";
+import { serveRoutes } from "@/lib/testing/route-server";
+import * as traces from "@/app/api/otel/v1/traces/route";
+import { flushAssembly } from "./ingest";
+
+v8.setFlagsFromString("--expose-gc");
+const gc = vm.runInNewContext("gc") as () => void;
+const mb = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
+
+function localModel(delayMs: number): LanguageModelV3 {
+  const text = JSON.stringify({ score: 0.8, reasoning: "fine" });
+  const answer = (): LanguageModelV3GenerateResult => ({
+    content: [{ type: "text", text }],
+    finishReason: { unified: "stop", raw: "stop" },
+    usage: { inputTokens: { total: 120, noCache: 120, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 12, text: 12, reasoning: 0 } },
+    warnings: [],
+  });
+  return {
+    specificationVersion: "v3",
+    provider: "bench",
+    modelId: `bench-${delayMs}`,
+    supportedUrls: {},
+    doGenerate: () => new Promise((resolve) => setTimeout(() => resolve(answer()), delayMs)),
+    doStream: () => Promise.reject(new Error("not used")),
+  };
+}
+
+/** A dataset to evaluate while spans arrive: 300 conversations × 10 turns, one message-level metric. */
+async function seedRun(): Promise<{ datasetId: number; nodeId: number }> {
+  const dataset = await createDataset({ name: "run in progress", userId: "bench" });
+  const sqlite = getDb().$client;
+  const conv = sqlite.prepare("insert into conversations (dataset_id, position, name) values (?, ?, ?)");
+  const msg = sqlite.prepare("insert into messages (conversation_id, dataset_id, position, role, content) values (?, ?, ?, ?, ?)");
+  sqlite.transaction(() => {
+    for (let i = 0; i < 300; i++) {
+      const c = Number(conv.run(dataset.id, i, `c${i}`).lastInsertRowid);
+      for (let t = 0; t < 10; t++) {
+        msg.run(c, dataset.id, 2 * t, "user", `Question ${t} about order ${i}?`);
+        msg.run(c, dataset.id, 2 * t + 1, "assistant", `Answer ${t}: order ${i} ships tomorrow.`);
+      }
+    }
+  })();
+  const node = await createNode(dataset.id, {
+    name: "helpful",
+    evaluationLevel: "message",
+    prompt: "Rate @CURRENT_MESSAGE.output given @CURRENT_MESSAGE.input",
+    outputType: "progress",
+    templateVariables: ["@CURRENT_MESSAGE.output", "@CURRENT_MESSAGE.input"],
+    isAdvanced: true,
+  });
+  return { datasetId: dataset.id, nodeId: node.id };
+}
+
+/** The judge's answer time in the run in progress: quick for a hosted model (most take 0.5-2 s). */
+const JUDGE_MS = 200;
+
+async function main() {
+  const spans = Number(process.env.OTEL_BENCH_SPANS ?? 200_000);
+  process.env.JUDGE_MAX_CONCURRENCY = "32";
+  resetConfig();
+  const server = await serveRoutes({ "/api/otel/v1/traces": traces.POST });
+  const { datasetId, nodeId } = await seedRun();
+  const deps: RunnerDeps = { judge: { languageModel: () => localModel(JUDGE_MS) } };
+
+  let ingesting = true;
+  let evaluations = 0;
+  const runs = (async () => {
+    while (ingesting) {
+      const execution = await startExecution(
+        { dataset_id: datasetId, pipeline_node_id: nodeId, retry: false, execution_mode: "async", batch_size: 32, no_cache: true },
+        "bench",
+        deps,
+      );
+      await waitForExecution(execution.id);
+      evaluations += (await getExecution(execution.id)).successful_evaluations;
+    }
+  })();
+
+  const memory: Array<{ spans: number; rss_mb: number; heap_mb: number; external_mb: number }> = [];
+  const sample = (at: number) => {
+    gc();
+    const m = process.memoryUsage();
+    memory.push({ spans: at, rss_mb: mb(m.rss), heap_mb: mb(m.heapUsed), external_mb: mb(m.external) });
+  };
+  sample(0);
+  const cpuBefore = process.cpuUsage();
+  const loadBefore = os.loadavg()[0];
+  const client = spawn(process.execPath, ["--import", "tsx", "--conditions=react-server", "lib/otel/ingest-bench-client.ts", `${server.baseURL}/api/otel/v1/traces`, String(spans)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let buffer = "";
+  let clientResult: Record<string, number> | undefined;
+  let nextSample = spans / 10;
+  client.stdout!.on("data", (d: Buffer) => {
+    buffer += d.toString();
+    let nl: number;
+    while ((nl = buffer.indexOf("\n")) >= 0) {
+      const line = buffer.slice(0, nl);
+      buffer = buffer.slice(nl + 1);
+      const progress = /^PROGRESS (\d+)/.exec(line);
+      if (progress && Number(progress[1]) >= nextSample) {
+        sample(Number(progress[1]));
+        nextSample += spans / 10;
+      }
+      if (line.startsWith("CLIENT_RESULT ")) clientResult = JSON.parse(line.slice("CLIENT_RESULT ".length)) as Record<string, number>;
+    }
+  });
+  await new Promise<void>((resolve) => client.on("exit", () => resolve()));
+  if (!clientResult) throw new Error("the exporting client printed no figures");
+  const cpu = process.cpuUsage(cpuBefore);
+  const caughtUpFrom = performance.now();
+  await flushAssembly();
+  const catchUpMs = Math.round(performance.now() - caughtUpFrom);
+  const cpuAll = process.cpuUsage(cpuBefore);
+  sample(clientResult.spans);
+  ingesting = false;
+  await runs;
+  await server.close();
+
+  const stored = (await rawRows<{ s: number; c: number; behind: number }>(
+    "select (select count(*) from otel_spans) as s, (select count(*) from otel_conversations) as c, (select count(*) from otel_conversations where assembled_revision < revision) as behind",
+  ))[0];
+  const early = memory.find((m) => m.spans >= spans / 10) ?? memory[0];
+  const last = memory[memory.length - 1];
+  console.log(
+    `BENCH_RESULT ${JSON.stringify({
+      otel_ingest: {
+        ...clientResult,
+        stored_spans: stored.s,
+        conversations: stored.c,
+        conversations_behind_after_catch_up: stored.behind,
+        catch_up_after_last_export_ms: catchUpMs,
+        evaluations_during_ingest: evaluations,
+        // CPU of the server process (ingest, rebuilds and the run in progress) per span, until the last
+        // export was answered, and until every conversation was rebuilt: what one idle core could take,
+        // whatever else the machine is doing.
+        server_cpu_us_per_span: Math.round((cpu.user + cpu.system) / clientResult.spans),
+        server_cpu_us_per_span_with_catch_up: Math.round((cpuAll.user + cpuAll.system) / clientResult.spans),
+        load_average_1m: Math.round(((loadBefore + os.loadavg()[0]) / 2) * 10) / 10,
+        rss_mb_at_10_percent: early.rss_mb,
+        rss_mb_at_end: last.rss_mb,
+        heap_mb_at_10_percent: early.heap_mb,
+        heap_mb_at_end: last.heap_mb,
+        memory_samples: memory,
+      },
+    })}`,
+  );
+  process.exit(0);
+}
+
+void main();
