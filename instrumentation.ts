@@ -12,9 +12,9 @@ export async function register(): Promise<void> {
   // The store of DATABASE_URL (PostgreSQL) or DATABASE_PATH (SQLite), migrated and seeded before the first request.
   const { database } = await import("@/db/store");
   await database();
-  const { recoverInterruptedExecutions, runsAreQueued, startClusterRunner } = await import("@/lib/runner");
-  if (runsAreQueued()) await startClusterRunner();
-  await recoverInterruptedExecutions();
+  // The run engine, chosen once for the store: on PostgreSQL this process's share of the queued runs' work.
+  const { startRunner } = await import("@/lib/runner");
+  await startRunner();
   // The judge thread loads and warms up now rather than on a run's first calls (lib/judge/call-thread.ts).
   // Not awaited: the server starts serving meanwhile, and calls sent before it is warm simply queue.
   const { getJudgeConfig } = await import("@/lib/judge");

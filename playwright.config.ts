@@ -7,8 +7,8 @@ const baseURL = `http://127.0.0.1:${port}`;
 const guardedPort = port + 2;
 const guardedToken = "e2e-token-for-the-guarded-server";
 /**
- * E2E_STORE=postgres: the app servers run on PostgreSQL — one throwaway cluster for the whole run
- * (scripts/pg-cluster.mjs, started first and stopped last: Playwright sets web servers up in order and
+ * E2E_STORE=postgres: the app servers run on PostgreSQL — one throwaway PostgreSQL test server for the whole run
+ * (scripts/pg-test-server.mjs, started first and stopped last: Playwright sets web servers up in order and
  * tears them down in reverse), a fresh database per server (scripts/e2e-server.mjs). The cluster's URL
  * reaches the later servers through the runner's environment: Playwright copies the named group of the
  * `wait.stdout` match into process.env. E2E_PG_ADMIN_URL set beforehand names a cluster to use instead.
@@ -19,7 +19,7 @@ const pgCluster =
   store === "postgres" && !process.env.E2E_PG_ADMIN_URL
     ? [
         {
-          command: "node scripts/pg-cluster.mjs start",
+          command: "node scripts/pg-test-server.mjs start",
           wait: { stdout: /DATABASE_URL=(?<E2E_PG_ADMIN_URL>\S+)/ },
           // SIGTERM, so the cluster is stopped and its directory removed (its watchdog would also do it).
           gracefulShutdown: { signal: "SIGTERM" as const, timeout: 30_000 },

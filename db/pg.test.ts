@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL store against a real throwaway cluster (scripts/pg-cluster.mjs): migrations, the
+ * The PostgreSQL store against a real throwaway PostgreSQL test server (scripts/pg-test-server.mjs): migrations, the
  * column mapping that makes rows look as they do on SQLite, and migrators started at once.
  * Skipped, saying why, only where PostgreSQL is not installed.
  */
@@ -9,7 +9,7 @@ import { asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
 import { pgRows as query } from "@/lib/testing/pg-query";
-import { findPgBinDir, startPgCluster, type PgCluster } from "@/scripts/pg-cluster.mjs";
+import { findPgBinDir, startPgTestServer, type PgTestServer } from "@/scripts/pg-test-server.mjs";
 import { closePgDb, getPgDb, migratePg, openPg, type OpenPg } from "./pg";
 import { conversationsTable, datasetsTable, messagesTable, pipelineExecutionsTable } from "./schema.pg";
 import { is } from "drizzle-orm";
@@ -29,17 +29,17 @@ const journal = JSON.parse(fs.readFileSync(path.join(process.cwd(), "db/migratio
 
 
 /** A fresh, empty database in the cluster, so a test sees the migrations run from nothing. */
-async function freshDatabase(cluster: PgCluster, name: string): Promise<string> {
+async function freshDatabase(cluster: PgTestServer, name: string): Promise<string> {
   await query(cluster.url, `create database "${name}"`);
   return cluster.url.replace(/\/[^/]*$/, `/${name}`);
 }
 
 describe.skipIf(!binDir)(title, () => {
-  let cluster: PgCluster;
+  let cluster: PgTestServer;
   let open: OpenPg;
 
   beforeAll(async () => {
-    cluster = await startPgCluster();
+    cluster = await startPgTestServer();
     open = await openPg({ url: cluster.url, poolSize: 4 });
   }, 120_000);
 

@@ -1,7 +1,7 @@
 /**
  * The PostgreSQL store (DATABASE_URL=postgres://…): a node-postgres pool of DATABASE_POOL_SIZE
  * connections, drizzle over db/schema.pg.ts, and the drizzle-kit migrations of db/migrations-pg
- * applied once per process before the first query. Like db/client.ts, only db/repositories import it.
+ * applied once per process before the first query. Like db/sqlite-database.ts, only db/repositories import it.
  */
 import "server-only";
 import path from "node:path";

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { database, onPostgres, onStoreOpen, rawRows, rows, transaction } from "./store";
+import { dialect } from "./dialect";
+import { database, onStoreOpen, rawRows, rows, transaction } from "./store";
 import { datasetsTable } from "./tables";
 
 describe("the store", () => {
@@ -16,7 +17,7 @@ describe("the store", () => {
   });
 
   it("rolls back every statement of a transaction body that throws, on either store", async () => {
-    const name = `rollback-${onPostgres ? "pg" : "sqlite"}-${Date.now()}`;
+    const name = `rollback-${dialect.name}-${Date.now()}`;
     await expect(
       transaction(function* (tx) {
         yield* rows(tx.insert(datasetsTable).values({ name, userId: "u" }).returning());

@@ -1,5 +1,5 @@
 /** Graceful shutdown on SIGTERM/SIGINT: drain runs, close the database, exit. Installed once per process. */
-import { closeDb } from "@/db/client";
+import { closeDb } from "@/db/sqlite-database";
 import { closePgDb } from "@/db/pg";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";

@@ -5,7 +5,7 @@
  * ceiling of judge calls in flight). This process only enqueues and waits (it works no batch). The run's
  * batch_size (256) is above what the workers can use, so the processes are the limit. Ideal: CELLS /
  * (16 × workers) seconds; the figures are the execution's duration_ms and the speed-up against one
- * worker (goal: 1.9× with 2, 3.6× with 4). Needs PostgreSQL's programs (a throwaway cluster is started).
+ * worker (goal: 1.9× with 2, 3.6× with 4). Needs PostgreSQL's programs (a throwaway PostgreSQL test server is started).
  * BENCH_CLUSTER_CELLS, BENCH_CLUSTER_WORKERS (e.g. "1,4"), BENCH_WORKER_CONCURRENCY and BENCH_PROFILE_DIR
  * (a V8 CPU profile per worker) vary it.
  */
@@ -13,7 +13,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { findPgBinDir, startPgCluster } from "./pg-cluster.mjs";
+import { findPgBinDir, startPgTestServer } from "./pg-test-server.mjs";
 
 const CELLS = Number(process.env.BENCH_CLUSTER_CELLS ?? 640);
 const PER_PROCESS = 16;
@@ -83,7 +83,7 @@ async function main() {
     console.log(`BENCH_RESULT ${JSON.stringify({ cluster_runs: { skipped: "no PostgreSQL programs" } })}`);
     return;
   }
-  const cluster = await startPgCluster();
+  const cluster = await startPgTestServer();
   // Before the first import of the store: the repositories pick PostgreSQL from DATABASE_URL.
   process.env.DATABASE_URL = cluster.url;
   process.env.LOG_LEVEL = "warn";
@@ -93,7 +93,8 @@ async function main() {
   const { seedMessageCells } = await import("@/lib/testing/seed");
   const { enqueueOnly } = await import("@/lib/runner/cluster-run");
   const { runBody } = await import("@/lib/schemas/executions");
-  const { startExecution, waitForExecution, getExecution } = await import("@/lib/runner");
+  const { startExecution, waitForExecution } = await import("@/lib/runner");
+  const { getExecution } = await import("@/lib/results/execution-history");
   const { closeNotifiers } = await import("@/lib/cluster/notify");
   const { closeClusterPools } = await import("@/lib/cluster/pool");
   const { stopQueue } = await import("@/lib/cluster/queue");

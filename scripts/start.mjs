@@ -1,5 +1,5 @@
 // `npm start`: install if needed, build if needed, then serve. The database is created and migrated
-// by the server itself when it starts (instrumentation.ts → db/client.ts).
+// by the server itself when it starts (instrumentation.ts → db/sqlite-database.ts).
 import { spawn } from "node:child_process";
 import { ensureBuild, ensureDependencies, nextBin, root } from "./project.mjs";
 

@@ -1,24 +1,26 @@
 // `npm test`: the whole suite — types, lint, unit and route tests, browser tests against a production
 // build in Debian's Chromium, then the reliability suite in its short form; the tests, browser tests and
-// reliability suite each once on SQLite and once on PostgreSQL (a throwaway cluster per pass) when
+// reliability suite each once on SQLite and once on PostgreSQL (a throwaway test server per pass) when
 // PostgreSQL is installed. `.ci/run` calls this.
 import { ensureBuild, ensureDependencies, run } from "./project.mjs";
-import { findPgBinDir } from "./pg-cluster.mjs";
+import { findPgBinDir } from "./pg-test-server.mjs";
 
 ensureDependencies();
 console.log("▸ Type check");
 run("npx", ["tsc", "--noEmit", "-p", "."]);
 console.log("▸ Lint");
 run("npx", ["eslint", ".", "--max-warnings=0"]);
+console.log("▸ Import cycles (madge: between files and between module folders)");
+run("node", ["scripts/check-imports.mjs"]);
 console.log("▸ Unit and route tests (vitest)");
 run("npx", ["vitest", "run"]);
-// The same tests on the second store: one throwaway PostgreSQL cluster (lib/testing/pg-global-setup.ts).
+// The same tests on the second store: one throwaway PostgreSQL test server (lib/testing/pg-global-setup.ts).
 const pgMissing = !findPgBinDir();
 const pgSkipped = (what) => console.log(`▸ ${what} on PostgreSQL: SKIPPED — PostgreSQL is not installed (\`apt-get install -y postgresql\`; .ci/run installs it)`);
 if (pgMissing) {
   pgSkipped("Unit and route tests");
 } else {
-  console.log("▸ Unit and route tests on PostgreSQL (vitest, throwaway cluster)");
+  console.log("▸ Unit and route tests on PostgreSQL (vitest, throwaway test server)");
   run("npx", ["vitest", "run"], { env: { ...process.env, TEST_STORE: "postgres" } });
 }
 ensureBuild();
@@ -32,9 +34,9 @@ if (pgMissing) {
   pgSkipped("Browser tests");
   pgSkipped("Reliability suite");
 } else {
-  console.log("▸ Browser tests on PostgreSQL (Playwright, Chromium, throwaway cluster)");
+  console.log("▸ Browser tests on PostgreSQL (Playwright, Chromium, throwaway test server)");
   run("npx", ["playwright", "test"], { env: { E2E_STORE: "postgres" } });
-  console.log("▸ Reliability suite on PostgreSQL, short form (throwaway cluster)");
+  console.log("▸ Reliability suite on PostgreSQL, short form (throwaway test server)");
   run("npx", ["tsx", "scripts/reliability/run.ts", "--short", "--store", "postgres"]);
 }
 console.log(pgMissing ? "\n✓ All tests passed on SQLite; the PostgreSQL store was NOT tested (not installed)" : "\n✓ All tests passed");

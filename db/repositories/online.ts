@@ -5,7 +5,10 @@
  */
 import "server-only";
 import type { OnlineRuleRow } from "../schema";
-import { onPostgres, rawRows, rawRun } from "../store";
+import { dialect } from "../dialect";
+import { rawRows, rawRun } from "../store";
+
+const onPostgres = dialect.name === "postgres";
 
 const bool = (v: boolean) => (onPostgres ? v : v ? 1 : 0);
 const num = (v: number | string | null) => (v === null ? null : Number(v));

@@ -7,7 +7,8 @@
  */
 import "server-only";
 import type { MessageRole } from "../schema";
-import { exclusive, lockRow, onPostgres, raw, rawExec, rawRows, transaction, type Step } from "../store";
+import { dialect } from "../dialect";
+import { exclusive, lockRow, raw, rawExec, rawRows, transaction, type Step } from "../store";
 
 export type SpanToStore = {
   datasetName: string;
@@ -103,14 +104,14 @@ export async function storeSpans(userId: string, spans: SpanToStore[]): Promise<
         ))[0].id;
         if (existing) {
           // The trace was grouped by its own id until a span named its conversation: it moves there.
-          yield* rawExec("update otel_traces set otel_conversation_id = ?, keyed = ? where dataset_id = ? and trace_id = ?", [target, onPostgres ? true : 1, t.datasetId, t.traceId]);
+          yield* rawExec("update otel_traces set otel_conversation_id = ?, keyed = ? where dataset_id = ? and trace_id = ?", [target, dialect.name === "postgres" ? true : 1, t.datasetId, t.traceId]);
           if (existing.otel_conversation_id !== target) emptied.add(existing.otel_conversation_id);
         } else {
           yield* rawExec("insert into otel_traces (dataset_id, trace_id, otel_conversation_id, keyed) values (?, ?, ?, ?)", [
             t.datasetId,
             t.traceId,
             target,
-            onPostgres ? Boolean(t.key) : t.key ? 1 : 0,
+            dialect.name === "postgres" ? Boolean(t.key) : t.key ? 1 : 0,
           ]);
         }
       }
@@ -176,7 +177,7 @@ export async function saveAssembly(id: number, revision: number, conversation: S
   const now = new Date().toISOString();
   return transaction(function* () {
     const head = (yield* raw<{ dataset_id: number; conversation_id: number | null; assembled_revision: number; message_hashes: string }>(
-      `select dataset_id, conversation_id, assembled_revision, message_hashes from otel_conversations where id = ?${onPostgres ? " for update" : ""}`,
+      `select dataset_id, conversation_id, assembled_revision, message_hashes from otel_conversations where id = ?${dialect.forUpdate}`,
       [id],
     ))[0];
     if (!head || head.assembled_revision >= revision) return "superseded" as const;

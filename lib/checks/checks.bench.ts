@@ -6,11 +6,11 @@
  */
 import v8 from "node:v8";
 import vm from "node:vm";
-import { getDb } from "@/db/client";
+import { getDb } from "@/db/sqlite-database";
 import { createNode } from "@/db/repositories/metrics";
 import { createDataset } from "@/lib/datasets";
 import { startExecution, subscribe, waitForExecution } from "@/lib/runner";
-import { getExecution } from "@/lib/runner/queries";
+import { getExecution } from "@/lib/results/execution-history";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;

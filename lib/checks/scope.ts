@@ -1,5 +1,5 @@
 /** Shared readers of a loaded conversation for checks: the entity's scope, its tool calls, text and meta. */
-import type { JudgeStep } from "@/lib/metrics/transcript";
+import type { JudgeStep } from "@/lib/conversation-tree";
 import type { CheckContext, CheckEntity, CheckTree } from "./types";
 
 /** Locate the entity in the tree; throws when it is not part of it (a runner bug, not user input). */

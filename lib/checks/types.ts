@@ -4,7 +4,7 @@
  */
 import type { z } from "zod";
 import type { EvaluationLevel, StepKind } from "@/db/schema";
-import type { ConversationTree, JudgeMessage, JudgeStep } from "@/lib/metrics/transcript";
+import type { ConversationTree, JudgeMessage, JudgeStep } from "@/lib/conversation-tree";
 
 /** The tree as the repository loads it: conversation and message `meta` come along (unused by prompts). */
 export type CheckTree = {

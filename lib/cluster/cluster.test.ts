@@ -1,5 +1,5 @@
 /**
- * The cluster features against a real throwaway PostgreSQL cluster, with separate Node processes
+ * The cluster features against a real throwaway PostgreSQL test server, with separate Node processes
  * (lib/cluster/testing/cluster-child.ts) as the servers/workers: the job queue shared by N processes,
  * a worker killed mid-batch, the distributed semaphore, cancel, and notify.
  * Skipped, saying why, only where PostgreSQL is not installed.
@@ -10,7 +10,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleTestChild } from "@/lib/testing/child-bundle";
 import { pgRows as query } from "@/lib/testing/pg-query";
-import { findPgBinDir, startPgCluster, type PgCluster } from "@/scripts/pg-cluster.mjs";
+import { findPgBinDir, startPgTestServer, type PgTestServer } from "@/scripts/pg-test-server.mjs";
 import { closeNotifiers, getNotifier, NotifyPayloadTooLargeError } from "./notify";
 import { closeClusterPools } from "./pool";
 import {
@@ -110,7 +110,7 @@ function startChild(mode: string, env: Record<string, string>): Child {
 
 
 let dbCounter = 0;
-async function freshDatabase(cluster: PgCluster): Promise<string> {
+async function freshDatabase(cluster: PgTestServer): Promise<string> {
   const name = `cluster_${process.pid}_${++dbCounter}`;
   await query(cluster.url, `create database "${name}"`);
   const url = cluster.url.replace(/\/[^/]*$/, `/${name}`);
@@ -148,11 +148,11 @@ async function handledCount(url: string, executionId: number): Promise<{ rows: n
 }
 
 describe.skipIf(!binDir)(title, () => {
-  let cluster: PgCluster;
+  let cluster: PgTestServer;
 
   beforeAll(async () => {
     childBundle = await bundleTestChild("lib/cluster/testing/cluster-child.ts", "esm");
-    cluster = await startPgCluster();
+    cluster = await startPgTestServer();
   }, 60_000);
 
   afterEach(async () => {
@@ -397,6 +397,32 @@ describe.skipIf(!binDir)(title, () => {
     console.log(`semaphore: slot of a SIGKILLed holder (lease ${leaseMs} ms) free after ${freedAfter} ms`);
     expect(freedAfter).toBeGreaterThanOrEqual((leaseMs * 2) / 3 - 200);
     expect(freedAfter).toBeLessThan(leaseMs + 1_500);
+    await release();
+  }, 60_000);
+
+  it("semaphore: the places in line of a SIGKILLed process's waiters free within seconds, not after a holder's lease", async () => {
+    // Issue 22: a dead process's waiting rows kept their places ahead of the living for the whole lease
+    // (the visibility timeout), and every other process of the run stood still behind them.
+    const url = await freshDatabase(cluster);
+    const leaseMs = 20_000;
+    const first = await acquire("line", 1, { url, leaseMs });
+    const dead = startChild("sem-hold", { DATABASE_URL: url, SEM_KEY: "line", SEM_LEASE_MS: String(leaseMs) });
+    await waitUntil("the child to wait in line", async () => (await query<{ n: number }>(url, "select count(*)::int as n from turnscope_semaphore where key = 'line'"))[0].n === 2, 30_000);
+    let acquiredAt = 0;
+    const next = acquire("line", 1, { url, leaseMs }).then((release) => {
+      acquiredAt = Date.now();
+      return release;
+    });
+    await waitUntil("this process to wait behind it", async () => (await query<{ n: number }>(url, "select count(*)::int as n from turnscope_semaphore where key = 'line'"))[0].n === 3, 10_000);
+    dead.proc.kill("SIGKILL");
+    await dead.exited;
+    expect(dead.events.some((e) => e.event === "held")).toBe(false);
+    const releasedAt = Date.now();
+    await first();
+    const release = await next;
+    const waited = acquiredAt - releasedAt;
+    console.log(`semaphore: a slot freed behind a SIGKILLed waiter was taken after ${waited} ms (holders' lease ${leaseMs} ms)`);
+    expect(waited).toBeLessThan(leaseMs / 2);
     await release();
   }, 60_000);
 

@@ -5,7 +5,10 @@
  * Each holder and each waiter is a row of turnscope_semaphore with a lease (expires_at). Waiters are
  * served in arrival order (a ticket), so nobody starves. A holder renews its lease every leaseMs/3
  * while it holds; a process that dies stops renewing and its rows are deleted once the lease has run
- * out, which frees the slot. One try is one call of a plpgsql function (one round trip) serialised per
+ * out, which frees the slot. A waiter's row has a short lease of its own (waitLeaseMs, a few seconds,
+ * renewed every second by its living process): a dead process's waiters stand in line ahead of the
+ * living ones, and holding their places for a holder's lease stalled every other process of a run for
+ * that long (issue 22: 57.6 s without progress at a 60 s lease). One try is one call of a plpgsql function (one round trip) serialised per
  * key by a transaction-scoped advisory lock; a release deletes the row and NOTIFYs the key, which
  * wakes the longest-waiting waiter of that key in each process (the first in line overall is the
  * first in line of its process, so it is among them; waking every waiter would cost a query each per
@@ -28,6 +31,8 @@ import { clusterPool, clusterTransaction, clusterUrl } from "./pool";
 export const semaphoreChannel = "turnscope_semaphore";
 /** Longest a waiter sleeps between tries when no release notification arrives. */
 const maxPollMs = 1_000;
+/** A waiter's lease (see the header): five renewals' worth, so a slow round trip does not lose a place. */
+const defaultWaitLeaseMs = 5_000;
 const schemaLockKey = 7_305_771_003; // arbitrary, fixed: "turnscope cluster semaphore schema"
 
 const schemaSql = [
@@ -41,9 +46,11 @@ const schemaSql = [
    )`,
   "CREATE INDEX IF NOT EXISTS turnscope_semaphore_key_idx ON turnscope_semaphore (key, holding, ticket)",
   // One round trip per try: register or refresh the caller's row, drop expired leases of the key, and
-  // take a slot when fewer than p_limit rows are holding or waiting ahead of the caller. Returns 0
-  // when the caller holds a slot, else its ticket (its place in line).
-  `CREATE OR REPLACE FUNCTION turnscope_semaphore_try(p_key text, p_holder text, p_limit int, p_lease_ms int)
+  // take a slot when fewer than p_limit rows are holding or waiting ahead of the caller. A waiting row
+  // is leased for p_wait_ms, a holding one for p_lease_ms. Returns the caller's ticket (its place in
+  // line, > 0) while it waits; once it holds a slot, minus the slots still free after its own (≤ 0),
+  // so a winner can tell its next in line to try too.
+  `CREATE OR REPLACE FUNCTION turnscope_semaphore_try(p_key text, p_holder text, p_limit int, p_lease_ms int, p_wait_ms int)
    RETURNS bigint AS $$
    DECLARE
      mine record;
@@ -52,8 +59,9 @@ const schemaSql = [
      PERFORM pg_advisory_xact_lock(hashtextextended('turnscope.semaphore:' || p_key, 0));
      DELETE FROM turnscope_semaphore WHERE key = p_key AND expires_at < clock_timestamp();
      INSERT INTO turnscope_semaphore AS s (holder, key, expires_at)
-       VALUES (p_holder, p_key, clock_timestamp() + p_lease_ms * interval '1 millisecond')
-       ON CONFLICT (holder) DO UPDATE SET expires_at = EXCLUDED.expires_at
+       VALUES (p_holder, p_key, clock_timestamp() + p_wait_ms * interval '1 millisecond')
+       ON CONFLICT (holder) DO UPDATE SET expires_at = clock_timestamp()
+         + (CASE WHEN s.holding THEN p_lease_ms ELSE p_wait_ms END) * interval '1 millisecond'
        RETURNING s.holding, s.ticket INTO mine;
      IF mine.holding THEN
        RETURN 0;
@@ -61,8 +69,9 @@ const schemaSql = [
      SELECT count(*) INTO taken FROM turnscope_semaphore
        WHERE key = p_key AND (holding OR ticket < mine.ticket);
      IF taken < p_limit THEN
-       UPDATE turnscope_semaphore SET holding = true WHERE holder = p_holder;
-       RETURN 0;
+       UPDATE turnscope_semaphore SET holding = true, expires_at = clock_timestamp() + p_lease_ms * interval '1 millisecond'
+         WHERE holder = p_holder;
+       RETURN taken + 1 - p_limit;
      END IF;
      RETURN mine.ticket;
    END
@@ -98,6 +107,11 @@ export type SemaphoreRelease = (() => Promise<void>) & { readonly lost: AbortSig
 export type AcquireOptions = {
   /** How long a slot outlives a holder that stops renewing it (a dead process). Default 30 s. */
   leaseMs?: number;
+  /**
+   * How long a place in line outlives a waiter that stops renewing it (a dead process). Default 5 s
+   * (at most leaseMs); its process renews it every second while it waits.
+   */
+  waitLeaseMs?: number;
   signal?: AbortSignal;
   /** Database; DATABASE_URL when absent. */
   url?: string;
@@ -176,6 +190,7 @@ function abortError(signal: AbortSignal): Error {
 export async function acquire(key: string, limit: number, options: AcquireOptions = {}): Promise<SemaphoreRelease> {
   if (!Number.isInteger(limit) || limit < 1) throw new Error(`semaphore limit must be a positive integer, got ${limit}`);
   const leaseMs = Math.max(300, Math.round(options.leaseMs ?? 30_000));
+  const waitLeaseMs = Math.max(300, Math.min(leaseMs, Math.round(options.waitLeaseMs ?? defaultWaitLeaseMs)));
   const { signal } = options;
   const url = clusterUrl(options.url);
   const pool = clusterPool(url);
@@ -184,11 +199,12 @@ export async function acquire(key: string, limit: number, options: AcquireOption
 
   const holder = randomUUID();
   const tryTake = async () => {
-    const { rows } = await pool.query<{ ticket: string }>("SELECT turnscope_semaphore_try($1, $2, $3, $4)::text AS ticket", [
+    const { rows } = await pool.query<{ ticket: string }>("SELECT turnscope_semaphore_try($1, $2, $3, $4, $5)::text AS ticket", [
       key,
       holder,
       limit,
       leaseMs,
+      waitLeaseMs,
     ]);
     return Number(rows[0].ticket);
   };
@@ -199,7 +215,7 @@ export async function acquire(key: string, limit: number, options: AcquireOption
     );
 
   let ticket = await tryTake();
-  if (ticket !== 0) {
+  if (ticket > 0) {
     await listenForReleases(url);
     const state = wakeState();
     let set = state.waiters.get(key);
@@ -217,7 +233,7 @@ export async function acquire(key: string, limit: number, options: AcquireOption
       },
     };
     set.add(waiter);
-    keepPlaces(pool, key, set, leaseMs, Math.min(maxPollMs, leaseMs / 3));
+    keepPlaces(pool, key, set, waitLeaseMs, Math.min(maxPollMs, waitLeaseMs / 3));
     const nextTurn = () =>
       new Promise<void>((resolve, reject) => {
         // An abort that came while we queried fires no event again: go round once more, where the
@@ -246,7 +262,7 @@ export async function acquire(key: string, limit: number, options: AcquireOption
         await nextTurn();
         signal?.throwIfAborted();
         ticket = await tryTake();
-        if (ticket === 0) break;
+        if (ticket <= 0) break;
         if (ticket !== waiter.ticket) log.warn("semaphore: a waiter lost its place in line (its lease ran out while it waited)", { key });
         waiter.ticket = ticket;
       }
@@ -255,9 +271,10 @@ export async function acquire(key: string, limit: number, options: AcquireOption
       throw err;
     } finally {
       set.delete(waiter);
-      // A release heard during our last, winning try woke us, but its slot is someone else's: pass the
-      // wake-up on to our next in line, who would otherwise wait for the keeper's timer.
-      if (waiter.pending) firstInLine(set)?.wake();
+      // A release heard during our last, winning try woke us, but its slot is someone else's; or slots
+      // are still free after ours (a dead process's places in line ran out, several releases came at
+      // once): pass the turn on to our next in line, who would otherwise wait for the keeper's timer.
+      if (waiter.pending || ticket < 0) firstInLine(set)?.wake();
       if (set.size === 0 && state.waiters.get(key) === set) state.waiters.delete(key);
     }
   }

@@ -16,7 +16,7 @@ import os from "node:os";
 import path from "node:path";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { closeDb, getDb } from "@/db/client";
+import { closeDb, getDb } from "@/db/sqlite-database";
 import { insertConversationsBulk } from "@/db/repositories/imports";
 import { POST as createAndImport } from "@/app/api/datasets/import/route";
 import type { ImportSuccess } from "@/lib/schemas/imports";

@@ -3,7 +3,7 @@
  * one and keeping it as history. A label's value is checked against the metric's output type.
  */
 import "server-only";
-import { locateEntityInDataset } from "@/db/repositories/executions";
+import { locateEntityInDataset } from "@/db/repositories/entities";
 import * as repo from "@/db/repositories/labels";
 import type { LabelRow, OutputType, PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/errors";

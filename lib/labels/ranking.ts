@@ -10,7 +10,7 @@ import { rankingAgreement, type EntityRef, type RankingAgreement } from "@/lib/a
 import { AppError } from "@/lib/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import { getMetricRow } from "@/lib/metrics/metrics";
-import { readSource } from "./agreement";
+import { readSource } from "./agreement-report";
 import { metaValue } from "./readings";
 
 export type RankingQuery = { dataset_id: number; pipeline_node_id: number; a: string; rank_path: string; group_path: string; id_path: string };

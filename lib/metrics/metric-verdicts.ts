@@ -3,7 +3,7 @@
  * dependency, the entity's conversation), as the judge reads it: the stored result as JSON.
  */
 import "server-only";
-import { latestResultsFor } from "@/db/repositories/executions";
+import { latestResultsFor } from "@/db/repositories/evaluation-results";
 import type { EvaluationLevel, EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { metricVariableName } from "./variables";
 

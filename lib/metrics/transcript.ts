@@ -4,37 +4,10 @@
  * The `…Doc` forms keep each message text and step field as a named piece, so that a prompt too long
  * for the judge's context can be cut item by item (lib/metrics/evidence.ts).
  */
-import type { MessageRole } from "@/db/schema";
+import type { JudgeMessage, JudgeStep } from "@/lib/conversation-tree";
 import { docText, joinDocs, piece, type Doc } from "./evidence";
 
-export type JudgeStep = {
-  id: number;
-  position: number;
-  thinking: string | null;
-  toolCall: unknown;
-  toolResult: unknown;
-  outputContent: string | null;
-  outputStructured: unknown;
-  modelName: string | null;
-  agentName: string | null;
-};
-
-export type JudgeMessage = {
-  id: number;
-  position: number;
-  role: MessageRole;
-  content: string | null;
-  steps: JudgeStep[];
-};
-
-/**
- * One conversation with its messages and steps in position order — the shape
- * `getConversationTree` in db/repositories/datasets.ts returns, so a loaded tree is passed as is.
- */
-export type ConversationTree = {
-  conversation: { id: number; goal: string | null; agents: unknown };
-  messages: JudgeMessage[];
-};
+export type { ConversationTree, JudgeMessage, JudgeStep } from "@/lib/conversation-tree";
 
 export const NONE = "(none)";
 

@@ -19,7 +19,7 @@ let types: { request: protobuf.Type; response: protobuf.Type } | undefined;
 /** The export request and response types, loaded once from the shipped .proto files. */
 function protoTypes(): { request: protobuf.Type; response: protobuf.Type } {
   if (types) return types;
-  // `next start` and the test runners both run from the project root (as db/client.ts finds its migrations).
+  // `next start` and the test runners both run from the project root (as db/sqlite-database.ts finds its migrations).
   const dir = path.join(process.cwd(), "lib", "otel", "proto");
   const root = new protobuf.Root();
   root.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(dir, target));

@@ -6,7 +6,7 @@
  */
 import v8 from "node:v8";
 import vm from "node:vm";
-import { closeDb, getDb } from "@/db/client";
+import { closeDb, getDb } from "@/db/sqlite-database";
 import { insertExecution } from "@/db/repositories/executions";
 import { createNode } from "@/db/repositories/metrics";
 import type { OutputType, PipelineNodeRow } from "@/db/schema";

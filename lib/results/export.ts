@@ -10,7 +10,7 @@ import { EXPORT_COLUMNS, toExportRecord, type ExportRecord } from "./export-rows
 import { XLSX_CONTENT_TYPE, xlsxExport } from "./export-xlsx";
 import { executionResultsJson, exportJson } from "./json";
 import { openSnapshot, resultPages, type ExecutionSnapshot } from "./read";
-import { fromNodeReadable, textStream } from "./stream";
+import { fromNodeReadable, textStream } from "./byte-stream";
 
 export type ExportFormat = "csv" | "json" | "xlsx";
 

@@ -13,7 +13,7 @@ import { EXPORT_CONTENT_TYPES, type ExportFile, type ExportFormat } from "./expo
 import { neutraliseFormula } from "./export-rows";
 import { DATE_FORMAT, frozenSheet, styleHeader, whenDrained } from "./export-xlsx";
 import { gridRecordPages, planGridExport, type GridExportPlan, type GridValue } from "./grid-rows";
-import { fromNodeReadable, textStream } from "./stream";
+import { fromNodeReadable, textStream } from "./byte-stream";
 
 /** Columns holding a timestamp: real date cells in XLSX. */
 const DATE_COLUMNS = new Set(["updated_at"]);

@@ -4,7 +4,7 @@
  * every source of the export. Read a page of entities at a time, so a large dataset is never held whole.
  */
 import "server-only";
-import { latestResultsFor } from "@/db/repositories/executions";
+import { latestResultsFor } from "@/db/repositories/evaluation-results";
 import * as gridRepo from "@/db/repositories/grid";
 import { currentLabelRows } from "@/db/repositories/labels";
 import { listNodes } from "@/db/repositories/metrics";

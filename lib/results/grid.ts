@@ -3,7 +3,7 @@
  * that level, the latest result across executions. A page costs the same few queries at any size.
  */
 import "server-only";
-import { latestResultsFor } from "@/db/repositories/executions";
+import { latestResultsFor } from "@/db/repositories/evaluation-results";
 import * as repo from "@/db/repositories/grid";
 import { getNode } from "@/db/repositories/metrics";
 import type { EvaluationLevel, EvaluationResultRow } from "@/db/schema";

@@ -3,7 +3,7 @@
  * rows nor the serialised text of 100,000 results is ever held at once.
  */
 import "server-only";
-import { listResultPage } from "@/db/repositories/executions";
+import { listResultPage } from "@/db/repositories/evaluation-results";
 import { toExecution, toResult } from "./serialize";
 import { aggregateSnapshot, feed, finishAggregates, newAggregators, resultPages, type ExecutionSnapshot } from "./read";
 

@@ -4,7 +4,8 @@
  * read in keyset pages and aggregates are fed score by score.
  */
 import "server-only";
-import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { getExecutionRow } from "@/db/repositories/executions";
+import { listResultRows } from "@/db/repositories/evaluation-results";
 import { listScorePage, resultStats, scoreRangesByNode, type NodeScoreRange } from "@/db/repositories/results";
 import type { EvaluationResultRow, PipelineExecutionRow } from "@/db/schema";
 import { notFound } from "@/lib/errors";

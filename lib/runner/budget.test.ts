@@ -2,7 +2,7 @@ import { beforeEach, describe, expect, it } from "vitest";
 import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as list from "@/app/api/evaluation-pipeline-executions/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
-import { listResultRows } from "@/db/repositories/executions";
+import { listResultRows } from "@/db/repositories/evaluation-results";
 import { costOf } from "@/lib/judge";
 import { createMetric } from "@/lib/metrics";
 import { call } from "@/lib/testing/http";

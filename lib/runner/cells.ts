@@ -1,15 +1,15 @@
 /**
- * Evaluating a run's cells, shared by the two ways a run is executed: inside the process that started
- * it (SQLite, run.ts) and as queued batches worked by any process of a PostgreSQL cluster
- * (cluster-run.ts). One code path judges a cell, checks check cells, skips cells whose dependency did
+ * Evaluating a run's cells, shared by the two engines: inside the process that started it (SQLite,
+ * in-process.ts) and as queued batches worked by any process of a PostgreSQL cluster (cluster-run.ts). One code path judges a cell, checks check cells, skips cells whose dependency did
  * not pass, saves the outcome, counts it and announces it on this process's event bus.
  */
 import "server-only";
-import { insertResultOnce, insertResults, insertResultsOnce, getExecutionRow, type NewResult, updateExecution } from "@/db/repositories/executions";
+import { getExecutionRow, updateExecution } from "@/db/repositories/executions";
+import { insertResultOnce, insertResults, insertResultsOnce, type NewResult } from "@/db/repositories/evaluation-results";
 import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
-import { AdaptiveLimiter, existingLimiter } from "@/lib/judge/limiter";
+import { existingLimiter } from "@/lib/judge/limiter";
 import { buildJudgePrompt, loadConversationTree, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
 import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
 import { toResult } from "@/lib/results/serialize";
@@ -17,7 +17,7 @@ import type { RunRequest } from "@/lib/schemas/executions";
 import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
 import { skipReason } from "./dependencies";
 import { emit, hasListeners, progressOf } from "./events";
-import { withGoal } from "./goal";
+import { withGoal } from "@/lib/metrics/conversation-goal";
 import type { Cell } from "./plan";
 import { isActiveStatus } from "@/lib/execution-status";
 
@@ -44,16 +44,16 @@ export type CellRunnerOptions = {
    * the execution's meta as they happen, since other processes count theirs too.
    */
   shared: boolean;
-  /** Wraps a judge cell's whole evaluation (the cluster-wide batch_size semaphore). */
-  gate?: <T>(work: () => Promise<T>) => Promise<T>;
   /**
-   * In-process async runs: at most this many of the run's judge calls in flight (its batch_size). A
-   * call's slot is taken just before the provider call and given back as soon as the provider answers,
-   * so the caller may evaluate up to `2 × callSlots` cells at once (`evaluateAtOnce`): the next cells'
-   * prompts are built and their cache read while the calls are out, and a reply is checked and saved
-   * while the next call is already on its way — instead of each of those steps delaying the next call.
+   * The run's batch_size: at most `size` of its judge calls in flight, @GOAL calls included, on either
+   * engine — the engine's `gate` gives a slot (in process: this process's slots of the run; queued: the
+   * cluster-wide semaphore of the run and the model's). A call's slot is taken just before the provider
+   * call and given back as soon as the provider answers, so the caller may evaluate up to `2 × size`
+   * cells at once (`evaluateAtOnce`): the next cells' prompts are built and their cache read while the
+   * calls are out, and a reply is checked and saved while the next call is already on its way — instead
+   * of each of those steps delaying the next call.
    */
-  callSlots?: number;
+  callSlots?: { size: number; gate: (model: string) => CallGate };
   /** Called with 429s as they are seen (shared runs add them to meta). */
   onRateLimited?: (n: number) => Promise<void>;
   /**
@@ -87,13 +87,13 @@ export type CellRunner = {
   totals: CellTotals;
   /** The model's adaptive limit of calls in flight in this process. */
   limitNow(): number | null;
-  /** How many cells the caller may `evaluate` at once (2 × callSlots with call slots). */
+  /** How many cells the caller may `evaluate` at once (2 × callSlots.size with call slots). */
   evaluateAtOnce: number | undefined;
   /**
    * The caller's way to change that number while it runs: with call slots, a cell waiting out a retry's
-   * backoff or Retry-After holds no slot, so another cell may be prepared in its place (2 × callSlots +
+   * backoff or Retry-After holds no slot, so another cell may be prepared in its place (2 × callSlots.size +
    * cells waiting). Without it, under a provider that refuses a fifth of the calls with Retry-After 1 s,
-   * the waiting cells fill the 2 × callSlots and the call slots go idle.
+   * the waiting cells fill the 2 × callSlots.size and the call slots go idle.
    */
   bindAtOnce(set: (n: number) => void): void;
 };
@@ -120,18 +120,18 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   };
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
-  const callSlots = opts.callSlots ? new AdaptiveLimiter(opts.callSlots) : undefined;
+  const callSlots = opts.callSlots;
   /**
    * A slot of the run's calls in flight, refused once the run may start nothing new (shutdown). A hedge
    * takes one too (batch_size bounds every request the run has out), ahead of calls not yet tried.
    */
-  const runGate: CallGate | undefined =
+  const runGate = (model: string): CallGate | undefined =>
     callSlots &&
     (async (s, o) => {
       if (opts.stopped()) throw new NotStarted();
-      const slot = await callSlots.acquire(s, o);
-      if (!opts.stopped()) return slot.release;
-      slot.release();
+      const leave = await callSlots.gate(model)(s, o);
+      if (!opts.stopped()) return leave;
+      leave();
       throw new NotStarted();
     });
 
@@ -154,7 +154,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     let withIt = goalTrees.get(conversationId);
     if (!withIt) {
       // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
-      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model: req.model_name, signal, gate: runGate }, deps.judge)));
+      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model: req.model_name, signal, gate: runGate(resolveModelName(req.model_name)) }, deps.judge)));
       goalTrees.set(conversationId, withIt);
       if (goalTrees.size > TREE_CACHE) goalTrees.delete(goalTrees.keys().next().value as number);
     }
@@ -297,10 +297,10 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
 
   let backingOff = 0;
   let setAtOnce: ((n: number) => void) | undefined;
-  const onBackoff = opts.callSlots
+  const onBackoff = callSlots
     ? (waiting: boolean) => {
         backingOff += waiting ? 1 : -1;
-        setAtOnce?.(2 * opts.callSlots! + backingOff);
+        setAtOnce?.(2 * callSlots.size + backingOff);
       }
     : undefined;
 
@@ -316,13 +316,14 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       announced = true;
       announceProcessing(cell);
     };
-    if (!runGate) announce();
+    const callGate = runGate(model);
+    if (!callGate) announce();
     let refused = false;
     const gate: CallGate | undefined =
-      runGate &&
+      callGate &&
       (async (s, o) => {
         try {
-          const leave = await runGate(s, o);
+          const leave = await callGate(s, o);
           announce();
           return leave;
         } catch (error) {
@@ -380,7 +381,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   return {
     totals,
     limitNow,
-    evaluateAtOnce: opts.callSlots && 2 * opts.callSlots,
+    evaluateAtOnce: callSlots && 2 * callSlots.size,
     bindAtOnce: (set) => {
       setAtOnce = set;
     },
@@ -389,7 +390,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       if (ids.length < 2) return; // one conversation: the cell loads it itself, as cheaply
       for (const [id, tree] of await loadConversationTrees(ids)) prefetched.set(id, tree);
     },
-    evaluate: (cell) => (opts.gate && !signal.aborted && !opts.stopped() ? opts.gate(() => judgeCell(cell)) : judgeCell(cell)),
+    evaluate: judgeCell,
     runChecks: (cells) =>
       runCheckCells(cells, {
         signal,

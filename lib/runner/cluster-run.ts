@@ -1,50 +1,42 @@
 /**
- * Runs on PostgreSQL as durable jobs shared by every process of the cluster (lib/cluster/queue.ts).
+ * The queued engine (PostgreSQL): a run's cells are durable jobs shared by every process of the
+ * cluster (lib/cluster/queue.ts).
  *
  * Starting a run plans it, stores the request in `meta.queue` and enqueues the cells of its first
  * dependency wave as batches. Any server process or `npm run worker` process works a batch: it
- * evaluates each cell with the same code as an in-process run (cells.ts), holding a slot of the
- * cluster-wide semaphore `execution:<id>` (batch_size slots, 1 in sync mode) around each judge cell,
- * and saves each result only if the cell has none yet (a redelivered batch re-evaluates only what is
- * missing; two holders never store a cell twice). The process whose batch brings the counters up to
- * the cells enqueued so far moves the run on — one conditional update picks it — enqueueing the next
- * wave (planned again from the stored request) or, after the last, finalising the execution; only the
+ * evaluates each cell with the same code as an in-process run (cells.ts); its batch_size is the run's
+ * judge calls in flight across the cluster — each provider call holds a slot of the cluster-wide
+ * semaphore `execution:<id>` (batch_size slots, 1 in sync mode) and one of `model:<name>`
+ * (JUDGE_MAX_CONCURRENCY), taken just before the call and given back when the provider answers — and
+ * saves each result only if the cell has none yet (a redelivered batch judges only what is missing; two
+ * holders never store a cell twice). The process whose batch brings the counters up to the cells
+ * enqueued so far moves the run on — one conditional update picks it — enqueueing the next wave
+ * (planned again from the stored request) or, after the last, ending the run (lifecycle.ts); only the
  * process whose `onlyIfActive` update wins announces it. Progress goes out on NOTIFY (`progressChannel`,
  * the execution id) for streams in other processes (stream.ts).
  */
 import "server-only";
+import { resultTokensSince } from "@/db/repositories/online";
 import { z } from "zod";
-import {
-  addExecutionHedges,
-  addExecutionRateLimits,
-  claimNextWave,
-  getExecutionRow,
-  listActiveExecutionIds,
-  markExecutionProcessing,
-  maxResultId,
-  resultTotalsByModel,
-  updateExecution,
-} from "@/db/repositories/executions";
+import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing } from "@/db/repositories/executions";
+import { cellsWithResult, maxResultId } from "@/db/repositories/evaluation-results";
+import { addExecutionHedges, addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
-import { onPostgres } from "@/db/tables";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
-import { getNotifier } from "@/lib/cluster/notify";
+import { getNotifier, subscribe as subscribeCluster } from "@/lib/cluster/notify";
 import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob, type StopOutcome } from "@/lib/cluster/queue";
-import { acquire } from "@/lib/cluster/semaphore";
+import { acquire, type SemaphoreRelease } from "@/lib/cluster/semaphore";
 import { getConfig } from "@/lib/config";
-import { costOf, resolveModelName } from "@/lib/judge";
+import { costOf, getJudgeConfig, resolveModelName, type CallGate } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
-import { toExecution } from "@/lib/results/serialize";
 import type { ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
 import { cellRunner } from "./cells";
 import { dependencyWaves } from "./dependencies";
-import { emit } from "./events";
+import { endRun, failRun, markCancelled, type RunEngine } from "./lifecycle";
 import { forEachLimited } from "./limited";
 import { planRun, type Cell, type Plan } from "./plan";
-import { budgetMessage } from "./budget";
-import { resultTokensSince } from "@/db/repositories/online";
 import { isActiveStatus } from "@/lib/execution-status";
 
 /** NOTIFY channel: the id of an execution that has new results or a new status. */
@@ -79,11 +71,6 @@ const cellSchema = z.object({
   stepId: z.number().int().nullable(),
 });
 type QueuedCell = z.infer<typeof cellSchema>;
-
-/** Runs are queued jobs when the store is PostgreSQL (decided once, where the store is: db/tables.ts). */
-export function runsAreQueued(): boolean {
-  return onPostgres;
-}
 
 type RunnerState = {
   starting: Promise<void> | null;
@@ -155,7 +142,7 @@ export async function handleCellBatch(job: CellJob, signal: AbortSignal): Promis
     // The queue retries a batch that threw; after its last attempt the run could never add up, so it
     // ends failed with the reason (a `retry` run finishes it) rather than staying active for good.
     if (!job.finalAttempt || signal.aborted) throw error;
-    await failQueuedRun(job.executionId, `run stopped: ${(error as Error).message}`);
+    await failRun(queuedEngine, job.executionId, `run stopped: ${(error as Error).message}`);
   } finally {
     state.running.delete(attempt);
   }
@@ -170,17 +157,21 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   const req = queue.request;
   await markExecutionProcessing(row.id, new Date().toISOString());
   const allNodes = new Map((await listNodes({ datasetId: row.datasetId })).map((n) => [n.id, n]));
+  // A batch worked again (its process died or lost its lease mid-batch) skips the cells already saved:
+  // judging them again would pay the provider twice for a result the save then drops.
+  const saved = job.attempt > 1 ? await cellsWithResult(row.id, queuedCells.map((c) => ({ pipelineNodeId: c.nodeId, entityType: c.entityType, entityId: c.entityId }))) : null;
   const cells: Cell[] = [];
   for (const c of queuedCells) {
     const node = allNodes.get(c.nodeId);
     // A metric deleted mid-run takes its results with it: the run cannot add up any more.
-    if (!node) return void (await failQueuedRun(row.id, `run stopped: metric ${c.nodeId} was deleted during the run`));
+    if (!node) return void (await failRun(queuedEngine, row.id, `run stopped: metric ${c.nodeId} was deleted during the run`));
+    if (saved?.has(`${c.nodeId}:${c.entityType}:${c.entityId}`)) continue;
     cells.push(toCell(c, node));
   }
   const batchSize = req.execution_mode === "async" ? req.batch_size : 1;
-  const key = `execution:${row.id}`;
+  const leaseMs = getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000;
   const spent = req.max_cost_usd != null ? runSpend(row.id) : undefined;
-  if (spent && (await spent.now()) >= req.max_cost_usd!) return void (await stopQueuedRunForBudget(row.id, req.max_cost_usd!));
+  if (spent && (await spent.now()) >= req.max_cost_usd!) return void (await stopForBudget(row.id, req.max_cost_usd!));
   const runner = cellRunner({
     execution: row,
     req,
@@ -192,33 +183,22 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     stopped: () => false,
     deps: {},
     shared: true,
-    // batch_size holds across the cluster: every process's cells of this run share these slots.
-    gate: async (work) => {
-      let release: Awaited<ReturnType<typeof acquire>>;
-      try {
-        // A dead process's slots free about when its batches come back to the queue.
-        release = await acquire(key, batchSize, { signal, leaseMs: getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000 });
-      } catch (error) {
-        if (signal.aborted) return undefined as Awaited<ReturnType<typeof work>>;
-        throw error;
-      }
-      try {
-        return await work();
-      } finally {
-        await release();
-      }
-    },
+    // batch_size and the model's limit hold across the cluster: every process's calls share these slots.
+    callSlots: { size: batchSize, gate: (model) => clusterCallGate(`execution:${row.id}`, batchSize, model, leaseMs) },
     onRateLimited: (n) => addExecutionRateLimits(row.id, n),
-    // What every process's batches of the run spent so far, read incrementally as each cell's cost is recorded.
-    budget: spent ? async () => void ((await spent.now()) >= req.max_cost_usd! && (await stopQueuedRunForBudget(row.id, req.max_cost_usd!))) : undefined,
     onHedged: (n) => addExecutionHedges(row.id, n),
+    // What every process's batches of the run spent so far, read incrementally as each cell's cost is recorded.
+    budget: spent ? async () => void ((await spent.now()) >= req.max_cost_usd! && (await stopForBudget(row.id, req.max_cost_usd!))) : undefined,
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
   await runner.prefetchTrees(judged);
   // A cell that throws (a database error) ends the batch only once its other cells in flight are over:
   // nothing of it runs on after the handler returns and the queue retries it.
-  await forEachLimited(judged, batchSize, (cell) => runner.evaluate(cell));
+  // Sync mode: one cell at a time, in grid order, as an in-process run does.
+  // Async: a cell waiting out a retry's backoff holds no call slot, so another is prepared in its place (bindAtOnce).
+  const async = req.execution_mode === "async";
+  await forEachLimited(judged, async ? (runner.evaluateAtOnce ?? batchSize) : 1, (cell) => runner.evaluate(cell), async ? runner.bindAtOnce : undefined);
   // Cancelled, lease lost, or shutting down: what is missing is another attempt's (or nobody's) to do.
   if (signal.aborted) return;
   await publishProgress(row.id);
@@ -226,10 +206,38 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
 }
 
 /**
- * PostgreSQL's startExecution after the execution row exists: enqueue its first wave (or finish a run
+ * A provider call's slots across the cluster: one of the run's (`batch_size`) and then one of the
+ * model's (JUDGE_MAX_CONCURRENCY, shared by every run and process calling it), always in that order, so
+ * two waiters never hold what the other waits for. The process's own adaptive limiter (lib/judge) still
+ * lowers its share when the provider answers 429.
+ */
+function clusterCallGate(runKey: string, batchSize: number, model: string, leaseMs: number): CallGate {
+  return async (signal) => {
+    const run = await acquire(runKey, batchSize, { signal, leaseMs });
+    let forModel: SemaphoreRelease;
+    try {
+      forModel = await acquire(`model:${model}`, getJudgeConfig().maxConcurrency, { signal, leaseMs });
+    } catch (error) {
+      await run().catch(() => undefined);
+      throw error;
+    }
+    const leave = () => {
+      for (const release of [forModel, run]) void release().catch((err: unknown) => log.warn("runner: a semaphore release failed; its lease frees it", { err }));
+    };
+    // Cancelled while the last slot was being taken (two round trips): no call goes out after the cancel.
+    if (signal?.aborted) {
+      leave();
+      signal.throwIfAborted();
+    }
+    return leave;
+  };
+}
+
+/**
+ * A queued run's start after the execution row exists: enqueue its first wave (or finish a run
  * without cells at once). The plan was made with `queue.max_result_id` (see QueueMeta).
  */
-export async function enqueueFirstWave(row: PipelineExecutionRow, plan: Plan, req: RunRequest): Promise<void> {
+async function enqueueFirstWave(row: PipelineExecutionRow, plan: Plan, req: RunRequest): Promise<void> {
   await startClusterRunner();
   const first = dependencyWaves(plan.cells)[0] ?? [];
   if (first.length === 0) return void (await advance(row.id));
@@ -237,13 +245,10 @@ export async function enqueueFirstWave(row: PipelineExecutionRow, plan: Plan, re
 }
 
 /** The queue part of a new run's meta. */
-export function newQueueMeta(req: RunRequest, plan: Plan, resultsUpTo: number): QueueMeta {
+function newQueueMeta(req: RunRequest, plan: Plan, resultsUpTo: number): QueueMeta {
   const waves = dependencyWaves(plan.cells);
   return { request: req, wave: 0, waves: waves.length, enqueued: waves[0]?.length ?? 0, max_result_id: resultsUpTo };
 }
-
-/** The result id a new run's plan is bound to (see QueueMeta.max_result_id). */
-export const planBound = maxResultId;
 
 /**
  * A wave's batches: its check cells in one (they cost no judge call, and one batch keeps their results
@@ -277,29 +282,12 @@ async function advance(executionId: number): Promise<void> {
     try {
       next = dependencyWaves((await planRun(queue.request, { resultsUpTo: queue.max_result_id })).cells)[nextWave] ?? [];
     } catch (error) {
-      return void (await failQueuedRun(executionId, `run stopped: ${(error as Error).message}`));
+      return void (await failRun(queuedEngine, executionId, `run stopped: ${(error as Error).message}`));
     }
     if (!(await claimNextWave(executionId, queue.wave, queue.enqueued + next.length))) return;
     if (next.length > 0) return void (await enqueueCellBatches(executionId, batchesOf(next, queue.request)));
     // An empty wave (the dataset changed since the plan): go on to the one after.
   }
-}
-
-/** Tokens, cached cells and priced cost of a queued run's results so far (summed from the store). */
-async function runTotals(executionId: number): Promise<{ inputTokens: number; outputTokens: number; cached: number; results: number; cost: number; priced: boolean }> {
-  const totals = { inputTokens: 0, outputTokens: 0, cached: 0, results: 0, cost: 0, priced: true };
-  for (const t of await resultTotalsByModel(executionId)) {
-    totals.inputTokens += t.inputTokens;
-    totals.outputTokens += t.outputTokens;
-    totals.cached += t.cached;
-    totals.results += t.results;
-    // Checks and skipped cells use no model: they cost nothing rather than an unknown price.
-    if (t.inputTokens + t.outputTokens === 0) continue;
-    const c = costOf(t.model ?? "", t.inputTokens, t.outputTokens);
-    if (c === null) totals.priced = false;
-    else totals.cost += c;
-  }
-  return totals;
 }
 
 /** A queued run's priced cost so far across processes, each reading only the results saved since the last. */
@@ -318,102 +306,52 @@ function runSpend(executionId: number): { now(): Promise<number> } {
   return { now: () => (reading ??= read().finally(() => (reading = undefined))) };
 }
 
-/** The meta of a run that ends: its totals, 429s and the model's limit, over what it had. */
-async function finalMeta(row: PipelineExecutionRow) {
-  const meta = row.meta as ExecutionMeta & { queue?: QueueMeta };
-  const t = await runTotals(row.id);
-  const model = resolveModelName(meta.queue?.request.model_name);
-  return {
-    ...meta,
-    input_tokens: t.inputTokens,
-    output_tokens: t.outputTokens,
-    cached_evaluations: t.cached,
-    cost_usd: t.priced && t.results > 0 ? t.cost : t.results === 0 ? 0 : null,
-    rate_limits: meta.rate_limits ?? 0,
-    concurrency_limit: existingLimiter(model)?.currentLimit ?? meta.concurrency_limit ?? null,
-  };
-}
-
-/** The execution's final status and meta (tokens, cost, cached cells summed from its results), written once. */
-async function finalise(row: PipelineExecutionRow): Promise<void> {
-  const completedAt = Date.now();
-  const startedAt = row.startedAt ? Date.parse(row.startedAt) : completedAt;
-  const final = await updateExecution(
-    row.id,
-    {
-      status: row.failedEvaluations > 0 ? "failed" : "completed",
-      startedAt: row.startedAt ?? new Date(startedAt).toISOString(),
-      completedAt: new Date(completedAt).toISOString(),
-      durationMs: completedAt - startedAt,
-      meta: await finalMeta(row),
-    },
-    { onlyIfActive: true },
-  );
-  if (final) await announceFinal(final);
-}
-
 /**
- * A queued run reached its max_cost_usd: it ends cancelled with `stop_reason: "budget"` (once: the
- * `onlyIfActive` update picks one process), its results so far kept, its other batches dropped or aborted.
+ * A queued run reached its max_cost_usd: it ends cancelled with `stop_reason: "budget"` (once: the end
+ * is written only while the run is active), its results so far kept, its other batches dropped or aborted (ended).
  */
-async function stopQueuedRunForBudget(executionId: number, limitUsd: number): Promise<void> {
+async function stopForBudget(executionId: number, limitUsd: number): Promise<void> {
   const row = await getExecutionRow(executionId);
   if (!row || !isActiveStatus(row.status)) return;
-  const meta = await finalMeta(row);
-  const completedAt = Date.now();
-  const startedAt = row.startedAt ? Date.parse(row.startedAt) : completedAt;
-  const errors = [...((row.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: budgetMessage(meta.cost_usd ?? 0, limitUsd) }];
-  const final = await updateExecution(
-    executionId,
-    { status: "cancelled", completedAt: new Date(completedAt).toISOString(), durationMs: completedAt - startedAt, errors, meta: { ...meta, stop_reason: "budget" } },
-    { onlyIfActive: true },
-  );
-  if (!final) return;
-  await cancelExecutionJobs(executionId).catch(() => undefined);
-  await announceFinal(final);
+  const meta = row.meta as ExecutionMeta & { queue?: QueueMeta };
+  const model = resolveModelName(meta.queue?.request.model_name);
+  await endRun(queuedEngine, row, { rateLimits: meta.rate_limits ?? 0, concurrencyLimit: existingLimiter(model)?.currentLimit ?? meta.concurrency_limit ?? null, budgetUsd: limitUsd });
 }
 
-async function failQueuedRun(executionId: number, message: string): Promise<void> {
-  log.error("queued execution failed", { execution_id: executionId, message });
-  const row = await getExecutionRow(executionId);
-  if (!row) return;
-  const errors = [...((row.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message }];
-  const final = await updateExecution(executionId, { status: "failed", completedAt: new Date().toISOString(), errors }, { onlyIfActive: true });
-  if (final) {
-    await cancelExecutionJobs(executionId).catch(() => undefined);
-    await announceFinal(final);
-  }
+/** The run's end after its last wave: status and totals (lifecycle.ts), with the 429s every process counted into meta. */
+async function finalise(row: PipelineExecutionRow): Promise<void> {
+  const meta = row.meta as ExecutionMeta & { queue?: QueueMeta };
+  const model = resolveModelName(meta.queue?.request.model_name);
+  await endRun(queuedEngine, row, { rateLimits: meta.rate_limits ?? 0, concurrencyLimit: existingLimiter(model)?.currentLimit ?? meta.concurrency_limit ?? null });
 }
 
-/**
- * Cancel a queued run (the caller checked it is active): mark it cancelled — from then on no process
- * saves a result of it (insertResultOnce) — then drop its queued batches and abort its running ones in
- * every process. Returns the final row, or undefined if it had ended meanwhile.
- */
-export async function cancelQueuedRun(row: PipelineExecutionRow): Promise<PipelineExecutionRow | undefined> {
-  const now = new Date();
-  const started = row.startedAt ? Date.parse(row.startedAt) : now.getTime();
-  const final = await updateExecution(row.id, { status: "cancelled", completedAt: now.toISOString(), durationMs: now.getTime() - started }, { onlyIfActive: true });
-  await startQueue();
-  await cancelExecutionJobs(row.id);
-  if (final) await announceFinal(final);
-  return final;
-}
-
-/** Cancel every active queued run of a dataset (before it is deleted). */
-export async function cancelQueuedRunsOf(datasetId: number): Promise<void> {
-  for (const id of await listActiveExecutionIds(datasetId)) {
-    const row = await getExecutionRow(id);
-    if (row && isActiveStatus(row.status)) await cancelQueuedRun(row);
-  }
-}
-
-/** `done` on this process's bus (streams here, tests) and a NOTIFY for every other process's streams. */
-async function announceFinal(final: PipelineExecutionRow): Promise<void> {
-  const execution = toExecution(final);
-  emit(final.id, { event: "done", data: { status: execution.status as "completed" | "failed" | "cancelled", execution } });
-  await publishProgress(final.id);
-}
+export const queuedEngine: RunEngine = {
+  name: "queued",
+  boot: () => startClusterRunner(),
+  planBound: () => maxResultId(),
+  runMeta: (req, plan, resultsUpTo) => ({ queue: newQueueMeta(req, plan, resultsUpTo ?? 0) }),
+  start: (row, plan, req) => enqueueFirstWave(row, plan, req),
+  // Cancelled first — from then on no process saves a result of it (insertResultOnce) — then its queued
+  // batches are dropped and its running ones aborted in every process (ended).
+  cancel: async (row) => void (await markCancelled(queuedEngine, row)),
+  async ended(final) {
+    await startQueue();
+    await cancelExecutionJobs(final.id).catch((err: unknown) => log.warn("runner: could not drop an ended run's batches", { execution_id: final.id, err }));
+    await publishProgress(final.id);
+  },
+  waitFor: (executionId) => waitForQueuedExecution(executionId),
+  isLive: (executionId) => executionIsLive(executionId),
+  // Its batches finish within the grace period or go back to the queue: other processes (or this one
+  // after a restart) finish the runs.
+  drain: (graceMs) => stopClusterRunner(graceMs),
+  orphaned: () => recoverOrphanedRuns(),
+  async followOthers(executionId, onProgress) {
+    const unsubscribe = await subscribeCluster(progressChannel, (payload) => {
+      if (payload === executionId) onProgress();
+    });
+    return () => void unsubscribe();
+  },
+};
 
 async function publishProgress(executionId: number): Promise<void> {
   await getNotifier()
@@ -466,7 +404,7 @@ export async function orphanSweep(): Promise<number[]> {
   const failed: number[] = [];
   for (const id of now) {
     if (!state.suspects.has(id)) continue;
-    await failQueuedRun(id, ORPHANED_MESSAGE);
+    await failRun(queuedEngine, id, ORPHANED_MESSAGE);
     failed.push(id);
   }
   state.suspects = new Set([...now].filter((id) => !failed.includes(id)));

@@ -6,14 +6,12 @@ export {
   deleteDatasetStoppingRuns,
   drainRuns,
   isDraining,
-  isRunning,
   recoverInterruptedExecutions,
   startExecution,
+  startRunner,
   waitForExecution,
   type RunnerDeps,
 } from "./run";
-export { handleCellBatch, runsAreQueued, startClusterRunner } from "./cluster-run";
-export { executionEventStream } from "./stream";
-export { getExecution, listExecutions } from "./queries";
-export { conversationGoal } from "./goal";
+export { handleCellBatch, startClusterRunner } from "./cluster-run";
+export { executionEventFeed, type EventFeed, type FeedSink, type FeedMessage } from "./event-feed";
 export { estimateRun } from "./estimate";

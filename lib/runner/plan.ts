@@ -3,7 +3,8 @@
  * metrics and entities, in grid order, optionally only the cells whose latest result failed or is missing.
  */
 import "server-only";
-import { latestStatusByCell, listEntities, locateEntityInDataset } from "@/db/repositories/executions";
+import { latestStatusByCell } from "@/db/repositories/evaluation-results";
+import { listEntities, locateEntityInDataset } from "@/db/repositories/entities";
 import { getNode, listNodes } from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/errors";

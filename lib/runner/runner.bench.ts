@@ -11,12 +11,12 @@ import { spawn } from "node:child_process";
 import v8 from "node:v8";
 import vm from "node:vm";
 import type { LanguageModelV3, LanguageModelV3CallOptions, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
-import { getDb } from "@/db/client";
+import { getDb } from "@/db/sqlite-database";
 import { createNode } from "@/db/repositories/metrics";
 import { resetConfig } from "@/lib/config";
 import { createDataset } from "@/lib/datasets";
 import { startExecution, subscribe, waitForExecution, type RunnerDeps } from "@/lib/runner";
-import { getExecution } from "@/lib/runner/queries";
+import { getExecution } from "@/lib/results/execution-history";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;

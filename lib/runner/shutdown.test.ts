@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
-import { getExecutionRow, listResultRows } from "@/db/repositories/executions";
+import { getExecutionRow } from "@/db/repositories/executions";
+import { listResultRows } from "@/db/repositories/evaluation-results";
 import { resetConfig } from "@/lib/config";
 import { createMetric } from "@/lib/metrics";
 import { call } from "@/lib/testing/http";
@@ -17,11 +18,16 @@ beforeAll(async () => {
   double = await startJudgeDouble();
   process.env.OPENAI_BASE_URL = double.baseURL;
   process.env.JUDGE_MAX_RETRIES = "0";
+  // No hedges: a hanging call must stay in flight until the grace period ends. With them, once the
+  // first test has taught the model's p95, the hung call's hedge answers and the cell is no longer in
+  // flight to abort (hedges have tests of their own: lib/judge/tail.test.ts, faulty-provider.test.ts).
+  process.env.JUDGE_HEDGE = "false";
   resetConfig();
 });
 afterAll(async () => {
   resumeAfterDrain();
   delete process.env.OPENAI_BASE_URL;
+  delete process.env.JUDGE_HEDGE;
   resetConfig();
   await double.close();
 });
@@ -33,7 +39,7 @@ describe.skipIf(queued)("graceful shutdown", () => {
     double.setLatency(150);
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, execution_mode: "async", batch_size: 2 } });
     const id = started.json.id;
-    await expect.poll(() => double.inFlight()).toBe(2);
+    await expect.poll(() => double.inFlight(), { timeout: 15_000 }).toBe(2);
 
     // The run prepares the next cells while its 2 calls are out: none of them may start its call after
     // the drain began.
@@ -68,7 +74,7 @@ describe.skipIf(queued)("graceful shutdown", () => {
     double.setLatency(0);
     double.enqueue({ kind: "hang" });
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: conv } });
-    await expect.poll(() => double.inFlight()).toBe(1);
+    await expect.poll(() => double.inFlight(), { timeout: 15_000 }).toBe(1);
     const graceMs = 2_000;
     const drainStarted = Date.now();
     const drained = await drainRuns(graceMs);
@@ -90,7 +96,7 @@ describe.skipIf(!queued)("graceful shutdown with queued runs (PostgreSQL)", () =
     double.setLatency(150);
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: step, execution_mode: "async", batch_size: 2 } });
     const id = started.json.id;
-    await expect.poll(() => double.inFlight()).toBeGreaterThan(0);
+    await expect.poll(() => double.inFlight(), { timeout: 15_000 }).toBeGreaterThan(0);
 
     const drained = await drainRuns(100);
     expect(drained.aborted).toBeGreaterThan(0); // batches still running when the grace period ended went back
@@ -123,7 +129,7 @@ describe.skipIf(!queued)("graceful shutdown with queued runs (PostgreSQL)", () =
     double.setLatency(0);
     double.enqueue({ kind: "hang" });
     const started = await call(run.POST, "POST", "/run", { body: { dataset_id: sample.datasetId, pipeline_node_id: conv } });
-    await expect.poll(() => double.inFlight()).toBe(1);
+    await expect.poll(() => double.inFlight(), { timeout: 15_000 }).toBe(1);
     const graceMs = 2_000;
     const drainStarted = Date.now();
     const drained = await drainRuns(graceMs);

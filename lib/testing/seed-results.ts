@@ -1,5 +1,6 @@
 /** Test-only helpers for metrics, executions and results on top of the conversation fixture. */
-import { insertExecution, insertResult, type NewResult } from "@/db/repositories/executions";
+import { insertExecution } from "@/db/repositories/executions";
+import { insertResult, type NewResult } from "@/db/repositories/evaluation-results";
 import { createNode } from "@/db/repositories/metrics";
 import type { EvaluationLevel, OutputType, PipelineNodeRow } from "@/db/schema";
 import { createDataset } from "@/lib/datasets";

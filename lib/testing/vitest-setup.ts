@@ -28,13 +28,13 @@ if (adminUrl) {
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  // Read by db/tables.ts when the first repository is imported, which happens after this file.
+  // Read through lib/config by db/dialect when the first repository is imported, which happens after this file.
   process.env.DATABASE_URL = url.toString();
   pgDatabase = { admin: adminUrl, name };
 }
 
 afterAll(async () => {
-  const { closeDb } = await import("@/db/client");
+  const { closeDb } = await import("@/db/sqlite-database");
   closeDb();
   fs.rmSync(dir, { recursive: true, force: true });
   if (pgDatabase) {

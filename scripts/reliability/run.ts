@@ -17,7 +17,7 @@ import { ReliabilityStore, storeKindFromArgs } from "./store";
 const short = process.argv.includes("--short");
 /** `--only <section>` (repeatable) runs just those sections, for working on one of them. */
 const only = process.argv.flatMap((a, i) => (process.argv[i - 1] === "--only" ? [a] : []));
-/** `--store postgres` (or RELIABILITY_STORE=postgres): the servers run on a throwaway PostgreSQL cluster. */
+/** `--store postgres` (or RELIABILITY_STORE=postgres): the servers run on a throwaway PostgreSQL test server. */
 const storeKind = storeKindFromArgs(process.argv, process.env);
 /**
  * PostgreSQL: the queue's visibility timeout for the suite's servers. Short, so the batches of a
@@ -35,7 +35,7 @@ async function main() {
   ensureBuild();
   const started = Date.now();
   const store = await ReliabilityStore.open(storeKind);
-  console.log(`▸ store: ${storeKind === "postgres" ? `PostgreSQL (throwaway cluster, JOB_VISIBILITY_TIMEOUT_SECONDS=${visibilitySeconds})` : "SQLite"}`);
+  console.log(`▸ store: ${storeKind === "postgres" ? `PostgreSQL (throwaway test server, JOB_VISIBILITY_TIMEOUT_SECONDS=${visibilitySeconds})` : "SQLite"}`);
   const double = await startJudgeDouble({ logger: () => {} });
   const secrets = { token: "reliability-token-3f9a7c", apiKey: "sk-reliability-secret-51d2" };
   const graceMs = 3_000;

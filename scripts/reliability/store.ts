@@ -1,7 +1,7 @@
 /**
  * The store the reliability suite's servers run on: a SQLite file per server (the default), or with
  * `--store postgres` (or RELIABILITY_STORE=postgres) a fresh database per server in one throwaway
- * PostgreSQL cluster (scripts/pg-cluster.mjs), stopped at the end. The crash sections read the store
+ * PostgreSQL cluster (scripts/pg-test-server.mjs), stopped at the end. The crash sections read the store
  * directly (row counts, SQLite's integrity check) through the helpers here.
  */
 import fs from "node:fs";
@@ -9,7 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import pg from "pg";
-import { startPgCluster, type PgCluster } from "../pg-cluster.mjs";
+import { startPgTestServer, type PgTestServer } from "../pg-test-server.mjs";
 
 export type StoreKind = "sqlite" | "postgres";
 /** Where one server keeps its data: always a SQLite path, and a PostgreSQL URL that overrides it. */
@@ -26,12 +26,12 @@ export class ReliabilityStore {
   private constructor(
     readonly kind: StoreKind,
     private readonly dir: string,
-    private readonly cluster: PgCluster | undefined,
+    private readonly cluster: PgTestServer | undefined,
   ) {}
 
   static async open(kind: StoreKind): Promise<ReliabilityStore> {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-reliability-"));
-    return new ReliabilityStore(kind, dir, kind === "postgres" ? await startPgCluster() : undefined);
+    return new ReliabilityStore(kind, dir, kind === "postgres" ? await startPgTestServer() : undefined);
   }
 
   /** A new, empty database for one server. */

@@ -1,5 +1,5 @@
 import { json, route } from "@/lib/api/route";
-import { getAgreement } from "@/lib/labels/agreement";
+import { getAgreement } from "@/lib/labels/agreement-report";
 import { agreementQuery } from "@/lib/schemas/labels";
 
 export const GET = route({

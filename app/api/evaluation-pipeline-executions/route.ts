@@ -1,5 +1,5 @@
 import { page, route } from "@/lib/api/route";
-import { listExecutions } from "@/lib/runner";
+import { listExecutions } from "@/lib/results/execution-history";
 import { listExecutionsQuery } from "@/lib/schemas/executions";
 
 export const GET = route({

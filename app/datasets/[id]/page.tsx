@@ -8,7 +8,7 @@ import { getDataset } from "@/lib/datasets";
 import { judgeSettings } from "@/lib/judge";
 import { listMetrics } from "@/lib/metrics";
 import { getGridPage } from "@/lib/results/grid";
-import { loadForPage } from "@/lib/page-params";
+import { loadForPage } from "@/lib/api/page-params";
 import { idParam } from "@/lib/schemas/common";
 
 export const dynamic = "force-dynamic";

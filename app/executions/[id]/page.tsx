@@ -2,8 +2,8 @@ import type { Metadata } from "next";
 import { ExecutionView } from "@/components/executions/execution-view";
 import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
-import { getExecution } from "@/lib/runner";
-import { loadForPage } from "@/lib/page-params";
+import { getExecution } from "@/lib/results/execution-history";
+import { loadForPage } from "@/lib/api/page-params";
 
 export const dynamic = "force-dynamic";
 

@@ -1,6 +1,6 @@
 /**
  * A separate Node process for lib/cluster/cluster.test.ts: the tests start several of these against
- * one throwaway PostgreSQL cluster to see the queue, the semaphore and notify work across processes.
+ * one throwaway PostgreSQL test server to see the queue, the semaphore and notify work across processes.
  * The test bundles it with esbuild and runs `node --conditions=react-server <bundle> <mode>` (by hand:
  * `node --conditions=react-server --import tsx lib/cluster/testing/cluster-child.ts <mode>`) with
  * DATABASE_URL set. It reports on stdout as JSON lines.

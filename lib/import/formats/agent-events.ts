@@ -10,7 +10,7 @@
  * `finish` action's arguments, error observations) goes to the conversation's meta.
  */
 import { isRecord } from "../issues";
-import type { Normalised } from "./index";
+import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
 import { convertMessages } from "./turns";
 

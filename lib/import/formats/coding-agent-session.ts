@@ -10,7 +10,7 @@
  * records (sub-agents) become a conversation of their own, marked `sidechain: true`.
  */
 import { isRecord } from "../issues";
-import type { Normalised } from "./index";
+import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
 import { convertMessages } from "./turns";
 

@@ -9,7 +9,7 @@
  * `events` is the transcript of how the messages came about: neither is stored as messages.
  */
 import { isRecord } from "../issues";
-import type { Normalised } from "./index";
+import type { Normalised } from "./normalised";
 import { isMessageLike } from "./records";
 import type { ConversationSource } from "./source-paths";
 import { convertMessages } from "./turns";

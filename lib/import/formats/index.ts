@@ -11,26 +11,11 @@ import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
 import { convertCsv } from "./csv";
 import { conversationKeyOf, convertRecord, dialectOf, isMessageLike, type Dialect } from "./records";
-import type { RecordsRead } from "./records-summary";
+import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
 import { normaliseWholeFile } from "./whole-file";
 
-export type Normalised = {
-  /** Absent when no adapter matched: the data goes to validation as it is, and the errors say why. */
-  format?: ImportFormat;
-  /** The upload in the Turnscope shape, still unvalidated. */
-  data: unknown;
-  /** Where each conversation sits in the file, when that differs from the Turnscope shape. */
-  sources?: ConversationSource[];
-  /** Errors the adapter found itself (CSV rows with the wrong number of fields). */
-  errors?: import("@/lib/schemas/imports").ImportIssue[];
-  /** Whole-file adapters: how the file's records became conversations (see records-summary.ts). */
-  records?: RecordsRead;
-  /** Text the adapter knowingly does not store (a second copy in another shape), per field path. */
-  notImported?: import("@/lib/schemas/imports").NotImported[];
-  /** Keys whose values say which thing, not what was said (ids, timestamps of the format), for text accounting. */
-  structural?: readonly string[];
-};
+export type { Normalised } from "./normalised";
 
 type Parsed = Extract<ParseResult, { ok: true }>;
 type Unit = { value: unknown; path: string; line?: number };

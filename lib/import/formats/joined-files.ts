@@ -12,7 +12,7 @@
 import type { ImportIssue } from "@/lib/schemas/imports";
 import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
-import type { Normalised } from "./index";
+import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
 
 type Rec = Record<string, unknown>;

@@ -8,7 +8,7 @@ import type { ImportMapping } from "@/lib/schemas/imports";
 import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
 import { roleAlias } from "../suggestions";
-import type { Normalised } from "./index";
+import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
 import { readContent, toolCallStep, parseMaybeJson } from "./turns";
 

@@ -13,7 +13,7 @@
  * `parent_id`) can be compared across conversations.
  */
 import { isRecord } from "../issues";
-import type { Normalised } from "./index";
+import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
 
 type Rec = Record<string, unknown>;

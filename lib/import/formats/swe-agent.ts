@@ -8,7 +8,7 @@
  * (`exit_status`, `submission`, `model_stats`, …), `environment` and `replay_config` are meta too.
  */
 import { isRecord } from "../issues";
-import type { Normalised } from "./index";
+import type { Normalised } from "./normalised";
 import { isMessageLike } from "./records";
 import type { ConversationSource } from "./source-paths";
 import { convertMessages, toolsAsAgents } from "./turns";

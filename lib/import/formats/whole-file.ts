@@ -8,7 +8,7 @@ import type { ParseResult } from "../parse";
 import { convertCodingAgentSession, isCodingAgentSession } from "./coding-agent-session";
 import { convertAgentEvents, eventsOf } from "./agent-events";
 import { convertEvalLog, isEvalLog } from "./eval-log";
-import type { Normalised } from "./index";
+import type { Normalised } from "./normalised";
 import { convertMessageTrees, isMessageTreeFile } from "./message-tree";
 import { convertSweAgentTrajectories, isTwiceStoredTrajectory } from "./swe-agent";
 

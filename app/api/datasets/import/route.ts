@@ -1,5 +1,5 @@
 import { route } from "@/lib/api/route";
-import { createAndImportResponse } from "@/lib/import/http";
+import { createAndImportResponse } from "@/lib/api/import-form";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,6 @@
 import { json, route } from "@/lib/api/route";
-import { cancelExecution, getExecution } from "@/lib/runner";
+import { getExecution } from "@/lib/results/execution-history";
+import { cancelExecution } from "@/lib/runner";
 import { idParams } from "@/lib/schemas/common";
 
 export const GET = route({

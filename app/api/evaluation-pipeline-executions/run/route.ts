@@ -1,5 +1,6 @@
 import { json, route } from "@/lib/api/route";
-import { estimateRun, executionEventStream, startExecution } from "@/lib/runner";
+import { executionEventResponse } from "@/lib/api/execution-events";
+import { estimateRun, startExecution } from "@/lib/runner";
 import { runPostBody, runQuery } from "@/lib/schemas/executions";
 
 export const dynamic = "force-dynamic";
@@ -28,7 +29,7 @@ export const GET = route({
       },
       userId,
     );
-    const res = await executionEventStream(execution.id);
+    const res = await executionEventResponse(execution.id);
     res.headers.set("x-execution-id", String(execution.id));
     return res;
   },

@@ -5,7 +5,7 @@ import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
 import { idParam } from "@/lib/schemas/common";
 import { executionSchema } from "@/lib/schemas/executions";
-import { loadForPage } from "@/lib/page-params";
+import { loadForPage } from "@/lib/api/page-params";
 
 export const dynamic = "force-dynamic";
 

@@ -3,7 +3,7 @@ import { DatasetPageHeader } from "@/components/datasets/dataset-page-header";
 import { LiveView } from "@/components/live/live-view";
 import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
-import { loadForPage } from "@/lib/page-params";
+import { loadForPage } from "@/lib/api/page-params";
 
 export const dynamic = "force-dynamic";
 

@@ -4,7 +4,7 @@ import { ReviewQueue } from "@/components/trust/review-queue";
 import { getDataset } from "@/lib/datasets";
 import { listMetrics } from "@/lib/metrics";
 import { idParam } from "@/lib/schemas/common";
-import { loadForPage } from "@/lib/page-params";
+import { loadForPage } from "@/lib/api/page-params";
 
 export const dynamic = "force-dynamic";
 

@@ -1,5 +1,5 @@
 import { json, route } from "@/lib/api/route";
-import { conversationGoal } from "@/lib/runner";
+import { conversationGoal } from "@/lib/metrics/conversation-goal";
 import { idParams } from "@/lib/schemas/common";
 import { goalBody } from "@/lib/schemas/goal";
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it, vi } from "vitest";
-import { getDb } from "@/db/client";
+import { getDb } from "@/db/sqlite-database";
 import { getPgDb } from "@/db/pg";
-import { onPostgres } from "@/db/store";
+import { dialect } from "@/db/dialect";
 import { gridRowSchema } from "@/lib/schemas/executions";
 import { messageLabel, stepLabel } from "@/lib/results/grid";
 import { call } from "@/lib/testing/http";
@@ -162,7 +162,7 @@ describe("GET /api/datasets/{id}/grid", () => {
     }
     const statements = async (query: string, id = ds.id) => {
       // SQLite: statements compiled while the page is read. PostgreSQL: statements sent, and their names.
-      const spy = onPostgres ? vi.spyOn((await getPgDb()).$client, "query") : vi.spyOn(getDb().$client, "prepare");
+      const spy = dialect.name === "postgres" ? vi.spyOn((await getPgDb()).$client, "query") : vi.spyOn(getDb().$client, "prepare");
       const res = await get(query, id);
       const calls = spy.mock.calls.map((args) => args[0] as unknown);
       spy.mockRestore();
@@ -174,7 +174,7 @@ describe("GET /api/datasets/{id}/grid", () => {
     const large = await statements("?level=message&limit=200");
     expect(small.rows).toBe(2);
     expect(large.rows).toBe(200);
-    if (onPostgres) {
+    if (dialect.name === "postgres") {
       // Page, count, the level's metric ids, latest results (rows prove the dataset exists): each a named (prepared) statement.
       expect(large.calls).toHaveLength(small.calls.length);
       expect(large.calls.length).toBeLessThanOrEqual(4);
@@ -188,7 +188,7 @@ describe("GET /api/datasets/{id}/grid", () => {
     const one = await statements(`?level=step&conversation_id=${fx.first.conversationId}`, fx.ds.id);
     const other = await statements(`?level=step&conversation_id=${fx.second.conversationId}`, fx.ds.id);
     expect([one.rows, other.rows]).toEqual([2, 2]);
-    if (!onPostgres) expect(other.calls).toEqual([]);
+    if (dialect.name === "sqlite") expect(other.calls).toEqual([]);
   });
 });
 

@@ -1,5 +1,5 @@
 import { route } from "@/lib/api/route";
-import { importIntoDatasetResponse } from "@/lib/import/http";
+import { importIntoDatasetResponse } from "@/lib/api/import-form";
 import { idParams } from "@/lib/schemas/common";
 
 // Large uploads are parsed and inserted in process; never cache or prerender this route.

@@ -1,6 +1,6 @@
 import { AppError } from "@/lib/errors";
 import { route } from "@/lib/api/route";
-import { executionEventStream } from "@/lib/runner";
+import { executionEventResponse } from "@/lib/api/execution-events";
 import { idParams, intText } from "@/lib/schemas/common";
 import { z } from "zod";
 
@@ -20,6 +20,6 @@ export const GET = route({
       if (!parsed.success) throw new AppError("bad_request", "Last-Event-ID must be an event id from this stream", [{ path: "Last-Event-ID", message: "must be a non-negative integer" }]);
       resumeAfter = parsed.data;
     }
-    return await executionEventStream(params.id, resumeAfter);
+    return await executionEventResponse(params.id, resumeAfter);
   },
 });

@@ -5,7 +5,7 @@ import { MetricEditor } from "@/components/metrics/metric-editor";
 import { getMetric, listMetrics } from "@/lib/metrics/metrics";
 import { listTemplates } from "@/lib/metrics/templates";
 import { getDataset } from "@/lib/datasets";
-import { loadForPage } from "@/lib/page-params";
+import { loadForPage } from "@/lib/api/page-params";
 import { pageCaller } from "@/lib/api/page-caller";
 
 export const dynamic = "force-dynamic";

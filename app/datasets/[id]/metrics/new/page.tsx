@@ -5,7 +5,7 @@ import { listMetrics } from "@/lib/metrics/metrics";
 import { listTemplates } from "@/lib/metrics/templates";
 import { idParam } from "@/lib/schemas/common";
 import { getDataset } from "@/lib/datasets";
-import { loadForPage } from "@/lib/page-params";
+import { loadForPage } from "@/lib/api/page-params";
 import { pageCaller } from "@/lib/api/page-caller";
 
 export const dynamic = "force-dynamic";

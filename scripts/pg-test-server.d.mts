@@ -1,19 +1,19 @@
-/** Types of scripts/pg-cluster.mjs for the TypeScript tests and scripts that import it. */
-export const clustersDir: string;
+/** Types of scripts/pg-test-server.mjs for the TypeScript tests and scripts that import it. */
+export const testServersDir: string;
 export class PgBinariesMissingError extends Error {}
-export type PgCluster = {
+export type PgTestServer = {
   /** postgres://postgres@127.0.0.1:<port>/<database> (trust authentication, 127.0.0.1 only). */
   url: string;
   host: string;
   port: number;
   database: string;
-  /** The cluster's directory under .pg/, removed by stop(). */
+  /** The test server's directory under .pg/, removed by stop(). */
   dir: string;
   /** Stop the server and remove its directory. Also happens on exit and on SIGINT/SIGTERM/SIGHUP. */
   stop(): Promise<void>;
 };
 /** The directory holding initdb, pg_ctl and postgres, or null when PostgreSQL is not installed. */
 export function findPgBinDir(): string | null;
-export function startPgCluster(options?: { database?: string }): Promise<PgCluster>;
-export function stopClusterDir(dir: string): void;
-export function stopAllPgClusters(): number;
+export function startPgTestServer(options?: { database?: string }): Promise<PgTestServer>;
+export function stopTestServerDir(dir: string): void;
+export function stopAllPgTestServers(): number;

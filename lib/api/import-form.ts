@@ -7,14 +7,14 @@ import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { findImportOutcome, type IdempotencyScope } from "@/db/repositories/imports";
 import { AppError } from "@/lib/errors";
-import { json, zodDetails } from "@/lib/api/route";
+import { json, zodDetails } from "./route";
 import { getConfig } from "@/lib/config";
 import { assertDatasetExists } from "@/lib/datasets";
 import { createAndImportForm, importIntoDatasetForm, type ImportFailure, type ImportMapping } from "@/lib/schemas/imports";
-import { tooLargeIssue } from "./decode";
-import { importConversations, type ImportTarget } from "./index";
-import { savedMappingFor } from "./saved-mappings";
-import { readUploadForm } from "./upload";
+import { tooLargeIssue } from "@/lib/import/decode";
+import { importConversations, type ImportTarget } from "@/lib/import";
+import { savedMappingFor } from "@/lib/import/saved-mappings";
+import { readUploadForm } from "./upload-form";
 
 function parseFields<T>(schema: z.ZodType<T, unknown>, fields: Record<string, string>): T {
   const parsed = schema.safeParse(fields);

@@ -1,15 +1,15 @@
-// A throwaway PostgreSQL cluster for the tests and CI: initdb into .pg/<random> under the project, a
+// A throwaway PostgreSQL test server for the tests and CI: initdb into .pg/<random> under the project, a
 // free port on 127.0.0.1 only, the unix socket inside that directory, fsync off; removed by stop().
-// Never a system service: nothing is registered with the machine, and the cluster dies with the
+// Never a system service: nothing is registered with the machine, and the server dies with the
 // process that started it (stop on exit and on SIGINT/SIGTERM/SIGHUP, plus a watchdog process that
 // stops it if its owner is killed outright).
 //
-//   import { startPgCluster } from "./pg-cluster.mjs";
-//   const { url, stop } = await startPgCluster();   // url: postgres://postgres@127.0.0.1:<port>/turnscope
+//   import { startPgTestServer } from "./pg-test-server.mjs";
+//   const { url, stop } = await startPgTestServer();   // url: postgres://postgres@127.0.0.1:<port>/turnscope
 //
-//   node scripts/pg-cluster.mjs start            start one, print DATABASE_URL=…, stop it on Ctrl-C/SIGTERM
-//   node scripts/pg-cluster.mjs run -- <cmd…>    run a command with DATABASE_URL set, then stop the cluster
-//   node scripts/pg-cluster.mjs stop [dir]       stop and remove every cluster under .pg (or just that one)
+//   node scripts/pg-test-server.mjs start            start one, print DATABASE_URL=…, stop it on Ctrl-C/SIGTERM
+//   node scripts/pg-test-server.mjs run -- <cmd…>    run a command with DATABASE_URL set, then stop the test server
+//   node scripts/pg-test-server.mjs stop [dir]       stop and remove every test server under .pg (or just that one)
 //
 // Binaries: $PG_BINDIR, then `pg_config --bindir`, then Debian's /usr/lib/postgresql/<major>/bin (newest
 // first), then PATH. initdb and postgres refuse to run as root: as root the server runs as the user
@@ -21,12 +21,12 @@ import os from "node:os";
 import path from "node:path";
 import { root } from "./project.mjs";
 
-export const clustersDir = path.join(root, ".pg");
+export const testServersDir = path.join(root, ".pg");
 const selfPath = new URL(import.meta.url).pathname;
 /** A unix socket path longer than this does not fit sockaddr_un (108 bytes with the terminator). */
 const maxSocketPath = 100;
 
-/** An error that means "PostgreSQL is not installed here", as opposed to a cluster that failed. */
+/** An error that means "PostgreSQL is not installed here", as opposed to a test server that failed. */
 export class PgBinariesMissingError extends Error {}
 
 function isExecutable(file) {
@@ -112,7 +112,7 @@ function isAlive(pid) {
 
 function readMeta(dir) {
   try {
-    return JSON.parse(fs.readFileSync(path.join(dir, "cluster.json"), "utf8"));
+    return JSON.parse(fs.readFileSync(path.join(dir, "server.json"), "utf8"));
   } catch {
     return null;
   }
@@ -134,10 +134,10 @@ function reachableBy(account, dir) {
 }
 
 /**
- * Stop the server of a cluster directory (if it runs) and remove the directory. Synchronous, so it
- * also works in an `exit` handler. Safe to call twice, and on a half-made cluster.
+ * Stop the server of a test server directory (if it runs) and remove the directory. Synchronous, so it
+ * also works in an `exit` handler. Safe to call twice, and on a half-made test server.
  */
-export function stopClusterDir(dir) {
+export function stopTestServerDir(dir) {
   const meta = readMeta(dir);
   if (meta?.watchdogPid && meta.watchdogPid !== process.pid && isAlive(meta.watchdogPid)) {
     try {
@@ -161,18 +161,18 @@ export function stopClusterDir(dir) {
   fs.rmSync(dir, { recursive: true, force: true });
 }
 
-/** Remove clusters whose owner process is gone (killed before its watchdog could act, or a reboot). */
-function sweepStaleClusters() {
+/** Remove test servers whose owner process is gone (killed before its watchdog could act, or a reboot). */
+function sweepStaleServers() {
   let entries;
   try {
-    entries = fs.readdirSync(clustersDir);
+    entries = fs.readdirSync(testServersDir);
   } catch {
     return;
   }
   for (const name of entries) {
-    const dir = path.join(clustersDir, name);
+    const dir = path.join(testServersDir, name);
     const meta = readMeta(dir);
-    if (meta ? !isAlive(meta.ownerPid) : Date.now() - fs.statSync(dir).mtimeMs > 60_000) stopClusterDir(dir);
+    if (meta ? !isAlive(meta.ownerPid) : Date.now() - fs.statSync(dir).mtimeMs > 60_000) stopTestServerDir(dir);
   }
 }
 
@@ -180,7 +180,7 @@ const active = new Set();
 let handlersInstalled = false;
 
 function stopAllActive() {
-  for (const cluster of [...active]) cluster.stopSync();
+  for (const server of [...active]) server.stopSync();
 }
 
 function installExitHandlers() {
@@ -200,7 +200,7 @@ function installExitHandlers() {
 
 /**
  * A watchdog process, detached from us, reading a pipe from us: when we die however we die (even
- * SIGKILL), the pipe closes and it stops the cluster. stop() ends it first with SIGTERM.
+ * SIGKILL), the pipe closes and it stops the test server. stop() ends it first with SIGTERM.
  */
 function startWatchdog(dir) {
   const child = spawn(process.execPath, [selfPath, "watch", dir], { detached: true, stdio: ["pipe", "ignore", "ignore"] });
@@ -211,11 +211,11 @@ function startWatchdog(dir) {
 }
 
 /**
- * Start a throwaway cluster with one database. Resolves to { url, host, port, database, dir, stop };
+ * Start a throwaway test server with one database. Resolves to { url, host, port, database, dir, stop };
  * stop() stops the server and removes its directory (it also happens on exit and on SIGINT/SIGTERM).
  * Throws PgBinariesMissingError when PostgreSQL is not installed.
  */
-export async function startPgCluster({ database = "turnscope" } = {}) {
+export async function startPgTestServer({ database = "turnscope" } = {}) {
   const binDir = findPgBinDir();
   if (!binDir) {
     throw new PgBinariesMissingError(
@@ -223,12 +223,12 @@ export async function startPgCluster({ database = "turnscope" } = {}) {
     );
   }
   const account = serverAccount();
-  sweepStaleClusters();
-  fs.mkdirSync(clustersDir, { recursive: true });
-  const dir = fs.mkdtempSync(path.join(clustersDir, "c-"));
-  // Where the server's files go: the cluster's directory, unless we are root and the server account
+  sweepStaleServers();
+  fs.mkdirSync(testServersDir, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(testServersDir, "c-"));
+  // Where the server's files go: the test server's directory, unless we are root and the server account
   // cannot reach it (a checkout under /root): then a directory under the system's temp dir, still
-  // recorded in <dir>/cluster.json and removed with it.
+  // recorded in <dir>/server.json and removed with it.
   let workDir = dir;
   if (account) {
     fs.chownSync(dir, account.uid, account.gid);
@@ -248,19 +248,19 @@ export async function startPgCluster({ database = "turnscope" } = {}) {
     logFile: path.join(workDir, "server.log"),
     watchdogPid: null,
   };
-  const writeMeta = () => fs.writeFileSync(path.join(dir, "cluster.json"), JSON.stringify(meta, null, 2));
+  const writeMeta = () => fs.writeFileSync(path.join(dir, "server.json"), JSON.stringify(meta, null, 2));
   writeMeta();
 
   let stopped = false;
-  const cluster = {
+  const server = {
     stopSync() {
       if (stopped) return;
       stopped = true;
-      active.delete(cluster);
-      stopClusterDir(dir);
+      active.delete(server);
+      stopTestServerDir(dir);
     },
   };
-  active.add(cluster);
+  active.add(server);
   installExitHandlers();
 
   try {
@@ -271,7 +271,7 @@ export async function startPgCluster({ database = "turnscope" } = {}) {
       path.join(meta.dataDir, "postgresql.conf"),
       [
         "",
-        "# Throwaway test cluster (scripts/pg-cluster.mjs): speed over durability, reachable only locally.",
+        "# Throwaway test server (scripts/pg-test-server.mjs): speed over durability, reachable only locally.",
         "listen_addresses = '127.0.0.1'",
         `unix_socket_directories = '${socketDir.replaceAll("'", "''")}'`,
         "fsync = off",
@@ -301,36 +301,36 @@ export async function startPgCluster({ database = "turnscope" } = {}) {
     pgRun(meta, "createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", database]);
     const host = "127.0.0.1";
     const url = `postgres://postgres@${host}:${port}/${encodeURIComponent(database)}`;
-    return { url, host, port, database, dir, stop: async () => cluster.stopSync() };
+    return { url, host, port, database, dir, stop: async () => server.stopSync() };
   } catch (err) {
-    cluster.stopSync();
+    server.stopSync();
     throw err;
   }
 }
 
-/** Stop and remove every cluster under .pg, whoever started it. */
-export function stopAllPgClusters() {
+/** Stop and remove every test server under .pg, whoever started it. */
+export function stopAllPgTestServers() {
   let entries = [];
   try {
-    entries = fs.readdirSync(clustersDir);
+    entries = fs.readdirSync(testServersDir);
   } catch {
     return 0;
   }
-  for (const name of entries) stopClusterDir(path.join(clustersDir, name));
+  for (const name of entries) stopTestServerDir(path.join(testServersDir, name));
   return entries.length;
 }
 
 async function cli(argv) {
   const [command, ...rest] = argv;
   if (command === "watch") {
-    // The watchdog: wait for our owner's pipe to close, then stop its cluster. SIGTERM means the owner
+    // The watchdog: wait for our owner's pipe to close, then stop its test server. SIGTERM means the owner
     // stopped it itself.
     const dir = rest[0];
     process.on("SIGTERM", () => process.exit(0));
     process.on("SIGINT", () => {});
     process.on("SIGHUP", () => {});
     const done = () => {
-      stopClusterDir(dir);
+      stopTestServerDir(dir);
       process.exit(0);
     };
     process.stdin.on("end", done);
@@ -340,19 +340,19 @@ async function cli(argv) {
     return;
   }
   if (command === "start") {
-    const { url, dir } = await startPgCluster();
+    const { url, dir } = await startPgTestServer();
     console.log(`DATABASE_URL=${url}`);
-    console.error(`▸ PostgreSQL cluster in ${path.relative(root, dir)}; Ctrl-C or SIGTERM stops and removes it`);
+    console.error(`▸ PostgreSQL test server in ${path.relative(root, dir)}; Ctrl-C or SIGTERM stops and removes it`);
     setInterval(() => {}, 1 << 30);
     return;
   }
   if (command === "run") {
     const cmd = rest[0] === "--" ? rest.slice(1) : rest;
-    if (cmd.length === 0) throw new Error("usage: node scripts/pg-cluster.mjs run -- <command> [args…]");
-    const { url, stop } = await startPgCluster();
-    console.error(`▸ PostgreSQL cluster at ${url}`);
+    if (cmd.length === 0) throw new Error("usage: node scripts/pg-test-server.mjs run -- <command> [args…]");
+    const { url, stop } = await startPgTestServer();
+    console.error(`▸ PostgreSQL test server at ${url}`);
     const child = spawn(cmd[0], cmd.slice(1), { stdio: "inherit", env: { ...process.env, DATABASE_URL: url } });
-    // Pass a stop request on to the command; the cluster goes once it has ended (or at once on exit).
+    // Pass a stop request on to the command; the test server goes once it has ended (or at once on exit).
     for (const signal of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(signal, () => child.kill(signal));
     const code = await new Promise((resolve) => {
       child.on("error", (err) => {
@@ -365,11 +365,11 @@ async function cli(argv) {
     process.exit(code);
   }
   if (command === "stop") {
-    if (rest[0]) stopClusterDir(path.resolve(rest[0]));
-    else console.error(`▸ Stopped and removed ${stopAllPgClusters()} cluster(s) under ${path.relative(root, clustersDir)}/`);
+    if (rest[0]) stopTestServerDir(path.resolve(rest[0]));
+    else console.error(`▸ Stopped and removed ${stopAllPgTestServers()} test server(s) under ${path.relative(root, testServersDir)}/`);
     return;
   }
-  console.error("usage: node scripts/pg-cluster.mjs start | run -- <command…> | stop [dir]");
+  console.error("usage: node scripts/pg-test-server.mjs start | run -- <command…> | stop [dir]");
   process.exit(2);
 }
 

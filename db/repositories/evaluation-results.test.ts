@@ -5,18 +5,8 @@
 import { describe, expect, it } from "vitest";
 import { insertConversationFixture } from "@/lib/testing/seed";
 import { createDataset } from "./datasets";
-import {
-  getExecutionRow,
-  insertExecution,
-  insertResult,
-  insertResultOnce,
-  insertResults,
-  insertResultsOnce,
-  latestResultsFor,
-  listResultRows,
-  type NewResult,
-  updateExecution,
-} from "./executions";
+import { getExecutionRow, insertExecution, updateExecution } from "./executions";
+import { insertResult, insertResultOnce, insertResults, insertResultsOnce, latestResultsFor, listResultRows, type NewResult } from "./evaluation-results";
 import { readJudgeCache, type JudgeCacheEntry } from "./judge";
 import { createNode } from "./metrics";
 

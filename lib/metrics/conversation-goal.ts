@@ -2,9 +2,10 @@
 import "server-only";
 import { getStoredGoal } from "@/db/repositories/judge";
 import { contextTokensFor, ensureGoal, resolveModelName, type CallGate, type Goal, type JudgeDeps } from "@/lib/judge";
-import { loadConversationTree, type ConversationTree } from "@/lib/metrics";
-import { CHARS_PER_TOKEN, fitDoc, promptBudgetTokens } from "@/lib/metrics/evidence";
-import { transcriptDoc } from "@/lib/metrics/transcript";
+import type { ConversationTree } from "@/lib/conversation-tree";
+import { CHARS_PER_TOKEN, fitDoc, promptBudgetTokens } from "./evidence";
+import { loadConversationTree } from "./metrics";
+import { transcriptDoc } from "./transcript";
 
 /** Characters kept for the goal call's own system message and question around the transcript. */
 const GOAL_INSTRUCTION_CHARS = 1_000;

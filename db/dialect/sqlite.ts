@@ -1,0 +1,110 @@
+/**
+ * The SQLite store (the default): db/sqlite-database.ts opens the file once per process; hand-written
+ * SQL is prepared once per text; transactions run synchronously in BEGIN IMMEDIATE, which already lets
+ * one writer in at a time, so nothing needs a row lock.
+ */
+import "server-only";
+import { AsyncLocalStorage } from "node:async_hooks";
+import { sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { getDb, onDatabaseOpen, statement } from "../sqlite-database";
+import * as schema from "../schema";
+import type { Db, Dialect, JsonList, JsonSql, OpenHook, Step } from "./types";
+
+/** Set inside the open hooks: their own queries must not wait for the hooks to finish. */
+const inOpenHook = new AsyncLocalStorage<boolean>();
+/** The open hooks still running (their synchronous part ran as the database opened). */
+let hooksRunning: Promise<void> = Promise.resolve();
+
+/** `["reward", "total"]` → `$."reward"."total"` (SQLite JSON path). */
+function sqlitePath(keys: string[]): string {
+  return "$" + keys.map((k) => `."${k.replace(/"/g, "")}"`).join("");
+}
+
+const json: JsonSql = {
+  fieldText: (column, keys) => sql<string | null>`(${column} -> ${sqlitePath(keys)})`,
+  fieldValue: (column, keys) => sql`(${column} ->> ${sqlitePath(keys)})`,
+  field(column: SQLiteColumn, keys: string[]) {
+    const path = sqlitePath(keys);
+    return {
+      value: sql<number | string | null>`case when json_valid(${column}) then json_extract(${column}, ${path}) end`,
+      jsonType: sql<string | null>`case when json_valid(${column}) then json_type(${column}, ${path}) end`,
+    };
+  },
+  fromField: (row) => row,
+  toolName: (toolCall) =>
+    sql<string | null>`(case when json_valid(${toolCall}) and json_type(${toolCall}) = 'object'
+        then cast(json_extract(${toolCall}, '$.name') as text) end)`,
+  objectKeys: (datasetId) =>
+    sql`select distinct j.key as key from conversations c, json_each(c.meta) j
+          where c.dataset_id = ${datasetId} and c.meta is not null and json_valid(c.meta) and json_type(c.meta) = 'object'
+          order by j.key`,
+  inIntegers: (column: SQLiteColumn, list: JsonList): SQL => sql`${column} in (select value from json_each(${list}))`,
+  inIntegersSql: "in (select value from json_each(?))",
+};
+
+export const sqliteDialect: Dialect = {
+  name: "sqlite",
+  queuesRuns: false,
+  tables: schema,
+
+  onOpen(hook: OpenHook) {
+    // SQLite runs its hooks synchronously as it opens (db/sqlite-database.ts).
+    onDatabaseOpen((db) => {
+      const done = inOpenHook.run(true, async () => hook(db as unknown as Db));
+      hooksRunning = hooksRunning.then(() => done);
+    });
+  },
+  async database() {
+    const db = getDb() as unknown as Db;
+    if (!inOpenHook.getStore()) await hooksRunning;
+    return db;
+  },
+  async rawRows<T>(text: string, params: readonly unknown[]) {
+    return statement(text).all(...params) as T[];
+  },
+  async rawRun(text, params) {
+    return statement(text).run(...params).changes;
+  },
+  async sqlRows<T>(query: SQL) {
+    return (await sqliteDialect.database()).all<T>(query);
+  },
+  // SQLite's `prepare()` takes no name (and ignores one).
+  preparedName: () => undefined,
+  async transaction<R>(body: (tx: Db) => Generator<Step, R, unknown>) {
+    const db = getDb();
+    return db.transaction(
+      (tx) => {
+        const steps = body(tx as unknown as Db);
+        let next = steps.next();
+        while (!next.done) {
+          const step = next.value;
+          let value: unknown;
+          // SQLite's builders run synchronously; the SQL of a raw step is prepared once.
+          if (step.kind === "rows") value = (step.query as unknown as { all(): unknown[] }).all();
+          else if (step.kind === "changes") value = (step.query as unknown as { run(): { changes: number } }).run().changes;
+          else if (step.kind === "raw") value = statement(step.text).all(...step.params);
+          else value = statement(step.text).run(...step.params).changes;
+          next = steps.next(value);
+        }
+        return next.value;
+      },
+      { behavior: "immediate" },
+    );
+  },
+  lockRow: () => null,
+  exclusive: () => null,
+
+  forUpdate: "",
+  greatest: "max",
+  isTrue: (column) => `${column} <> 0`,
+  countFailureSql: (maxErrors) => `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
+  errors = case when json_array_length(errors) < ${maxErrors} then json_insert(errors, '$[#]', json(?)) else errors end
+  where id = ?`,
+  addMetaCountSql: (key) => `update pipeline_executions set meta = json_set(meta, '$.${key}', coalesce(json_extract(meta, '$.${key}'), 0) + ?) where id = ?`,
+  claimNextWaveSql: `update pipeline_executions set meta = json_set(meta, '$.queue.wave', ?, '$.queue.enqueued', ?)
+        where id = ? and status in ('pending', 'processing') and json_extract(meta, '$.queue.wave') = ?
+          and successful_evaluations + failed_evaluations + skipped_evaluations >= json_extract(meta, '$.queue.enqueued')`,
+  savesResultOnceInOneCall: false,
+  json,
+};

@@ -1,0 +1,96 @@
+// The domain stays below the web and module folders import one way (issue 23): the ESLint rule and the
+// import-cycle check (scripts/check-imports.mjs, run by `npm run lint`) each fail on a deliberate
+// violation and pass on a clean one. `npm run lint` runs both over the whole tree.
+import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { ESLint } from "eslint";
+import { afterAll, describe, expect, it } from "vitest";
+import { findImportCycles, moduleOf } from "@/scripts/check-imports.mjs";
+
+const root = path.resolve(import.meta.dirname, "..");
+
+describe("lint rule: lib/ and db/ never import the web", () => {
+  const eslint = new ESLint({ cwd: root });
+  const restricted = async (filePath: string, code: string) => {
+    const [result] = await eslint.lintText(code, { filePath: path.join(root, filePath) });
+    return result.messages.filter((m) => m.ruleId === "no-restricted-imports").map((m) => m.message);
+  };
+
+  it("refuses lib/api and next's server modules in a domain module and in a repository", async () => {
+    expect(await restricted("lib/runner/violation.ts", 'import { json } from "@/lib/api/route";\nexport const answer = json;\n')).toEqual([
+      expect.stringContaining("move the HTTP piece into lib/api"),
+    ]);
+    expect(await restricted("lib/runner/violation.ts", 'import { sseResponse } from "../api/sse";\nexport const answer = sseResponse;\n')).toHaveLength(1);
+    expect(await restricted("db/repositories/violation.ts", 'import { notFound } from "next/navigation";\nexport const gone = notFound;\n')).toEqual([
+      expect.stringContaining("belong in lib/api"),
+    ]);
+    expect(await restricted("lib/import/violation.ts", 'import { NextResponse } from "next/server";\nexport const r = NextResponse;\n')).toHaveLength(1);
+  }, 60_000);
+
+  it("lets the domain import the domain, and lib/api and tests import the web", async () => {
+    expect(await restricted("lib/runner/fine.ts", 'import { AppError } from "@/lib/errors";\nexport const E = AppError;\n')).toEqual([]);
+    expect(await restricted("lib/api/fine.ts", 'import { notFound } from "next/navigation";\nimport { json } from "./route";\nexport const a = [notFound, json];\n')).toEqual([]);
+    expect(await restricted("lib/runner/fine.test.ts", 'import { GET } from "@/app/api/datasets/route";\nexport const g = GET;\n')).toEqual([]);
+  }, 60_000);
+});
+
+describe("import-cycle check", () => {
+  const dirs: string[] = [];
+  afterAll(() => {
+    for (const dir of dirs) rmSync(dir, { recursive: true, force: true });
+  });
+  /** A throwaway tree of files under lib/ with a tsconfig, as the check reads the project. */
+  const tree = (files: Record<string, string>) => {
+    const dir = mkdtempSync(path.join(tmpdir(), "turnscope-cycles-"));
+    dirs.push(dir);
+    writeFileSync(path.join(dir, "tsconfig.json"), JSON.stringify({ compilerOptions: { baseUrl: ".", paths: { "@/*": ["./*"] } } }));
+    for (const [file, text] of Object.entries(files)) {
+      mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
+      writeFileSync(path.join(dir, file), text);
+    }
+    return dir;
+  };
+
+  it("names a circle between two module folders even when no file imports itself", async () => {
+    const baseDir = tree({
+      "lib/checks/types.ts": 'import type { Step } from "@/lib/metrics/transcript";\nexport type Check = { step: Step };\n',
+      "lib/metrics/transcript.ts": "export type Step = { id: number };\n",
+      "lib/metrics/definition.ts": 'import type { Check } from "../checks/types";\nexport type Def = { check: Check };\n',
+    });
+    const { files, folders } = await findImportCycles({ baseDir, roots: ["lib"] });
+    expect(files).toEqual([]);
+    expect(folders).toEqual([
+      {
+        modules: ["lib/checks", "lib/metrics"],
+        imports: ["lib/checks/types.ts -> lib/metrics/transcript.ts", "lib/metrics/definition.ts -> lib/checks/types.ts"],
+      },
+    ]);
+  }, 60_000);
+
+  it("names a circle between files, and passes a tree whose imports point one way", async () => {
+    const circular = tree({
+      "lib/runner/a.ts": 'import { b } from "./b";\nexport const a = () => b();\n',
+      "lib/runner/b.ts": 'import { a } from "./a";\nexport const b = () => a();\n',
+    });
+    expect((await findImportCycles({ baseDir: circular, roots: ["lib"] })).files).toEqual([["lib/runner/a.ts", "lib/runner/b.ts"]]);
+    const oneWay = tree({
+      "lib/errors.ts": "export class AppError extends Error {}\n",
+      "lib/runner/run.ts": 'import { AppError } from "@/lib/errors";\nimport { save } from "@/db/repositories/results";\nexport const run = () => save(new AppError());\n',
+      "db/repositories/results.ts": 'import { AppError } from "@/lib/errors";\nexport const save = (e: AppError) => e;\n',
+      // Tests may import anything: they are not part of the folder graph.
+      "db/repositories/results.test.ts": 'import { run } from "@/lib/runner/run";\nexport const t = run;\n',
+    });
+    expect(await findImportCycles({ baseDir: oneWay, roots: ["lib", "db"] })).toEqual({ files: [], folders: [] });
+  }, 60_000);
+
+  it("groups files into modules: lib/<folder>, a single lib file, db/repositories, and the store (db, its dialects included)", () => {
+    expect([moduleOf("lib/runner/run.ts"), moduleOf("lib/errors.ts"), moduleOf("db/repositories/x.ts"), moduleOf("db/store.ts"), moduleOf("db/dialect/pg.ts")]).toEqual([
+      "lib/runner",
+      "lib/errors",
+      "db/repositories",
+      "db",
+      "db",
+    ]);
+  });
+});

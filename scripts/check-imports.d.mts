@@ -1,0 +1,8 @@
+/** Types of scripts/check-imports.mjs for the TypeScript test that imports it. */
+export function moduleOf(file: string): string;
+export function findImportCycles(options?: { baseDir?: string; roots?: string[]; tsConfig?: string }): Promise<{
+  /** File cycles as madge reports them (each a list of files). */
+  files: string[][];
+  /** Cycles between module folders: the modules and one import for each edge that closes the cycle. */
+  folders: { modules: string[]; imports: string[] }[];
+}>;
