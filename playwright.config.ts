@@ -29,6 +29,13 @@ const pgCluster =
       ]
     : [];
 
+/**
+ * E2E_STORE_DEPENDENT=1 (`npm test`'s PostgreSQL pass): leave out the specs tagged @store-independent —
+ * they drive pages whose outcome the store cannot change, and run on SQLite (docs/testing.md). An
+ * untagged spec runs on both stores.
+ */
+const storeDependentOnly = process.env.E2E_STORE_DEPENDENT === "1";
+
 /** Browser tests against the production build, in Debian's Chromium (never a downloaded browser). */
 export default defineConfig({
   testDir: "e2e",
@@ -38,6 +45,7 @@ export default defineConfig({
   fullyParallel: false,
   workers: 1,
   reporter: [["list"]],
+  ...(storeDependentOnly ? { grepInvert: /@store-independent/ } : {}),
   use: {
     baseURL,
     browserName: "chromium",

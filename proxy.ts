@@ -8,9 +8,12 @@
 import { NextResponse, type NextRequest } from "next/server";
 import { authRequired, callerForSession } from "@/lib/auth";
 import { callerForSecret } from "@/lib/auth/identify";
+import { guardApiPath } from "@/lib/api/malformed-path";
 import { SESSION_COOKIE, bearerOf } from "@/lib/api/session";
 
-export async function proxy(req: NextRequest): Promise<NextResponse> {
+export async function proxy(req: NextRequest): Promise<NextResponse | Response> {
+  // Only API paths holding a % come here (second matcher entry): a malformed escape gets the API's 401/400.
+  if (req.nextUrl.pathname.startsWith("/api/")) return await guardApiPath(req);
   const path = req.nextUrl.pathname;
   if (path === "/signin" || !(await authRequired())) return NextResponse.next();
   const bearer = bearerOf(req.headers.get("authorization"));
@@ -25,5 +28,5 @@ export async function proxy(req: NextRequest): Promise<NextResponse> {
 }
 
 export const config = {
-  matcher: ["/((?!api/|api$|_next/static|_next/image|favicon.ico).*)"],
+  matcher: ["/((?!api/|api$|_next/static|_next/image|favicon.ico).*)", "/api/(.*%.*)"],
 };

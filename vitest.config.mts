@@ -1,5 +1,30 @@
 import path from "node:path";
-import { defineConfig } from "vitest/config";
+import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
+import { testFilesByGroup } from "./scripts/test-files.mjs";
+
+/**
+ * Which store the suite runs on (docs/testing.md):
+ *   TEST_STORE unset or sqlite   every file, the store on SQLite (a temporary file per test file)
+ *   TEST_STORE=postgres          every file, the store on PostgreSQL (a database per test file, cloned
+ *                                from one migrated template, in one throwaway cluster)
+ *   TEST_STORE=both              what `npm test` runs: the files that use the store on each store, every
+ *                                other file once — one run, one worker pool
+ * The files that use the store are found from their imports (scripts/test-files.mjs, which says how to
+ * put a file in another group); `node scripts/test-files.mjs` lists the groups and why.
+ */
+const storeSetting = process.env.TEST_STORE ?? "sqlite";
+if (!["sqlite", "postgres", "both"].includes(storeSetting)) throw new Error(`TEST_STORE must be sqlite, postgres or both, not ${storeSetting}`);
+const files = testFilesByGroup();
+
+const onStore = (store: "sqlite" | "postgres"): TestProjectInlineConfiguration => ({
+  extends: true,
+  test: {
+    name: store,
+    include: files.store,
+    env: { TEST_STORE: store },
+    ...(store === "postgres" ? { globalSetup: ["lib/testing/pg-global-setup.ts"] } : {}),
+  },
+});
 
 export default defineConfig({
   resolve: {
@@ -10,12 +35,17 @@ export default defineConfig({
     },
   },
   test: {
-    include: ["{app,lib,db,components}/**/*.test.{ts,tsx}"],
     environment: "node",
     setupFiles: ["lib/testing/vitest-setup.ts"],
-    globalSetup: ["lib/testing/pg-global-setup.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    projects: [
+      ...(storeSetting === "both" ? [onStore("sqlite"), onStore("postgres")] : [onStore(storeSetting as "sqlite" | "postgres")]),
+      // Never opens the store (vitest-setup.ts fails it if it does): once, whatever the store setting.
+      { extends: true, test: { name: "no-store", include: files["no-store"], env: { TEST_STORE: "none" } } },
+      // Starts PostgreSQL clusters of its own (or is about PostgreSQL only): once, whatever the setting.
+      { extends: true, test: { name: "own-cluster", include: files["own-cluster"], env: { TEST_STORE: "sqlite" } } },
+    ],
   },
 });

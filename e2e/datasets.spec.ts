@@ -1,6 +1,7 @@
 import { expect, test } from "@playwright/test";
 
-test.describe("datasets page", () => {
+// @store-independent: a form, a list and the API reference; creating and listing datasets are route tests on both stores.
+test.describe("datasets page", { tag: "@store-independent" }, () => {
   test("creates a dataset through the form and lists it", async ({ page }) => {
     const name = `E2E dataset ${Date.now()}`;
     await page.goto("/");

@@ -19,7 +19,8 @@ async function dropFile(page: Page, file: string) {
   await page.getByTestId("drop-zone").dispatchEvent("drop", { dataTransfer: transfer });
 }
 
-test.describe("import page", () => {
+// @store-independent: the import page's steps; what an import stores (formats, mappings, idempotency) is route tests on both stores.
+test.describe("import page", { tag: "@store-independent" }, () => {
   test.beforeEach(async ({ request }) => {
     await request.post(`${judge}/reset`);
   });

@@ -22,7 +22,8 @@ async function metricsOf(request: APIRequestContext, datasetId: number): Promise
   return (await (await request.get(`/api/evaluation-pipeline-nodes?dataset_id=${datasetId}`)).json()) as Metric[];
 }
 
-test.describe("metrics", () => {
+// @store-independent: the metric form, preview and template library; saving metrics and templates is route tests on both stores.
+test.describe("metrics", { tag: "@store-independent" }, () => {
   test("creates a metric from a template, with the judge prompt previewed", async ({ page, request }) => {
     const datasetId = await sampleDataset(request, `Metrics from template ${Date.now()}`);
     await page.goto(`/datasets/${datasetId}`);

@@ -170,6 +170,7 @@ export const pgDialect: Dialect = {
 
   forUpdate: " for update",
   greatest: "greatest",
+  booleanParam: (value) => value,
   isTrue: (column) => column,
   // PostgreSQL splices the text, so the stored array keeps each error's keys in the order written, as
   // SQLite's json_insert does.

@@ -97,6 +97,7 @@ export const sqliteDialect: Dialect = {
 
   forUpdate: "",
   greatest: "max",
+  booleanParam: (value) => (value ? 1 : 0),
   isTrue: (column) => `${column} <> 0`,
   countFailureSql: (maxErrors) => `update pipeline_executions set failed_evaluations = failed_evaluations + 1,
   errors = case when json_array_length(errors) < ${maxErrors} then json_insert(errors, '$[#]', json(?)) else errors end

@@ -108,11 +108,13 @@ export interface Dialect {
   readonly forUpdate: string;
   /** The SQL function for the larger of two values. */
   readonly greatest: "greatest" | "max";
+  /** A boolean bound to hand-written SQL (SQLite stores booleans as 1/0). */
+  booleanParam(value: boolean): boolean | number;
   /** A boolean column as a condition (SQLite stores booleans as 0/1). */
   isTrue(column: string): string;
   /** Count a failure and append its JSON (first `?`) to the capped `errors` of execution `?`. */
   countFailureSql(maxErrors: number): string;
-  /** Add `?` to the count `meta.<key>` of execution `?` (a queued run's processes count together). */
+  /** Add `?` to the count `meta.<key>` of execution `?` (key: a fixed name such as rate_limits). */
   addMetaCountSql(key: "rate_limits" | "hedges"): string;
   /** Claim a queued run's next wave (db/repositories/execution-queue.ts): params new wave, enqueued, id, current wave. */
   readonly claimNextWaveSql: string;

@@ -10,7 +10,7 @@ import { rawRows, rawRun } from "../store";
 
 const onPostgres = dialect.name === "postgres";
 
-const bool = (v: boolean) => (onPostgres ? v : v ? 1 : 0);
+const bool = (v: boolean) => dialect.booleanParam(v);
 const num = (v: number | string | null) => (v === null ? null : Number(v));
 
 /** Average reply tokens of each metric's judged (not cached) results so far. */

@@ -104,14 +104,14 @@ export async function storeSpans(userId: string, spans: SpanToStore[]): Promise<
         ))[0].id;
         if (existing) {
           // The trace was grouped by its own id until a span named its conversation: it moves there.
-          yield* rawExec("update otel_traces set otel_conversation_id = ?, keyed = ? where dataset_id = ? and trace_id = ?", [target, dialect.name === "postgres" ? true : 1, t.datasetId, t.traceId]);
+          yield* rawExec("update otel_traces set otel_conversation_id = ?, keyed = ? where dataset_id = ? and trace_id = ?", [target, dialect.booleanParam(true), t.datasetId, t.traceId]);
           if (existing.otel_conversation_id !== target) emptied.add(existing.otel_conversation_id);
         } else {
           yield* rawExec("insert into otel_traces (dataset_id, trace_id, otel_conversation_id, keyed) values (?, ?, ?, ?)", [
             t.datasetId,
             t.traceId,
             target,
-            dialect.name === "postgres" ? Boolean(t.key) : t.key ? 1 : 0,
+            dialect.booleanParam(Boolean(t.key)),
           ]);
         }
       }

@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import type { z } from "zod";
 import { findImportOutcome, type IdempotencyScope } from "@/db/repositories/imports";
 import { AppError } from "@/lib/errors";
+import { refuseNul } from "./nul";
 import { json, zodDetails } from "./route";
 import { getConfig } from "@/lib/config";
 import { assertDatasetExists } from "@/lib/datasets";
@@ -17,8 +18,13 @@ import { savedMappingFor } from "@/lib/import/saved-mappings";
 import { readUploadForm } from "./upload-form";
 
 function parseFields<T>(schema: z.ZodType<T, unknown>, fields: Record<string, string>): T {
+  refuseNul(fields, "form field");
   const parsed = schema.safeParse(fields);
-  if (parsed.success) return parsed.data;
+  if (parsed.success) {
+    // The mapping field is JSON text: a \u0000 escape in it is NUL once parsed.
+    refuseNul(parsed.data, "form field");
+    return parsed.data;
+  }
   const details = zodDetails(parsed.error);
   throw new AppError("bad_request", `Invalid form field (${details[0]?.path}: ${details[0]?.message})`, details);
 }

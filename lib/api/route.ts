@@ -8,6 +8,7 @@ import { log } from "@/lib/log";
 import { identify, requireRole, type Caller, type Role } from "@/lib/auth";
 import { AppError, errorResponse, type ErrorDetail } from "@/lib/errors";
 import { clientAddress } from "./client-address";
+import { refuseNul } from "./nul";
 import { SESSION_COOKIE, bearerOf, notCrossSite, readCookie } from "./session";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
@@ -32,6 +33,8 @@ export type RouteSpec<P, Q, B> = {
   public?: boolean;
   /** The weakest role allowed: default `viewer` for GET/HEAD, `annotator` for anything that writes. */
   role?: Role;
+  /** Refuse a larger JSON body with 413 (the rest is read and dropped, never kept). */
+  maxBodyBytes?: number;
 };
 
 /** Turn zod issues into `{path, message}` details, paths written like `items[0].name`. */
@@ -46,6 +49,7 @@ export function zodDetails(error: z.ZodError, prefix?: string): ErrorDetail[] {
 }
 
 function parseWith<T>(schema: z.ZodType<T, unknown>, value: unknown, where: string, prefix?: string): T {
+  refuseNul(value, where, prefix);
   const parsed = schema.safeParse(value);
   if (!parsed.success) {
     const details = zodDetails(parsed.error, prefix);
@@ -56,8 +60,8 @@ function parseWith<T>(schema: z.ZodType<T, unknown>, value: unknown, where: stri
   return parsed.data;
 }
 
-async function readJsonBody(req: Request): Promise<unknown> {
-  const text = await req.text();
+async function readJsonBody(req: Request, maxBytes?: number): Promise<unknown> {
+  const text = maxBytes === undefined ? await req.text() : await readCapped(req, maxBytes);
   if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text) as unknown;
@@ -66,6 +70,29 @@ async function readJsonBody(req: Request): Promise<unknown> {
       { path: "(root)", message: "not valid JSON" },
     ]);
   }
+}
+
+/**
+ * The body as text, or a 413 once it passes `maxBytes`. The rest is read and dropped, never kept: a client
+ * still sending its body would otherwise see the connection close instead of the 413.
+ */
+async function readCapped(req: Request, maxBytes: number): Promise<string> {
+  if (!req.body) return "";
+  const reader = req.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size <= maxBytes) chunks.push(value);
+  }
+  if (size > maxBytes) {
+    throw new AppError("payload_too_large", `Request body too large: at most ${Math.round(maxBytes / 1024)} KB`, [
+      { path: "(root)", message: `must be at most ${maxBytes} bytes` },
+    ]);
+  }
+  return Buffer.concat(chunks).toString("utf8");
 }
 
 function queryObject(url: URL): Record<string, string> {
@@ -121,7 +148,7 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
       const rawParams = ctx?.params ? await ctx.params : {};
       const params = spec.params ? parseWith(spec.params, rawParams, "path parameter") : ({} as P);
       const query = spec.query ? parseWith(spec.query, queryObject(url), "query parameter") : ({} as Q);
-      const body = spec.body ? parseWith(spec.body, await readJsonBody(req), "request body") : (undefined as B);
+      const body = spec.body ? parseWith(spec.body, await readJsonBody(req, spec.maxBodyBytes), "request body") : (undefined as B);
       response = await spec.handler({ params, query, body, req, userId: caller.userId, caller, requestId });
     } catch (error) {
       response = toErrorResponse(error, requestId);

@@ -2,9 +2,9 @@
  * JSON checks: the evaluated output is valid JSON, or JSON matching a JSON Schema. A step's
  * `output_structured` is used as is; text is parsed (a ```json fence around it is allowed).
  */
-import Ajv2020, { type ErrorObject } from "ajv/dist/2020";
-import addFormats from "ajv-formats";
+import type { ErrorObject } from "ajv";
 import { z } from "zod";
+import { userSchemaValidator } from "@/lib/user-json-schema";
 import { evaluatedText, isRecord } from "./scope";
 import type { CheckContext, CheckDefinition } from "./types";
 
@@ -37,27 +37,10 @@ export const validJson: CheckDefinition<Record<string, never>> = {
   },
 };
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-addFormats(ajv);
-const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
-
-function validatorFor(schema: Record<string, unknown>) {
-  let validate = compiled.get(schema);
-  if (!validate) {
-    validate = ajv.compile(schema);
-    compiled.set(schema, validate);
-  }
-  return validate;
-}
-
-/** Null when ajv compiles the schema, else why not. */
+/** Null when ajv compiles the schema (its patterns on RE2), else why not. */
 function schemaProblem(schema: Record<string, unknown>): string | null {
-  try {
-    ajv.compile(schema);
-    return null;
-  } catch (error) {
-    return (error as Error).message;
-  }
+  const validate = userSchemaValidator(schema);
+  return validate instanceof Error ? validate.message : null;
 }
 
 function describeError(e: ErrorObject): string {
@@ -81,7 +64,9 @@ export const jsonSchema: CheckDefinition<z.infer<typeof params>> = {
   run(p, ctx) {
     const parsed = parseOutput(ctx);
     if (!parsed.ok) return { pass: false, reasoning: `${parsed.reason}.` };
-    const validate = validatorFor(p.schema);
+    const validate = userSchemaValidator(p.schema);
+    // Saved schemas were checked on save; one that no longer compiles (e.g. a pattern RE2 refuses) fails its cells.
+    if (validate instanceof Error) return { pass: false, reasoning: `The JSON Schema is not valid: ${validate.message}.` };
     if (validate(parsed.value)) return { pass: true, reasoning: `${parsed.what} matches the JSON Schema.` };
     const errors = (validate.errors ?? []).slice(0, 5).map(describeError);
     return { pass: false, reasoning: `${parsed.what} does not match the JSON Schema: ${errors.join("; ")}.` };

@@ -117,16 +117,6 @@ export function list(names: string[]): string {
   return names.length ? names.map((n) => `'${n}'`).join(", ") : "none";
 }
 
-/** Validates that a string compiles as a JavaScript regular expression (zod refinement helper). */
-export function compiles(pattern: string, flags = ""): boolean {
-  try {
-    new RegExp(pattern, flags);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** A value as text for pattern matching: strings as they are, everything else as JSON. */
 export function renderResult(value: unknown): string {
   return typeof value === "string" ? value : (JSON.stringify(value) ?? "");

@@ -1,14 +1,18 @@
 /** No tool result in the cell reports an error: a field at a path is set, or the result matches a pattern. */
 import { z } from "zod";
-import { compiles, readPath, renderResult, scopeSteps, show, whereOf } from "./scope";
+import { compileUserPattern, patternProblem } from "@/lib/user-regex";
+import { readPath, renderResult, scopeSteps, show, whereOf } from "./scope";
 import type { CheckDefinition } from "./types";
 
 const params = z
   .strictObject({
     path: z.string().trim().max(200).optional().default("error").describe("Dot path in the tool result whose value, when set, is the error; empty for the whole result"),
-    pattern: z.string().max(500).optional().describe("Regular expression (case-insensitive) the value at the path must match to count as an error"),
+    pattern: z.string().max(500).optional().describe("Regular expression (case-insensitive, RE2 syntax: no backreferences or lookaround) the value at the path must match to count as an error"),
   })
-  .refine((p) => p.pattern === undefined || compiles(p.pattern, "i"), { path: ["pattern"], message: "is not a valid regular expression" });
+  .superRefine((p, ctx) => {
+    const problem = p.pattern === undefined ? null : patternProblem(p.pattern, "i");
+    if (problem) ctx.addIssue({ code: "custom", path: ["pattern"], message: problem });
+  });
 
 function isSet(value: unknown): boolean {
   return !(value === undefined || value === null || value === false || value === "" || value === 0);
@@ -22,7 +26,7 @@ export const toolError: CheckDefinition<z.infer<typeof params>> = {
   appliesTo: ["tool_result"],
   params,
   run(p, ctx) {
-    const regex = p.pattern !== undefined ? new RegExp(p.pattern, "i") : null;
+    const regex = p.pattern !== undefined ? compileUserPattern(p.pattern, "i") : null;
     const parts = p.path ? p.path.split(".") : [];
     const errors: string[] = [];
     let results = 0;

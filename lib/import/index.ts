@@ -18,6 +18,7 @@ import { applyMapping, proposeMapping } from "./formats/mapping";
 import { summariseRecords, type RecordsRead } from "./formats/records-summary";
 import type { ConversationSource } from "./formats/source-paths";
 import { toSourceIssue } from "./formats/source-paths";
+import { nulReplacedIssue, replaceNulInParsed } from "./nul";
 import { parseUpload } from "./parse";
 import { accountText } from "./text-accounting";
 import { validateConversations, type ImportConversation, type ImportCounts } from "./validate";
@@ -66,6 +67,8 @@ function parseJoined(join: JoinRequest, maxBytes: number): { ok: true; inputs: J
     warnings.push(...prefix(decoded.warnings));
     const parsed = parseUpload(decoded.text);
     if (!parsed.ok) return { ok: false, status: parsed.status, errors: prefix(parsed.errors), warnings };
+    const nuls = replaceNulInParsed(parsed, decoded.text);
+    if (nuls > 0) warnings.push(...prefix([nulReplacedIssue(nuls)]));
     inputs.push({ name: file.name, parsed });
   }
   return { ok: true, inputs, warnings };
@@ -88,6 +91,9 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
     text = decoded.text;
     const read = parseUpload(decoded.text);
     if (!read.ok) return { ok: false, status: read.status, errors: read.errors, warnings, text: decoded.text };
+    // NUL (a \u0000 escape) cannot be stored on PostgreSQL: replaced and counted on both stores.
+    const nuls = replaceNulInParsed(read, decoded.text);
+    if (nuls > 0) warnings.push(nulReplacedIssue(nuls));
     parsed = read;
     normalised = opts.mapping ? applyMapping(read, opts.mapping) : normaliseUpload(read);
   }

@@ -2,9 +2,8 @@
  * What a verdict looks like for each output type: the JSON schema requested from the model, and the
  * validation that turns a parsed reply into a stored result and its numeric score.
  */
-import Ajv2020, { type ValidateFunction } from "ajv/dist/2020";
-import addFormats from "ajv-formats";
 import type { OutputType } from "@/db/schema";
+import { userSchemaValidator } from "@/lib/user-json-schema";
 
 export type JsonSchema = Record<string, unknown>;
 export type Verdict = { result: Record<string, unknown>; score: number | null };
@@ -67,25 +66,6 @@ function text(v: unknown): string {
   return typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v);
 }
 
-const ajv = new Ajv2020({ allErrors: true, strict: false });
-addFormats(ajv);
-const compiled = new Map<string, ValidateFunction | Error>();
-
-function validatorFor(schema: JsonSchema): ValidateFunction | Error {
-  const key = JSON.stringify(schema);
-  let v = compiled.get(key);
-  if (!v) {
-    try {
-      v = ajv.compile(schema);
-    } catch (e) {
-      v = new Error(`invalid output_schema: ${(e as Error).message}`);
-    }
-    if (compiled.size > 500) compiled.clear();
-    compiled.set(key, v);
-  }
-  return v;
-}
-
 /** Validate a parsed reply for the metric's output type; progress scores are clamped to [0, 1]. */
 export function checkVerdict(outputType: OutputType, outputSchema: unknown, value: unknown): VerdictCheck {
   if (!isObject(value)) return { ok: false, reason: "the judge replied with JSON that is not an object" };
@@ -111,8 +91,9 @@ export function checkVerdict(outputType: OutputType, outputSchema: unknown, valu
       return { ok: true, verdict: { result: { value: text(value.value) }, score: null } };
     }
     case "json": {
-      const validate = validatorFor(verdictSchema("json", outputSchema));
-      if (validate instanceof Error) return { ok: false, reason: validate.message };
+      // A user's output_schema: its patterns run on RE2, and an `$id` never collides with another's.
+      const validate = userSchemaValidator(verdictSchema("json", outputSchema));
+      if (validate instanceof Error) return { ok: false, reason: `invalid output_schema: ${validate.message}` };
       if (!validate(value)) {
         const why = (validate.errors ?? [])
           .slice(0, 5)

@@ -50,6 +50,8 @@ export function checkEvaluator(): (cell: Cell, tree: CheckTree) => JudgeOutcome 
 }
 
 const CHUNK = 2000;
+/** Longest stretch of checks run without letting requests in: a chunk of slow checks must not hold the process. */
+const SLICE_MS = 20;
 
 /**
  * Evaluate check cells in chunks of one transaction each, yielding to the event loop between chunks so
@@ -69,6 +71,7 @@ export async function runCheckCells(
     recordMany: (cells: Cell[], outcomes: CellOutcome[]) => void | Promise<void>;
   },
 ): Promise<void> {
+  let sliceStarted = performance.now();
   for (let start = 0; start < cells.length; start += CHUNK) {
     if (ctx.signal.aborted || ctx.stopped()) return;
     const chunk: Cell[] = [];
@@ -84,9 +87,14 @@ export async function runCheckCells(
       }
       chunk.push(cell);
       outcomes.push(outcome);
+      if (performance.now() - sliceStarted > SLICE_MS) {
+        await new Promise((resolve) => setImmediate(resolve));
+        sliceStarted = performance.now();
+      }
     }
     await ctx.recordMany(chunk, outcomes);
     await new Promise((resolve) => setImmediate(resolve));
+    sliceStarted = performance.now();
   }
 }
 

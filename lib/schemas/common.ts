@@ -18,7 +18,27 @@ export function intText(opts: { min?: number; max?: number; label?: string } = {
   return schema;
 }
 
-export const idParam = intText({ min: 1 });
+/**
+ * Largest id either store can hold: PostgreSQL's integer ids stop at 2^31 − 1. Every id the API reads (path,
+ * query, body, `metric.<id>` and `execution:<id>` in text) is bounded to [1, MAX_ID], so an id past it is a 400
+ * on both stores instead of an integer-overflow 500 on PostgreSQL.
+ */
+export const MAX_ID = 2_147_483_647;
+
+/** An id in a path or query (text). */
+export const idText = () => intText({ min: 1, max: MAX_ID });
+
+/** An id in a JSON body. */
+export const bodyId = z.number().int(`must be an integer between 1 and ${MAX_ID}`).min(1, `must be an integer between 1 and ${MAX_ID}`).max(MAX_ID, `must be an integer between 1 and ${MAX_ID}`);
+
+/** True when every number after `prefix` in the text is a possible id (`metric.12`, `execution:7`). */
+export function idsInRange(text: string, prefix: RegExp): boolean {
+  const re = new RegExp(`${prefix.source}(\\d+)`, "g");
+  for (const m of text.matchAll(re)) if (Number(m[1]) < 1 || Number(m[1]) > MAX_ID) return false;
+  return true;
+}
+
+export const idParam = idText();
 export const idParams = z.object({ id: idParam });
 
 export const paginationQuery = z.object({

@@ -1,16 +1,16 @@
 /** Wire schemas of comparing two executions (API.md, second phase). */
 import { z } from "zod";
 import { evaluationLevels } from "@/db/schema";
-import { intText, isoTimestamp, jsonValue } from "./common";
+import { idText, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
 
-const executionIdText = intText({ min: 1 });
+const executionIdText = idText();
 
 export const compareQuery = z.object({
   a: executionIdText.describe("First execution (before)"),
   b: executionIdText.describe("Second execution (after); same dataset"),
-  pipeline_node_id: intText({ min: 1 }).optional().describe("Only this metric's cells"),
+  pipeline_node_id: idText().optional().describe("Only this metric's cells"),
 });
 
 const side = z.object({ status: z.enum(["completed", "failed", "skipped"]), value: jsonValue, score: z.number().nullable(), model_name: z.string().nullable() }).nullable();

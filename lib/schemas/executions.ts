@@ -1,10 +1,10 @@
 /** Wire schemas of executions, results, aggregates, SSE events and the grid (shared/API.md, "Executions"). */
 import { z } from "zod";
 import { evaluationLevels, executionStatuses, resultStatuses, stepKinds } from "@/db/schema";
-import { intText, isoTimestamp, jsonValue } from "./common";
+import { bodyId, idsInRange, idText, intText, MAX_ID, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
-const positiveId = z.number().int().positive();
+const positiveId = bodyId;
 
 const runFields = {
   dataset_id: positiveId,
@@ -92,10 +92,10 @@ const boolText = z
 /** The same run, from the query string of the streaming GET. */
 export const runQuery = z
   .object({
-    dataset_id: intText({ min: 1 }),
-    pipeline_node_id: intText({ min: 1 }).optional(),
+    dataset_id: idText(),
+    pipeline_node_id: idText().optional(),
     entity_type: entityType.optional(),
-    entity_id: z.preprocess(absentInQuery, intText({ min: 1 }).optional()),
+    entity_id: z.preprocess(absentInQuery, idText().optional()),
     retry: boolText.optional().default(false),
     execution_mode: z.enum(["sync", "async"]).optional().default("sync"),
     batch_size: intText({ min: 1, max: 256 }).optional().default(8),
@@ -210,9 +210,9 @@ export const executionResultsSchema = z
   .meta({ id: "ExecutionResults" });
 
 export const listExecutionsQuery = z.object({
-  dataset_id: intText({ min: 1 }),
+  dataset_id: idText(),
   status: z.enum(executionStatuses).optional(),
-  pipeline_node_id: intText({ min: 1 }).optional(),
+  pipeline_node_id: idText().optional(),
   limit: intText({ min: 1, max: 500 }).optional().default(50),
   offset: intText({ min: 0 }).optional().default(0),
   sort: z.enum(["started_at", "-started_at"]).optional().default("-started_at"),
@@ -230,7 +230,7 @@ const gridField = `(?:meta\\.${metaKey}|metric\\.\\d{1,16})`;
 
 export const gridQuery = z.object({
   level: entityType.optional().default("conversation"),
-  conversation_id: intText({ min: 1 }).optional(),
+  conversation_id: idText().optional(),
   meta: z
     .string()
     .regex(new RegExp(`^${metaKey}(?:,${metaKey}){0,19}$`), 'must be up to 20 comma-separated meta keys, e.g. "reward,task.kind"')
@@ -239,6 +239,7 @@ export const gridQuery = z.object({
   sort: z
     .string()
     .regex(new RegExp(`^-?${gridField}$`), "must be meta.<key> or metric.<id>, with a leading - for descending")
+    .refine((v) => idsInRange(v, /^-?metric\./), `metric.<id> must be between 1 and ${MAX_ID}`)
     .optional()
     .describe("Order rows by a conversation meta field (`meta.reward`) or a metric's latest score (`metric.12`); `-` first for descending. Rows without a value come last"),
   filter: z
@@ -248,6 +249,7 @@ export const gridQuery = z.object({
       new RegExp(`^${gridField}(?:==|!=|>=|<=|>|<)[^;]{1,200}(?:;${gridField}(?:==|!=|>=|<=|>|<)[^;]{1,200}){0,9}$`),
       "must be up to 10 ;-separated conditions <field><op><value>, e.g. meta.reward==0;metric.12==pass",
     )
+    .refine((v) => idsInRange(v, /(?:^|;)metric\./), `metric.<id> must be between 1 and ${MAX_ID}`)
     .optional()
     .describe(
       "Rows matching every `;`-separated condition `<field><op><value>` (ops `== != >= > <= <`). `meta.<key>` compares the conversation's " +

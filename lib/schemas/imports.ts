@@ -1,6 +1,6 @@
 /** Wire schemas of the import endpoints (shared/API.md, "Import"). */
 import { z } from "zod";
-import { intText } from "./common";
+import { idText } from "./common";
 import { datasetSchema } from "./datasets";
 
 export const importFormats = [
@@ -180,7 +180,7 @@ const mappingText = z
     return parsed.data;
   });
 
-const mappingIdText = intText({ min: 1 }).optional();
+const mappingIdText = idText().optional();
 
 const joinKeyText = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters").optional();
 
@@ -249,6 +249,9 @@ export const savedMappingSchema = z
     updated_at: z.string().describe("When the mapping was last saved under this name"),
   })
   .meta({ id: "SavedMapping" });
+
+/** Largest `POST /import-mappings` body: the import form's limit for its mapping field. */
+export const MAX_SAVED_MAPPING_BYTES = 64 * 1024;
 
 export const createSavedMappingBody = z
   .object({

@@ -1,10 +1,10 @@
 /** Wire schemas of human labels, metric references, agreement and run comparison (API.md, second phase). */
 import { z } from "zod";
 import { evaluationLevels } from "@/db/schema";
-import { intText, isoTimestamp, jsonValue } from "./common";
+import { bodyId, idsInRange, idText, intText, MAX_ID, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
-const positiveId = z.number().int().positive();
+const positiveId = bodyId;
 const userId = z.string().trim().min(1).max(200);
 
 export const createLabelBody = z.object({
@@ -22,11 +22,11 @@ export const createLabelBody = z.object({
 const boolText = z.enum(["true", "false"]).transform((v) => v === "true");
 
 export const listLabelsQuery = z.object({
-  dataset_id: intText({ min: 1 }).describe("The dataset whose labels to list"),
-  pipeline_node_id: intText({ min: 1 }).optional().describe("Only labels of this metric"),
+  dataset_id: idText().describe("The dataset whose labels to list"),
+  pipeline_node_id: idText().optional().describe("Only labels of this metric"),
   user_id: userId.optional().describe("Only labels of this user"),
   entity_type: entityType.optional().describe("With entity_id: only labels of this cell"),
-  entity_id: intText({ min: 1 }).optional(),
+  entity_id: idText().optional(),
   include_history: boolText.optional().default(false).describe("Also superseded labels (default: current labels only)"),
   limit: intText({ min: 1, max: 5000 }).optional().default(1000).describe("Page size (1–5000, default 1000)"),
   offset: intText({ min: 0 }).optional().default(0),
@@ -76,11 +76,12 @@ export type MetricReference = z.infer<typeof referenceInput>;
 
 const sourceText = z
   .string()
-  .regex(/^(execution:\d{1,16}|latest|labels(:.{1,200})?|reference)$/, "must be execution:<id>, latest, labels, labels:<user_id> or reference");
+  .regex(/^(execution:\d{1,16}|latest|labels(:.{1,200})?|reference)$/, "must be execution:<id>, latest, labels, labels:<user_id> or reference")
+  .refine((v) => idsInRange(v, /^execution:/), `execution:<id> must be between 1 and ${MAX_ID}`);
 
 export const agreementQuery = z.object({
-  dataset_id: intText({ min: 1 }),
-  pipeline_node_id: intText({ min: 1 }),
+  dataset_id: idText(),
+  pipeline_node_id: idText(),
   a: sourceText.describe("First source (the one judged): execution:<id>, latest, labels, labels:<user_id> or reference"),
   b: sourceText.describe("Second source (taken as the truth for false pass / false fail)"),
   threshold: z
@@ -100,8 +101,8 @@ export const agreementQuery = z.object({
 const metaPathText = z.string().regex(/^meta(\.[A-Za-z0-9_-]{1,100}){1,8}$/, 'must be a dotted path into meta, e.g. "meta.rank"');
 
 export const rankingQuery = z.object({
-  dataset_id: intText({ min: 1 }),
-  pipeline_node_id: intText({ min: 1 }).describe("A message metric (scores or pass/fail)"),
+  dataset_id: idText(),
+  pipeline_node_id: idText().describe("A message metric (scores or pass/fail)"),
   a: sourceText.optional().default("latest").describe("The judge's verdicts: execution:<id> or latest (default)"),
   rank_path: metaPathText.optional().default("meta.rank").describe("The human rank in each message's meta, 0 = best (default meta.rank)"),
   group_path: metaPathText.optional().default("meta.parent_id").describe("What makes replies siblings: the prompt they answer (default meta.parent_id)"),

@@ -1,7 +1,7 @@
 /** Wire schemas of metric templates, metrics and the judge-prompt preview (shared/API.md). */
 import { z } from "zod";
 import { evaluationLevels, metricKinds, outputTypes, stepKinds } from "@/db/schema";
-import { intText, isoTimestamp, jsonValue } from "./common";
+import { bodyId, idText, isoTimestamp, jsonValue } from "./common";
 import { referenceInput } from "./labels";
 
 const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
@@ -15,7 +15,7 @@ const outputSchema = z
   .describe("JSON Schema of the judge's answer; required for output_type json, ignored (stored as null) otherwise");
 const modelName = z.string().trim().min(1, "must not be empty").max(200).nullable().describe("Judge model; null uses the server default");
 const category = z.string().trim().min(1, "must not be empty").max(100, "must be at most 100 characters").nullable();
-const positiveId = z.number().int().positive();
+const positiveId = bodyId;
 const reference = referenceInput
   .nullable()
   .describe(
@@ -32,7 +32,7 @@ const checkSpec = z
   .nullable()
   .describe("Required when kind is check; null for llm metrics");
 const dependsOn = z
-  .array(z.number().int().positive())
+  .array(bodyId)
   .max(20, "must list at most 20 metrics")
   .describe("Metric ids of the same dataset evaluated before this one in a run; cycles are rejected (422 with the cycle's path)");
 const skipRule = z
@@ -155,7 +155,7 @@ export const updateMetricBody = z
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: "give at least one field to change" });
 
-export const listMetricsQuery = z.object({ dataset_id: intText({ min: 1 }).describe("The dataset whose metrics to list") });
+export const listMetricsQuery = z.object({ dataset_id: idText().describe("The dataset whose metrics to list") });
 
 export const metricSchema = z
   .object({

@@ -1,12 +1,13 @@
 /**
- * Each test file gets its own temporary SQLite file — or, when the suite runs on PostgreSQL
- * (TEST_STORE=postgres, see lib/testing/pg-global-setup.ts), its own database in the run's cluster —
- * so files run in parallel without sharing state.
+ * Each test file gets its own temporary SQLite file — or, in the PostgreSQL project (TEST_STORE=postgres,
+ * see vitest.config.mts and lib/testing/pg-global-setup.ts), its own database in the run's cluster,
+ * cloned from the migrated template — so files run in parallel without sharing state. A file of the
+ * no-store group (TEST_STORE=none, scripts/test-files.mjs) gets no store, and fails if it opens one.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll } from "vitest";
+import { afterAll, inject } from "vitest";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-test-"));
 process.env.DATABASE_PATH = path.join(dir, "test.db");
@@ -15,25 +16,38 @@ process.env.LOG_LEVEL ??= "silent";
 delete process.env.OPENAI_API_KEY;
 delete process.env.OPENAI_BASE_URL;
 delete process.env.API_TOKEN;
+const store = process.env.TEST_STORE ?? "sqlite";
+// Set by a PostgreSQL project only; inherited from a shell that ran the app, it would choose the store.
+if (store !== "postgres") delete process.env.DATABASE_URL;
 
 let pgDatabase: { admin: string; name: string } | undefined;
-const adminUrl = process.env.TEST_STORE === "postgres" ? process.env.TEST_PG_ADMIN_URL : undefined;
-if (process.env.TEST_STORE === "postgres" && !adminUrl) throw new Error("TEST_STORE=postgres needs the cluster of lib/testing/pg-global-setup.ts");
-if (adminUrl) {
+if (store === "postgres") {
+  const adminUrl = inject("pgAdminUrl");
+  const template = inject("pgTemplate");
+  if (!adminUrl || !template) throw new Error("TEST_STORE=postgres needs the cluster of lib/testing/pg-global-setup.ts");
   const { default: pg } = await import("pg");
   const name = `test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
-  await admin.query(`create database ${name}`);
+  await admin.query(`create database ${name} template ${template}`);
   await admin.end();
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
-  // Read through lib/config by db/dialect when the first repository is imported, which happens after this file.
+  // Read by db/tables.ts when the first repository is imported, which happens after this file.
   process.env.DATABASE_URL = url.toString();
   pgDatabase = { admin: adminUrl, name };
 }
 
 afterAll(async () => {
+  if (store === "none") {
+    const opened = fs.existsSync(process.env.DATABASE_PATH!);
+    fs.rmSync(dir, { recursive: true, force: true });
+    if (!opened) return;
+    throw new Error(
+      "This test file opened the store, but scripts/test-files.mjs put it in the no-store group (no import of it reaches db/), " +
+        "so it would run on SQLite only: add the line `// test-stores: store` to it (docs/testing.md).",
+    );
+  }
   const { closeDb } = await import("@/db/sqlite-database");
   closeDb();
   fs.rmSync(dir, { recursive: true, force: true });

@@ -34,27 +34,43 @@ export async function hostileSection(server: TurnscopeServer) {
   const countsBefore = (await server.request("GET", "/api/datasets?limit=1")).headers.get("x-total-count");
   const bad: string[] = [];
   let requests = 0;
-  const badIds = ["abc", "-1", "0", "1.5", "1e3", "99999999999999999999", "%00", "1;drop table datasets"];
+  // Ids from 2^31 up overflowed PostgreSQL's integer ids (500); every id is bounded to 2^31 − 1 (issue 22.5).
+  const badIds = ["abc", "-1", "0", "1.5", "1e3", "99999999999999999999", "%00", "1;drop table datasets", "2147483648", "9007199254740991", "a\u0000"];
+  // Sent as they are, not encoded: Next could not decode them and answered a plain-text 500.
+  const malformedSegments = ["%FF", "%E0%A4%A", "%", "1%FF"];
   for (const op of ops) {
     if (op.path.includes("{")) {
-      for (const id of badIds) {
-        const path = op.path.replace(/\{[^}]+\}/g, encodeURIComponent(id));
+      for (const segment of [...badIds.map(encodeURIComponent), ...malformedSegments]) {
+        const path = op.path.replace(/\{[^}]+\}/g, segment);
         const res = await server.request(op.method, path, op.method === "GET" || op.method === "DELETE" ? undefined : {});
         requests++;
         if (res.status < 400 || res.status >= 500 || !isErrorShape(res.json)) bad.push(`${op.method} ${path} → ${res.status}`);
       }
     }
     for (const param of op.query.filter((p) => p.schema.type === "integer")) {
-      for (const value of ["abc", "-5", "99999999999999999999", "1.5", ""]) {
+      for (const value of ["abc", "-5", "99999999999999999999", "1.5", "", "2147483648"]) {
         const path = `${op.path.replace(/\{[^}]+\}/g, "1")}?${param.name}=${encodeURIComponent(value)}`;
         const res = await server.request(op.method, path, op.method === "GET" || op.method === "DELETE" ? undefined : {});
         requests++;
-        if (res.status >= 500 || (res.status < 400 && value !== "")) bad.push(`${op.method} ${path} → ${res.status}`);
+        // 2^31 is a fine offset or limit-capped page; as an id it is out of range.
+        const mustRefuse = value !== "" && (value !== "2147483648" || param.name.endsWith("_id"));
+        if (res.status >= 500 || (res.status < 400 && mustRefuse)) bad.push(`${op.method} ${path} → ${res.status}`);
       }
+    }
+    // NUL in any query text (filters, sort, names): PostgreSQL cannot hold it; both stores refuse it.
+    for (const param of op.query) {
+      const path = `${op.path.replace(/\{[^}]+\}/g, "1")}?${param.name}=${encodeURIComponent("a\u0000b")}`;
+      const res = await server.request(op.method, path, op.method === "GET" || op.method === "DELETE" ? undefined : {});
+      requests++;
+      if (res.status >= 500) bad.push(`${op.method} ${path} → ${res.status}`);
     }
     if (op.method === "POST" || op.method === "PATCH") {
       const path = op.path.replace(/\{[^}]+\}/g, "1");
-      for (const raw of ['{"name": ', "[]", "null", '"text"', '{"__proto__": {"polluted": true}}', "{".repeat(5000)]) {
+      const big = 2 ** 31;
+      // No name: a body valid but for its ids must not create anything (hostile requests change nothing).
+      const outOfRange = JSON.stringify({ dataset_id: big, pipeline_node_id: big, entity_type: "conversation", entity_id: big, template_id: big, depends_on: [big], evaluation_level: "conversation", prompt: "p @HISTORY", output_type: "checkbox", value: true });
+      const nul = JSON.stringify({ name: "a\u0000b", description: "d\u0000", note: "n\u0000", prompt: "p\u0000 @HISTORY", user_id: "u\u0000", dataset_id: 1, pipeline_node_id: 1, entity_type: "conversation", entity_id: 1, evaluation_level: "conversation", output_type: "checkbox", value: true, mapping: { messages: "m\u0000", role: "r", content: "c" } });
+      for (const raw of ['{"name": ', "[]", "null", '"text"', '{"__proto__": {"polluted": true}}', "{".repeat(5000), outOfRange, nul]) {
         const res = await fetch(`${server.baseUrl}${path}`, { method: op.method, headers: { ...server.authHeaders(), "content-type": "application/json" }, body: raw });
         requests++;
         if (res.status >= 500) bad.push(`${op.method} ${path} body ${raw.slice(0, 20)} → ${res.status}`);
@@ -62,6 +78,30 @@ export async function hostileSection(server: TurnscopeServer) {
     }
   }
   check(checks, "every malformed path, query and body gets a 4xx with the error shape", bad.length === 0, bad.slice(0, 10));
+
+  // Ids past 2^31 inside text, and NUL in a filter, against a dataset that exists.
+  const datasets = (await server.request("GET", "/api/datasets?limit=1")).json as Array<{ id: number }>;
+  const someDataset = datasets[0]?.id ?? 1;
+  const inText: string[] = [];
+  for (const q of [`filter=metric.2147483648==pass`, `sort=-metric.2147483648`, `filter=${encodeURIComponent("meta.kind==a\u0000")}`]) {
+    const res = await server.request("GET", `/api/datasets/${someDataset}/grid?${q}`);
+    requests++;
+    if (res.status !== 400 || !isErrorShape(res.json)) inText.push(`grid ?${q} → ${res.status}`);
+  }
+  const agreement = await server.request("GET", `/api/agreement?dataset_id=${someDataset}&pipeline_node_id=1&a=execution:2147483648&b=labels`);
+  requests++;
+  if (agreement.status !== 400) inText.push(`agreement execution:2147483648 → ${agreement.status}`);
+  check(checks, "metric.<id> and execution:<id> past 2^31 − 1, and NUL in a filter, are 400s", inText.length === 0, inText);
+
+  // A saved mapping is capped like the import form's mapping field (a 20.7 MB one stalled reads for 4.6 s).
+  const oversized: Record<string, number> = {};
+  // Built in an instant: a body that took seconds to build would meet a keep-alive socket the server just closed.
+  for (const [label, size] of [["70 KB", 70_000], ["20 MB", 20_000_000]] as const) {
+    const res = await server.request("POST", "/api/import-mappings", { name: `oversized ${label}`, mapping: { messages: "turns", role: "who", content: "text", roles: { speaker: "x".repeat(size) } } });
+    requests++;
+    oversized[label] = res.status;
+  }
+  check(checks, "an oversized saved mapping (70 KB, 20 MB) is refused with 413", Object.values(oversized).every((s) => s === 413), oversized);
 
   const hostileFiles: Array<[string, Uint8Array<ArrayBuffer> | string]> = [
     ["deep nesting", `{"conversations": ${"[".repeat(100_000)}${"]".repeat(100_000)}}`],
@@ -86,6 +126,65 @@ export async function hostileSection(server: TurnscopeServer) {
   const crashes = server.logs.filter((l) => l.includes('"unhandled error"'));
   check(checks, "no unhandled error in the server log", crashes.length === 0, crashes.slice(0, 3));
   return { checks, figures: { endpoints: ops.length, requests, hostile_files: fileResults } };
+}
+
+/**
+ * Patterns users write (check metrics) must never stall the server: `(a+)+$` over 30 `a`s and a `b` held
+ * every request for 73 s on a backtracking engine (issue 22.1). They run on RE2 now; a read sent while such
+ * cells run answers within a second, and every cell ends with a verdict or its reason. NUL escapes in an
+ * imported file are replaced and counted instead of failing the import on PostgreSQL.
+ */
+export async function userInputSection(server: TurnscopeServer) {
+  const checks: Check[] = [];
+  const texts = [`${"a".repeat(30)}b`, `${"a".repeat(40)}b`, `${"a".repeat(5_000)}b`];
+  const conversations = texts.flatMap((evil, i) =>
+    Array.from({ length: 10 }, (_, j) => ({
+      name: `redos ${i}.${j}`,
+      messages: [
+        { role: "user", content: "go" },
+        { role: "assistant", content: evil, steps: [{ tool_call: { name: "lookup", arguments: {} }, tool_result: { error: evil } }, { output_content: JSON.stringify({ v: evil }) }] },
+      ],
+    })),
+  );
+  const { datasetId } = await importDataset(server, `redos-${Date.now()}`, { conversations });
+  const specs = [
+    { level: "message", check: { type: "text_regex", params: { pattern: "(a+)+$" } } },
+    { level: "step", check: { type: "tool_error", params: { pattern: "^(a+)+$" } } },
+    { level: "step", check: { type: "json_schema", params: { schema: { type: "object", properties: { v: { type: "string", pattern: "^(a+)+$" } }, patternProperties: { "^(a|a)+$": {} } } } } },
+  ];
+  const created: number[] = [];
+  for (const [i, spec] of specs.entries()) {
+    const res = await server.request("POST", "/api/evaluation-pipeline-nodes", { dataset_id: datasetId, name: `redos ${i}`, kind: "check", evaluation_level: spec.level, check: spec.check });
+    created.push(res.status);
+  }
+  check(checks, "catastrophic-backtracking patterns are accepted as RE2 patterns", created.every((s) => s === 201), created);
+  const refused = await server.request("POST", "/api/evaluation-pipeline-nodes", { dataset_id: datasetId, name: "backref", kind: "check", evaluation_level: "message", check: { type: "text_regex", params: { pattern: "(a)\\1" } } });
+  check(checks, "a pattern RE2 cannot run (backreference) is refused on save naming the field and the syntax", refused.status === 422 && JSON.stringify(refused.json).includes("RE2"), { status: refused.status, body: refused.text.slice(0, 300) });
+
+  const run = await startRun(server, { dataset_id: datasetId, execution_mode: "async" });
+  const reads: number[] = [];
+  let final: Awaited<ReturnType<typeof waitFinal>> | undefined;
+  const deadline = Date.now() + 120_000;
+  while (!final && Date.now() < deadline) {
+    const read = await server.request("GET", "/api/datasets?limit=5");
+    reads.push(read.ms);
+    const state = await server.request("GET", `/api/evaluation-pipeline-executions/${run.id}`);
+    if (["completed", "failed", "cancelled"].includes(state.json?.status)) final = state.json;
+    else await new Promise((r) => setTimeout(r, 50));
+  }
+  const slowest = Math.max(...reads);
+  check(checks, "a GET /api/datasets during the run answers within 1 s", slowest < 1000, { slowest_ms: Math.round(slowest), reads: reads.length });
+  const settled = final && final.successful_evaluations + final.failed_evaluations === final.total_evaluations && final.total_evaluations === 90;
+  check(checks, "every cell of the run ends with a verdict or its reason", Boolean(settled), final && { status: final.status, total: final.total_evaluations, ok: final.successful_evaluations, failed: final.failed_evaluations });
+
+  const file = JSON.stringify({ conversations: [{ name: "nul\u0000", messages: [{ role: "user", content: "a\u0000b" }, { role: "assistant", content: "ok\u0000" }] }] });
+  const form = new FormData();
+  form.set("file", new Blob([file], { type: "application/json" }), "nul.json");
+  form.set("name", `nul-${Date.now()}`);
+  const nul = await server.request("POST", "/api/datasets/import", form);
+  const warned = (nul.json?.warnings ?? []).some((w: { message: string }) => /3 NUL characters/.test(w.message));
+  check(checks, "NUL escapes in an imported file are replaced with U+FFFD and counted in the outcome", nul.status === 201 && warned, { status: nul.status, body: nul.text.slice(0, 300) });
+  return { checks, figures: { slowest_read_ms: Math.round(slowest), reads: reads.length, run_ms: final?.duration_ms ?? null } };
 }
 
 export async function outputSafetySection(server: TurnscopeServer, double: JudgeDouble) {
@@ -152,6 +251,19 @@ export async function accessSection(server: TurnscopeServer, secrets: { token: s
     if (withForged.status !== 401) open.push(`${op.method} ${op.path} (forged session) → ${withForged.status}`);
   }
   check(checks, "every /api endpoint (SSE and export included) answers 401 without the bearer token or a session", open.length === 0, open.slice(0, 5));
+  // Auth comes first even for a path Next cannot decode (it answered a plain-text 500 before anything else).
+  const malformed: string[] = [];
+  const withIds = ops.filter((op) => op.path.includes("/1"));
+  for (const op of withIds) {
+    for (const segment of ["%FF", "%E0%A4%A", "2147483648"]) {
+      const path = op.path.replace("/1", `/${segment}`);
+      const anon = await fetch(`${server.baseUrl}${path}`, { method: op.method });
+      if (anon.status !== 401) malformed.push(`${op.method} ${path} (no token) → ${anon.status}`);
+      const authed = await fetch(`${server.baseUrl}${path}`, { method: op.method, headers: server.authHeaders() });
+      if (authed.status !== 400) malformed.push(`${op.method} ${path} (token) → ${authed.status}`);
+    }
+  }
+  check(checks, "a malformed %-escape or an id past 2^31 − 1 in a path: 401 without a credential, 400 with one", malformed.length === 0, malformed.slice(0, 5));
   const withToken = await server.request("GET", "/api/datasets");
   check(checks, "the token opens the API", withToken.status === 200);
 

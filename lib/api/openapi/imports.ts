@@ -119,6 +119,7 @@ export const importOperations: Operation[] = [
       201: { description: "Saved under a new name", schema: savedMappingSchema },
       200: { description: "The caller's mapping of that name, replaced", schema: savedMappingSchema },
       400: badRequest,
+      413: { description: "Body over 64 KB (the import form's limit for a mapping)", schema: errorSchema },
     },
   },
   {

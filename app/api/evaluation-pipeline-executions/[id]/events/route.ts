@@ -1,12 +1,12 @@
 import { AppError } from "@/lib/errors";
 import { route } from "@/lib/api/route";
 import { executionEventResponse } from "@/lib/api/execution-events";
-import { idParams, intText } from "@/lib/schemas/common";
+import { idParams, intText, MAX_ID } from "@/lib/schemas/common";
 import { z } from "zod";
 
 export const dynamic = "force-dynamic";
 
-const lastEventId = intText({ min: 0 });
+const lastEventId = intText({ min: 0, max: MAX_ID });
 
 /** Follow an execution: snapshot of finished cells, then live events; reconnect with Last-Event-ID. */
 export const GET = route({
