@@ -1,7 +1,7 @@
 /**
  * Runs once when the server starts: open and migrate the database, on PostgreSQL start this process's
  * share of the queued runs' work, mark executions a dead server left running as interrupted, and
- * install the graceful-shutdown handlers.
+ * start the online rules' sweep, and install the graceful-shutdown handlers.
  */
 export async function register(): Promise<void> {
   if (process.env.NEXT_RUNTIME !== "nodejs") return;
@@ -26,6 +26,9 @@ export async function register(): Promise<void> {
   // Conversations whose spans arrived before a stop and were not rebuilt yet are rebuilt now (lib/otel/ingest.ts).
   const { scheduleAssembly } = await import("@/lib/otel/ingest");
   scheduleAssembly();
+  // Online rules: this process sweeps for finished live conversations every ONLINE_SWEEP_INTERVAL_MS.
+  const { startOnlineSweep } = await import("@/lib/online");
+  startOnlineSweep();
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();
 }

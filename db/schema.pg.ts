@@ -555,3 +555,66 @@ export const sessionsTable = pgTable(
 );
 
 export type SessionRow = typeof sessionsTable.$inferSelect;
+
+export const onlineRulesTable = pgTable(
+  "online_rules",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    userId: text("user_id").notNull(),
+    pipelineNodeIds: json("pipeline_node_ids").$type<number[]>().notNull(),
+    filter: text("filter"),
+    sampleRate: doublePrecision("sample_rate").notNull(),
+    idleSeconds: integer("idle_seconds").notNull(),
+    maxCostUsdPerDay: doublePrecision("max_cost_usd_per_day"),
+    enabled: boolean("enabled").notNull().default(true),
+    evaluated: integer("evaluated").notNull().default(0),
+    lastError: text("last_error"),
+    lastErrorAt: text("last_error_at"),
+    sweptUntil: text("swept_until"),
+    sweepLeaseUntil: text("sweep_lease_until"),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("online_rules_dataset_idx").on(t.datasetId)],
+);
+
+/**
+ * Which revision of each live conversation a rule has taken: one row per (rule, conversation), claimed
+ * by one statement that succeeds only while `revision` is below the conversation's, so a revision is
+ * taken exactly once across processes and a conversation that grows is taken again.
+ */
+export const onlineRuleConversationsTable = pgTable(
+  "online_rule_conversations",
+  {
+    ruleId: integer("rule_id")
+      .notNull()
+      .references(() => onlineRulesTable.id, { onDelete: "cascade" }),
+    otelConversationId: integer("otel_conversation_id")
+      .notNull()
+      .references(() => otelConversationsTable.id, { onDelete: "cascade" }),
+    revision: integer("revision").notNull(),
+    sampled: boolean("sampled").notNull().default(false),
+    executionId: integer("execution_id"),
+    claimedAt: text("claimed_at").notNull(),
+  },
+  (t) => [uniqueIndex("online_rule_conversations_rule_conv_idx").on(t.ruleId, t.otelConversationId), index("online_rule_conversations_claimed_idx").on(t.ruleId, t.claimedAt)],
+);
+
+/** The executions a rule started (its spend of the day is read from their results). */
+export const onlineRuleRunsTable = pgTable(
+  "online_rule_runs",
+  {
+    ruleId: integer("rule_id")
+      .notNull()
+      .references(() => onlineRulesTable.id, { onDelete: "cascade" }),
+    executionId: integer("execution_id").notNull(),
+    conversations: integer("conversations").notNull(),
+    startedAt: text("started_at").notNull(),
+  },
+  (t) => [uniqueIndex("online_rule_runs_execution_idx").on(t.executionId), index("online_rule_runs_rule_idx").on(t.ruleId, t.startedAt)],
+);
+
+export type OnlineRuleRow = typeof onlineRulesTable.$inferSelect;

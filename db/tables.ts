@@ -27,4 +27,7 @@ export const {
   usersTable,
   apiKeysTable,
   sessionsTable,
+  onlineRulesTable,
+  onlineRuleConversationsTable,
+  onlineRuleRunsTable,
 } = dialect.tables;

@@ -116,6 +116,13 @@ export const envSchema = z.object({
     .transform(Number)
     .optional()
     .transform((v) => v ?? 1000),
+  /** How often each server process sweeps the online rules for finished live conversations; 0 turns the sweep off. */
+  ONLINE_SWEEP_INTERVAL_MS: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a non-negative integer")
+    .optional()
+    .transform((v) => (v === undefined ? 5000 : Number(v))),
   /** On SIGTERM, how long cells in flight may finish before the rest are aborted and marked for retry. */
   SHUTDOWN_GRACE_MS: positiveInt(5_000),
   /** With API_TOKEN set: how long a page sign-in lasts before the token must be entered again. */

@@ -4,6 +4,7 @@ import { closePgDb } from "@/db/pg";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
+import { stopOnlineSweep } from "@/lib/online";
 import { drainRuns } from "@/lib/runner";
 
 export function installShutdownHandlers(): void {
@@ -15,7 +16,9 @@ export function installShutdownHandlers(): void {
     state.started = true;
     const graceMs = getConfig().SHUTDOWN_GRACE_MS;
     log.info("shutting down", { signal, grace_ms: graceMs });
-    drainRuns(graceMs)
+    // No rule starts a run once the runs are being drained.
+    stopOnlineSweep()
+      .then(() => drainRuns(graceMs))
       .then((r) => log.info("runs drained", r))
       .catch((error) => log.error("drain failed", { error }))
       .finally(() => {

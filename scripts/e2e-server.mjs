@@ -49,6 +49,8 @@ const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", "127.
     OPENAI_BASE_URL: `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? "4010"}/v1`,
     OPENAI_API_KEY: "test-key-for-the-judge-double",
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
+    // The Live page's spec waits for online rules to judge conversations: sweep every second.
+    ONLINE_SWEEP_INTERVAL_MS: process.env.ONLINE_SWEEP_INTERVAL_MS ?? "1000",
   },
 });
 for (const signal of ["SIGINT", "SIGTERM"]) process.on(signal, () => child.kill(signal));

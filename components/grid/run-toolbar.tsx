@@ -131,6 +131,9 @@ export function RunToolbar({
         >
           History
         </Link>
+        <Link href={`/datasets/${datasetId}/live`} className="inline-flex h-9 items-center rounded-md px-3 text-sm font-medium text-slate-700 hover:bg-slate-100">
+          Live
+        </Link>
         <GridExportMenu datasetId={datasetId} />
         <Link href={`/import?dataset_id=${datasetId}`} className="inline-flex h-9 items-center rounded-md px-3 text-sm font-medium text-slate-700 hover:bg-slate-100">
           Import

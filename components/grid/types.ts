@@ -44,4 +44,6 @@ export type RunScope = {
   retry?: boolean;
   /** Ask the judge again even when an unchanged cell has a cached verdict. */
   no_cache?: boolean;
+  /** Stop the run once its judge calls cost this much. */
+  max_cost_usd?: number;
 };

@@ -5,13 +5,14 @@ import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { ConversationPanel } from "@/components/conversation/conversation-panel";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import { isFinalStatus } from "@/lib/execution-status";
-import type { GridRow } from "@/lib/schemas/executions";
+import type { GridRow, RunEstimate } from "@/lib/schemas/executions";
 import type { Metric } from "@/lib/schemas/metrics";
 import { CellDetail } from "./cell-detail";
 import { DataGrid } from "./data-grid";
 import { GridActionsContext, RowStateContext, type GridActions } from "./grid-context";
 import { LiveCells } from "./live-store";
 import { RunList } from "./run-list";
+import { CONFIRM_ABOVE_CELLS, RunEstimateConfirm } from "./run-estimate";
 import { RunToolbar } from "./run-toolbar";
 import type { RunScope } from "./types";
 import { useRunSettings } from "./use-run-settings";
@@ -70,14 +71,36 @@ export function Workspace({
   }, [grid.rows, metrics, settings]);
 
   const { start } = runs;
-  const run = useCallback(
+  const startNow = useCallback(
     (scope: RunScope, label: string) => {
-      setNotice(null);
       const { rows, metrics, settings } = latest.current;
       const known = rows.flatMap((r) => (r.kind === "entity" ? [r.row] : []));
       void start(scope, label, { rows: known, metrics }, settings);
     },
     [start],
+  );
+  // A run of more than CONFIRM_ABOVE_CELLS cells is priced first (dry run) and starts once confirmed.
+  const [confirming, setConfirming] = useState<{ scope: RunScope; label: string; estimate: RunEstimate } | null>(null);
+  const run = useCallback(
+    (scope: RunScope, label: string) => {
+      setNotice(null);
+      setConfirming(null);
+      if (scope.entity_id != null && scope.pipeline_node_id != null) return startNow(scope, label); // one cell
+      const { settings } = latest.current;
+      const body = {
+        dataset_id: datasetId,
+        ...scope,
+        execution_mode: settings.mode,
+        ...(settings.mode === "async" ? { batch_size: settings.batchSize } : {}),
+        ...(settings.model.trim() ? { model_name: settings.model.trim() } : {}),
+        dry_run: true,
+      };
+      apiFetch<RunEstimate>("/evaluation-pipeline-executions/run", { method: "POST", json: body })
+        .then(({ data }) => (data.cells > CONFIRM_ABOVE_CELLS ? setConfirming({ scope, label, estimate: data }) : startNow(scope, label)))
+        // The run itself says what is wrong (its error shows as any run's does).
+        .catch(() => startNow(scope, label));
+    },
+    [datasetId, startNow],
   );
 
   const runColumn = useCallback(
@@ -130,6 +153,17 @@ export function Workspace({
             onMetricAdded={() => setNotice(null)}
             onError={setNotice}
           />
+          {confirming ? (
+            <RunEstimateConfirm
+              label={confirming.label}
+              estimate={confirming.estimate}
+              onStart={(maxCostUsd) => {
+                setConfirming(null);
+                startNow({ ...confirming.scope, ...(maxCostUsd !== null ? { max_cost_usd: maxCostUsd } : {}) }, confirming.label);
+              }}
+              onCancel={() => setConfirming(null)}
+            />
+          ) : null}
           {error ? <ErrorNotice error={error} onDismiss={() => (notice ? setNotice(null) : runs.clearError())} /> : null}
           <RunList runs={runs.runs} metrics={metrics} onCancel={runs.cancel} onDismiss={runs.dismiss} />
           <GridViewBar view={view} onApply={setView} metrics={metrics} />

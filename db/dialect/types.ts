@@ -39,6 +39,9 @@ export type Tables = Pick<
   | "usersTable"
   | "apiKeysTable"
   | "sessionsTable"
+  | "onlineRulesTable"
+  | "onlineRuleConversationsTable"
+  | "onlineRuleRunsTable"
 >;
 
 export type OpenHook = (db: Db) => void | Promise<void>;

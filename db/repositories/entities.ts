@@ -1,30 +1,32 @@
 /** The evaluable entities of a dataset (conversations, messages, steps) as a run plans and places its cells. */
 import "server-only";
-import { and, asc, eq, sql } from "drizzle-orm";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
 import type { EvaluationLevel } from "../schema";
 import { database } from "../store";
 import { conversationsTable, messagesTable, stepsTable } from "../tables";
 
 /** Light rows of every evaluable entity of a dataset (or one conversation), in grid order. */
-export async function listEntities(datasetId: number, conversationId?: number) {
+export async function listEntities(datasetId: number, conversationId?: number | number[]) {
   const db = await database();
-  const convWhere = conversationId
-    ? and(eq(conversationsTable.datasetId, datasetId), eq(conversationsTable.id, conversationId))
+  // One conversation, a set of them (an online rule's run), or the whole dataset.
+  const ids = conversationId === undefined ? undefined : Array.isArray(conversationId) ? conversationId : [conversationId];
+  const convWhere = ids
+    ? and(eq(conversationsTable.datasetId, datasetId), inArray(conversationsTable.id, ids))
     : eq(conversationsTable.datasetId, datasetId);
   const conversations = await db
     .select({ id: conversationsTable.id, position: conversationsTable.position })
     .from(conversationsTable)
     .where(convWhere)
     .orderBy(asc(conversationsTable.position));
-  const msgWhere = conversationId
-    ? eq(messagesTable.conversationId, conversationId)
+  const msgWhere = ids
+    ? and(eq(messagesTable.datasetId, datasetId), inArray(messagesTable.conversationId, ids))
     : eq(messagesTable.datasetId, datasetId);
   const messages = await db
     .select({ id: messagesTable.id, conversationId: messagesTable.conversationId, position: messagesTable.position, role: messagesTable.role })
     .from(messagesTable)
     .where(msgWhere)
     .orderBy(asc(messagesTable.conversationId), asc(messagesTable.position));
-  const stepWhere = conversationId ? eq(stepsTable.conversationId, conversationId) : eq(stepsTable.datasetId, datasetId);
+  const stepWhere = ids ? and(eq(stepsTable.datasetId, datasetId), inArray(stepsTable.conversationId, ids)) : eq(stepsTable.datasetId, datasetId);
   const steps = await db
     .select({
       id: stepsTable.id,

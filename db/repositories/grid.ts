@@ -179,6 +179,19 @@ export async function listConversationPage(opts: PageOpts): Promise<{ items: Con
   return { items, total };
 }
 
+/** Which of these conversations of the dataset match a grid filter's conditions (an online rule's filter). */
+export async function conversationIdsMatching(datasetId: number, ids: number[], extras: GridExtras): Promise<number[]> {
+  if (ids.length === 0) return [];
+  const c = conversationsTable;
+  const x = extrasSql("conversation", c.id, extras);
+  const db = await database();
+  const rows = await db
+    .select({ id: c.id })
+    .from(c)
+    .where(and(eq(c.datasetId, datasetId), inArray(c.id, ids), ...x.where));
+  return rows.map((r) => r.id);
+}
+
 export type MessageGridRow = {
   id: number;
   conversationId: number;

@@ -56,6 +56,11 @@ export type CellRunnerOptions = {
   callSlots?: { size: number; gate: (model: string) => CallGate };
   /** Called with 429s as they are seen (shared runs add them to meta). */
   onRateLimited?: (n: number) => Promise<void>;
+  /**
+   * The run's max_cost_usd: called with this runner's priced cost as each cell's cost is recorded (a
+   * shared run reads what every process spent); it stops the run once the budget is reached.
+   */
+  budget?: (spentHereUsd: number) => void | Promise<void>;
   /** Called with hedged requests as they are sent (shared runs add them to meta). */
   onHedged?: (n: number) => Promise<void>;
 };
@@ -199,6 +204,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     const cost = outcome.inputTokens + outcome.outputTokens === 0 ? 0 : costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
     if (cost === null) totals.priced = false;
     else totals.cost += cost;
+    if (opts.budget && cost) await opts.budget(totals.cost);
     if (!hasListeners(execution.id)) return; // nobody streams this run here: skip building the event
     const result = toResult(saved);
     const progress = progressOf(counted ?? totals.done, total);

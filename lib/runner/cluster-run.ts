@@ -16,6 +16,7 @@
  * the execution id) for streams in other processes (stream.ts).
  */
 import "server-only";
+import { resultTokensSince } from "@/db/repositories/online";
 import { z } from "zod";
 import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing } from "@/db/repositories/executions";
 import { cellsWithResult, maxResultId } from "@/db/repositories/evaluation-results";
@@ -26,7 +27,7 @@ import { getNotifier, subscribe as subscribeCluster } from "@/lib/cluster/notify
 import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob, type StopOutcome } from "@/lib/cluster/queue";
 import { acquire, type SemaphoreRelease } from "@/lib/cluster/semaphore";
 import { getConfig } from "@/lib/config";
-import { getJudgeConfig, resolveModelName, type CallGate } from "@/lib/judge";
+import { costOf, getJudgeConfig, resolveModelName, type CallGate } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
@@ -169,6 +170,8 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   }
   const batchSize = req.execution_mode === "async" ? req.batch_size : 1;
   const leaseMs = getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000;
+  const spent = req.max_cost_usd != null ? runSpend(row.id) : undefined;
+  if (spent && (await spent.now()) >= req.max_cost_usd!) return void (await stopForBudget(row.id, req.max_cost_usd!));
   const runner = cellRunner({
     execution: row,
     req,
@@ -184,6 +187,8 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     callSlots: { size: batchSize, gate: (model) => clusterCallGate(`execution:${row.id}`, batchSize, model, leaseMs) },
     onRateLimited: (n) => addExecutionRateLimits(row.id, n),
     onHedged: (n) => addExecutionHedges(row.id, n),
+    // What every process's batches of the run spent so far, read incrementally as each cell's cost is recorded.
+    budget: spent ? async () => void ((await spent.now()) >= req.max_cost_usd! && (await stopForBudget(row.id, req.max_cost_usd!))) : undefined,
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
@@ -283,6 +288,34 @@ async function advance(executionId: number): Promise<void> {
     if (next.length > 0) return void (await enqueueCellBatches(executionId, batchesOf(next, queue.request)));
     // An empty wave (the dataset changed since the plan): go on to the one after.
   }
+}
+
+/** A queued run's priced cost so far across processes, each reading only the results saved since the last. */
+function runSpend(executionId: number): { now(): Promise<number> } {
+  let upToId = 0;
+  let cost = 0;
+  let reading: Promise<number> | undefined;
+  const read = async () => {
+    for (const t of await resultTokensSince(executionId, upToId)) {
+      upToId = Math.max(upToId, t.maxId);
+      cost += costOf(t.model ?? "", t.inputTokens, t.outputTokens) ?? 0;
+    }
+    return cost;
+  };
+  // Cells recorded together share one read.
+  return { now: () => (reading ??= read().finally(() => (reading = undefined))) };
+}
+
+/**
+ * A queued run reached its max_cost_usd: it ends cancelled with `stop_reason: "budget"` (once: the end
+ * is written only while the run is active), its results so far kept, its other batches dropped or aborted (ended).
+ */
+async function stopForBudget(executionId: number, limitUsd: number): Promise<void> {
+  const row = await getExecutionRow(executionId);
+  if (!row || !isActiveStatus(row.status)) return;
+  const meta = row.meta as ExecutionMeta & { queue?: QueueMeta };
+  const model = resolveModelName(meta.queue?.request.model_name);
+  await endRun(queuedEngine, row, { rateLimits: meta.rate_limits ?? 0, concurrencyLimit: existingLimiter(model)?.currentLimit ?? meta.concurrency_limit ?? null, budgetUsd: limitUsd });
 }
 
 /** The run's end after its last wave: status and totals (lifecycle.ts), with the 429s every process counted into meta. */

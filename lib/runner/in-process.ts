@@ -34,7 +34,7 @@ export const inProcessEngine: RunEngine = {
     const finished = new Promise<void>((resolve) => {
       // Start on the next turn so the 202 answer goes out first.
       setImmediate(() => {
-        executeRun(row, plan, req, controller.signal, deps)
+        executeRun(row, plan, req, controller, deps)
           .catch((error: unknown) => failRun(inProcessEngine, row.id, `run stopped: ${(error as Error).message}`))
           .finally(() => {
             active.delete(row.id);
@@ -86,7 +86,11 @@ export const inProcessEngine: RunEngine = {
   followOthers: async () => () => undefined,
 };
 
-async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, signal: AbortSignal, deps: RunnerDeps): Promise<void> {
+/** The abort reason of a run stopped by its max_cost_usd. */
+const BUDGET = "budget";
+
+async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, controller: AbortController, deps: RunnerDeps): Promise<void> {
+  const signal = controller.signal;
   const startedAt = (deps.now ?? Date.now)();
   await updateExecution(row.id, { status: "processing", startedAt: new Date(startedAt).toISOString() }, { onlyIfActive: true });
   const total = plan.cells.length;
@@ -104,6 +108,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     deps,
     shared: false,
     callSlots: slots && { size: req.batch_size, gate: () => async (s, o) => (await slots.acquire(s, o)).release },
+    // The calls in flight when the budget is reached are aborted and nothing more is written.
+    budget: req.max_cost_usd != null ? (spent) => void (spent >= req.max_cost_usd! && !signal.aborted && controller.abort(new Error(BUDGET))) : undefined,
   });
 
   // Wave by wave (dependencies before dependents); in each, check cells first, written in chunks
@@ -116,8 +122,10 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   }
 
   // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.
-  const cancelled = signal.aborted && (signal.reason as Error | undefined)?.message === "cancelled";
-  const interrupted = !cancelled && runnerState.draining && cells.totals.done < total;
+  const reason = signal.aborted ? (signal.reason as Error | undefined)?.message : undefined;
+  const overBudget = reason === BUDGET;
+  const cancelled = reason === "cancelled";
+  const interrupted = !cancelled && !overBudget && runnerState.draining && cells.totals.done < total;
   await endRun(inProcessEngine, row, {
     cancelled,
     interrupted: interrupted ? SHUTDOWN_MESSAGE : undefined,
@@ -125,5 +133,6 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     hedges: cells.totals.hedges,
     concurrencyLimit: cells.limitNow(),
     startedAt,
+    ...(overBudget ? { budgetUsd: req.max_cost_usd! } : {}),
   });
 }

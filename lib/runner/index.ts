@@ -14,3 +14,4 @@ export {
 } from "./run";
 export { handleCellBatch, startClusterRunner } from "./cluster-run";
 export { executionEventFeed, type EventFeed, type FeedSink, type FeedMessage } from "./event-feed";
+export { estimateRun } from "./estimate";

@@ -5,6 +5,7 @@
  * recovering runs nobody can finish. The engine is chosen once, at boot (engine.ts).
  */
 import "server-only";
+import { budgetMessage } from "./budget";
 import { getExecutionRow, resultTotalsByModel, updateExecution } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
 import { costOf } from "@/lib/judge";
@@ -81,6 +82,8 @@ export type RunEnd = {
   /** The hedged requests of an in-process run; a queued run's are already counted in meta by every process (kept). */
   hedges?: number;
   startedAt?: number;
+  /** The run reached its max_cost_usd (this one): it ends cancelled with `stop_reason: "budget"`. */
+  budgetUsd?: number;
 };
 
 /**
@@ -93,11 +96,21 @@ export async function endRun(engine: RunEngine, row: PipelineExecutionRow, end: 
   const meta = (current.meta as ExecutionMeta | null) ?? {};
   const completedAt = Date.now();
   const startedAt = end.startedAt ?? (current.startedAt ? Date.parse(current.startedAt) : completedAt);
-  const status = end.interrupted ? "failed" : end.cancelled ? "cancelled" : current.failedEvaluations > 0 ? "failed" : "completed";
-  const errors = end.interrupted
-    ? [...((current.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: end.interrupted }]
+  const overBudget = !end.interrupted && end.budgetUsd !== undefined;
+  const status = end.interrupted ? "failed" : end.cancelled || overBudget ? "cancelled" : current.failedEvaluations > 0 ? "failed" : "completed";
+  const totals = await runTotals(row.id);
+  const stopMessage = end.interrupted ?? (overBudget ? budgetMessage(totals.cost_usd ?? 0, end.budgetUsd!) : undefined);
+  const errors = stopMessage
+    ? [...((current.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: stopMessage }]
     : undefined;
-  const finalMeta = { ...meta, ...(await runTotals(row.id)), rate_limits: end.rateLimits, ...(end.hedges === undefined ? {} : { hedges: end.hedges }), concurrency_limit: end.concurrencyLimit };
+  const finalMeta = {
+    ...meta,
+    ...totals,
+    rate_limits: end.rateLimits,
+    ...(end.hedges === undefined ? {} : { hedges: end.hedges }),
+    concurrency_limit: end.concurrencyLimit,
+    ...(overBudget ? { stop_reason: "budget" as const } : {}),
+  };
   const final = await updateExecution(
     row.id,
     {

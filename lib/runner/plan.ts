@@ -33,12 +33,13 @@ function scopeOf(req: RunRequest): Scope {
   const entity = req.entity_id != null;
   if (node && entity) return "cell";
   if (entity) return "row";
+  if (req.conversation_ids) return "rows";
   if (node) return "column";
   return req.entity_type != null ? "rows" : "all";
 }
 
 /** Every cell of the dataset (or one conversation) for the given metrics, in grid order. */
-async function gridCells(datasetId: number, nodes: PipelineNodeRow[], conversationId?: number): Promise<Cell[]> {
+async function gridCells(datasetId: number, nodes: PipelineNodeRow[], conversationId?: number | number[]): Promise<Cell[]> {
   const byLevel = (level: EvaluationLevel) => nodes.filter((n) => n.evaluationLevel === level);
   const convNodes = byLevel("conversation");
   const msgNodes = byLevel("message");
@@ -100,6 +101,16 @@ export async function planRun(req: RunRequest, opts: { resultsUpTo?: number } = 
       ]);
     }
     nodes = [node];
+  } else if (req.pipeline_node_ids) {
+    const byId = new Map(allNodes.map((n) => [n.id, n]));
+    const missing = req.pipeline_node_ids.filter((id) => !byId.has(id));
+    if (missing.length) {
+      throw new AppError("unprocessable", `Metric ${missing.join(", ")} is not a metric of dataset ${req.dataset_id}`, [
+        { path: "pipeline_node_ids", message: "must be metrics of this dataset" },
+      ]);
+    }
+    const wanted = new Set(req.pipeline_node_ids);
+    nodes = allNodes.filter((n) => wanted.has(n.id));
   }
   if (allNodes.length === 0) {
     throw new AppError("unprocessable", `Dataset ${req.dataset_id} has no metrics: add a metric before running`, [
@@ -140,7 +151,7 @@ export async function planRun(req: RunRequest, opts: { resultsUpTo?: number } = 
       ]);
     }
   } else {
-    cells = await gridCells(req.dataset_id, nodes);
+    cells = await gridCells(req.dataset_id, nodes, req.conversation_ids);
     // `entity_type` with `entity_id: null`: every entity of that type — the column (the metric must be of
     // that level), or without a metric every row of that type (a message row holds its steps' cells too).
     const entityType = req.entity_type;

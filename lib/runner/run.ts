@@ -27,7 +27,7 @@ export async function startRunner(): Promise<void> {
  * background of this process (SQLite), or as queued batches any process of the cluster works
  * (PostgreSQL; `deps` then do not apply — the judge is each process's configured one).
  */
-export async function startExecution(req: RunRequest, userId: string, deps: RunnerDeps = {}): Promise<Execution> {
+export async function startExecution(req: RunRequest, userId: string, deps: RunnerDeps = {}, origin: { trigger?: string } = {}): Promise<Execution> {
   if (runnerState.draining) throw new AppError("unavailable", "The server is shutting down; start the run again in a moment");
   const engine = runEngine();
   const resultsUpTo = await engine.planBound();
@@ -47,6 +47,8 @@ export async function startExecution(req: RunRequest, userId: string, deps: Runn
     output_tokens: 0,
     cached_evaluations: 0,
     cost_usd: null,
+    ...(origin.trigger ? { trigger: origin.trigger } : {}),
+    ...(req.max_cost_usd != null ? { max_cost_usd: req.max_cost_usd } : {}),
   };
   const row = await insertExecution({
     evaluationPipelineId: plan.pipelineId,

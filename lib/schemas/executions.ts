@@ -22,11 +22,36 @@ const runFields = {
   batch_size: z.number().int().min(1).max(256).optional().default(8).describe("Async mode: judge calls of the run in flight at once (@GOAL calls included); the next cells are prepared and the last ones saved meanwhile"),
   model_name: z.string().trim().min(1).max(200).nullable().optional().describe("Judge model for this run"),
   no_cache: z.boolean().optional().default(false).describe("Ask the judge again even for unchanged cells"),
+  conversation_ids: z
+    .array(positiveId)
+    .min(1)
+    .max(1000)
+    .optional()
+    .describe("Only the cells of these conversations (and their messages and steps); not with entity_id. Online rules run this way"),
+  pipeline_node_ids: z.array(positiveId).min(1).max(100).optional().describe("Only these metrics (a set of columns); not with pipeline_node_id"),
+  max_cost_usd: z
+    .number()
+    .positive()
+    .nullable()
+    .optional()
+    .describe(
+      "Stop the run once its judge calls have cost this much (priced by JUDGE_PRICES; calls of a model without a price count nothing): " +
+        "it ends `cancelled` with `meta.stop_reason: \"budget\"`, the results so far kept. Checked as each cell's cost is recorded, so a run stops within one batch of its limit",
+    ),
 };
 
-function entityPair(body: { entity_type?: string | null; entity_id?: number | null }, ctx: z.RefinementCtx) {
+function entityPair(
+  body: { entity_type?: string | null; entity_id?: number | null; conversation_ids?: number[]; pipeline_node_ids?: number[]; pipeline_node_id?: number | null },
+  ctx: z.RefinementCtx,
+) {
   if (body.entity_id != null && body.entity_type == null) {
     ctx.addIssue({ code: "custom", path: ["entity_type"], message: "is required with entity_id" });
+  }
+  if (body.conversation_ids && body.entity_id != null) {
+    ctx.addIssue({ code: "custom", path: ["conversation_ids"], message: "cannot be combined with entity_id" });
+  }
+  if (body.pipeline_node_ids && body.pipeline_node_id != null) {
+    ctx.addIssue({ code: "custom", path: ["pipeline_node_ids"], message: "cannot be combined with pipeline_node_id" });
   }
 }
 
@@ -34,6 +59,31 @@ function entityPair(body: { entity_type?: string | null; entity_id?: number | nu
 const absentInQuery = (v: unknown) => (v === "" || v === "null" ? undefined : v);
 
 export const runBody = z.object(runFields).superRefine(entityPair);
+
+/** The POST body: a run, or with `dry_run` its estimate. */
+export const runPostBody = z
+  .object({
+    ...runFields,
+    dry_run: z
+      .boolean()
+      .optional()
+      .default(false)
+      .describe("Price the run without running it: answers 200 with the estimate (RunEstimate) and creates nothing"),
+  })
+  .superRefine(entityPair);
+
+export const runEstimateSchema = z
+  .object({
+    cells: z.number().int().describe("Cells the run would evaluate"),
+    judge_calls: z.number().int().describe("Judge calls it would make: judge cells the cache does not answer, plus one @GOAL extraction per conversation that has none yet"),
+    cached: z.number().int().describe("Judge cells the verdict cache would answer (0 with no_cache or retry)"),
+    checks: z.number().int().describe("Check cells (no judge call)"),
+    estimated_input_tokens: z.number().int().describe("Tokens of the prompts the judge would be sent (about 3 characters a token)"),
+    estimated_output_tokens: z.number().int().describe("The metrics' average reply so far, else 150 a call"),
+    estimated_cost_usd: z.number().nullable().describe("From JUDGE_PRICES; null when a model the run would call has no price (the tokens still say how much)"),
+  })
+  .meta({ id: "RunEstimate" });
+export type RunEstimate = z.infer<typeof runEstimateSchema>;
 
 const boolText = z
   .enum(["true", "false", "1", "0"])
@@ -85,6 +135,9 @@ export const executionMetaSchema = z.object({
     .optional()
     .describe("Second requests sent for judge calls slower than the provider's observed p95 (the first answer is used, the other aborted; its tokens are not counted)"),
   concurrency_limit: z.number().int().optional().describe("The model's adaptive limit of calls in flight (process-wide) when last reported"),
+  trigger: z.string().optional().describe("What started the run when not a person: `rule:<id>` for an online rule"),
+  max_cost_usd: z.number().nullable().optional().describe("The run's budget, when it had one"),
+  stop_reason: z.enum(["budget"]).optional().describe("`budget`: the run was stopped (cancelled) when its cost reached max_cost_usd"),
 });
 
 export const executionSchema = z

@@ -14,12 +14,13 @@ import { userOperations } from "./users";
 import { importOperations } from "./imports";
 import { labelOperations } from "./labels";
 import { metricOperations } from "./metrics";
+import { onlineOperations } from "./online";
 import { otelOperations } from "./otel";
 import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations, ...otelOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations, ...otelOperations, ...onlineOperations];
 
 type JsonSchema = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { idParams, intText } from "@/lib/schemas/common";
-import { executionSchema, listExecutionsQuery, runBody, runQuery } from "@/lib/schemas/executions";
+import { executionSchema, listExecutionsQuery, runEstimateSchema, runPostBody, runQuery } from "@/lib/schemas/executions";
 import { badRequest, conflictResponse, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 
@@ -24,10 +24,16 @@ export const executionOperations: Operation[] = [
       "Message-level metrics evaluate assistant messages; step-level metrics every step. `retry` evaluates only cells whose " +
       "latest result failed or is missing (and asks the judge afresh). Answers at once; the run goes on in the server. " +
       "404 for an unknown dataset, metric or entity (or one of another dataset); 422 when the dataset has no metrics, the " +
-      "metric's level does not match the entity, or no metric applies to the entity.",
+      "metric's level does not match the entity, or no metric applies to the entity. `conversation_ids` and `pipeline_node_ids` " +
+      "narrow the run to some conversations and some metrics (how online rules run). " +
+      "`dry_run: true` answers 200 with the run's estimate instead (cells, judge calls, cache hits, tokens of the prompts the judge " +
+      "would be sent, and USD by JUDGE_PRICES, null without a price) and creates nothing; it answers the same 404/422 a run would. " +
+      "`max_cost_usd` stops the run once its judge calls cost that much: `status: cancelled`, `meta.stop_reason: \"budget\"`, " +
+      "a `budget reached` entry in `errors`, the results so far kept (a `retry` run finishes the rest).",
     tag,
-    body: runBody,
+    body: runPostBody,
     responses: {
+      200: { description: "With `dry_run: true`: the estimate; nothing was created", schema: runEstimateSchema },
       202: { description: "The execution, `pending`; `Location` names it", schema: executionSchema },
       400: badRequest,
       404: notFoundResponse,

@@ -1,14 +1,15 @@
 import { json, route } from "@/lib/api/route";
 import { executionEventResponse } from "@/lib/api/execution-events";
-import { startExecution } from "@/lib/runner";
-import { runBody, runQuery } from "@/lib/schemas/executions";
+import { estimateRun, startExecution } from "@/lib/runner";
+import { runPostBody, runQuery } from "@/lib/schemas/executions";
 
 export const dynamic = "force-dynamic";
 
-/** Start a run; 202 with the execution at once, the work goes on in the server. */
+/** Start a run; 202 with the execution at once, the work goes on in the server. `dry_run`: 200 with its estimate, nothing created. */
 export const POST = route({
-  body: runBody,
-  handler: async ({ body, userId }) => {
+  body: runPostBody,
+  handler: async ({ body: { dry_run, ...body }, userId }) => {
+    if (dry_run) return json(await estimateRun(body));
     const execution = await startExecution(body, userId);
     return json(execution, { status: 202, headers: { location: `/api/evaluation-pipeline-executions/${execution.id}` } });
   },

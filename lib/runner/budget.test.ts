@@ -1,0 +1,134 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
+import * as list from "@/app/api/evaluation-pipeline-executions/route";
+import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
+import { listResultRows } from "@/db/repositories/evaluation-results";
+import { costOf } from "@/lib/judge";
+import { createMetric } from "@/lib/metrics";
+import { call } from "@/lib/testing/http";
+import type { JudgeDouble } from "@/lib/testing/judge-double/server";
+import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
+import { loadSampleDataset } from "@/lib/testing/load-sample";
+import { waitForExecution } from "./run";
+
+// $1 per thousand tokens either way: every judged cell costs a few tenths of a dollar.
+const judgeDouble = withJudgeDouble({ JUDGE_MAX_RETRIES: "0", JUDGE_PRICES: JSON.stringify({ "gpt-4o-mini": { input: 1000, output: 1000 } }) });
+let double: JudgeDouble;
+beforeEach(() => {
+  double = judgeDouble();
+});
+
+/** The sample (9 assistant messages, 21 steps) with a message metric and a step metric: 30 judge cells, each prompt different. */
+async function setup() {
+  const sample = await loadSampleDataset();
+  const base = { dataset_id: sample.datasetId, output_type: "progress" as const };
+  const message = (await createMetric({ ...base, name: "Helpful", evaluation_level: "message", prompt: "Is @CURRENT_MESSAGE.output helpful?" })).id;
+  await createMetric({ ...base, name: "Tool", evaluation_level: "step", prompt: "Judge step @STEP_NUMBER of message @CURRENT_MESSAGE.output: @CURRENT_STEP.tool_call @CURRENT_STEP.tool_result @CURRENT_STEP.output_content @CURRENT_STEP.thinking" });
+  return { datasetId: sample.datasetId, message };
+}
+
+const post = (body: Record<string, unknown>) => call(run.POST, "POST", "/api/evaluation-pipeline-executions/run", { body });
+
+async function finished(id: number) {
+  await waitForExecution(id);
+  return (await call(item.GET, "GET", `/x/${id}`, { params: { id } })).json;
+}
+
+async function cellCosts(executionId: number): Promise<number[]> {
+  return (await listResultRows(executionId)).map((r) => costOf(r.modelName ?? "", r.inputTokens ?? 0, r.outputTokens ?? 0) ?? 0);
+}
+
+describe("max_cost_usd", () => {
+  for (const mode of [
+    { execution_mode: "sync", batch_size: 1 },
+    { execution_mode: "async", batch_size: 4 },
+  ] as const) {
+    it(`stops a ${mode.execution_mode} run within one batch of its limit, cancelled for budget with its results kept`, async () => {
+      const { datasetId } = await setup();
+      // What one cell costs, from a full run of the same cells on another dataset's copy: the budget is four cells' worth.
+      const full = await post({ dataset_id: datasetId, ...mode, no_cache: true });
+      const all = await finished(full.json.id);
+      expect(all.status).toBe("completed");
+      const costs = await cellCosts(full.json.id);
+      expect(costs).toHaveLength(30);
+      const biggest = Math.max(...costs);
+      const limit = costs.slice(0, 4).reduce((a, b) => a + b, 0);
+
+      const res = await post({ dataset_id: datasetId, ...mode, no_cache: true, max_cost_usd: limit });
+      expect(res.status).toBe(202);
+      expect(res.json.meta.max_cost_usd).toBe(limit);
+      const done = await finished(res.json.id);
+      expect(done.status).toBe("cancelled");
+      expect(done.meta.stop_reason).toBe("budget");
+      expect(done.errors.at(-1).message).toMatch(/^budget reached/);
+      const spent = (await cellCosts(res.json.id)).reduce((a, b) => a + b, 0);
+      // Reached, and over it by less than one batch of calls.
+      expect(spent).toBeGreaterThanOrEqual(limit);
+      expect(spent - limit).toBeLessThanOrEqual(mode.batch_size * biggest + 1e-9);
+      expect(done.meta.cost_usd).toBeCloseTo(spent, 9);
+      // Partial results kept; the rest left for a retry.
+      expect(done.successful_evaluations).toBeGreaterThanOrEqual(4);
+      expect(done.successful_evaluations).toBeLessThan(30);
+      const retry = await post({ dataset_id: datasetId, retry: true });
+      expect(retry.json.total_evaluations).toBe(0); // the first, full run answered every cell already
+    });
+  }
+
+  it("refuses a budget that is not a positive number with 400 and starts nothing", async () => {
+    const { datasetId } = await setup();
+    for (const max_cost_usd of [0, -1, "5"]) {
+      const res = await post({ dataset_id: datasetId, max_cost_usd });
+      expect(res.status).toBe(400);
+      expect(res.json.error.details[0].path).toBe("max_cost_usd");
+    }
+    expect((await call(list.GET, "GET", `/x?dataset_id=${datasetId}`)).json).toEqual([]);
+    expect(double.count()).toBe(0);
+  });
+});
+
+describe("dry_run", () => {
+  it("answers cells, judge calls, cache hits, tokens and cost, creates nothing, and matches the real run", async () => {
+    const { datasetId, message } = await setup();
+    // The message column judged before: those cells' prompts are in the verdict cache.
+    const firstMessages = await post({ dataset_id: datasetId, pipeline_node_id: message });
+    await finished(firstMessages.json.id);
+    const callsBefore = double.count();
+
+    const res = await post({ dataset_id: datasetId, dry_run: true });
+    expect(res.status).toBe(200);
+    expect(res.json).toEqual({
+      cells: 30,
+      judge_calls: 21,
+      cached: 9,
+      checks: 0,
+      estimated_input_tokens: expect.any(Number),
+      estimated_output_tokens: expect.any(Number),
+      estimated_cost_usd: expect.any(Number),
+    });
+    expect(res.json.estimated_input_tokens).toBeGreaterThan(21 * 20);
+    expect(res.json.estimated_cost_usd).toBeCloseTo((res.json.estimated_input_tokens + res.json.estimated_output_tokens) / 1000, 9);
+    // Nothing created, nobody asked.
+    expect(double.count()).toBe(callsBefore);
+    expect((await call(list.GET, "GET", `/x?dataset_id=${datasetId}`)).json).toHaveLength(1);
+
+    // The real run: the same cells, the same cache hits.
+    const real = await finished((await post({ dataset_id: datasetId })).json.id);
+    expect(real.total_evaluations).toBe(res.json.cells);
+    expect(real.meta.cached_evaluations).toBe(res.json.cached);
+    expect(double.count() - callsBefore).toBe(res.json.judge_calls);
+    // Tokens estimated within a factor of two of what the judge reported.
+    expect(res.json.estimated_input_tokens / real.meta.input_tokens).toBeGreaterThan(0.5);
+    expect(res.json.estimated_input_tokens / real.meta.input_tokens).toBeLessThan(2);
+
+    // no_cache: every judge cell is a call; without a price for the model, tokens only.
+    const fresh = await post({ dataset_id: datasetId, dry_run: true, no_cache: true, model_name: "unpriced-model" });
+    expect(fresh.json).toMatchObject({ cells: 30, judge_calls: 30, cached: 0, estimated_cost_usd: null });
+  });
+
+  it("answers 404/422 for what a run would refuse, and 400 for a bad body", async () => {
+    const { datasetId } = await setup();
+    expect((await post({ dataset_id: 999_999, dry_run: true })).status).toBe(404);
+    expect((await post({ dataset_id: datasetId, dry_run: true, pipeline_node_ids: [999_999] })).status).toBe(422);
+    expect((await post({ dataset_id: datasetId, dry_run: "yes" })).status).toBe(400);
+  });
+});
