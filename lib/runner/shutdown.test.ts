@@ -22,12 +22,16 @@ beforeAll(async () => {
   // first test has taught the model's p95, the hung call's hedge answers and the cell is no longer in
   // flight to abort (hedges have tests of their own: lib/judge/tail.test.ts, faulty-provider.test.ts).
   process.env.JUDGE_HEDGE = "false";
+  // Nor a time limit learnt from the fast calls before it (floor 1 s): it would end the hung call before
+  // the 2 s grace period does. The learnt limit has tests of its own (lib/judge/tail.test.ts).
+  process.env.JUDGE_TIMEOUT_FLOOR_MS = "30000";
   resetConfig();
 });
 afterAll(async () => {
   resumeAfterDrain();
   delete process.env.OPENAI_BASE_URL;
   delete process.env.JUDGE_HEDGE;
+  delete process.env.JUDGE_TIMEOUT_FLOOR_MS;
   resetConfig();
   await double.close();
 });
