@@ -21,6 +21,7 @@ import * as node from "@/app/api/evaluation-pipeline-nodes/[id]/route";
 import * as mappings from "@/app/api/import-mappings/route";
 import * as mappingItem from "@/app/api/import-mappings/[id]/route";
 import * as labels from "@/app/api/labels/route";
+import * as onlineRules from "@/app/api/online-rules/route";
 import * as templateItem from "@/app/api/metric-templates/[id]/route";
 import { call } from "@/lib/testing/http";
 import { loadSampleDataset } from "@/lib/testing/load-sample";
@@ -65,6 +66,12 @@ describe("ids from 2^31 up (400 on both stores, never 500)", () => {
     const listed = await call(nodes.GET, "GET", `/api/evaluation-pipeline-nodes?dataset_id=${TOO_BIG}`);
     expect(listed.status).toBe(400);
     expect(listed.json.error.details[0].path).toBe("dataset_id");
+    // Found by the reliability suite's fuzzing on PostgreSQL (500 there): the online rules' list and body ids.
+    const rules = await call(onlineRules.GET, "GET", `/api/online-rules?dataset_id=${TOO_BIG}`);
+    expect(rules.status).toBe(400);
+    expect(rules.json.error.details[0].path).toBe("dataset_id");
+    const rule = await call(onlineRules.POST, "POST", "/x", { body: { dataset_id: TOO_BIG, pipeline_node_ids: [metric.json.id] } });
+    expect(rule.status).toBe(400);
 
     const bodies: Array<[typeof run.POST, Record<string, unknown>, string]> = [
       [run.POST, { dataset_id: TOO_BIG }, "dataset_id"],

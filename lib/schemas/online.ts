@@ -1,9 +1,9 @@
 /** Wire schemas of online rules and the Live page (shared/API.md, "Additions of the third phase"). */
 import { z } from "zod";
 import { gridQuery } from "./executions";
-import { intText, isoTimestamp } from "./common";
+import { bodyId, idText, intText, isoTimestamp } from "./common";
 
-const positiveId = z.number().int().positive();
+const positiveId = bodyId;
 const filter = gridQuery.shape.filter.unwrap();
 
 const ruleFields = {
@@ -45,7 +45,7 @@ export const updateRuleBody = z
   .strict()
   .refine((b) => Object.keys(b).length > 0, { message: "name at least one field to change" });
 
-export const listRulesQuery = z.object({ dataset_id: intText({ min: 1 }).optional() });
+export const listRulesQuery = z.object({ dataset_id: idText().optional() });
 
 export const onlineRuleSchema = z
   .object({
