@@ -11,65 +11,18 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import v8 from "node:v8";
 import vm from "node:vm";
-import type { LanguageModelV3, LanguageModelV3GenerateResult } from "@ai-sdk/provider";
-import { getDb } from "@/db/sqlite-database";
-import { createNode } from "@/db/repositories/metrics";
 import { rawRows } from "@/db/store";
 import { resetConfig } from "@/lib/config";
-import { createDataset } from "@/lib/datasets";
 import { startExecution, waitForExecution, type RunnerDeps } from "@/lib/runner";
 import { getExecution } from "@/lib/results/execution-history";
 import { serveRoutes } from "@/lib/testing/route-server";
 import * as traces from "@/app/api/otel/v1/traces/route";
 import { flushAssembly } from "./ingest";
+import { localModel, seedBenchDataset } from "@/lib/testing/bench-run";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
 const mb = (n: number) => Math.round((n / 2 ** 20) * 10) / 10;
-
-function localModel(delayMs: number): LanguageModelV3 {
-  const text = JSON.stringify({ score: 0.8, reasoning: "fine" });
-  const answer = (): LanguageModelV3GenerateResult => ({
-    content: [{ type: "text", text }],
-    finishReason: { unified: "stop", raw: "stop" },
-    usage: { inputTokens: { total: 120, noCache: 120, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 12, text: 12, reasoning: 0 } },
-    warnings: [],
-  });
-  return {
-    specificationVersion: "v3",
-    provider: "bench",
-    modelId: `bench-${delayMs}`,
-    supportedUrls: {},
-    doGenerate: () => new Promise((resolve) => setTimeout(() => resolve(answer()), delayMs)),
-    doStream: () => Promise.reject(new Error("not used")),
-  };
-}
-
-/** A dataset to evaluate while spans arrive: 300 conversations × 10 turns, one message-level metric. */
-async function seedRun(): Promise<{ datasetId: number; nodeId: number }> {
-  const dataset = await createDataset({ name: "run in progress", userId: "bench" });
-  const sqlite = getDb().$client;
-  const conv = sqlite.prepare("insert into conversations (dataset_id, position, name) values (?, ?, ?)");
-  const msg = sqlite.prepare("insert into messages (conversation_id, dataset_id, position, role, content) values (?, ?, ?, ?, ?)");
-  sqlite.transaction(() => {
-    for (let i = 0; i < 300; i++) {
-      const c = Number(conv.run(dataset.id, i, `c${i}`).lastInsertRowid);
-      for (let t = 0; t < 10; t++) {
-        msg.run(c, dataset.id, 2 * t, "user", `Question ${t} about order ${i}?`);
-        msg.run(c, dataset.id, 2 * t + 1, "assistant", `Answer ${t}: order ${i} ships tomorrow.`);
-      }
-    }
-  })();
-  const node = await createNode(dataset.id, {
-    name: "helpful",
-    evaluationLevel: "message",
-    prompt: "Rate @CURRENT_MESSAGE.output given @CURRENT_MESSAGE.input",
-    outputType: "progress",
-    templateVariables: ["@CURRENT_MESSAGE.output", "@CURRENT_MESSAGE.input"],
-    isAdvanced: true,
-  });
-  return { datasetId: dataset.id, nodeId: node.id };
-}
 
 /** The judge's answer time in the run in progress: quick for a hosted model (most take 0.5-2 s). */
 const JUDGE_MS = 200;
@@ -79,7 +32,7 @@ async function main() {
   process.env.JUDGE_MAX_CONCURRENCY = "32";
   resetConfig();
   const server = await serveRoutes({ "/api/otel/v1/traces": traces.POST });
-  const { datasetId, nodeId } = await seedRun();
+  const { datasetId, nodeId } = await seedBenchDataset(300);
   const deps: RunnerDeps = { judge: { languageModel: () => localModel(JUDGE_MS) } };
 
   let ingesting = true;
