@@ -1,11 +1,36 @@
-import { defineConfig } from "@playwright/test";
+import { defineConfig, type PlaywrightTestConfig } from "@playwright/test";
 
-const port = Number(process.env.E2E_PORT ?? 3210);
-const judgePort = Number(process.env.E2E_JUDGE_PORT ?? 4010);
-const baseURL = `http://127.0.0.1:${port}`;
-/** A second app server with API_TOKEN set, for the sign-in tests (e2e/auth.spec.ts). */
-const guardedPort = port + 2;
+type WebServer = Extract<NonNullable<PlaywrightTestConfig["webServer"]>, unknown[]>[number];
+
+/**
+ * Playwright workers side by side (E2E_WORKERS, default 3: a worker mostly waits on the app and the judge).
+ * The specs script the judge test double (`/__double/latency`, `/enqueue`, `/rules`, `/reset`) and count what is in the database, so each worker
+ * has servers of its own: slot k (Playwright's TEST_PARALLEL_INDEX, stable across a worker's restarts) gets
+ * its own judge double, app server and sign-in server, on the base ports + k × PORT_STRIDE, each app server
+ * on its own database. The runner starts every slot's servers (webServer below); each worker loads this
+ * file again with TEST_PARALLEL_INDEX set, and points E2E_PORT / E2E_JUDGE_PORT — which the specs and
+ * e2e/workspace-helpers.ts read — and baseURL at its slot's servers before any spec is loaded.
+ */
+const workers = Number(process.env.E2E_WORKERS ?? 3);
+if (!Number.isInteger(workers) || workers < 1) throw new Error(`E2E_WORKERS must be a whole number ≥ 1, not ${process.env.E2E_WORKERS}`);
+const PORT_STRIDE = 10;
+// A worker inherits the runner's environment, so these are the base ports in the worker too (it loads
+// this file once, then moves E2E_PORT / E2E_JUDGE_PORT to its slot below).
+const basePort = Number(process.env.E2E_PORT ?? 3210);
+const baseJudgePort = Number(process.env.E2E_JUDGE_PORT ?? 4010);
 const guardedToken = "e2e-token-for-the-guarded-server";
+/** The ports of one worker's servers; the sign-in tests' server (API_TOKEN set, e2e/auth.spec.ts) is app + 2. */
+function slotPorts(slot: number) {
+  const port = basePort + slot * PORT_STRIDE;
+  return { port, judgePort: baseJudgePort + slot * PORT_STRIDE, guardedPort: port + 2 };
+}
+const workerSlot = process.env.TEST_PARALLEL_INDEX;
+const { port, judgePort } = slotPorts(Number(workerSlot ?? 0));
+if (workerSlot !== undefined) {
+  process.env.E2E_PORT = String(port);
+  process.env.E2E_JUDGE_PORT = String(judgePort);
+}
+const baseURL = `http://127.0.0.1:${port}`;
 /**
  * E2E_STORE=postgres: the app servers run on PostgreSQL — one throwaway PostgreSQL test server for the whole run
  * (scripts/pg-test-server.mjs, started first and stopped last: Playwright sets web servers up in order and
@@ -43,7 +68,7 @@ export default defineConfig({
   timeout: 60_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,
-  workers: 1,
+  workers,
   reporter: [["list"]],
   ...(storeDependentOnly ? { grepInvert: /@store-independent/ } : {}),
   use: {
@@ -67,6 +92,16 @@ export default defineConfig({
   },
   webServer: [
     ...pgCluster,
+    ...Array.from({ length: workers }, (_, slot) => slotServers(slot)).flat(),
+  ],
+});
+
+/** One worker's judge double, app server and sign-in server, each app server on a database of its own. */
+function slotServers(slot: number): WebServer[] {
+  const { port, judgePort, guardedPort } = slotPorts(slot);
+  // Slot 0 keeps the names of a one-worker run (e2e.db, e2e-guarded.db; on PostgreSQL e2e, e2e_guarded).
+  const suffix = slot === 0 ? "" : `-${slot}`;
+  return [
     {
       command: `npx tsx lib/testing/judge-double/cli.ts --port ${judgePort}`,
       url: `http://127.0.0.1:${judgePort}/v1/models`,
@@ -76,8 +111,8 @@ export default defineConfig({
     },
     {
       command: "node scripts/e2e-server.mjs",
-      url: `${baseURL}/api/health`,
-      env: { E2E_PORT: String(port), E2E_JUDGE_PORT: String(judgePort), E2E_STORE: store },
+      url: `http://127.0.0.1:${port}/api/health`,
+      env: { E2E_PORT: String(port), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: `e2e${suffix}.db`, E2E_STORE: store },
       reuseExistingServer: false,
       timeout: 300_000,
       stdout: "pipe",
@@ -85,10 +120,16 @@ export default defineConfig({
     {
       command: "node scripts/e2e-server.mjs",
       url: `http://127.0.0.1:${guardedPort}/api/session`,
-      env: { E2E_PORT: String(guardedPort), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: "e2e-guarded.db", E2E_STORE: store, API_TOKEN: guardedToken },
+      env: {
+        E2E_PORT: String(guardedPort),
+        E2E_JUDGE_PORT: String(judgePort),
+        E2E_DB_NAME: `e2e-guarded${suffix}.db`,
+        E2E_STORE: store,
+        API_TOKEN: guardedToken,
+      },
       reuseExistingServer: false,
       timeout: 300_000,
       stdout: "pipe",
     },
-  ],
-});
+  ];
+}

@@ -50,7 +50,8 @@ function envNames(source: string): string[] {
 }
 
 // Read by the operating system or Node.js, not by Turnscope.
-const notOurs = new Set(["PATH", "HOME", "NODE_ENV", "NODE_OPTIONS"]);
+// TEST_PARALLEL_INDEX: set by Playwright in each worker (playwright.config.ts reads it to pick the worker's servers).
+const notOurs = new Set(["PATH", "HOME", "NODE_ENV", "NODE_OPTIONS", "TEST_PARALLEL_INDEX"]);
 /** Product settings read outside lib/config.ts: by `npm start` (scripts/start.mjs) before the server exists. */
 const startSettings = ["PORT", "HOSTNAME_BIND", "NEXT_MANUAL_SIG_HANDLE"];
 
