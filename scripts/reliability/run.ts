@@ -47,9 +47,13 @@ const sizes: Sizes & { killRunConversations: number; killImportConversations: nu
 type Section = { passed: boolean; ms: number; checks: Check[]; figures?: Record<string, unknown>; error?: string };
 
 async function main() {
-  ensureBuild();
   const started = Date.now();
+  const since = (t: number) => `${((Date.now() - t) / 1000).toFixed(1)} s`;
+  ensureBuild();
+  console.log(`▸ build checked (${since(started)})`);
+  const opening = Date.now();
   const store = await ReliabilityStore.open(storeKind);
+  console.log(`▸ store opened (${since(opening)})`);
   console.log(`▸ store: ${storeKind === "postgres" ? `PostgreSQL (throwaway cluster, JOB_VISIBILITY_TIMEOUT_SECONDS=${visibilitySeconds})` : "SQLite"}`);
   if (storeDependentOnly) console.log(`▸ not run here, store-independent (run on SQLite): ${Object.keys(storeIndependent).join(", ")}`);
   const double = await startJudgeDouble({ logger: () => {} });
@@ -67,7 +71,6 @@ async function main() {
   const runSection = async (name: string, fn: () => Promise<{ checks: Check[]; figures?: Record<string, unknown> }>) => {
     if (skipped(name)) return;
     const t = Date.now();
-    process.stdout.write(`▸ ${name} … `);
     try {
       const { checks, figures } = await fn();
       const passed = checks.every((c) => c.ok);
@@ -76,41 +79,60 @@ async function main() {
       sections[name] = { passed: false, ms: Date.now() - t, checks: [], error: (error as Error).stack ?? String(error) };
     }
     const s = sections[name];
-    console.log(`${s.passed ? "ok" : "FAILED"} (${(s.ms / 1000).toFixed(1)} s)`);
+    // One line when the section ends: two groups of sections run side by side (below).
+    console.log(`▸ ${name} … ${s.passed ? "ok" : "FAILED"} (${(s.ms / 1000).toFixed(1)} s)`);
     for (const c of s.checks.filter((c) => !c.ok)) console.log(`    ✗ ${c.name}${c.detail ? `: ${c.detail}` : ""}`);
     if (s.error) console.log(`    ✗ ${s.error.split("\n").slice(0, 4).join("\n      ")}`);
   };
 
-  const server = new TurnscopeServer({ port: Number(process.env.RELIABILITY_PORT ?? 3411), ...(await store.database("main")), env });
+  const basePort = Number(process.env.RELIABILITY_PORT ?? 3411);
+  /**
+   * The sections on servers of their own (the sign-in server, `npm start`'s) run beside the main
+   * server's first sections, which do not time anything: their servers' start-up and the waits for a
+   * port to close overlap work instead of following it. They never call the judge double, so the
+   * sections that count its calls cannot see them; the main server's sections that time anything (the
+   * 1 s read during a run, the crashes' recovery bounds) start only once they are done.
+   */
+  const ownServers = (async () => {
+    const guarded = new TurnscopeServer({ port: basePort + 1, ...(await store.database("guarded")), env: { ...env, API_TOKEN: secrets.token } });
+    try {
+      await guarded.start();
+      await runSection("access", () => accessSection(guarded, secrets));
+    } finally {
+      await guarded.stop("SIGTERM").catch(() => guarded.stop("SIGKILL"));
+    }
+    await runSection("npm start owns its server", async () => startScriptOwnsServer(basePort + 2, await store.database("start")));
+  })();
+  // Settled here, awaited below (a rejection is not left unhandled while the main sections run).
+  const ownServersDone = ownServers.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+
+  const server = new TurnscopeServer({ port: basePort, ...(await store.database("main")), env });
   try {
+    const booting = Date.now();
     await server.start();
+    console.log(`▸ server started (${since(booting)})`);
     await runSection("operations", () => opsSection(server));
     await runSection("hostile input", () => hostileSection(server));
-    await runSection("user patterns and NUL", () => userInputSection(server));
-    await runSection("output safety", () => outputSafetySection(server, double));
     await runSection("load", () => loadSection(server, double, sizes));
     await runSection("faults", () => faultSection(server, double, sizes));
+    const ownServersError = await ownServersDone;
+    if (ownServersError) throw ownServersError;
+    await runSection("user patterns and NUL", () => userInputSection(server));
+    await runSection("output safety", () => outputSafetySection(server, double));
     await runSection("SIGKILL during a run", () => killDuringRun(server, double, sizes.killRunConversations, visibilitySeconds));
     await runSection("SIGKILL during an import", () => killDuringImport(server, sizes.killImportConversations, sizes.killImportDelays));
     await runSection("SIGTERM during a run", () => sigtermDuringRun(server, double, graceMs, visibilitySeconds));
   } finally {
+    await ownServersDone;
     await server.stop("SIGTERM").catch(() => server.stop("SIGKILL"));
   }
-
-  const guarded = new TurnscopeServer({
-    port: Number(process.env.RELIABILITY_PORT ?? 3411) + 1,
-    ...(await store.database("guarded")),
-    env: { ...env, API_TOKEN: secrets.token },
-  });
-  try {
-    await guarded.start();
-    await runSection("access", () => accessSection(guarded, secrets));
-  } finally {
-    await guarded.stop("SIGTERM").catch(() => guarded.stop("SIGKILL"));
-  }
-  await runSection("npm start owns its server", async () => startScriptOwnsServer(Number(process.env.RELIABILITY_PORT ?? 3411) + 2, await store.database("start")));
+  const closing = Date.now();
   await double.close();
   await store.close();
+  console.log(`▸ store closed (${since(closing)})`);
 
   const passed = Object.values(sections).every((s) => s.passed);
   const report = {
