@@ -1,3 +1,4 @@
+import os from "node:os";
 import path from "node:path";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
 import { testFilesByGroup } from "./scripts/test-files.mjs";
@@ -40,6 +41,10 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
+    // One worker per core. Vitest's default is one fewer than the cores — a single worker on a 2-core
+    // machine, which then sits half idle: the store's files wait on PostgreSQL (another process), the
+    // judge's on the test double's sockets and timers. Measured on 2 cores: 0.5 cores busy with one.
+    maxWorkers: os.availableParallelism(),
     projects: [
       ...(storeSetting === "both" ? [onStore("sqlite"), onStore("postgres")] : [onStore(storeSetting as "sqlite" | "postgres")]),
       // Never opens the store (vitest-setup.ts fails it if it does): once, whatever the store setting.
