@@ -25,8 +25,10 @@ test.describe("execution history and results", () => {
     expect(completed.status).toBe("completed");
 
     // Second run: the judge answers slowly, so it is still going when it is cancelled from history.
-    // Its own model keeps the first run's cached verdicts from answering at once.
-    await request.post(`${judge}/latency`, { data: 800 });
+    // Its own model keeps the first run's cached verdicts from answering at once, and has no latency
+    // learnt yet, so its calls wait under JUDGE_TIMEOUT_MS (30 s); the cancel aborts them. 5 s, not less:
+    // on a loaded machine the way to the history took longer than 800 ms and the run had completed.
+    await request.post(`${judge}/latency`, { data: 5_000 });
     await page.getByLabel("Model override").fill(`slow-model-${Date.now()}`);
     await page.getByRole("button", { name: "Run all" }).click();
     await expect(page.getByTestId("run-status").nth(1)).toHaveAttribute("data-status", /pending|processing/);
