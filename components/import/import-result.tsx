@@ -141,11 +141,12 @@ export function ImportSucceeded({ result, fixedFrom }: { result: ImportSuccess; 
         ) : null}
         {result.not_imported?.length ? (
           <div className="px-5 pb-4 text-sm text-amber-900" data-testid="not-imported">
-            <p className="font-medium">Text in the file that was not imported:</p>
+            <p className="font-medium">Text in the file that was not imported as it is:</p>
             <ul className="list-disc pl-5">
               {result.not_imported.map((n) => (
-                <li key={n.path}>
+                <li key={`${n.path} ${n.reason ?? ""}`} className="break-words">
                   {n.characters.toLocaleString()} characters in <code>{n.path}</code>
+                  {n.reason ? <span className="text-amber-800">: {n.reason}</span> : null}
                 </li>
               ))}
             </ul>
