@@ -22,6 +22,7 @@ import { nulReplacedIssue, replaceNulInParsed } from "./nul";
 import { parseUpload } from "./parse";
 import { withParsedJsonTexts } from "./formats/turns";
 import { findReserialised } from "./reserialised";
+import { checkRenames } from "./rename-check";
 import { accountText } from "./text-accounting";
 import { validateConversations, type ImportConversation, type ImportCounts } from "./validate";
 
@@ -84,7 +85,15 @@ function parseJoined(
   return { ok: true, inputs, warnings, texts };
 }
 
-export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping?: ImportMapping; join?: JoinRequest }): CheckedUpload {
+type CheckOptions = {
+  maxBytes: number;
+  mapping?: ImportMapping;
+  join?: JoinRequest;
+  /** Inside a check of a rename: its suggestions are not offered, so not checked either. */
+  renamesUnchecked?: boolean;
+};
+
+export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUpload {
   let warnings: ImportIssue[];
   let normalised: ReturnType<typeof normaliseUpload>;
   let parsed: Extract<ReturnType<typeof parseUpload>, { ok: true }> | undefined;
@@ -128,12 +137,15 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
     const mapping = parsed && proposeMapping(parsed);
     return mapping && checkUpload(bytes, { ...opts, mapping }).ok ? mapping : undefined;
   };
+  // A rename is offered only once it was applied to the file and the file checked again (checkRenames).
+  const renames = (issues: ImportIssue[]) =>
+    opts.renamesUnchecked ? issues : checkRenames(issues, text !== undefined && !opts.mapping && !opts.join ? (t) => recheckWith(text, t, opts) : undefined);
   const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => ({
     ok: false,
     suggestedMapping: format || opts.mapping || opts.join ? undefined : workingMapping(),
     status: 422,
-    errors: groupIssues(errors),
-    warnings: groupIssues([...warnings, ...validationWarnings]),
+    errors: groupIssues(renames(errors)),
+    warnings: groupIssues(renames([...warnings, ...validationWarnings])),
     format,
     notImported: account.notImported,
     // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
@@ -174,6 +186,13 @@ function recordsOfMessages(sources: ConversationSource[] | undefined, stored: nu
   const inFile = sources?.every((s) => s.rawMessages) ? sources.reduce((n, s) => n + (s.rawMessages?.length ?? 0), 0) : stored;
   const reasons = inFile > stored ? ["an assistant's consecutive messages and the tool replies between them are one stored message (its turn)"] : [];
   return { inFile, unit: "file messages", skipped: {}, reasons };
+}
+
+/** The fix applied as the import page applies it, and the fixed file checked again; undefined when it cannot be applied. */
+function recheckWith(text: string, t: SuggestedTransformation, opts: { maxBytes: number }): CheckedUpload | undefined {
+  const fixed = fixUploadText(text, t);
+  if (!fixed.ok) return undefined;
+  return checkUpload(new TextEncoder().encode(fixed.text), { maxBytes: Math.max(opts.maxBytes, fixed.text.length * 4), renamesUnchecked: true });
 }
 
 /** The fix applied as the import page applies it (fixUploadText), and the fixed file checked again. */
