@@ -32,6 +32,8 @@ type Case = {
   toolResults: number;
   /** The file's ground truth as stored: a count of conversations or messages carrying it, at least 1. */
   groundTruth?: { what: string; count: (cs: KeptConversation[]) => number; expected: number };
+  /** A value the file writes in another form than the stored one, as the page lists it. */
+  reserialised?: string;
 };
 
 const messagesOf = (cs: KeptConversation[]) => cs.flatMap((c) => c.messages);
@@ -45,6 +47,7 @@ const cases: Case[] = [
     toolCalls: 1164,
     toolResults: 1164,
     groundTruth: { what: "reward in conversation meta", count: (cs) => cs.filter((c) => typeof c.meta?.reward === "number").length, expected: 200 },
+    reserialised: "[].reward: re-serialised: 200 values here, e.g. 0.0 stored as 0",
   },
   {
     title: "LLaMA-Factory glaive tool calls",
@@ -165,6 +168,7 @@ test.describe("every real file imports through the import page", { tag: "@store-
         await expect(page.getByTestId("import-failure"), "the file was refused").toHaveCount(0);
         await expect(success).toContainText(`Detected format: ${c.format}`);
         await expect(page.getByTestId("import-records")).toBeVisible();
+        if (c.reserialised) await expect(page.getByTestId("reserialised")).toContainText(c.reserialised);
         await page.screenshot({ path: `test-results/screenshots/realdata/${c.title.replace(/\W+/g, "-").toLowerCase()}.png`, fullPage: true });
 
         const href = await success.getByRole("link", { name: "Open dataset →" }).getAttribute("href");

@@ -124,7 +124,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
   return (
     <div className="grid gap-6 lg:grid-cols-[24rem_1fr]">
       <Card className="h-fit">
-        <CardHeader title="Upload" description="Turnscope JSON, OpenAI chat, ShareGPT, Anthropic Messages, records, CSV or JSON Lines. UTF-8." />
+        <CardHeader title="Upload" description="Turnscope JSON, OpenAI chat, ShareGPT, Anthropic Messages, records, coding-agent sessions, message trees, agent trajectories and event streams, eval logs, CSV or JSON Lines. UTF-8." />
         <form onSubmit={submit} className="space-y-5 px-5 py-4" noValidate aria-label="Import conversations">
           <div
             data-testid="drop-zone"
@@ -154,7 +154,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
             />
             {files.map((f) => (
               <p key={f.name} className="mt-3 break-all text-slate-800" data-testid="chosen-file">
-                {f.name} <span className="text-slate-500">({formatSize(f.size)})</span>
+                {f.name} <span className="whitespace-nowrap text-slate-500">({formatSize(f.size)})</span>
               </p>
             ))}
           </div>
