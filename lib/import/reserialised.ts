@@ -14,18 +14,18 @@
  */
 import type { NotImported } from "@/lib/schemas/imports";
 
-type Frame = { array: boolean; path: string; key: string; keys: Set<string> | null; named: boolean; lastIndex: number };
+/** An open object or array; paths are built only for what is listed (most files list nothing). */
+type Frame = { array: boolean; key: string; keys: string[] | null; named: boolean; lastIndex: number };
 type Found = { path: string; characters: number; example: string; count: number };
 
 const integerKey = /^(?:0|[1-9]\d{0,9})$/;
-const numberChar = /[-+0-9.eE]/;
 
-/** Where the value at the top of the stack lives: arrays generalised as `[]`. */
-function valuePath(stack: Frame[], root: string): string {
-  const top = stack[stack.length - 1];
-  if (!top) return root;
-  if (top.array) return `${top.path}[]`;
-  return top.path ? `${top.path}.${top.key}` : top.key;
+/** Where the value in the innermost open frame lives: arrays generalised as `[]`. */
+function pathOf(stack: Frame[], root: string): string {
+  let path = root;
+  // Each object frame's key is the one its current value sits under.
+  for (const frame of stack) path = frame.array ? `${path}[]` : path ? `${path}.${frame.key}` : frame.key;
+  return path;
 }
 
 /** `example` is said after `re-serialised: ` (with `N values here, e.g. ` before it when there are several). */
@@ -50,6 +50,10 @@ function stringEnd(text: string, start: number): number {
   return text.length;
 }
 
+const isDigit = (c: number) => c >= 48 && c <= 57;
+/** A character a JSON number can hold: digits, `-`, `+`, `.`, `e`, `E`. */
+const inNumber = (c: number) => isDigit(c) || c === 45 || c === 43 || c === 46 || c === 101 || c === 69;
+
 function scan(text: string, root: string, found: Map<string, Found>, parsedJson: ReadonlySet<string>): void {
   const stack: Frame[] = [];
   let expectKey = false;
@@ -57,9 +61,9 @@ function scan(text: string, root: string, found: Map<string, Found>, parsedJson:
   let i = 0;
   while (i < n) {
     const c = text.charCodeAt(i);
-    // { [ } ] " , and the rest
+    // { [ } ] , " and numbers; whitespace, colons and literals pass
     if (c === 123 || c === 91) {
-      stack.push({ array: c === 91, path: valuePath(stack, root), key: "", keys: null, named: false, lastIndex: -1 });
+      stack.push({ array: c === 91, key: "", keys: null, named: false, lastIndex: -1 });
       expectKey = c === 123;
       i++;
     } else if (c === 125 || c === 93) {
@@ -68,53 +72,68 @@ function scan(text: string, root: string, found: Map<string, Found>, parsedJson:
       i++;
     } else if (c === 44) {
       const top = stack[stack.length - 1];
-      expectKey = !!top && !top.array;
+      expectKey = top !== undefined && !top.array;
       i++;
     } else if (c === 34) {
       const end = stringEnd(text, i);
-      const raw = text.slice(i, end + 1);
       const top = stack[stack.length - 1];
-      const hasEscape = raw.includes("\\");
       if (expectKey && top && !top.array) {
-        let key = raw.slice(1, -1);
-        if (hasEscape) {
+        const raw = text.slice(i + 1, end);
+        let key = raw;
+        if (raw.includes("\\")) {
           try {
-            key = JSON.parse(raw) as string;
+            key = JSON.parse(`"${raw}"`) as string;
           } catch {
             // not the file's JSON (the parse accepted it, so this does not happen): keep the raw key
           }
         }
-        const path = top.path ? `${top.path}.${key}` : key;
-        if (top.keys?.has(key)) note(found, path, "duplicate", raw.length, `key "${key}" written twice in one object, only its last value stored`);
-        (top.keys ??= new Set()).add(key);
-        if (integerKey.test(key) && Number(key) < 4294967295) {
+        top.key = key;
+        if (top.keys === null) top.keys = [key];
+        else if (top.keys.includes(key)) note(found, pathOf(stack, root), "duplicate", raw.length + 2, `key "${key}" written twice in one object, only its last value stored`);
+        else top.keys.push(key);
+        const first = key.charCodeAt(0);
+        if (isDigit(first) && integerKey.test(key) && Number(key) < 4294967295) {
           const index = Number(key);
-          if (top.named || index < top.lastIndex) note(found, path, "order", raw.length, `key "${key}" stored before the keys written ahead of it (integer-like keys come first)`);
+          if (top.named || index < top.lastIndex) {
+            note(found, pathOf(stack, root), "order", raw.length + 2, `key "${key}" stored before the keys written ahead of it (integer-like keys come first)`);
+          }
           top.lastIndex = Math.max(top.lastIndex, index);
         } else top.named = true;
-        top.key = key;
         expectKey = false;
       } else if (parsedJson.size) {
         // JSON text in a string that the import stored parsed (tool arguments): its values are re-serialised too.
-        let k = 1;
-        while (k < raw.length && (raw[k] === " " || raw[k] === "\\")) k += raw[k] === "\\" ? 2 : 1;
-        if (raw[k] === "{" || raw[k] === "[") {
+        let k = i + 1;
+        while (k < end && (text.charCodeAt(k) === 32 || text.charCodeAt(k) === 92)) k += text.charCodeAt(k) === 92 ? 2 : 1;
+        const opening = text.charCodeAt(k);
+        if (opening === 123 || opening === 91) {
+          const raw = text.slice(i, end + 1);
           let inner: string | undefined;
           try {
-            inner = hasEscape ? (JSON.parse(raw) as string) : raw.slice(1, -1);
+            inner = raw.includes("\\") ? (JSON.parse(raw) as string) : raw.slice(1, -1);
           } catch {
             // not a string the file's parse accepted (does not happen): nothing to read
           }
-          if (inner !== undefined && parsedJson.has(inner)) scan(inner, valuePath(stack, root), found, parsedJson);
+          if (inner !== undefined && parsedJson.has(inner)) scan(inner, pathOf(stack, root), found, parsedJson);
         }
       }
       i = end + 1;
-    } else if (c === 45 || (c >= 48 && c <= 57)) {
+    } else if (c === 45 || isDigit(c)) {
       let end = i + 1;
-      while (end < n && numberChar.test(text[end])) end++;
-      const literal = text.slice(i, end);
-      const stored = JSON.stringify(Number(literal));
-      if (stored !== literal) note(found, valuePath(stack, root), "number", literal.length, `${literal} stored as ${stored}`);
+      // Canonical as written unless it has a fraction or exponent, a leading zero, is -0 or too long for a double.
+      let plain = true;
+      while (end < n) {
+        const d = text.charCodeAt(end);
+        if (!inNumber(d)) break;
+        if (!isDigit(d)) plain = false;
+        end++;
+      }
+      const digits = c === 45 ? end - i - 1 : end - i;
+      const leadingZero = text.charCodeAt(c === 45 ? i + 1 : i) === 48 && (digits > 1 || c === 45);
+      if (!plain || leadingZero || digits > 15) {
+        const literal = text.slice(i, end);
+        const stored = JSON.stringify(Number(literal));
+        if (stored !== literal) note(found, pathOf(stack, root), "number", literal.length, `${literal} stored as ${stored}`);
+      }
       i = end;
     } else i++;
   }
