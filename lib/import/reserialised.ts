@@ -8,23 +8,37 @@
  *
  * Found by one pass over the file's JSON text (no second parse), and into the JSON texts held in strings
  * that the import stored parsed (`parsedJson`: tool arguments sent as a JSON string). Whitespace and
- * string escapes are not listed:
- * `\u00e9` and `é` are the same text. The pass covers the whole file, so a listed number may sit in a
+ * string escapes are not listed: `\u00e9` and `é` are the same text (a key written twice is found when
+ * written the same way both times). The pass covers the whole file, so a listed number may sit in a
  * field the import does not store at all.
  */
 import type { NotImported } from "@/lib/schemas/imports";
 
-/** An open object or array; paths are built only for what is listed (most files list nothing). */
-type Frame = { array: boolean; key: string; keys: string[] | null; named: boolean; lastIndex: number };
+/**
+ * An open object or array, reused by depth (no allocation per object). Keys are kept as offsets into the
+ * text (`keyStarts`/`keyEnds`, the current one last), sliced only for what is listed: most files list nothing.
+ */
+type Frame = { array: boolean; keyCount: number; keyStarts: number[]; keyEnds: number[]; named: boolean; lastIndex: number };
 type Found = { path: string; characters: number; example: string; count: number };
 
-const integerKey = /^(?:0|[1-9]\d{0,9})$/;
+/** The key a frame's current value sits under (escapes decoded). */
+function keyOf(text: string, frame: Frame): string {
+  const raw = text.slice(frame.keyStarts[frame.keyCount - 1], frame.keyEnds[frame.keyCount - 1]);
+  if (!raw.includes("\\")) return raw;
+  try {
+    return JSON.parse(`"${raw}"`) as string;
+  } catch {
+    return raw; // not the file's JSON (the parse accepted it, so this does not happen)
+  }
+}
 
 /** Where the value in the innermost open frame lives: arrays generalised as `[]`. */
-function pathOf(stack: Frame[], root: string): string {
+function pathOf(text: string, stack: Frame[], depth: number, root: string): string {
   let path = root;
-  // Each object frame's key is the one its current value sits under.
-  for (const frame of stack) path = frame.array ? `${path}[]` : path ? `${path}.${frame.key}` : frame.key;
+  for (let k = 0; k < depth; k++) {
+    const frame = stack[k];
+    path = frame.array ? `${path}[]` : path ? `${path}.${keyOf(text, frame)}` : keyOf(text, frame);
+  }
   return path;
 }
 
@@ -54,8 +68,35 @@ const isDigit = (c: number) => c >= 48 && c <= 57;
 /** A character a JSON number can hold: digits, `-`, `+`, `.`, `e`, `E`. */
 const inNumber = (c: number) => isDigit(c) || c === 45 || c === 43 || c === 46 || c === 101 || c === 69;
 
+/** Whether the frame already has the key at [start, end) (written the same way). */
+function seenKey(text: string, frame: Frame, start: number, end: number): boolean {
+  const length = end - start;
+  for (let k = 0; k < frame.keyCount - 1; k++) {
+    const s = frame.keyStarts[k];
+    if (frame.keyEnds[k] - s !== length) continue;
+    let same = true;
+    for (let x = 0; x < length && same; x++) same = text.charCodeAt(s + x) === text.charCodeAt(start + x);
+    if (same) return true;
+  }
+  return false;
+}
+
+/** The value of an integer-like key (0 … 2^32-2, no leading zero), or -1. */
+function integerKey(text: string, start: number, end: number): number {
+  const length = end - start;
+  if (length === 0 || length > 10 || (length > 1 && text.charCodeAt(start) === 48)) return -1;
+  let value = 0;
+  for (let x = start; x < end; x++) {
+    const c = text.charCodeAt(x);
+    if (!isDigit(c)) return -1;
+    value = value * 10 + (c - 48);
+  }
+  return value < 4294967295 ? value : -1;
+}
+
 function scan(text: string, root: string, found: Map<string, Found>, parsedJson: ReadonlySet<string>): void {
   const stack: Frame[] = [];
+  let depth = 0;
   let expectKey = false;
   const n = text.length;
   let i = 0;
@@ -63,41 +104,40 @@ function scan(text: string, root: string, found: Map<string, Found>, parsedJson:
     const c = text.charCodeAt(i);
     // { [ } ] , " and numbers; whitespace, colons and literals pass
     if (c === 123 || c === 91) {
-      stack.push({ array: c === 91, key: "", keys: null, named: false, lastIndex: -1 });
+      const frame = stack[depth] ?? (stack[depth] = { array: false, keyCount: 0, keyStarts: [], keyEnds: [], named: false, lastIndex: -1 });
+      frame.array = c === 91;
+      frame.keyCount = 0;
+      frame.named = false;
+      frame.lastIndex = -1;
+      depth++;
       expectKey = c === 123;
       i++;
     } else if (c === 125 || c === 93) {
-      stack.pop();
+      if (depth > 0) depth--;
       expectKey = false;
       i++;
     } else if (c === 44) {
-      const top = stack[stack.length - 1];
-      expectKey = top !== undefined && !top.array;
+      expectKey = depth > 0 && !stack[depth - 1].array;
       i++;
     } else if (c === 34) {
       const end = stringEnd(text, i);
-      const top = stack[stack.length - 1];
+      const top = depth > 0 ? stack[depth - 1] : undefined;
       if (expectKey && top && !top.array) {
-        const raw = text.slice(i + 1, end);
-        let key = raw;
-        if (raw.includes("\\")) {
-          try {
-            key = JSON.parse(`"${raw}"`) as string;
-          } catch {
-            // not the file's JSON (the parse accepted it, so this does not happen): keep the raw key
-          }
+        const start = i + 1;
+        top.keyStarts[top.keyCount] = start;
+        top.keyEnds[top.keyCount] = end;
+        top.keyCount++;
+        if (top.keyCount > 1 && seenKey(text, top, start, end)) {
+          const key = keyOf(text, top);
+          note(found, pathOf(text, stack, depth, root), "duplicate", end - i + 1, `key "${key}" written twice in one object, only its last value stored`);
         }
-        top.key = key;
-        if (top.keys === null) top.keys = [key];
-        else if (top.keys.includes(key)) note(found, pathOf(stack, root), "duplicate", raw.length + 2, `key "${key}" written twice in one object, only its last value stored`);
-        else top.keys.push(key);
-        const first = key.charCodeAt(0);
-        if (isDigit(first) && integerKey.test(key) && Number(key) < 4294967295) {
-          const index = Number(key);
+        const index = isDigit(text.charCodeAt(start)) ? integerKey(text, start, end) : -1;
+        if (index >= 0) {
           if (top.named || index < top.lastIndex) {
-            note(found, pathOf(stack, root), "order", raw.length + 2, `key "${key}" stored before the keys written ahead of it (integer-like keys come first)`);
+            const key = keyOf(text, top);
+            note(found, pathOf(text, stack, depth, root), "order", end - i + 1, `key "${key}" stored before the keys written ahead of it (integer-like keys come first)`);
           }
-          top.lastIndex = Math.max(top.lastIndex, index);
+          if (index > top.lastIndex) top.lastIndex = index;
         } else top.named = true;
         expectKey = false;
       } else if (parsedJson.size) {
@@ -113,7 +153,7 @@ function scan(text: string, root: string, found: Map<string, Found>, parsedJson:
           } catch {
             // not a string the file's parse accepted (does not happen): nothing to read
           }
-          if (inner !== undefined && parsedJson.has(inner)) scan(inner, pathOf(stack, root), found, parsedJson);
+          if (inner !== undefined && parsedJson.has(inner)) scan(inner, pathOf(text, stack, depth, root), found, parsedJson);
         }
       }
       i = end + 1;
@@ -132,7 +172,7 @@ function scan(text: string, root: string, found: Map<string, Found>, parsedJson:
       if (!plain || leadingZero || digits > 15) {
         const literal = text.slice(i, end);
         const stored = JSON.stringify(Number(literal));
-        if (stored !== literal) note(found, pathOf(stack, root), "number", literal.length, `${literal} stored as ${stored}`);
+        if (stored !== literal) note(found, pathOf(text, stack, depth, root), "number", literal.length, `${literal} stored as ${stored}`);
       }
       i = end;
     } else i++;
