@@ -109,6 +109,9 @@ function Feedback({ feedback, fixAction }: { feedback: LlmFeedback; fixAction?: 
   );
 }
 
+/** `1 conversation`, `3,031 messages`. */
+const counted = (n: number, noun: string) => `${n.toLocaleString()} ${noun}${n === 1 ? "" : "s"}`;
+
 /** Text not stored (amber), and values stored in another written form than the file's (`reason`, said plainly). */
 function NotImportedList({ items }: { items: NonNullable<ImportSuccess["not_imported"]> }) {
   const lost = items.filter((n) => !n.reason);
@@ -158,9 +161,9 @@ export function ImportSucceeded({ result, fixedFrom }: { result: ImportSuccess; 
           }
         />
         <div role="status" className="flex flex-wrap gap-2 px-5 py-4">
-          <Badge tone="success">{result.conversations_imported.toLocaleString()} conversations</Badge>
-          <Badge tone="success">{result.messages_imported.toLocaleString()} messages</Badge>
-          <Badge tone="success">{result.steps_imported.toLocaleString()} steps</Badge>
+          <Badge tone="success">{counted(result.conversations_imported, "conversation")}</Badge>
+          <Badge tone="success">{counted(result.messages_imported, "message")}</Badge>
+          <Badge tone="success">{counted(result.steps_imported, "step")}</Badge>
           {result.dataset ? <Badge tone="brand">New dataset “{result.dataset.name}”</Badge> : null}
         </div>
         {result.records ? (
