@@ -31,7 +31,7 @@ async function main() {
   const spans = Number(process.env.OTEL_BENCH_SPANS ?? 200_000);
   process.env.JUDGE_MAX_CONCURRENCY = "32";
   resetConfig();
-  const server = await serveRoutes({ "/api/otel/v1/traces": traces.POST });
+  const server = await serveRoutes({ "/api/otel/v1/traces": traces.POST }, { record: false });
   const { datasetId, nodeId } = await seedBenchDataset(300);
   const deps: RunnerDeps = { judge: { languageModel: () => localModel(JUDGE_MS) } };
 
