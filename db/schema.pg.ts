@@ -601,6 +601,8 @@ export const onlineRuleConversationsTable = pgTable(
     sampled: boolean("sampled").notNull().default(false),
     executionId: integer("execution_id"),
     claimedAt: text("claimed_at").notNull(),
+    /** When the sweep that claimed it decided (sampled or not, run started); null: claimed, not decided yet. */
+    decidedAt: text("decided_at"),
   },
   (t) => [uniqueIndex("online_rule_conversations_rule_conv_idx").on(t.ruleId, t.otelConversationId), index("online_rule_conversations_claimed_idx").on(t.ruleId, t.claimedAt)],
 );
