@@ -458,6 +458,8 @@ export const otelConversationsTable = pgTable(
   (t) => [
     uniqueIndex("otel_conversations_dataset_key_idx").on(t.datasetId, t.key),
     index("otel_conversations_last_span_idx").on(t.lastSpanAt),
+    // Only the conversations still to rebuild: finding them costs what is behind, not what is stored.
+    index("otel_conversations_stale_idx").on(t.lastSpanAt).where(sql`assembled_revision < revision`),
     index("otel_conversations_conversation_idx").on(t.conversationId),
   ],
 );

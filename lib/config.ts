@@ -127,6 +127,14 @@ export const envSchema = z.object({
     .transform(Number)
     .optional()
     .transform((v) => v ?? 1000),
+  /** How many spans' worth of recently active conversations each process keeps assembled in memory, so a rebuild reads only new spans; 0 keeps none. */
+  OTEL_ASSEMBLY_CACHE_SPANS: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a non-negative integer")
+    .transform(Number)
+    .optional()
+    .transform((v) => v ?? 20_000),
   /** How often each server process sweeps the online rules for finished live conversations; 0 turns the sweep off. */
   ONLINE_SWEEP_INTERVAL_MS: z
     .string()
