@@ -3,6 +3,9 @@
  * (only the judge's address is set), the exports of lib/otel/ingest-bench-client.ts (another process,
  * OTLP protobuf, 512 spans an export, two in flight) posted to it over HTTP, while an evaluation run is
  * in progress on it (1,200 cells at a 200 ms judge double, batch 32, started again whenever it ends).
+ * Two passes: closed loop (two exports in flight, as fast as the server answers: the most it ingests),
+ * then open loop at OTEL_SERVED_BENCH_RATE spans/s (an export every 512/rate s, answered or not: the
+ * latency exporters sending that much see, counted from when each export was due).
  * Figures: spans/s, export latency p50/p99, how long the conversations took to catch up after the last
  * export, spans/s including that, the server's resident memory (its whole process tree) as the spans
  * grow, the evaluations done meanwhile and the load average. OTEL_SERVED_BENCH_SPANS sets the span
@@ -20,6 +23,9 @@ import { addMetrics, agentConversations, importDataset, startRun, waitFinal } fr
 import { TurnscopeServer } from "./reliability/server";
 
 const JUDGE_MS = 200;
+/** The open-loop phase: spans/s offered (OTEL_SERVED_BENCH_RATE) and how many (OTEL_SERVED_BENCH_RATE_SPANS). */
+const RATE = Number(process.env.OTEL_SERVED_BENCH_RATE ?? 5000);
+const RATE_SPANS = Number(process.env.OTEL_SERVED_BENCH_RATE_SPANS ?? 100_000);
 
 /** Resident memory of a process and its descendants, in MB (Linux /proc). */
 function treeRssMb(pid: number): number {
@@ -76,34 +82,47 @@ async function main() {
     const db = new Database(databasePath, { readonly: true, fileMustExist: true });
     const behind = () => (db.prepare("select count(*) as n from otel_conversations where assembled_revision < revision").get() as { n: number }).n;
     const memory: Array<{ spans: number; rss_mb: number; conversations_behind: number }> = [{ spans: 0, rss_mb: treeRssMb(pid), conversations_behind: 0 }];
-    const client = spawn(
-      process.execPath,
-      ["--import", "tsx", "--conditions=react-server", "lib/otel/ingest-bench-client.ts", `${server.baseUrl}/api/otel/v1/traces`, String(spans)],
-      { stdio: ["ignore", "pipe", "inherit"] },
-    );
-    let buffer = "";
-    let clientResult: Record<string, number> | undefined;
-    let nextSample = spans / 10;
-    client.stdout!.on("data", (d: Buffer) => {
-      buffer += d.toString();
-      let nl: number;
-      while ((nl = buffer.indexOf("\n")) >= 0) {
-        const line = buffer.slice(0, nl);
-        buffer = buffer.slice(nl + 1);
-        const progress = /^PROGRESS (\d+)/.exec(line);
-        if (progress && Number(progress[1]) >= nextSample) {
-          memory.push({ spans: Number(progress[1]), rss_mb: treeRssMb(pid), conversations_behind: behind() });
-          nextSample += spans / 10;
+    /** One pass of the exporting client (rate 0: closed loop, as fast as the server takes them). */
+    const exportSpans = async (count: number, rate: number) => {
+      const client = spawn(
+        process.execPath,
+        ["--import", "tsx", "--conditions=react-server", "lib/otel/ingest-bench-client.ts", `${server.baseUrl}/api/otel/v1/traces`, String(count), String(rate)],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      let buffer = "";
+      let result: Record<string, number> | undefined;
+      let nextSample = count / 10;
+      const base = memory.at(-1)!.spans;
+      client.stdout!.on("data", (d: Buffer) => {
+        buffer += d.toString();
+        let nl: number;
+        while ((nl = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          const progress = /^PROGRESS (\d+)/.exec(line);
+          if (progress && Number(progress[1]) >= nextSample) {
+            memory.push({ spans: base + Number(progress[1]), rss_mb: treeRssMb(pid), conversations_behind: behind() });
+            nextSample += count / 10;
+          }
+          if (line.startsWith("CLIENT_RESULT ")) result = JSON.parse(line.slice("CLIENT_RESULT ".length)) as Record<string, number>;
         }
-        if (line.startsWith("CLIENT_RESULT ")) clientResult = JSON.parse(line.slice("CLIENT_RESULT ".length)) as Record<string, number>;
-      }
-    });
-    await new Promise<void>((resolve) => client.on("exit", () => resolve()));
-    if (!clientResult) throw new Error("the exporting client printed no figures");
+      });
+      await new Promise<void>((resolve) => client.on("exit", () => resolve()));
+      if (!result) throw new Error("the exporting client printed no figures");
+      return result;
+    };
+    const clientResult = await exportSpans(spans, 0);
     const caughtUpFrom = performance.now();
     while (behind() > 0) await new Promise((r) => setTimeout(r, 100));
     const catchUpMs = Math.round(performance.now() - caughtUpFrom);
     memory.push({ spans: clientResult.spans, rss_mb: treeRssMb(pid), conversations_behind: 0 });
+    // Then at a steady OTEL_SERVED_BENCH_RATE spans/s (open loop): the export latency exporters sending
+    // that much see, the run still in progress.
+    const atRate = await exportSpans(RATE_SPANS, RATE);
+    const rateCatchUpFrom = performance.now();
+    while (behind() > 0) await new Promise((r) => setTimeout(r, 100));
+    const rateCatchUpMs = Math.round(performance.now() - rateCatchUpFrom);
+    memory.push({ spans: clientResult.spans + atRate.spans, rss_mb: treeRssMb(pid), conversations_behind: 0 });
     const loadEnd = os.loadavg()[0];
     ingesting = false;
     await runs;
@@ -111,7 +130,14 @@ async function main() {
     db.close();
     const early = memory.find((m) => m.spans >= spans / 10) ?? memory[0];
     figures = {
+      closed_loop: "two exports in flight, each sent when the last was answered: the most the server ingests",
       ...clientResult,
+      at_rate: {
+        ...atRate,
+        catch_up_after_last_export_ms: rateCatchUpMs,
+        goal: "export p99 < 200 ms at >= 5,000 spans/s",
+        met: atRate.spans_per_second >= 0.98 * RATE && RATE >= 5000 && atRate.export_ms_p99 < 200,
+      },
       stored_spans: stored.s,
       conversations: stored.c,
       catch_up_after_last_export_ms: catchUpMs,

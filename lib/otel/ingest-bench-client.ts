@@ -1,13 +1,21 @@
 /**
- * The exporting side of lib/otel/ingest.bench.ts, in its own process: the agents' spans of
- * lib/otel/bench-spans.ts sent as OTLP protobuf in batches of 512 spans, two exports in flight, like two
- * services' batch span processors. Prints one JSON line of figures.
+ * The exporting side of lib/otel/ingest.bench.ts and scripts/otel-served.bench.ts, in its own process:
+ * the agents' spans of lib/otel/bench-spans.ts sent as OTLP protobuf in batches of 512 spans. Two modes:
+ *  - rate 0 (closed loop): two exports in flight, each sent as soon as the last one of its sender was
+ *    answered, like two services' batch span processors pushing as fast as the server takes them — the
+ *    most the server ingests (its latency then is the queue it builds, not what a user sees);
+ *  - rate R spans/s (open loop): an export every 512/R s whether or not the earlier ones were answered
+ *    (at most 64 in flight), latency counted from when it was due — what exporters sending R spans/s
+ *    see (no coordinated omission: a late send counts as late).
+ * argv: url, total spans, rate (default 0). Prints one JSON line of figures.
  */
 import { BATCH, batch } from "./bench-spans";
 
 const url = process.argv[2];
 const totalSpans = Number(process.argv[3]);
+const rate = Number(process.argv[4] ?? 0);
 const IN_FLIGHT = 2;
+const OPEN_LOOP_MAX_IN_FLIGHT = 64;
 
 async function main() {
   const latencies: number[] = [];
@@ -26,12 +34,35 @@ async function main() {
       if (latencies.length % 20 === 0) process.stdout.write(`PROGRESS ${latencies.length * BATCH}\n`);
     }
   };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  /** Open loop: export i is due at started + i × 512/rate s; its latency runs from then. */
+  const scheduled = async () => {
+    const every = (BATCH / rate) * 1000;
+    const pending = new Set<Promise<void>>();
+    for (let i = 0; i * BATCH < totalSpans; i++) {
+      const due = started + i * every;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      while (pending.size >= OPEN_LOOP_MAX_IN_FLIGHT) await Promise.race(pending);
+      const body = batch();
+      const p = (async () => {
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: Buffer.from(body) });
+        await res.arrayBuffer();
+        latencies.push(performance.now() - due);
+        if (res.status !== 200) failed++;
+        if (latencies.length % 20 === 0) process.stdout.write(`PROGRESS ${latencies.length * BATCH}\n`);
+      })();
+      pending.add(p);
+      void p.finally(() => pending.delete(p));
+    }
+    await Promise.all(pending);
+  };
+  if (rate > 0) await scheduled();
+  else await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   const wall = performance.now() - started;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] * 10) / 10;
   process.stdout.write(
-    `CLIENT_RESULT ${JSON.stringify({ spans: latencies.length * BATCH, exports: latencies.length, failed, wall_ms: Math.round(wall), spans_per_second: Math.round(((latencies.length * BATCH) / wall) * 1000), export_ms_p50: pct(50), export_ms_p99: pct(99), export_ms_max: pct(100) })}\n`,
+    `CLIENT_RESULT ${JSON.stringify({ offered_spans_per_second: rate > 0 ? rate : null, spans: latencies.length * BATCH, exports: latencies.length, failed, wall_ms: Math.round(wall), spans_per_second: Math.round(((latencies.length * BATCH) / wall) * 1000), export_ms_p50: pct(50), export_ms_p99: pct(99), export_ms_max: pct(100) })}\n`,
   );
 }
 
