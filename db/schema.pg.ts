@@ -458,6 +458,8 @@ export const otelConversationsTable = pgTable(
   (t) => [
     uniqueIndex("otel_conversations_dataset_key_idx").on(t.datasetId, t.key),
     index("otel_conversations_last_span_idx").on(t.lastSpanAt),
+    // Only the conversations still to rebuild: finding them costs what is behind, not what is stored.
+    index("otel_conversations_stale_idx").on(t.lastSpanAt).where(sql`assembled_revision < revision`),
     index("otel_conversations_conversation_idx").on(t.conversationId),
   ],
 );
@@ -599,6 +601,8 @@ export const onlineRuleConversationsTable = pgTable(
     sampled: boolean("sampled").notNull().default(false),
     executionId: integer("execution_id"),
     claimedAt: text("claimed_at").notNull(),
+    /** When the sweep that claimed it decided (sampled or not, run started); null: claimed, not decided yet. */
+    decidedAt: text("decided_at"),
   },
   (t) => [uniqueIndex("online_rule_conversations_rule_conv_idx").on(t.ruleId, t.otelConversationId), index("online_rule_conversations_claimed_idx").on(t.ruleId, t.claimedAt)],
 );

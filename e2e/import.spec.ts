@@ -193,7 +193,7 @@ test.describe("import page", { tag: "@store-independent" }, () => {
 
     await fix.getByRole("button", { name: "Apply the suggested fix and import" }).click();
     const success = page.getByTestId("import-success");
-    await expect(success.getByRole("status")).toContainText("1 conversations");
+    await expect(success.getByRole("status").getByText("1 conversation", { exact: true })).toBeVisible();
     await expect(success.getByRole("status")).toContainText("4 messages");
     await expect(success.getByRole("status")).toContainText(`New dataset “${name}”`);
     await expect(page.getByTestId("fix-applied")).toContainText("Imported with the suggested fix applied to invalid-roles.json");

@@ -89,6 +89,17 @@ export const envSchema = z.object({
     .transform(Number)
     .optional()
     .transform((v) => v ?? 3),
+  /**
+   * Retries of a judge call answered 429, counted apart from JUDGE_MAX_RETRIES: a 429 is the provider
+   * asking to wait (its Retry-After is honoured), not a fault, so a cell should not fail after three of
+   * them when the provider refuses a fifth of calls at random. Unset: 8, or 0 when JUDGE_MAX_RETRIES is 0.
+   */
+  JUDGE_MAX_RATE_LIMIT_RETRIES: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a non-negative integer")
+    .transform(Number)
+    .optional(),
   /** Process-wide ceiling of calls in flight per model. High, so a run gets the batch_size it asks for; a provider's 429s lower the live limit. */
   JUDGE_MAX_CONCURRENCY: positiveInt(128),
   /**
@@ -116,6 +127,14 @@ export const envSchema = z.object({
     .transform(Number)
     .optional()
     .transform((v) => v ?? 1000),
+  /** How many spans' worth of recently active conversations each process keeps assembled in memory, so a rebuild reads only new spans; 0 keeps none. */
+  OTEL_ASSEMBLY_CACHE_SPANS: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a non-negative integer")
+    .transform(Number)
+    .optional()
+    .transform((v) => v ?? 20_000),
   /** How often each server process sweeps the online rules for finished live conversations; 0 turns the sweep off. */
   ONLINE_SWEEP_INTERVAL_MS: z
     .string()

@@ -30,7 +30,10 @@ const nameFromFile = (file: File) => file.name.replace(/\.(jsonl|json|ndjson)$/i
 /** Upload a conversations file into a new or existing dataset and show what happened. */
 export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[]; initialDatasetId?: number }) {
   const queryClient = useQueryClient();
-  const [file, setFile] = useState<File | null>(null);
+  // The first file is `file`; more files are imported with it, joined on `joinKey`.
+  const [files, setFiles] = useState<File[]>([]);
+  const [joinKey, setJoinKey] = useState("");
+  const file = files[0] ?? null;
   const [dragging, setDragging] = useState(false);
   const [mode, setMode] = useState<"new" | "existing">(initialDatasetId ? "existing" : "new");
   const [datasetId, setDatasetId] = useState<string>(initialDatasetId ? String(initialDatasetId) : String(datasets[0]?.id ?? ""));
@@ -45,46 +48,56 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
   // Numbers each upload, so a new failure gets a fresh fix panel rather than the last one's state.
   const attempts = useRef(0);
 
-  function choose(next: File | undefined) {
-    if (!next) return;
-    setFile(next);
+  function choose(list: FileList | null | undefined) {
+    const next = list ? [...list] : [];
+    if (!next.length) return;
+    setFiles(next);
     setOutcome(null);
     setFormError(null);
-    if (!name) setName(nameFromFile(next));
+    if (!name) setName(nameFromFile(next[0]));
   }
 
   function onDrop(e: DragEvent) {
     e.preventDefault();
     setDragging(false);
-    choose(e.dataTransfer.files[0]);
+    choose(e.dataTransfer.files);
   }
 
   async function submit(e: FormEvent) {
     e.preventDefault();
     setOutcome(null);
     if (!file) return setFormError("Choose a file to import");
-    if (checkForm()) await send(file);
+    if (checkForm()) await send(file, undefined, undefined, files.slice(1));
   }
 
   function checkForm(): boolean {
     const problem =
-      mode === "new" && !name.trim() ? "Give the new dataset a name" : mode === "existing" && !datasetId ? "Choose a dataset" : null;
+      mode === "new" && !name.trim()
+        ? "Give the new dataset a name"
+        : mode === "existing" && !datasetId
+          ? "Choose a dataset"
+          : files.length > 1 && !joinKey.trim()
+            ? "Name the field that joins the files' records (e.g. question_id)"
+            : null;
     setFormError(problem);
     return !problem;
   }
 
   /** The refused file's suggested fix goes in as a new file, with the same dataset choice. */
   async function importFixed(fixed: File, refused: File) {
-    setFile(fixed);
+    setFiles([fixed]);
     // The failure view stays until the answer replaces it, so the button can show that it is working.
     if (checkForm()) await send(fixed, refused.name);
   }
 
-  async function send(upload: File, fixedFrom?: string, mapping?: string) {
+  /** `more`: files joined with `upload` on the join key (no mapping then: a mapping reads one file). */
+  async function send(upload: File, fixedFrom?: string, mapping?: string, more: File[] = []) {
     const form = new FormData();
     form.append("file", upload);
+    for (const f of more) form.append("file", f);
     form.append("get_feedback", String(feedback));
-    if (mapping) form.append("mapping", mapping);
+    if (more.length) form.append("join_key", joinKey.trim());
+    else if (mapping) form.append("mapping", mapping);
     else if (mappingId && !fixedFrom) form.append("mapping_id", mappingId);
     if (mode === "new") {
       form.append("name", name.trim());
@@ -111,7 +124,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
   return (
     <div className="grid gap-6 lg:grid-cols-[24rem_1fr]">
       <Card className="h-fit">
-        <CardHeader title="Upload" description="Turnscope JSON, OpenAI chat, ShareGPT, Anthropic Messages, records, CSV or JSON Lines. UTF-8." />
+        <CardHeader title="Upload" description="Turnscope JSON, OpenAI chat, ShareGPT, Anthropic Messages, records, coding-agent sessions, message trees, agent trajectories and event streams, eval logs, CSV or JSON Lines. UTF-8." />
         <form onSubmit={submit} className="space-y-5 px-5 py-4" noValidate aria-label="Import conversations">
           <div
             data-testid="drop-zone"
@@ -126,7 +139,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
               dragging ? "border-brand-500 bg-brand-50" : "border-slate-300 bg-slate-50",
             )}
           >
-            <p className="text-slate-600">Drop a file here, or</p>
+            <p className="text-slate-600">Drop a file here (or several that belong together), or</p>
             <label htmlFor="import-file" className="mt-2 inline-block cursor-pointer font-medium text-brand-700 hover:underline">
               choose a file
             </label>
@@ -134,16 +147,27 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
               id="import-file"
               name="file"
               type="file"
-              accept=".json,.jsonl,.ndjson,application/json"
+              accept=".json,.jsonl,.ndjson,.traj,.csv,application/json"
+              multiple
               className="sr-only"
-              onChange={(e) => choose(e.target.files?.[0])}
+              onChange={(e) => choose(e.target.files)}
             />
-            {file ? (
-              <p className="mt-3 break-all text-slate-800" data-testid="chosen-file">
-                {file.name} <span className="text-slate-500">({formatSize(file.size)})</span>
+            {files.map((f) => (
+              <p key={f.name} className="mt-3 break-all text-slate-800" data-testid="chosen-file">
+                {f.name} <span className="whitespace-nowrap text-slate-500">({formatSize(f.size)})</span>
               </p>
-            ) : null}
+            ))}
           </div>
+
+          {files.length > 1 ? (
+            <Field
+              id="import-join-key"
+              label="Join on"
+              hint={`The field every record of the ${files.length} files shares (e.g. question_id); each file's turns keep their role`}
+            >
+              <Input id="import-join-key" value={joinKey} maxLength={200} onChange={(e) => setJoinKey(e.target.value)} />
+            </Field>
+          ) : null}
 
           <fieldset className="space-y-2">
             <legend className="text-sm font-medium text-slate-700">Import into</legend>
@@ -190,13 +214,15 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
             </Field>
           )}
 
-          <SavedMappingPicker
-            id="import-mapping"
-            label="Read the file with"
-            emptyOption="The detected format"
-            value={mappingId}
-            onPick={(saved) => setMappingId(saved ? String(saved.id) : "")}
-          />
+          {files.length > 1 ? null : (
+            <SavedMappingPicker
+              id="import-mapping"
+              label="Read the file with"
+              emptyOption="The detected format"
+              value={mappingId}
+              onPick={(saved) => setMappingId(saved ? String(saved.id) : "")}
+            />
+          )}
 
           <label className="flex items-center gap-2 text-sm text-slate-700">
             <input type="checkbox" checked={feedback} onChange={(e) => setFeedback(e.target.checked)} />
@@ -222,7 +248,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
             status={outcome.status}
             fixedFrom={outcome.fixedFrom}
             fixAction={
-              outcome.result.llm_feedback?.suggested_transformation ? (
+              files.length > 1 ? null : outcome.result.llm_feedback?.suggested_transformation ? (
                 <ApplyFix
                   key={outcome.attempt}
                   file={outcome.file}

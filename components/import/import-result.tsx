@@ -109,6 +109,43 @@ function Feedback({ feedback, fixAction }: { feedback: LlmFeedback; fixAction?: 
   );
 }
 
+/** `1 conversation`, `3,031 messages`. */
+const counted = (n: number, noun: string) => `${n.toLocaleString()} ${noun}${n === 1 ? "" : "s"}`;
+
+/** Text not stored (amber), and values stored in another written form than the file's (`reason`, said plainly). */
+function NotImportedList({ items }: { items: NonNullable<ImportSuccess["not_imported"]> }) {
+  const lost = items.filter((n) => !n.reason);
+  const reserialised = items.filter((n) => n.reason);
+  return (
+    <div className="space-y-3 px-5 pb-4 text-sm" data-testid="not-imported">
+      {lost.length ? (
+        <div className="text-amber-900">
+          <p className="font-medium">Text in the file that was not imported:</p>
+          <ul className="list-disc pl-5">
+            {lost.map((n) => (
+              <li key={n.path} className="break-words">
+                {n.characters.toLocaleString()} characters in <code>{n.path}</code>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {reserialised.length ? (
+        <div className="text-slate-700" data-testid="reserialised">
+          <p className="font-medium">Stored as values, not byte for byte:</p>
+          <ul className="list-disc pl-5">
+            {reserialised.map((n) => (
+              <li key={`${n.path} ${n.reason}`} className="break-words">
+                <code>{n.path}</code>: {n.reason}
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+    </div>
+  );
+}
+
 /** `fixedFrom`: the name of the refused file when this import was of its fixed version. */
 export function ImportSucceeded({ result, fixedFrom }: { result: ImportSuccess; fixedFrom?: string }) {
   return (
@@ -124,9 +161,9 @@ export function ImportSucceeded({ result, fixedFrom }: { result: ImportSuccess; 
           }
         />
         <div role="status" className="flex flex-wrap gap-2 px-5 py-4">
-          <Badge tone="success">{result.conversations_imported.toLocaleString()} conversations</Badge>
-          <Badge tone="success">{result.messages_imported.toLocaleString()} messages</Badge>
-          <Badge tone="success">{result.steps_imported.toLocaleString()} steps</Badge>
+          <Badge tone="success">{counted(result.conversations_imported, "conversation")}</Badge>
+          <Badge tone="success">{counted(result.messages_imported, "message")}</Badge>
+          <Badge tone="success">{counted(result.steps_imported, "step")}</Badge>
           {result.dataset ? <Badge tone="brand">New dataset “{result.dataset.name}”</Badge> : null}
         </div>
         {result.records ? (
@@ -139,18 +176,7 @@ export function ImportSucceeded({ result, fixedFrom }: { result: ImportSuccess; 
             Imported with the suggested fix applied to {fixedFrom}.
           </p>
         ) : null}
-        {result.not_imported?.length ? (
-          <div className="px-5 pb-4 text-sm text-amber-900" data-testid="not-imported">
-            <p className="font-medium">Text in the file that was not imported:</p>
-            <ul className="list-disc pl-5">
-              {result.not_imported.map((n) => (
-                <li key={n.path}>
-                  {n.characters.toLocaleString()} characters in <code>{n.path}</code>
-                </li>
-              ))}
-            </ul>
-          </div>
-        ) : null}
+        {result.not_imported?.length ? <NotImportedList items={result.not_imported} /> : null}
       </Card>
       {result.warnings.length ? (
         <Card>

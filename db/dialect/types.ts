@@ -51,7 +51,9 @@ export type Step =
   | { kind: "rows"; query: PromiseLike<unknown> }
   | { kind: "changes"; query: PromiseLike<unknown> }
   | { kind: "raw"; text: string; params: readonly unknown[] }
-  | { kind: "rawRun"; text: string; params: readonly unknown[] };
+  | { kind: "rawRun"; text: string; params: readonly unknown[] }
+  /** Insert `rows` (values in `columns` order) into `table`; the new ids, in row order. */
+  | { kind: "insertRows"; table: string; columns: readonly string[]; rows: readonly (readonly unknown[])[] };
 
 /** A list of ids bound as one JSON-text parameter (or a placeholder for one). */
 export type JsonList = SQL.Aliased | SQL | ReturnType<typeof sql.placeholder>;

@@ -65,35 +65,14 @@ const saveOutcomeSql =
 const outcomeParams = (scope: IdempotencyScope, status: number, body: unknown) =>
   [scope.userId, scope.scope, scope.key, scope.fingerprint, status, JSON.stringify(body), new Date().toISOString()] as const;
 
-/**
- * Rows per multi-row INSERT: at most 1,000 × 12 parameters, below both stores' limits on bound
- * parameters (SQLite 32,766, PostgreSQL 65,535). A remainder goes in chunks of 100, 10 and 1, so each
- * table has at most four statement texts and SQLite prepares each once.
- */
-const CHUNK_SIZES = [1000, 100, 10, 1];
-
-/** `insert into <table> (<columns>) values (?,…), …` for `rows`, the new ids in VALUES order. */
+/** Insert `rows` into `table`, the new ids in row order (each store its fastest way: db/dialect). */
 function* insertMany(table: string, columns: string[], rows: unknown[][]): Generator<Step, number[], unknown> {
-  const ids: number[] = [];
-  const one = `(${columns.map(() => "?").join(", ")})`;
-  let start = 0;
-  for (const size of CHUNK_SIZES) {
-    for (; rows.length - start >= size; start += size) {
-      const chunk = rows.slice(start, start + size);
-      const returned = yield* raw<{ id: number }>(
-        `insert into ${table} (${columns.join(", ")}) values ${new Array(size).fill(one).join(", ")} returning id`,
-        chunk.flat(),
-      );
-      // Ids are drawn in VALUES order; RETURNING's own order is not promised, so sort.
-      ids.push(...returned.map((r) => Number(r.id)).sort((a, b) => a - b));
-    }
-  }
-  return ids;
+  return (yield { kind: "insertRows", table, columns, rows }) as number[];
 }
 
 /**
  * Insert every conversation, message and step, creating the dataset first when asked; all or nothing,
- * in one transaction of multi-row INSERTs (one statement per 1,000 rows instead of one per row). The
+ * in one transaction (multi-row INSERTs on PostgreSQL, one prepared INSERT per row on SQLite). The
  * dataset row is locked first, so two imports into one dataset number their conversations one after
  * the other. With `idempotency`, the outcome `respond` builds is stored in the same transaction, so a
  * dataset never exists without the record that a retry with the same key must get it back.

@@ -154,24 +154,29 @@ export type ClaimedConversation = { otelConversationId: number; conversationId: 
  * Claim, in one statement, up to `limit` of the dataset's live conversations that finished (last span at
  * or before `finishedBy`, after `after`), are rebuilt up to their latest revision, and whose revision the
  * rule has not taken yet. The insert-or-raise on (rule, conversation) only succeeds while the stored
- * revision is lower, so across processes a revision is claimed exactly once.
+ * revision is lower, so across processes a revision is claimed exactly once. A claim nobody decided on
+ * (`decided_at` null: the sweeping process died between its claim and its run) is claimed again once it
+ * is older than `staleBefore`, so a death costs a lease, not the conversation.
  */
 export async function claimFinishedConversations(
   ruleId: number,
   datasetId: number,
-  opts: { after: string; finishedBy: string; now: string; limit: number },
+  opts: { after: string; finishedBy: string; now: string; staleBefore: string; limit: number },
 ): Promise<ClaimedConversation[]> {
   const rows = await rawRows<{ otel_conversation_id: number; revision: number }>(
     `insert into online_rule_conversations (rule_id, otel_conversation_id, revision, sampled, claimed_at)
      select ?, oc.id, oc.revision, ?, ? from otel_conversations oc
      left join online_rule_conversations rc on rc.rule_id = ? and rc.otel_conversation_id = oc.id
      where oc.dataset_id = ? and oc.last_span_at > ? and oc.last_span_at <= ? and oc.conversation_id is not null
-       and oc.assembled_revision >= oc.revision and (rc.revision is null or rc.revision < oc.revision)
+       and oc.assembled_revision >= oc.revision
+       and (rc.revision is null or rc.revision < oc.revision or (rc.decided_at is null and rc.claimed_at < ?))
      order by oc.last_span_at, oc.id limit ?
-     on conflict (rule_id, otel_conversation_id) do update set revision = excluded.revision, sampled = excluded.sampled, execution_id = null, claimed_at = excluded.claimed_at
+     on conflict (rule_id, otel_conversation_id) do update
+       set revision = excluded.revision, sampled = excluded.sampled, execution_id = null, claimed_at = excluded.claimed_at, decided_at = null
        where online_rule_conversations.revision < excluded.revision
+         or (online_rule_conversations.decided_at is null and online_rule_conversations.claimed_at < ?)
      returning otel_conversation_id, revision`,
-    [ruleId, bool(false), opts.now, ruleId, datasetId, opts.after, opts.finishedBy, opts.limit],
+    [ruleId, bool(false), opts.now, ruleId, datasetId, opts.after, opts.finishedBy, opts.staleBefore, opts.limit, opts.staleBefore],
   );
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.otel_conversation_id);
@@ -196,11 +201,11 @@ export async function oldestUnassembled(datasetId: number): Promise<string | und
 }
 
 /** Record the sampled conversations' run (or that a claimed conversation was not sampled: executionId null). */
-export async function markTaken(ruleId: number, otelConversationIds: number[], executionId: number | null): Promise<void> {
+export async function markTaken(ruleId: number, otelConversationIds: number[], executionId: number | null, decidedAt: string): Promise<void> {
   if (otelConversationIds.length === 0) return;
   await rawRun(
-    `update online_rule_conversations set sampled = ?, execution_id = ? where rule_id = ? and otel_conversation_id in (${otelConversationIds.map(() => "?").join(", ")})`,
-    [bool(executionId !== null), executionId, ruleId, ...otelConversationIds],
+    `update online_rule_conversations set sampled = ?, execution_id = ?, decided_at = ? where rule_id = ? and otel_conversation_id in (${otelConversationIds.map(() => "?").join(", ")})`,
+    [bool(executionId !== null), executionId, decidedAt, ruleId, ...otelConversationIds],
   );
 }
 

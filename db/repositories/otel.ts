@@ -156,6 +156,28 @@ export async function loadConversationSpans(id: number): Promise<ConversationSpa
   };
 }
 
+export type ConversationHead = { id: number; datasetId: number; key: string; revision: number; traces: Array<{ traceId: string; spans: number }> };
+
+/**
+ * A conversation's revision, then its traces with how many spans each holds (counted on the index, no
+ * span read): enough to tell which traces gained spans since an assembly last read them.
+ */
+export async function conversationHead(id: number): Promise<ConversationHead | undefined> {
+  const head = (await rawRows<{ dataset_id: number; key: string; revision: number }>("select dataset_id, key, revision from otel_conversations where id = ?", [id]))[0];
+  if (!head) return undefined;
+  const traces = await rawRows<{ trace_id: string; spans: number | string }>(
+    "select t.trace_id, (select count(*) from otel_spans s where s.dataset_id = t.dataset_id and s.trace_id = t.trace_id) as spans from otel_traces t where t.otel_conversation_id = ?",
+    [id],
+  );
+  return { id, datasetId: head.dataset_id, key: head.key, revision: head.revision, traces: traces.map((t) => ({ traceId: t.trace_id, spans: Number(t.spans) })) };
+}
+
+/** Every span of one trace of a dataset. */
+export async function loadTraceSpans(datasetId: number, traceId: string): Promise<unknown[]> {
+  const rows = await rawRows<{ data: string | unknown }>("select data from otel_spans where dataset_id = ? and trace_id = ? order by start_ns, id", [datasetId, traceId]);
+  return rows.map((r) => (typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data));
+}
+
 export type StoredStep = {
   thinking: string | null;
   toolCall: unknown;
@@ -173,65 +195,90 @@ export type StoredConversation = { name: string | null; description: string | nu
  * got there first. Messages are compared by fingerprint: those before the first change keep their rows
  * (and the evaluations of them), the rest are replaced. A conversation left without spans is removed.
  */
-export async function saveAssembly(id: number, revision: number, conversation: StoredConversation | null, hashes: string[]): Promise<"saved" | "unchanged" | "superseded" | "removed"> {
+export async function saveAssembly(id: number, revision: number, conversation: StoredConversation | null, hashes: string[]): Promise<SaveOutcome> {
   const now = new Date().toISOString();
+  return transaction(() => saveOne({ id, revision, conversation, hashes }, now));
+}
+
+export type AssemblyToSave = { id: number; revision: number; conversation: StoredConversation | null; hashes: string[] };
+export type SaveOutcome = "saved" | "unchanged" | "superseded" | "removed";
+
+/**
+ * Several rebuilt conversations, each as `saveAssembly` writes it. On SQLite in one transaction: a
+ * commit writes every page it touched to the log, and conversations rebuilt together share most of
+ * theirs. On PostgreSQL one transaction each, so two processes never hold row locks of several
+ * conversations at once (the ingest takes them in arrival order).
+ */
+export async function saveAssemblies(list: AssemblyToSave[]): Promise<SaveOutcome[]> {
+  const now = new Date().toISOString();
+  if (dialect.name !== "sqlite") {
+    const outcomes: SaveOutcome[] = [];
+    for (const item of list) outcomes.push(await transaction(() => saveOne(item, now)));
+    return outcomes;
+  }
   return transaction(function* () {
-    const head = (yield* raw<{ dataset_id: number; conversation_id: number | null; assembled_revision: number; message_hashes: string }>(
-      `select dataset_id, conversation_id, assembled_revision, message_hashes from otel_conversations where id = ?${dialect.forUpdate}`,
-      [id],
-    ))[0];
-    if (!head || head.assembled_revision >= revision) return "superseded" as const;
-    const datasetId = head.dataset_id;
-    let conversationId = head.conversation_id;
-    if (conversationId !== null) {
-      const alive = yield* raw<{ id: number }>("select id from conversations where id = ?", [conversationId]);
-      if (!alive.length) conversationId = null;
-    }
-    if (!conversation) {
-      if (conversationId !== null) yield* rawExec("delete from conversations where id = ?", [conversationId]);
-      yield* rawExec("delete from otel_conversations where id = ? and not exists (select 1 from otel_traces where otel_conversation_id = ?)", [id, id]);
-      yield* rawExec("update otel_conversations set conversation_id = null, message_hashes = ?, assembled_revision = ? where id = ?", ["[]", revision, id]);
-      return "removed" as const;
-    }
-    const old: string[] = conversationId === null ? [] : (JSON.parse(typeof head.message_hashes === "string" ? head.message_hashes : JSON.stringify(head.message_hashes)) as string[]);
-    if (conversationId === null) {
-      yield* lockRow("datasets", datasetId);
-      const next = (yield* raw<{ next: number }>("select coalesce(max(position) + 1, 0) as next from conversations where dataset_id = ?", [datasetId]))[0].next;
-      conversationId = (yield* raw<{ id: number }>(
-        "insert into conversations (dataset_id, position, name, description, meta, agents, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id",
-        [datasetId, next, conversation.name, conversation.description, jsonText(conversation.meta), jsonText(conversation.agents), now],
-      ))[0].id;
-    } else {
-      yield* rawExec("update conversations set name = ?, description = ?, meta = ?, agents = ? where id = ?", [
-        conversation.name,
-        conversation.description,
-        jsonText(conversation.meta),
-        jsonText(conversation.agents),
-        conversationId,
-      ]);
-    }
-    let same = 0;
-    while (same < old.length && same < hashes.length && old[same] === hashes[same]) same++;
-    const changed = same < old.length || same < hashes.length;
-    if (same < old.length) yield* rawExec("delete from messages where conversation_id = ? and position >= ?", [conversationId, same]);
-    for (let position = same; position < conversation.messages.length; position++) {
-      const m = conversation.messages[position];
-      const messageId = (yield* raw<{ id: number }>(
-        "insert into messages (conversation_id, dataset_id, position, role, content, meta, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id",
-        [conversationId, datasetId, position, m.role, m.content, jsonText(m.meta), now],
-      ))[0].id;
-      for (let si = 0; si < m.steps.length; si++) {
-        const s = m.steps[si];
-        yield* rawExec(
-          "insert into steps (message_id, conversation_id, dataset_id, position, thinking, tool_call, tool_result, output_content, output_structured, model_name, agent_name, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-          [messageId, conversationId, datasetId, si, s.thinking, jsonText(s.toolCall), jsonText(s.toolResult), s.outputContent, jsonText(s.outputStructured), s.modelName, s.agentName, now],
-        );
-      }
-    }
-    if (changed) yield* rawExec("update datasets set updated_at = ? where id = ?", [now, datasetId]);
-    yield* rawExec("update otel_conversations set conversation_id = ?, message_hashes = ?, assembled_revision = ? where id = ?", [conversationId, JSON.stringify(hashes), revision, id]);
-    return changed ? ("saved" as const) : ("unchanged" as const);
+    const outcomes: SaveOutcome[] = [];
+    for (const item of list) outcomes.push(yield* saveOne(item, now));
+    return outcomes;
   });
+}
+
+function* saveOne({ id, revision, conversation, hashes }: AssemblyToSave, now: string): Generator<Step, SaveOutcome, unknown> {
+  const head = (yield* raw<{ dataset_id: number; conversation_id: number | null; assembled_revision: number; message_hashes: string }>(
+    `select dataset_id, conversation_id, assembled_revision, message_hashes from otel_conversations where id = ?${dialect.forUpdate}`,
+    [id],
+  ))[0];
+  if (!head || head.assembled_revision >= revision) return "superseded" as const;
+  const datasetId = head.dataset_id;
+  let conversationId = head.conversation_id;
+  if (conversationId !== null) {
+    const alive = yield* raw<{ id: number }>("select id from conversations where id = ?", [conversationId]);
+    if (!alive.length) conversationId = null;
+  }
+  if (!conversation) {
+    if (conversationId !== null) yield* rawExec("delete from conversations where id = ?", [conversationId]);
+    yield* rawExec("delete from otel_conversations where id = ? and not exists (select 1 from otel_traces where otel_conversation_id = ?)", [id, id]);
+    yield* rawExec("update otel_conversations set conversation_id = null, message_hashes = ?, assembled_revision = ? where id = ?", ["[]", revision, id]);
+    return "removed" as const;
+  }
+  const old: string[] = conversationId === null ? [] : (JSON.parse(typeof head.message_hashes === "string" ? head.message_hashes : JSON.stringify(head.message_hashes)) as string[]);
+  if (conversationId === null) {
+    yield* lockRow("datasets", datasetId);
+    const next = (yield* raw<{ next: number }>("select coalesce(max(position) + 1, 0) as next from conversations where dataset_id = ?", [datasetId]))[0].next;
+    conversationId = (yield* raw<{ id: number }>(
+      "insert into conversations (dataset_id, position, name, description, meta, agents, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id",
+      [datasetId, next, conversation.name, conversation.description, jsonText(conversation.meta), jsonText(conversation.agents), now],
+    ))[0].id;
+  } else {
+    yield* rawExec("update conversations set name = ?, description = ?, meta = ?, agents = ? where id = ?", [
+      conversation.name,
+      conversation.description,
+      jsonText(conversation.meta),
+      jsonText(conversation.agents),
+      conversationId,
+    ]);
+  }
+  let same = 0;
+  while (same < old.length && same < hashes.length && old[same] === hashes[same]) same++;
+  const changed = same < old.length || same < hashes.length;
+  if (same < old.length) yield* rawExec("delete from messages where conversation_id = ? and position >= ?", [conversationId, same]);
+  for (let position = same; position < conversation.messages.length; position++) {
+    const m = conversation.messages[position];
+    const messageId = (yield* raw<{ id: number }>(
+      "insert into messages (conversation_id, dataset_id, position, role, content, meta, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id",
+      [conversationId, datasetId, position, m.role, m.content, jsonText(m.meta), now],
+    ))[0].id;
+    for (let si = 0; si < m.steps.length; si++) {
+      const s = m.steps[si];
+      yield* rawExec(
+        "insert into steps (message_id, conversation_id, dataset_id, position, thinking, tool_call, tool_result, output_content, output_structured, model_name, agent_name, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [messageId, conversationId, datasetId, si, s.thinking, jsonText(s.toolCall), jsonText(s.toolResult), s.outputContent, jsonText(s.outputStructured), s.modelName, s.agentName, now],
+      );
+    }
+  }
+  if (changed) yield* rawExec("update datasets set updated_at = ? where id = ?", [now, datasetId]);
+  yield* rawExec("update otel_conversations set conversation_id = ?, message_hashes = ?, assembled_revision = ? where id = ?", [conversationId, JSON.stringify(hashes), revision, id]);
+  return changed ? ("saved" as const) : ("unchanged" as const);
 }
 
 /** The stored conversation a span conversation became, with its revision state (tests, online rules). */

@@ -20,6 +20,9 @@ import type { ConversationSource } from "./formats/source-paths";
 import { toSourceIssue } from "./formats/source-paths";
 import { nulReplacedIssue, replaceNulInParsed } from "./nul";
 import { parseUpload } from "./parse";
+import { withParsedJsonTexts } from "./formats/turns";
+import { findReserialised } from "./reserialised";
+import { checkRenames } from "./rename-check";
 import { accountText } from "./text-accounting";
 import { validateConversations, type ImportConversation, type ImportCounts } from "./validate";
 
@@ -53,13 +56,20 @@ export type CheckedUpload =
     };
 
 /** Every check an upload goes through before anything is written; pure, no database. */
+/** The JSON texts of an upload, for the re-serialised values (`prefix` names the file of a join). */
+type JsonTexts = Array<{ text: string; lines: boolean; prefix?: string }>;
+
 /** Several files to join on a key (the first is also `bytes`). */
 export type JoinRequest = { key: string; files: Array<{ name: string; bytes: Uint8Array }> };
 
 /** Decode and parse every file of a join; the first failure is the answer, its paths prefixed with the file. */
-function parseJoined(join: JoinRequest, maxBytes: number): { ok: true; inputs: JoinInput[]; warnings: ImportIssue[] } | Extract<CheckedUpload, { ok: false }> {
+function parseJoined(
+  join: JoinRequest,
+  maxBytes: number,
+): { ok: true; inputs: JoinInput[]; warnings: ImportIssue[]; texts: JsonTexts } | Extract<CheckedUpload, { ok: false }> {
   const inputs: JoinInput[] = [];
   const warnings: ImportIssue[] = [];
+  const texts: JsonTexts = [];
   for (const [f, file] of join.files.entries()) {
     const prefix = (issues: ImportIssue[]) => issues.map((i) => ({ ...i, path: `(file ${f + 1} '${file.name}') ${i.path}` }));
     const decoded = decodeUpload(file.bytes, { maxBytes });
@@ -70,20 +80,33 @@ function parseJoined(join: JoinRequest, maxBytes: number): { ok: true; inputs: J
     const nuls = replaceNulInParsed(parsed, decoded.text);
     if (nuls > 0) warnings.push(...prefix([nulReplacedIssue(nuls)]));
     inputs.push({ name: file.name, parsed });
+    if (parsed.kind !== "csv") texts.push({ text: decoded.text, lines: parsed.kind === "jsonl", prefix: `(file ${f + 1} '${file.name}') ` });
   }
-  return { ok: true, inputs, warnings };
+  return { ok: true, inputs, warnings, texts };
 }
 
-export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping?: ImportMapping; join?: JoinRequest }): CheckedUpload {
+type CheckOptions = {
+  maxBytes: number;
+  mapping?: ImportMapping;
+  join?: JoinRequest;
+  /** Inside a check of a rename: its suggestions are not offered, so not checked either. */
+  renamesUnchecked?: boolean;
+};
+
+export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUpload {
   let warnings: ImportIssue[];
   let normalised: ReturnType<typeof normaliseUpload>;
   let parsed: Extract<ReturnType<typeof parseUpload>, { ok: true }> | undefined;
   let text: string | undefined;
+  let texts: JsonTexts;
+  let parsedJson: Set<string>;
   if (opts.join) {
     const joined = parseJoined(opts.join, opts.maxBytes);
     if (!joined.ok) return joined;
     warnings = joined.warnings;
-    normalised = joinFiles(joined.inputs, opts.join.key);
+    texts = joined.texts;
+    const join = opts.join;
+    ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => joinFiles(joined.inputs, join.key)));
   } else {
     const decoded = decodeUpload(bytes, opts);
     if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
@@ -95,25 +118,34 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
     const nuls = replaceNulInParsed(read, decoded.text);
     if (nuls > 0) warnings.push(nulReplacedIssue(nuls));
     parsed = read;
-    normalised = opts.mapping ? applyMapping(read, opts.mapping) : normaliseUpload(read);
+    texts = read.kind === "csv" ? [] : [{ text: decoded.text, lines: read.kind === "jsonl" }];
+    const mapping = opts.mapping;
+    ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => (mapping ? applyMapping(read, mapping) : normaliseUpload(read))));
   }
+  // Values stored in another written form than the file's (25.00 as 25): listed, as their bytes are not kept.
+  const reserialised = texts.flatMap((t) => findReserialised(t.text, { ...t, parsedJson }));
   const format = normalised.format;
   const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
   const conversations = isRecord(normalised.data) && Array.isArray(normalised.data.conversations) ? normalised.data.conversations : [];
   const account = accountText(conversations, normalised.sources, opts.mapping?.role, normalised.structural);
-  if (normalised.notImported?.length) account.notImported = mergeNotImported([...account.notImported, ...normalised.notImported]);
+  if (normalised.notImported?.length || reserialised.length) {
+    account.notImported = mergeNotImported([...account.notImported, ...(normalised.notImported ?? []), ...reserialised]);
+  }
   const validated = validateConversations(normalised.data);
   // No adapter read the file: the rules' mapping is offered only when it really imports it.
   const workingMapping = () => {
     const mapping = parsed && proposeMapping(parsed);
     return mapping && checkUpload(bytes, { ...opts, mapping }).ok ? mapping : undefined;
   };
+  // A rename is offered only once it was applied to the file and the file checked again (checkRenames).
+  const renames = (issues: ImportIssue[]) =>
+    opts.renamesUnchecked ? issues : checkRenames(issues, text !== undefined && !opts.mapping && !opts.join ? (t) => recheckWith(text, t, opts) : undefined);
   const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => ({
     ok: false,
     suggestedMapping: format || opts.mapping || opts.join ? undefined : workingMapping(),
     status: 422,
-    errors: groupIssues(errors),
-    warnings: groupIssues([...warnings, ...validationWarnings]),
+    errors: groupIssues(renames(errors)),
+    warnings: groupIssues(renames([...warnings, ...validationWarnings])),
     format,
     notImported: account.notImported,
     // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
@@ -137,11 +169,16 @@ export function checkUpload(bytes: Uint8Array, opts: { maxBytes: number; mapping
   };
 }
 
-/** Same path listed twice (by the adapter and by the accounting): one entry, characters added. */
+/** Same path listed twice for the same reason (by the adapter and by the accounting): one entry, characters added. */
 function mergeNotImported(items: NotImported[]): NotImported[] {
-  const byPath = new Map<string, number>();
-  for (const item of items) byPath.set(item.path, (byPath.get(item.path) ?? 0) + item.characters);
-  return [...byPath].map(([path, characters]) => ({ path, characters })).sort((a, b) => b.characters - a.characters);
+  const merged = new Map<string, NotImported>();
+  for (const item of items) {
+    const at = `${item.path}\u0000${item.reason ?? ""}`;
+    const seen = merged.get(at);
+    if (seen) seen.characters += item.characters;
+    else merged.set(at, { ...item });
+  }
+  return [...merged.values()].sort((a, b) => b.characters - a.characters);
 }
 
 /** Message-list formats: the file's messages, and why fewer are stored (a turn is one message). */
@@ -149,6 +186,13 @@ function recordsOfMessages(sources: ConversationSource[] | undefined, stored: nu
   const inFile = sources?.every((s) => s.rawMessages) ? sources.reduce((n, s) => n + (s.rawMessages?.length ?? 0), 0) : stored;
   const reasons = inFile > stored ? ["an assistant's consecutive messages and the tool replies between them are one stored message (its turn)"] : [];
   return { inFile, unit: "file messages", skipped: {}, reasons };
+}
+
+/** The fix applied as the import page applies it, and the fixed file checked again; undefined when it cannot be applied. */
+function recheckWith(text: string, t: SuggestedTransformation, opts: { maxBytes: number }): CheckedUpload | undefined {
+  const fixed = fixUploadText(text, t);
+  if (!fixed.ok) return undefined;
+  return checkUpload(new TextEncoder().encode(fixed.text), { maxBytes: Math.max(opts.maxBytes, fixed.text.length * 4), renamesUnchecked: true });
 }
 
 /** The fix applied as the import page applies it (fixUploadText), and the fixed file checked again. */

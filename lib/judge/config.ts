@@ -24,6 +24,8 @@ export type JudgeConfig = {
   /** Hedge a call slower than the observed p95 with a second request. */
   hedge: boolean;
   maxRetries: number;
+  /** Retries of a call answered 429 (their own count, apart from maxRetries). */
+  maxRateLimitRetries: number;
   maxConcurrency: number;
   /** Provider calls on the judge thread (lib/judge/call-thread.ts) rather than the server's event loop. */
   callsOnThread: boolean;
@@ -77,6 +79,7 @@ export function getJudgeConfig(): JudgeConfig {
     timeoutP99Multiple: env.JUDGE_TIMEOUT_P99_MULTIPLE,
     hedge: env.JUDGE_HEDGE,
     maxRetries: env.JUDGE_MAX_RETRIES,
+    maxRateLimitRetries: env.JUDGE_MAX_RATE_LIMIT_RETRIES ?? (env.JUDGE_MAX_RETRIES === 0 ? 0 : 8),
     maxConcurrency: env.JUDGE_MAX_CONCURRENCY,
     callsOnThread: env.JUDGE_THREAD,
     prices,

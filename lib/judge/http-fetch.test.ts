@@ -318,7 +318,7 @@ describe("judge calls over the judge fetch (the platform fetch must not be used)
     expect(out).toMatchObject({ status: "completed", attempts: 3, rateLimited: 1 });
     expect(sleeps[0]).toBeGreaterThanOrEqual(2000);
     expect(sleeps[0]).toBeLessThan(2300);
-    expect(sleeps[1]).toBe(500); // the 500 was the second failure: random() = 0.5 of 500·2^1
+    expect(sleeps[1]).toBe(250); // the 500 is the first fault (429s are counted apart): random() = 0.5 of 500·2^0
     expect(double.count()).toBe(3);
   });
 

@@ -42,6 +42,7 @@ beforeEach(async () => {
     JUDGE_THREAD: undefined,
     JUDGE_HEDGE: undefined,
     JUDGE_TIMEOUT_FLOOR_MS: undefined,
+    JUDGE_MAX_RATE_LIMIT_RETRIES: undefined,
   });
 });
 afterEach(() => configure({ OPENAI_BASE_URL: undefined, OPENAI_API_KEY: undefined }));
@@ -175,6 +176,27 @@ describe("failures", () => {
     expect(sleeps[0]).toBeLessThan(2300);
   });
 
+  it("counts 429s apart from faults: a cell refused five times in a row still gets its verdict", async () => {
+    // JUDGE_MAX_RETRIES is 3 here; 429s have their own budget (8 by default), and a 500 still has its 3.
+    double.enqueue(...Array.from({ length: 5 }, () => ({ kind: "rate_limit" as const, retryAfterSeconds: 1 })), { kind: "server_error" });
+    const out = await judge(progress(), deps);
+    expect(out).toMatchObject({ status: "completed", attempts: 7 });
+    expect(sleeps.slice(0, 5).every((ms) => ms >= 1000 && ms < 1300)).toBe(true);
+    expect(sleeps[5]).toBe(250); // the fault's first backoff, not its sixth
+
+    configure({ JUDGE_MAX_RATE_LIMIT_RETRIES: "2" });
+    double.enqueue(...Array.from({ length: 3 }, () => ({ kind: "rate_limit" as const, retryAfterSeconds: 0 })));
+    const refused = await judge(progress(), deps);
+    expect(refused).toMatchObject({ status: "failed", error: "judge rate limited (429) after 3 attempts" });
+
+    // JUDGE_MAX_RETRIES=0 retries nothing, 429s included, unless JUDGE_MAX_RATE_LIMIT_RETRIES says otherwise.
+    configure({ JUDGE_MAX_RATE_LIMIT_RETRIES: undefined, JUDGE_MAX_RETRIES: "0" });
+    double.reset();
+    double.enqueue({ kind: "rate_limit", retryAfterSeconds: 0 });
+    expect(await judge(progress(), deps)).toMatchObject({ status: "failed", error: "judge rate limited (429)" });
+    expect(double.count()).toBe(1);
+  });
+
   it("retries 5xx with exponential backoff and gives up after JUDGE_MAX_RETRIES", async () => {
     double.enqueue({ kind: "server_error" }, { kind: "server_error", status: 503 }, { kind: "server_error" }, { kind: "server_error" });
     const out = await judge(progress(), deps);
@@ -193,7 +215,8 @@ describe("failures", () => {
   });
 
   it("times out a hanging call and retries it", async () => {
-    configure({ JUDGE_TIMEOUT_MS: "300", JUDGE_MAX_RETRIES: "1" });
+    // Hedges off: a hedge past the observed p95 would take the second queued hang (hedges: their own tests).
+    configure({ JUDGE_TIMEOUT_MS: "300", JUDGE_MAX_RETRIES: "1", JUDGE_HEDGE: "false" });
     double.enqueue({ kind: "hang" });
     const out = await judge(progress());
     expect(out).toMatchObject({ status: "completed", attempts: 2 });

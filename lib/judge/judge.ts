@@ -234,7 +234,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
           throw error;
         }
       },
-      { maxRetries: config.maxRetries, signal: req.signal, deps: retry },
+      { maxRetries: config.maxRetries, maxRateLimitRetries: config.maxRateLimitRetries, signal: req.signal, deps: retry },
     );
 
   const interpret = (res: CallResult) => {

@@ -68,17 +68,24 @@ export function backoffMs(attempt: number, retryAfter: number | undefined, rando
   return Math.floor(random() * Math.min(CAP_MS, BASE_MS * 2 ** attempt));
 }
 
-/** Run `attempt` up to 1 + maxRetries times; `onFailure` sees every failed attempt (the limiter listens). */
+/**
+ * Run `attempt` until it succeeds, a failure is not retryable, or the retries are spent: `maxRetries` for
+ * 5xx, time-outs and network errors, `maxRateLimitRetries` (default `maxRetries`) for 429s, counted apart.
+ * `n` is the attempt's number (0: the first). `onFailure` sees every failed attempt.
+ */
 export async function withRetries<T>(
   attempt: (n: number) => Promise<T>,
   opts: {
     maxRetries: number;
+    maxRateLimitRetries?: number;
     signal?: AbortSignal;
     deps?: RetryDeps;
     onFailure?: (info: ReturnType<typeof classifyError>) => void;
   },
 ): Promise<T> {
   const deps = opts.deps ?? realRetryDeps;
+  let faults = 0;
+  let refusals = 0;
   for (let n = 0; ; n++) {
     if (opts.signal?.aborted) throw opts.signal.reason;
     try {
@@ -87,8 +94,9 @@ export async function withRetries<T>(
       if (opts.signal?.aborted) throw opts.signal.reason;
       const info = classifyError(error);
       opts.onFailure?.(info);
-      if (!retryable.includes(info.kind) || n >= opts.maxRetries) throw error;
-      await deps.sleep(backoffMs(n, info.retryAfterMs, deps.random), opts.signal);
+      if (!retryable.includes(info.kind)) throw error;
+      if (info.kind === "rate_limit" ? ++refusals > (opts.maxRateLimitRetries ?? opts.maxRetries) : ++faults > opts.maxRetries) throw error;
+      await deps.sleep(backoffMs(info.kind === "rate_limit" ? refusals - 1 : faults - 1, info.retryAfterMs, deps.random), opts.signal);
     }
   }
 }

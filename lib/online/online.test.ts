@@ -8,7 +8,7 @@ import * as rulesRoute from "@/app/api/online-rules/route";
 import * as ruleRoute from "@/app/api/online-rules/[id]/route";
 import * as liveRoute from "@/app/api/datasets/[id]/live/route";
 import * as executionRoute from "@/app/api/evaluation-pipeline-executions/[id]/route";
-import { claimFinishedConversations } from "@/db/repositories/online";
+import { claimFinishedConversations, markTaken, takeSweepLease } from "@/db/repositories/online";
 import { otelConversationState } from "@/db/repositories/otel";
 import { rawRows, rawRun } from "@/db/store";
 import { createMetric } from "@/lib/metrics";
@@ -81,7 +81,7 @@ async function sweepUntilIdle(now: () => Date = later): Promise<RuleSweep[]> {
     for (const p of pass) if (p.executionId) await waitForExecution(p.executionId);
     if (pass.every((p) => p.claimed === 0 && p.skipped !== "running")) return passes;
   }
-  throw new Error("the sweep never settled");
+  throw new Error(`the sweep never settled: ${JSON.stringify(passes.slice(-4))}`);
 }
 
 async function metricFor(datasetId: number): Promise<number> {
@@ -192,7 +192,7 @@ describe("online rules: the sweep", () => {
     const datasetId = await arrive("race-svc", Array.from({ length: 300 }, (_, i) => `race-${i}`));
     const metric = await metricFor(datasetId);
     const rule = (await postRule({ dataset_id: datasetId, pipeline_node_ids: [metric] })).json;
-    const opts = { after: "", finishedBy: later().toISOString(), now: new Date().toISOString(), limit: 120 };
+    const opts = { after: "", finishedBy: later().toISOString(), now: new Date().toISOString(), staleBefore: new Date(Date.now() - 60_000).toISOString(), limit: 120 };
     // Rounds of six claims at once (on PostgreSQL, six connections) until one round finds nothing left.
     const all: number[] = [];
     for (let round = 0; round < 20; round++) {
@@ -202,6 +202,34 @@ describe("online rules: the sweep", () => {
     }
     expect(all).toHaveLength(300);
     expect(new Set(all).size).toBe(300);
+    // Decided, as the sweep that claims them does: claims left undecided are a dead sweep's, taken again later.
+    await markTaken(rule.id, all, null, new Date().toISOString());
+  });
+
+  it("a sweep whose process died between its claim and its run costs a lease, not the conversations", async () => {
+    const datasetId = await arrive("dead-svc", ["d1", "d2", "d3"]);
+    const metric = await metricFor(datasetId);
+    const rule = (await postRule({ dataset_id: datasetId, pipeline_node_ids: [metric] })).json;
+    // The dead process: it took the rule's lease and claimed the three conversations, then nothing.
+    const t0 = later();
+    const at = (ms: number) => new Date(t0.getTime() + ms);
+    expect(await takeSweepLease(rule.id, t0, 60_000)).toBe(true);
+    const claim = (now: Date) =>
+      claimFinishedConversations(rule.id, datasetId, { after: "", finishedBy: now.toISOString(), now: now.toISOString(), staleBefore: new Date(now.getTime() - 60_000).toISOString(), limit: 200 });
+    expect(await claim(t0)).toHaveLength(3);
+    // Within the lease another process neither sweeps the rule nor takes the fresh claims.
+    const mine = async (now: Date) => (await sweepOnlineRules({ now })).find((p) => p.ruleId === rule.id)!;
+    expect(await mine(at(30_000))).toMatchObject({ skipped: "busy", claimed: 0 });
+    expect(await claim(at(30_000))).toHaveLength(0);
+    // After it, the undecided claims are taken again and judged, each once.
+    const pass = await mine(at(90_000));
+    expect(pass).toMatchObject({ claimed: 3, evaluated: 3 });
+    await waitForExecution(pass.executionId!);
+    await sweepUntilIdle(() => at(200_000));
+    const counts = await resultsByConversation(rule.id);
+    expect([...counts.values()]).toEqual([1, 1, 1]);
+    // Decided claims are never taken again, however old.
+    expect(await claim(at(10 * 60_000))).toHaveLength(0);
   });
 
   it("evaluates a conversation again when it grows, and only that one", async () => {

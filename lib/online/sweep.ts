@@ -58,7 +58,14 @@ async function sweepRule(rule: OnlineRuleRow, opts: SweepOptions): Promise<RuleS
 
     const finishedBy = new Date(now.getTime() - rule.idleSeconds * 1000).toISOString();
     const after = rule.sweptUntil ? new Date(Date.parse(rule.sweptUntil) - WATERMARK_MARGIN_MS).toISOString() : "";
-    const claimed = await repo.claimFinishedConversations(rule.id, rule.datasetId, { after, finishedBy, now: now.toISOString(), limit: SWEEP_BATCH });
+    const claimed = await repo.claimFinishedConversations(rule.id, rule.datasetId, {
+      after,
+      finishedBy,
+      now: now.toISOString(),
+      // A claim left undecided for longer than a lease: its sweep's process died before its run started.
+      staleBefore: new Date(now.getTime() - LEASE_MS).toISOString(),
+      limit: SWEEP_BATCH,
+    });
     result.claimed = claimed.length;
     if (claimed.length < SWEEP_BATCH) {
       // Everything finished by now was considered, except conversations still waiting for their rebuild.
@@ -75,7 +82,7 @@ async function sweepRule(rule: OnlineRuleRow, opts: SweepOptions): Promise<RuleS
         chosen = chosen.filter((c) => matching.has(c.conversationId));
       }
       const chosenIds = new Set(chosen.map((c) => c.otelConversationId));
-      await repo.markTaken(rule.id, claimed.filter((c) => !chosenIds.has(c.otelConversationId)).map((c) => c.otelConversationId), null);
+      await repo.markTaken(rule.id, claimed.filter((c) => !chosenIds.has(c.otelConversationId)).map((c) => c.otelConversationId), null, now.toISOString());
       if (chosen.length === 0) return result;
       const execution = await startExecution(
         {
@@ -93,7 +100,7 @@ async function sweepRule(rule: OnlineRuleRow, opts: SweepOptions): Promise<RuleS
         opts.deps,
         { trigger: `rule:${rule.id}` },
       );
-      await repo.markTaken(rule.id, [...chosenIds], execution.id);
+      await repo.markTaken(rule.id, [...chosenIds], execution.id, now.toISOString());
       await repo.recordRuleRun(rule.id, execution.id, chosen.length, now.toISOString());
       return { ...result, evaluated: chosen.length, executionId: execution.id };
     } catch (error) {

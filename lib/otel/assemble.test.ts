@@ -1,7 +1,7 @@
 /** Spans → conversation, as units: the conventions read, history kept once, arrival order irrelevant. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { assembleConversation } from "./assemble";
+import { assembleConversation, ConversationAssembly } from "./assemble";
 import { decodeJsonExport, decodeProtobufExport, encodeProtobufExport } from "./decode";
 import { conversationKeyOf, datasetNameOf } from "./grouping";
 import type { Attributes, OtelEvent, OtelSpan } from "./types";
@@ -135,6 +135,78 @@ describe("assembleConversation", () => {
         expect(assembleConversation("k", shuffled)).toEqual(expected);
       }),
       { numRuns: 50 },
+    );
+  });
+});
+
+describe("ConversationAssembly (spans a few at a time)", () => {
+  /** An agent session: per turn an invoke_agent span, a chat span calling a tool, the tool span, a chat span answering. */
+  function session(turns: number): OtelSpan[][] {
+    const history: unknown[] = [];
+    const out: OtelSpan[][] = [];
+    for (let t = 0; t < turns; t++) {
+      const traceId = (t + 1).toString(16).padStart(32, "0");
+      const agent = span(t * 100, { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": t % 2 ? "planner" : "support", "gen_ai.agent.description": `agent ${t}` }, { traceId });
+      history.push({ role: "user", parts: [{ type: "text", content: `q${t}` }] });
+      const call = { role: "assistant", parts: [{ type: "tool_call", id: `c${t}`, name: "lookup", arguments: { t } }] };
+      const result = { role: "tool", parts: [{ type: "tool_call_response", id: `c${t}`, response: { ok: t } }] };
+      const answer = { role: "assistant", parts: [{ type: "reasoning", content: `think ${t}` }, { type: "text", content: `a${t}` }] };
+      const child = (start: number, attributes: Attributes) => span(t * 100 + start, attributes, { traceId, parentSpanId: agent.spanId });
+      const defs = JSON.stringify([{ type: "function", name: "lookup", description: "find", parameters: {} }]);
+      const first = child(1, { "gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.tool.definitions": defs, "gen_ai.input.messages": JSON.stringify(history), "gen_ai.output.messages": JSON.stringify([call]) });
+      const tool = child(2, { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "lookup", "gen_ai.tool.call.id": `c${t}`, "gen_ai.tool.call.result": JSON.stringify({ ok: t }) });
+      const second = child(3, { "gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.input.messages": JSON.stringify([...history, call, result]), "gen_ai.output.messages": JSON.stringify([answer]) });
+      history.push(call, result, answer);
+      // As a batch span processor sends them: children end (and are exported) before their agent span.
+      out.push([first, tool, second, agent]);
+    }
+    return out;
+  }
+
+  /** Feed chunks one by one as the ingest does: start again from every span so far when a call goes before one merged. */
+  function feed(chunks: OtelSpan[][]): { result: ReturnType<typeof assembleConversation>; restarts: number } {
+    let assembly = new ConversationAssembly();
+    const seen: OtelSpan[] = [];
+    let restarts = 0;
+    for (const chunk of chunks) {
+      seen.push(...chunk);
+      if (!assembly.add(chunk)) {
+        restarts++;
+        assembly = new ConversationAssembly();
+        expect(assembly.add(seen)).toBe(true);
+      }
+      expect(assembly.result("k")).toEqual(assembleConversation("k", seen));
+    }
+    return { result: assembly.result("k"), restarts };
+  }
+
+  it("turn by turn, each span read once, equals the conversation assembled from all spans (agent spans arriving after their calls)", () => {
+    const turns = session(4);
+    const whole = assembleConversation("k", turns.flat());
+    expect(whole.messages.map((m) => m.role)).toEqual(["user", "assistant", "user", "assistant", "user", "assistant", "user", "assistant"]);
+    expect(whole.messages[3].meta).toMatchObject({ agent: "planner", model: "m", model_calls: 2 });
+    // The agent span of each turn comes in the next export, after the next turn's first calls.
+    const chunks = turns.map((t, i) => [...t.slice(0, 3), ...(i > 0 ? [turns[i - 1][3]] : [])]);
+    chunks.push([turns[3][3]]);
+    const { result, restarts } = feed(chunks);
+    expect(restarts).toBe(0);
+    expect(result).toEqual(whole);
+  });
+
+  it("spans in any chunks and any order end as the conversation assembled from all of them", () => {
+    const all = session(3).flat();
+    const expected = assembleConversation("k", all);
+    fc.assert(
+      fc.property(
+        fc.shuffledSubarray(all, { minLength: all.length, maxLength: all.length }),
+        fc.array(fc.integer({ min: 1, max: 5 }), { minLength: all.length, maxLength: all.length }),
+        (order, sizes) => {
+          const chunks: OtelSpan[][] = [];
+          for (let at = 0, i = 0; at < order.length; at += sizes[i++]) chunks.push(order.slice(at, at + sizes[i]));
+          expect(feed(chunks).result).toEqual(expected);
+        },
+      ),
+      { numRuns: 25 },
     );
   });
 });

@@ -45,7 +45,8 @@ export type AssembledConversation = {
 const num = (v: AttrValue | undefined): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : undefined);
 const text = (v: AttrValue | undefined): string | undefined => (typeof v === "string" && v ? v : undefined);
 
-const byStart = (a: OtelSpan, b: OtelSpan) =>
+type Timed = Pick<OtelSpan, "startNs" | "endNs" | "spanId">;
+const byStart = (a: Timed, b: Timed) =>
   a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : a.endNs < b.endNs ? -1 : a.endNs > b.endNs ? 1 : a.spanId < b.spanId ? -1 : 1;
 
 const durationMs = (s: OtelSpan) => Math.max(0, Number((BigInt(s.endNs) - BigInt(s.startNs)) / BigInt(1000)) / 1000);
@@ -65,21 +66,33 @@ function isAgentSpan(span: OtelSpan): boolean {
   return operationOf(span) === "invoke_agent" || operationOf(span) === "create_agent" || span.name.startsWith("invoke_agent");
 }
 
+/** What assembly keeps of every span once read: its place in time, its parent, and the agent it names. */
+type SpanLite = { traceId: string; spanId: string; parentSpanId: string | null; startNs: string; endNs: string; agentName?: string; functionId?: string };
+
+const liteOf = (s: OtelSpan): SpanLite => ({
+  traceId: s.traceId,
+  spanId: s.spanId,
+  parentSpanId: s.parentSpanId,
+  startNs: s.startNs,
+  endNs: s.endNs,
+  agentName: text(s.attributes["gen_ai.agent.name"]),
+  functionId: text(s.attributes["ai.telemetry.functionId"]),
+});
+
 /** The agent a span works for: its own `gen_ai.agent.name`, an enclosing agent span's, or the AI SDK's functionId. */
-function agentOf(span: OtelSpan, byId: Map<string, OtelSpan>): string | undefined {
-  let current: OtelSpan | undefined = span;
+function agentOf(span: SpanLite, byId: Map<string, SpanLite>): string | undefined {
+  let current: SpanLite | undefined = span;
   for (let depth = 0; current && depth < 64; depth++) {
-    const name = text(current.attributes["gen_ai.agent.name"]);
-    if (name) return name;
+    if (current.agentName) return current.agentName;
     current = current.parentSpanId ? byId.get(current.parentSpanId) : undefined;
   }
-  return text(span.attributes["ai.telemetry.functionId"]);
+  return span.functionId;
 }
 
 type ModelCall = { span: OtelSpan; system?: Msg; input: Msg[]; output: Msg[]; info: CallInfo };
 
-/** A model call's history and answer, in whichever convention its span carries them; undefined for other spans. */
-function readModelCall(span: OtelSpan, byId: Map<string, OtelSpan>): ModelCall | undefined {
+/** A model call's history and answer, in whichever convention its span carries them; undefined for other spans (its agent is found later, when every span is known). */
+function readModelCall(span: OtelSpan): ModelCall | undefined {
   const a = span.attributes;
   let system: Msg | undefined;
   let input: Msg[] = [];
@@ -105,7 +118,6 @@ function readModelCall(span: OtelSpan, byId: Map<string, OtelSpan>): ModelCall |
     spanId: span.spanId,
     startNs: span.startNs,
     model: text(a["gen_ai.response.model"]) ?? text(a["gen_ai.request.model"]) ?? text(a["ai.response.model"]) ?? text(a["ai.model.id"]),
-    agent: agentOf(span, byId),
     inputTokens: num(a["gen_ai.usage.input_tokens"]) ?? num(a["ai.usage.inputTokens"]) ?? num(a["ai.usage.promptTokens"]),
     outputTokens: num(a["gen_ai.usage.output_tokens"]) ?? num(a["ai.usage.outputTokens"]) ?? num(a["ai.usage.completionTokens"]),
     latencyMs: durationMs(span),
@@ -164,7 +176,7 @@ function mergeInto(transcript: TranscriptMsg[], keys: string[], seq: TranscriptM
 
 type ToolRun = { id?: string; name?: string; arguments?: unknown; result?: unknown; hasResult: boolean; agent?: string };
 
-function readToolRun(span: OtelSpan, byId: Map<string, OtelSpan>): ToolRun {
+function readToolRun(span: OtelSpan): ToolRun {
   const a = span.attributes;
   const resultAttr = a["gen_ai.tool.call.result"] ?? a["ai.toolCall.result"];
   return {
@@ -173,7 +185,6 @@ function readToolRun(span: OtelSpan, byId: Map<string, OtelSpan>): ToolRun {
     arguments: parseMaybeJson(a["gen_ai.tool.call.arguments"] ?? a["ai.toolCall.args"]),
     result: parseMaybeJson(resultAttr),
     hasResult: resultAttr !== undefined,
-    agent: agentOf(span, byId),
   };
 }
 
@@ -275,30 +286,31 @@ function turnMeta(origins: CallInfo[]): Record<string, unknown> | null {
   return meta;
 }
 
-/** Agents with the tools their calls declared (`gen_ai.tool.definitions`, the AI SDK's `ai.prompt.tools`). */
-function agentsOf(spans: OtelSpan[], calls: ModelCall[]): unknown[] | null {
+/** The tools a model call declared (`gen_ai.tool.definitions`, the AI SDK's `ai.prompt.tools`). */
+function toolDefinitionsOf(span: OtelSpan): unknown[] {
+  const a = span.attributes;
+  const defs = parseMaybeJson(a["gen_ai.tool.definitions"]);
+  const sdkTools = a["ai.prompt.tools"];
+  return Array.isArray(defs) ? defs : Array.isArray(sdkTools) ? sdkTools.map(parseMaybeJson) : [];
+}
+
+type AgentSpan = { lite: SpanLite; name: string; description?: string };
+
+/** Agents with the tools their calls declared. */
+function agentsOf(agentSpans: AgentSpan[], declared: Array<{ info: CallInfo; defs: unknown[] }>): unknown[] | null {
   const agents = new Map<string, { name: string; description?: string; tools: Record<string, unknown> }>();
   const agent = (name: string) => {
     let a = agents.get(name);
     if (!a) agents.set(name, (a = { name, tools: {} }));
     return a;
   };
-  for (const s of spans) {
-    if (!isAgentSpan(s)) continue;
-    const name = text(s.attributes["gen_ai.agent.name"]);
-    if (!name) continue;
-    const a = agent(name);
-    const description = text(s.attributes["gen_ai.agent.description"]);
-    if (description) a.description = description;
+  for (const s of agentSpans) {
+    const a = agent(s.name);
+    if (s.description) a.description = s.description;
   }
-  for (const call of calls) {
-    const a = call.span.attributes;
-    const defs = parseMaybeJson(a["gen_ai.tool.definitions"]);
-    const sdkTools = a["ai.prompt.tools"];
-    const list: unknown[] = Array.isArray(defs) ? defs : Array.isArray(sdkTools) ? sdkTools.map(parseMaybeJson) : [];
-    if (!list.length) continue;
-    const owner = agent(call.info.agent ?? "assistant");
-    for (const d of list) {
+  for (const { info, defs } of declared) {
+    const owner = agent(info.agent ?? "assistant");
+    for (const d of defs) {
       if (!d || typeof d !== "object" || Array.isArray(d)) continue;
       const def = d as Record<string, unknown>;
       const fn = def.function && typeof def.function === "object" ? (def.function as Record<string, unknown>) : def;
@@ -311,16 +323,19 @@ function agentsOf(spans: OtelSpan[], calls: ModelCall[]): unknown[] | null {
 }
 
 /** Conversation meta: the resource's service name, version and environment, and where the spans came from. */
-function conversationMeta(key: string, spans: OtelSpan[]): Record<string, unknown> {
-  const resource = spans[0]?.resource ?? {};
-  const traceIds = [...new Set(spans.map((s) => s.traceId))];
+function conversationMeta(key: string, spans: SpanLite[], resource: Attributes): Record<string, unknown> {
+  const traceIds = new Set<string>();
+  for (const s of spans) {
+    if (traceIds.size >= 50) break;
+    traceIds.add(s.traceId);
+  }
   const meta: Record<string, unknown> = {
     source: "opentelemetry",
     conversation_key: key,
     service_name: text(resource["service.name"]),
     service_version: text(resource["service.version"]),
     deployment_environment: text(resource["deployment.environment.name"]) ?? text(resource["deployment.environment"]),
-    trace_ids: traceIds.slice(0, 50),
+    trace_ids: [...traceIds],
     span_count: spans.length,
     started_at: spans.length ? nsToIso(spans[0].startNs) : undefined,
   };
@@ -328,30 +343,110 @@ function conversationMeta(key: string, spans: OtelSpan[]): Record<string, unknow
   return meta;
 }
 
+/** Model calls in start order; calls that started at the same instant (clock resolution) by how much history they carry. */
+type CallOrder = { lite: SpanLite; inputLength: number };
+const byCallOrder = (a: CallOrder, b: CallOrder) =>
+  a.lite.startNs !== b.lite.startNs ? byStart(a.lite, b.lite) : a.inputLength - b.inputLength || byStart(a.lite, b.lite);
+
+/** `into` (sorted by `order`) with `items` (sorted too) merged in. */
+function mergeSorted<T>(into: T[], items: T[], order: (a: T, b: T) => number): T[] {
+  if (!items.length) return into;
+  if (!into.length || order(into[into.length - 1], items[0]) < 0) return into.concat(items);
+  const out: T[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < into.length || j < items.length) out.push(j >= items.length || (i < into.length && order(into[i], items[j]) <= 0) ? into[i++] : items[j++]);
+  return out;
+}
+
+/**
+ * One conversation being assembled from its spans, which may come a few at a time. Each span is read
+ * once (its messages parsed, its history merged into the transcript); what is kept is the transcript
+ * and a small record per span, not the spans. Spans can be added while their model calls start after
+ * every call already merged (the usual case: an agent's next turn, its enclosing agent span arriving
+ * late, tool spans in any order); a model call that would go before one already merged makes `add`
+ * answer false, and the conversation must then be assembled again from all of its spans.
+ */
+export class ConversationAssembly {
+  private spans: SpanLite[] = [];
+  private readonly byId = new Map<string, SpanLite>();
+  private firstResource: Attributes = {};
+  private agentSpans: AgentSpan[] = [];
+  private runs: Array<{ lite: SpanLite; run: ToolRun }> = [];
+  private readonly callSpans = new Map<CallInfo, SpanLite>();
+  private readonly declared: Array<{ info: CallInfo; defs: unknown[] }> = [];
+  private lastCall: CallOrder | undefined;
+  private system: Msg | undefined;
+  private readonly transcript: TranscriptMsg[] = [];
+  private readonly keys: string[] = [];
+
+  /** How much this holds (spans and transcript messages), for bounding a cache of assemblies. */
+  get weight(): number {
+    return this.spans.length + this.transcript.length;
+  }
+
+  /** Add spans not added before; false (and nothing added) when one of their model calls goes before a call already merged. */
+  add(input: OtelSpan[]): boolean {
+    const spans = [...input].sort(byStart);
+    const calls = spans
+      .map((s) => readModelCall(s))
+      .filter((c): c is ModelCall => c !== undefined)
+      .map((call) => ({ call, order: { lite: liteOf(call.span), inputLength: call.input.length } }))
+      .sort((a, b) => byCallOrder(a.order, b.order));
+    if (calls.length && this.lastCall && byCallOrder(this.lastCall, calls[0].order) > 0) return false;
+
+    const lites = spans.map(liteOf);
+    if (lites.length && (!this.spans.length || byStart(lites[0], this.spans[0]) < 0)) this.firstResource = spans[0].resource ?? {};
+    this.spans = mergeSorted(this.spans, lites, byStart);
+    // As a map over the spans in start order: of two spans with one id, the later one's.
+    for (const lite of lites) {
+      const known = this.byId.get(lite.spanId);
+      if (!known || byStart(known, lite) < 0) this.byId.set(lite.spanId, lite);
+    }
+    const agentSpans: AgentSpan[] = [];
+    const runs: Array<{ lite: SpanLite; run: ToolRun }> = [];
+    spans.forEach((s, i) => {
+      if (isAgentSpan(s)) {
+        const name = text(s.attributes["gen_ai.agent.name"]);
+        if (name) agentSpans.push({ lite: lites[i], name, description: text(s.attributes["gen_ai.agent.description"]) });
+      }
+      if (isToolSpan(s)) runs.push({ lite: lites[i], run: readToolRun(s) });
+    });
+    this.agentSpans = mergeSorted(this.agentSpans, agentSpans, (a, b) => byStart(a.lite, b.lite));
+    this.runs = mergeSorted(this.runs, runs, (a, b) => byStart(a.lite, b.lite));
+
+    for (const { call, order } of calls) {
+      this.system ??= call.system;
+      this.callSpans.set(call.info, order.lite);
+      const defs = toolDefinitionsOf(call.span);
+      if (defs.length) this.declared.push({ info: call.info, defs });
+      const output: TranscriptMsg[] = call.output.map((m) => (m.role === "assistant" ? { ...m, origin: call.info } : m));
+      mergeInto(this.transcript, this.keys, [...call.input, ...output]);
+      this.lastCall = order;
+    }
+    return true;
+  }
+
+  /** The conversation as its spans so far make it. */
+  result(key: string): AssembledConversation {
+    // Agents are found now: a call's enclosing agent span often ends, and so arrives, after the call.
+    for (const [info, lite] of this.callSpans) info.agent = agentOf(lite, this.byId);
+    const runs = this.runs.map(({ lite, run }) => ({ ...run, agent: agentOf(lite, this.byId) }));
+    const transcript = [...this.transcript];
+    addToolResults(transcript, runs);
+    return {
+      name: key,
+      description: null,
+      meta: conversationMeta(key, this.spans, this.firstResource),
+      agents: agentsOf(this.agentSpans, this.declared),
+      messages: fold(this.system, transcript, runs),
+    };
+  }
+}
+
 /** One conversation from all of its spans, in any order of arrival. */
 export function assembleConversation(key: string, input: OtelSpan[]): AssembledConversation {
-  const spans = [...input].sort(byStart);
-  const byId = new Map(spans.map((s) => [s.spanId, s]));
-  // Calls in start order; calls that started at the same instant (clock resolution) by how much history they carry.
-  const calls = spans
-    .map((s) => readModelCall(s, byId))
-    .filter((c): c is ModelCall => c !== undefined)
-    .sort((a, b) => (a.span.startNs !== b.span.startNs ? byStart(a.span, b.span) : a.input.length - b.input.length || byStart(a.span, b.span)));
-  const runs = spans.filter(isToolSpan).map((s) => readToolRun(s, byId));
-  let system: Msg | undefined;
-  const transcript: TranscriptMsg[] = [];
-  const keys: string[] = [];
-  for (const call of calls) {
-    system ??= call.system;
-    const output: TranscriptMsg[] = call.output.map((m) => (m.role === "assistant" ? { ...m, origin: call.info } : m));
-    mergeInto(transcript, keys, [...call.input, ...output]);
-  }
-  addToolResults(transcript, runs);
-  return {
-    name: key,
-    description: null,
-    meta: conversationMeta(key, spans),
-    agents: agentsOf(spans, calls),
-    messages: fold(system, transcript, runs),
-  };
+  const assembly = new ConversationAssembly();
+  assembly.add(input);
+  return assembly.result(key);
 }

@@ -1,73 +1,21 @@
 /**
- * The exporting side of lib/otel/ingest.bench.ts, in its own process: agents' GenAI spans (an
- * invoke_agent span, two chat spans carrying the growing history, an execute_tool span per turn, three
- * turns a conversation, 300 conversations in flight at once) sent as OTLP protobuf in batches of 512
- * spans, two exports in flight, like two services' batch span processors. Prints one JSON line of figures.
+ * The exporting side of lib/otel/ingest.bench.ts and scripts/otel-served.bench.ts, in its own process:
+ * the agents' spans of lib/otel/bench-spans.ts sent as OTLP protobuf in batches of 512 spans. Two modes:
+ *  - rate 0 (closed loop): two exports in flight, each sent as soon as the last one of its sender was
+ *    answered, like two services' batch span processors pushing as fast as the server takes them — the
+ *    most the server ingests (its latency then is the queue it builds, not what a user sees);
+ *  - rate R spans/s (open loop): an export every 512/R s whether or not the earlier ones were answered
+ *    (at most 64 in flight), latency counted from when it was due — what exporters sending R spans/s
+ *    see (no coordinated omission: a late send counts as late).
+ * argv: url, total spans, rate (default 0). Prints one JSON line of figures.
  */
-import { encodeProtobufExport } from "./decode";
+import { BATCH, batch } from "./bench-spans";
 
 const url = process.argv[2];
 const totalSpans = Number(process.argv[3]);
-const BATCH = 512;
+const rate = Number(process.argv[4] ?? 0);
 const IN_FLIGHT = 2;
-const ACTIVE = 300;
-
-let idSeq = 0;
-const id = (bytes: number) => {
-  const b = Buffer.alloc(bytes);
-  b.writeUInt32BE(++idSeq, bytes - 4);
-  b.writeUInt32BE(0x5eed, 0);
-  return b;
-};
-const str = (key: string, value: string) => ({ key, value: { stringValue: value } });
-const int = (key: string, value: number) => ({ key, value: { intValue: value } });
-
-type Conv = { key: string; turn: number; history: unknown[] };
-let convSeq = 0;
-const newConv = (): Conv => ({ key: `bench-${process.pid}-${++convSeq}`, turn: 0, history: [] });
-
-let clock = BigInt(Date.now()) * BigInt(1_000_000);
-const tick = () => (clock += BigInt(1_000_000));
-
-/** One user turn of an agent: 4 spans in one trace. */
-function turnSpans(c: Conv): unknown[] {
-  const traceId = id(16);
-  const agentId = id(8);
-  const user = { role: "user", parts: [{ type: "text", content: `Question ${c.turn} of ${c.key}: where is my order and can I change the delivery address to the office?` }] };
-  c.history.push(user);
-  const call = { role: "assistant", parts: [{ type: "tool_call", id: `call-${c.turn}`, name: "lookup_order", arguments: { order: c.key, turn: c.turn } }] };
-  const result = { role: "tool", parts: [{ type: "tool_call_response", id: `call-${c.turn}`, response: { status: "shipped", eta: "tomorrow", carrier: "DHL", tracking: `TRK${c.turn}${c.key}` } }] };
-  const answer = { role: "assistant", parts: [{ type: "text", content: `Your order ${c.key} ships tomorrow with DHL; I changed the address as asked (turn ${c.turn}).` }] };
-  const span = (name: string, attributes: unknown[], parent?: Buffer) => {
-    const start = tick();
-    return { traceId, spanId: name.startsWith("invoke_agent") ? agentId : id(8), parentSpanId: parent, name, kind: 1, startTimeUnixNano: start.toString(), endTimeUnixNano: (start + BigInt(800_000)).toString(), attributes };
-  };
-  const common = [str("gen_ai.conversation.id", c.key), str("gen_ai.request.model", "gpt-4o-mini"), int("gen_ai.usage.input_tokens", 300), int("gen_ai.usage.output_tokens", 40)];
-  const spans = [
-    span("invoke_agent support", [str("gen_ai.operation.name", "invoke_agent"), str("gen_ai.agent.name", "support"), str("gen_ai.conversation.id", c.key)]),
-    span("chat gpt-4o-mini", [...common, str("gen_ai.operation.name", "chat"), str("gen_ai.input.messages", JSON.stringify(c.history)), str("gen_ai.output.messages", JSON.stringify([call]))], agentId),
-    span("execute_tool lookup_order", [str("gen_ai.operation.name", "execute_tool"), str("gen_ai.tool.name", "lookup_order"), str("gen_ai.tool.call.id", `call-${c.turn}`), str("gen_ai.tool.call.result", JSON.stringify(result.parts[0].response))], agentId),
-    span("chat gpt-4o-mini", [...common, str("gen_ai.operation.name", "chat"), str("gen_ai.input.messages", JSON.stringify([...c.history, call, result])), str("gen_ai.output.messages", JSON.stringify([answer]))], agentId),
-  ];
-  c.history.push(call, result, answer);
-  c.turn++;
-  return spans;
-}
-
-const active: Conv[] = Array.from({ length: ACTIVE }, newConv);
-let next = 0;
-const pending: unknown[] = [];
-function batch(): Uint8Array {
-  while (pending.length < BATCH) {
-    const i = next++ % ACTIVE;
-    pending.push(...turnSpans(active[i]));
-    if (active[i].turn === 3) active[i] = newConv();
-  }
-  const spans = pending.splice(0, BATCH);
-  return encodeProtobufExport({
-    resourceSpans: [{ resource: { attributes: [str("service.name", "bench-agent"), str("service.version", "1.0.0")] }, scopeSpans: [{ scope: { name: "bench" }, spans }] }],
-  });
-}
+const OPEN_LOOP_MAX_IN_FLIGHT = 64;
 
 async function main() {
   const latencies: number[] = [];
@@ -86,12 +34,35 @@ async function main() {
       if (latencies.length % 20 === 0) process.stdout.write(`PROGRESS ${latencies.length * BATCH}\n`);
     }
   };
-  await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
+  /** Open loop: export i is due at started + i × 512/rate s; its latency runs from then. */
+  const scheduled = async () => {
+    const every = (BATCH / rate) * 1000;
+    const pending = new Set<Promise<void>>();
+    for (let i = 0; i * BATCH < totalSpans; i++) {
+      const due = started + i * every;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      while (pending.size >= OPEN_LOOP_MAX_IN_FLIGHT) await Promise.race(pending);
+      const body = batch();
+      const p = (async () => {
+        const res = await fetch(url, { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: Buffer.from(body) });
+        await res.arrayBuffer();
+        latencies.push(performance.now() - due);
+        if (res.status !== 200) failed++;
+        if (latencies.length % 20 === 0) process.stdout.write(`PROGRESS ${latencies.length * BATCH}\n`);
+      })();
+      pending.add(p);
+      void p.finally(() => pending.delete(p));
+    }
+    await Promise.all(pending);
+  };
+  if (rate > 0) await scheduled();
+  else await Promise.all(Array.from({ length: IN_FLIGHT }, worker));
   const wall = performance.now() - started;
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] * 10) / 10;
   process.stdout.write(
-    `CLIENT_RESULT ${JSON.stringify({ spans: latencies.length * BATCH, exports: latencies.length, failed, wall_ms: Math.round(wall), spans_per_second: Math.round(((latencies.length * BATCH) / wall) * 1000), export_ms_p50: pct(50), export_ms_p99: pct(99), export_ms_max: pct(100) })}\n`,
+    `CLIENT_RESULT ${JSON.stringify({ offered_spans_per_second: rate > 0 ? rate : null, spans: latencies.length * BATCH, exports: latencies.length, failed, wall_ms: Math.round(wall), spans_per_second: Math.round(((latencies.length * BATCH) / wall) * 1000), export_ms_p50: pct(50), export_ms_p99: pct(99), export_ms_max: pct(100) })}\n`,
   );
 }
 

@@ -11,6 +11,7 @@ import { spawn } from "node:child_process";
 import os from "node:os";
 import v8 from "node:v8";
 import vm from "node:vm";
+import { statement } from "@/db/sqlite-database";
 import { rawRows } from "@/db/store";
 import { resetConfig } from "@/lib/config";
 import { startExecution, waitForExecution, type RunnerDeps } from "@/lib/runner";
@@ -31,7 +32,7 @@ async function main() {
   const spans = Number(process.env.OTEL_BENCH_SPANS ?? 200_000);
   process.env.JUDGE_MAX_CONCURRENCY = "32";
   resetConfig();
-  const server = await serveRoutes({ "/api/otel/v1/traces": traces.POST });
+  const server = await serveRoutes({ "/api/otel/v1/traces": traces.POST }, { record: false });
   const { datasetId, nodeId } = await seedBenchDataset(300);
   const deps: RunnerDeps = { judge: { languageModel: () => localModel(JUDGE_MS) } };
 
@@ -49,11 +50,13 @@ async function main() {
     }
   })();
 
-  const memory: Array<{ spans: number; rss_mb: number; heap_mb: number; external_mb: number }> = [];
+  const memory: Array<{ spans: number; rss_mb: number; heap_mb: number; external_mb: number; conversations_behind: number }> = [];
   const sample = (at: number) => {
     gc();
     const m = process.memoryUsage();
-    memory.push({ spans: at, rss_mb: mb(m.rss), heap_mb: mb(m.heapUsed), external_mb: mb(m.external) });
+    // How far the rebuilds are behind the exports (conversations with spans not yet in their messages).
+    const behind = statement("select count(*) as n from otel_conversations where assembled_revision < revision").get() as { n: number };
+    memory.push({ spans: at, rss_mb: mb(m.rss), heap_mb: mb(m.heapUsed), external_mb: mb(m.external), conversations_behind: behind.n });
   };
   sample(0);
   const cpuBefore = process.cpuUsage();
@@ -103,6 +106,8 @@ async function main() {
         conversations: stored.c,
         conversations_behind_after_catch_up: stored.behind,
         catch_up_after_last_export_ms: catchUpMs,
+        // Spans per second taken in AND rebuilt into conversations: the rate that can be kept up.
+        spans_per_second_including_assembly: Math.round((clientResult.spans / (clientResult.wall_ms + catchUpMs)) * 1000),
         evaluations_during_ingest: evaluations,
         // CPU of the server process (ingest, rebuilds and the run in progress) per span, until the last
         // export was answered, and until every conversation was rebuilt: what one idle core could take,

@@ -5,14 +5,30 @@
  * one per export. What is still to rebuild is read from the store (`assembled_revision < revision`),
  * so a pass also finishes the work a stopped process left, and two processes never write one
  * conversation twice for the same revision.
+ *
+ * A rebuild reads only what is new: the assembly of a recently active conversation is kept in memory
+ * (at most OTEL_ASSEMBLY_CACHE_SPANS spans' worth, least recently rebuilt dropped first), the store
+ * says how many spans each of its traces holds, and only the spans of traces that gained some are
+ * read and added. A trace that left the conversation, or a model call that goes before one already
+ * merged, rebuilds it from all of its spans. Conversations rebuilt together are written together.
  */
 import "server-only";
 import { createHash } from "node:crypto";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
-import { loadConversationSpans, saveAssembly, staleConversationIds, storeSpans, type SpanToStore } from "@/db/repositories/otel";
-import { assembleConversation, type AssembledMessage } from "./assemble";
+import {
+  conversationHead,
+  loadConversationSpans,
+  loadTraceSpans,
+  saveAssemblies,
+  staleConversationIds,
+  storeSpans,
+  type AssemblyToSave,
+  type SaveOutcome,
+  type SpanToStore,
+} from "@/db/repositories/otel";
+import { ConversationAssembly, type AssembledMessage } from "./assemble";
 import type { DecodedExport } from "./decode";
 import { conversationKeyOf, datasetNameOf } from "./grouping";
 import type { OtelSpan } from "./types";
@@ -95,23 +111,51 @@ async function rebuildStale(): Promise<void> {
     const ids = await staleConversationIds(PASS_SIZE);
     if (!ids.length) return;
     let progressed = false;
+    let built: AssemblyToSave[] = [];
+    const save = async () => {
+      if (!built.length) return;
+      const batch = built;
+      built = [];
+      if ((await saveBuilt(batch)).some((o) => o !== "superseded")) progressed = true;
+    };
     let slice = performance.now();
     for (const id of ids) {
-      // SQLite's statements run synchronously: every few milliseconds of rebuilding, let waiting exports
-      // and readers in (not after each conversation, or a busy event loop starves the pass).
+      // SQLite's statements run synchronously: every few milliseconds of rebuilding, write what was
+      // rebuilt and let waiting exports and readers in (not after each conversation, or a busy event
+      // loop starves the pass).
       if (performance.now() - slice > YIELD_EVERY_MS) {
+        await save();
         await new Promise((resolve) => setImmediate(resolve));
         slice = performance.now();
       }
       try {
-        if (await rebuildConversation(id)) progressed = true;
+        const one = await buildConversation(id);
+        if (one) built.push(one);
       } catch (error) {
         // One conversation that cannot be rebuilt must not hold up the others; it is tried again next pass.
+        forget(id);
         log.error("otel conversation rebuild failed", { otel_conversation_id: id, error });
       }
     }
+    await save();
     // Another process holds newer revisions of these: leave them to it rather than spin.
     if (!progressed) return;
+  }
+}
+
+/** Write rebuilt conversations together; if that fails, one by one, so one cannot hold up the others. */
+async function saveBuilt(list: AssemblyToSave[]): Promise<SaveOutcome[]> {
+  try {
+    return await saveAssemblies(list);
+  } catch (error) {
+    if (list.length === 1) {
+      forget(list[0].id);
+      log.error("otel conversation rebuild failed", { otel_conversation_id: list[0].id, error });
+      return ["superseded"];
+    }
+    const outcomes: SaveOutcome[] = [];
+    for (const item of list) outcomes.push(...(await saveBuilt([item])));
+    return outcomes;
   }
 }
 
@@ -120,14 +164,106 @@ export function messageHash(m: AssembledMessage): string {
   return createHash("sha1").update(JSON.stringify(m)).digest("base64url");
 }
 
-/** Rebuild one conversation from its stored spans; false when another rebuild already covered this revision. */
-export async function rebuildConversation(id: number): Promise<boolean> {
+/** A conversation's assembly as far as it has read its spans: which spans of which trace it holds. */
+type CachedAssembly = { datasetId: number; key: string; assembly: ConversationAssembly; fed: Map<string, Set<string>>; weight: number };
+
+const cache = processSingleton("otel.assemblies", () => ({ entries: new Map<number, CachedAssembly>(), weight: 0 }));
+
+function forget(id: number): void {
+  const entry = cache.entries.get(id);
+  if (!entry) return;
+  cache.entries.delete(id);
+  cache.weight -= entry.weight;
+}
+
+function remember(id: number, entry: CachedAssembly): void {
+  forget(id);
+  const limit = getConfig().OTEL_ASSEMBLY_CACHE_SPANS;
+  entry.weight = entry.assembly.weight;
+  if (entry.weight > limit) return;
+  cache.entries.set(id, entry);
+  cache.weight += entry.weight;
+  // Least recently rebuilt first (a Map keeps insertion order, and a rebuilt conversation is inserted again).
+  for (const [oldest] of cache.entries) {
+    if (cache.weight <= limit) break;
+    forget(oldest);
+  }
+}
+
+/** Spans the assembly has not read yet, recording them as read. */
+function unread(entry: CachedAssembly, traceId: string, spans: OtelSpan[]): OtelSpan[] {
+  let fed = entry.fed.get(traceId);
+  if (!fed) entry.fed.set(traceId, (fed = new Set()));
+  const out: OtelSpan[] = [];
+  for (const s of spans) {
+    if (fed.has(s.spanId)) continue;
+    fed.add(s.spanId);
+    out.push(s);
+  }
+  return out;
+}
+
+/** A conversation's assembly from every one of its spans. */
+async function assembleFromAll(id: number): Promise<{ revision: number; entry: CachedAssembly } | undefined> {
   const loaded = await loadConversationSpans(id);
-  if (!loaded) return false;
+  if (!loaded) return undefined;
+  const entry: CachedAssembly = { datasetId: loaded.datasetId, key: loaded.key, assembly: new ConversationAssembly(), fed: new Map(), weight: 0 };
   const spans = loaded.spans as OtelSpan[];
-  const built = spans.length ? assembleConversation(loaded.key, spans) : null;
+  const byTrace = new Map<string, OtelSpan[]>();
+  for (const s of spans) {
+    const list = byTrace.get(s.traceId);
+    if (list) list.push(s);
+    else byTrace.set(s.traceId, [s]);
+  }
+  for (const [traceId, list] of byTrace) unread(entry, traceId, list);
+  entry.assembly.add(spans);
+  return { revision: loaded.revision, entry };
+}
+
+/** A conversation's assembly brought up to its stored spans, reading only those it has not read. */
+async function assembleLatest(id: number): Promise<{ revision: number; entry: CachedAssembly } | undefined> {
+  const entry = cache.entries.get(id);
+  if (!entry) return assembleFromAll(id);
+  const head = await conversationHead(id);
+  if (!head) return undefined;
+  const now = new Map(head.traces.map((t) => [t.traceId, t.spans]));
+  const moved = head.datasetId !== entry.datasetId || head.key !== entry.key || [...entry.fed].some(([traceId, fed]) => (now.get(traceId) ?? 0) < fed.size);
+  if (moved) return assembleFromAll(id);
+  const fresh: OtelSpan[] = [];
+  for (const { traceId, spans } of head.traces) {
+    if ((entry.fed.get(traceId)?.size ?? 0) === spans) continue;
+    fresh.push(...unread(entry, traceId, (await loadTraceSpans(head.datasetId, traceId)) as OtelSpan[]));
+  }
+  if (fresh.length && !entry.assembly.add(fresh)) return assembleFromAll(id);
+  return { revision: head.revision, entry };
+}
+
+/** Rebuild one conversation from its stored spans, ready to save; undefined when it is gone. */
+async function buildConversation(id: number): Promise<AssemblyToSave | undefined> {
+  let latest;
+  try {
+    latest = await assembleLatest(id);
+  } catch (error) {
+    forget(id);
+    throw error;
+  }
+  if (!latest) {
+    forget(id);
+    return undefined;
+  }
+  const { revision, entry } = latest;
+  const built = entry.fed.size ? entry.assembly.result(entry.key) : null;
   // Spans with no message in them (HTTP, database) make no conversation of their own.
   const assembled = built && built.messages.length ? built : null;
-  const outcome = await saveAssembly(id, loaded.revision, assembled, assembled ? assembled.messages.map(messageHash) : []);
+  if (assembled) remember(id, entry);
+  else forget(id);
+  return { id, revision, conversation: assembled, hashes: assembled ? assembled.messages.map(messageHash) : [] };
+}
+
+/** Rebuild one conversation from its stored spans; false when another rebuild already covered this revision. */
+export async function rebuildConversation(id: number): Promise<boolean> {
+  const one = await buildConversation(id);
+  if (!one) return false;
+  const [outcome] = await saveBuilt([one]);
   return outcome !== "superseded";
 }

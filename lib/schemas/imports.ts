@@ -48,7 +48,13 @@ export const suggestedTransformationSchema = z
 export const notImportedSchema = z
   .object({
     path: z.string().describe("Field path in the file, `[]` for every element: `messages[].content[].value`"),
-    characters: z.number().int().describe("Characters of text found there and not stored"),
+    characters: z.number().int().describe("Characters of text found there and not stored (for a re-serialised value: the characters of its form in the file)"),
+    reason: z
+      .string()
+      .optional()
+      .describe(
+        "Why it is listed when the text is stored but not byte for byte: `re-serialised: 25.00 stored as 25` (a number written in another form, an integer-like key moved first, a duplicate key's first value dropped). Absent for text not stored at all",
+      ),
   })
   .meta({ id: "NotImported" });
 

@@ -1,7 +1,8 @@
 /**
  * A real HTTP server in front of route handlers, for clients that must speak HTTP themselves (the
  * OpenTelemetry exporters). Each request is handed to the handler as the Request Next.js would give it;
- * every request body is recorded so a test can send the same exports again.
+ * every request body is recorded so a test can send the same exports again (unless `record: false`:
+ * a benchmark sending a million spans must not keep them all).
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -13,7 +14,8 @@ export type RecordedRequest = { path: string; headers: Record<string, string>; b
 export type RouteServer = { baseURL: string; requests: RecordedRequest[]; close(): Promise<void> };
 
 /** Serve `routes` (path → handler) on 127.0.0.1 at a free port. */
-export async function serveRoutes(routes: Record<string, Handler>): Promise<RouteServer> {
+export async function serveRoutes(routes: Record<string, Handler>, options: { record?: boolean } = {}): Promise<RouteServer> {
+  const record = options.record ?? true;
   const requests: RecordedRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -31,7 +33,7 @@ export async function serveRoutes(routes: Record<string, Handler>): Promise<Rout
         }
         const request = new Request(url, { method: req.method, headers, body: req.method === "GET" || req.method === "HEAD" ? undefined : body });
         const response = await handler(request, { params: Promise.resolve({}) });
-        requests.push({ path: url.pathname, headers, body, status: response.status });
+        if (record) requests.push({ path: url.pathname, headers, body, status: response.status });
         const out = Buffer.from(await response.arrayBuffer());
         res.writeHead(response.status, Object.fromEntries(response.headers.entries()));
         res.end(out);

@@ -21,6 +21,11 @@ export class TurnscopeServer {
     this.baseUrl = `http://127.0.0.1:${options.port}`;
   }
 
+  /** The `next start` process's id while it runs (benchmarks read its memory). */
+  get pid(): number | undefined {
+    return this.child?.pid;
+  }
+
   get store(): "sqlite" | "postgres" {
     return this.options.databaseUrl ? "postgres" : "sqlite";
   }

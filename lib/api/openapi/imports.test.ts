@@ -33,6 +33,7 @@ describe("OpenAPI: import operations", () => {
     expect(doc.components.schemas.ImportRecords.required.sort()).toEqual(["explanation", "in_file", "skipped"]);
     for (const op of [into, create]) expect(op.requestBody.content["multipart/form-data"].schema.properties.join_key.description).toContain("question_id");
     expect(doc.components.schemas.NotImported.required.sort()).toEqual(["characters", "path"]);
+    expect(doc.components.schemas.NotImported.properties.reason.description).toContain("re-serialised: 25.00 stored as 25");
     for (const op of [into, create]) {
       expect(op.parameters).toContainEqual(expect.objectContaining({ name: "Idempotency-Key", in: "header", required: false }));
       expect(op.responses["422"].description).toContain("`Idempotency-Key` already used");

@@ -32,7 +32,8 @@ const formats =
   "`eval_log` (Inspect AI logs: one conversation per sample, `input`/`target`/`scores` in meta); `joined_files` (several `file` parts joined on `join_key`, roles from each file). " +
   "Every success carries `records`, saying why the stored counts differ from the file's records. " +
   "UTF-8 only (a UTF-8 BOM is allowed). Nothing is silently lost: text found in the file's messages that no stored field holds is " +
-  "listed in `not_imported` per field path, and a message that would be stored empty although the file has text in it refuses the import (422).";
+  "listed in `not_imported` per field path, so is a value stored in another written form than the file's, with a `reason` " +
+  "(`re-serialised: 25.00 stored as 25`; an integer-like key moved first; a key written twice), and a message that would be stored empty although the file has text in it refuses the import (422).";
 
 const stages =
   "Validation runs in stages, each stopping the next on error: size and encoding (413, 415 for gzip/ZIP/binary or non-UTF-8), " +

@@ -44,13 +44,30 @@ const placeholders: Record<string, string> = {
 
 const own = (obj: Record<string, unknown>, key: string) => Object.prototype.hasOwnProperty.call(obj, key);
 
+/** The JSON texts parseMaybeJson turned into values, while withParsedJsonTexts collects them. */
+let parsedJsonTexts: Set<string> | null = null;
+
+/** Run `read` (an adapter, synchronous) and say which JSON texts of the file it stored parsed (lib/import/reserialised). */
+export function withParsedJsonTexts<T>(read: () => T): { result: T; parsed: Set<string> } {
+  const outer = parsedJsonTexts;
+  const parsed = new Set<string>();
+  parsedJsonTexts = parsed;
+  try {
+    return { result: read(), parsed };
+  } finally {
+    parsedJsonTexts = outer;
+  }
+}
+
 /** Tool arguments and results often arrive as JSON strings; keep the string when it is not JSON. */
 export function parseMaybeJson(value: unknown): unknown {
   if (typeof value !== "string") return value;
   const t = value.trimStart();
   if (!t.startsWith("{") && !t.startsWith("[")) return value;
   try {
-    return JSON.parse(value) as unknown;
+    const parsed = JSON.parse(value) as unknown;
+    parsedJsonTexts?.add(value);
+    return parsed;
   } catch {
     return value;
   }

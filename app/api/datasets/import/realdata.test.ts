@@ -5,70 +5,17 @@
  * parts, JSON text parsed, minus values that name rather than say: roles, types, ids), tool calls and
  * results as steps, and the file's ground truth in meta. Skips, saying so, where the folder is absent.
  */
-import fs from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { call } from "@/lib/testing/http";
 import { upload } from "@/lib/testing/multipart";
+import { jsonl, readRealdata, realdataAbsentMessage, realdataPresent, sessionMessageParts, textKept, type KeptConversation } from "@/lib/testing/realdata";
 import * as createAndImport from "./route";
 import * as conversationsRoute from "../[id]/conversations/route";
 import * as conversationRoute from "../../conversations/[id]/route";
 
-const dir = path.resolve(process.cwd(), "../shared/realdata");
-const present = fs.existsSync(path.join(dir, "README.txt"));
-if (!present) console.warn(`realdata.test.ts: skipped, ${dir} is absent (the real public files live there, never in this repository)`);
-const read = (name: string) => fs.readFileSync(path.join(dir, name), "utf8");
-
-type Step = { thinking: string | null; tool_call: Record<string, unknown> | null; tool_result: unknown; output_content: string | null; agent_name: string | null };
-type Message = { role: string; content: string | null; meta: Record<string, unknown> | null; steps: Step[] };
-type Conversation = { name: string | null; meta: Record<string, unknown> | null; agents: unknown; messages: Message[] };
-
-/** Values that say which thing or what kind, not what was said. */
-const structural = new Set(["role", "from", "type", "id", "tool_call_id", "tool_use_id", "call_id", "index", "signature", "message_type", "tool_call_ids"]);
-
-function leaves(value: unknown, out: string[], depth = 0): void {
-  if (depth > 64) return;
-  if (typeof value === "string") {
-    const t = value.trimStart();
-    if (t.startsWith("{") || t.startsWith("[")) {
-      try {
-        return leaves(JSON.parse(value), out, depth + 1);
-      } catch {
-        // not JSON text: a string like any other
-      }
-    }
-    if (value.trim()) out.push(value);
-  } else if (Array.isArray(value)) for (const v of value) leaves(v, out, depth + 1);
-  else if (value && typeof value === "object") for (const [k, v] of Object.entries(value)) if (!structural.has(k)) leaves(v, out, depth + 1);
-}
-
-/** Share of the file's text characters found in what was stored. */
-function textKept(fileParts: unknown, conversations: Conversation[]): { ratio: number; total: number } {
-  const stored: string[] = [];
-  for (const c of conversations) {
-    leaves(c.meta, stored);
-    leaves(c.agents, stored);
-    leaves(c.name, stored);
-    for (const m of c.messages) {
-      leaves(m.content, stored);
-      leaves(m.meta, stored);
-      for (const s of m.steps) leaves([s.thinking, s.tool_call, s.tool_result, s.output_content, s.agent_name], stored);
-      // Stored objects also count as the JSON text they were read from.
-      for (const s of m.steps) if (s.tool_result !== null && typeof s.tool_result === "object") stored.push(JSON.stringify(s.tool_result));
-    }
-  }
-  const exact = new Set(stored);
-  const joined = stored.join("\u0000");
-  const inFile: string[] = [];
-  leaves(fileParts, inFile);
-  let total = 0;
-  let kept = 0;
-  for (const text of inFile) {
-    total += text.length;
-    if (exact.has(text) || joined.includes(text)) kept += text.length;
-  }
-  return { ratio: total ? kept / total : 1, total };
-}
+if (!realdataPresent) console.warn(`realdata.test.ts: ${realdataAbsentMessage}`);
+const read = readRealdata;
+type Conversation = KeptConversation;
 
 async function importFiles(files: Array<{ name: string; text: string }>, fields: Record<string, string> = {}) {
   const [first, ...more] = files;
@@ -93,13 +40,19 @@ async function importFiles(files: Array<{ name: string; text: string }>, fields:
 }
 
 const steps = (cs: Conversation[]) => cs.flatMap((c) => c.messages.flatMap((m) => m.steps));
-const jsonl = (text: string) => text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
 
-describe.skipIf(!present)("real files from ../shared/realdata import as they are, through the API", () => {
+describe.skipIf(!realdataPresent)("real files from ../shared/realdata import as they are, through the API", () => {
   it("tau-bench airline trajectories: OpenAI messages with tool calls, reward in meta", async () => {
     const text = read("tau-bench_gpt-4o-airline.json");
     const { outcome, conversations } = await importFiles([{ name: "tau-bench_gpt-4o-airline.json", text }]);
-    expect(outcome).toMatchObject({ format: "openai_chat", conversations_imported: 200, not_imported: [] });
+    expect(outcome).toMatchObject({ format: "openai_chat", conversations_imported: 200 });
+    // All text is stored; only the rewards' written form is not (0.0 and 1.0 are stored as 0 and 1), and said so.
+    expect(outcome.not_imported).toEqual([
+      { path: "[].reward", characters: 600, reason: "re-serialised: 200 values here, e.g. 0.0 stored as 0" },
+      { path: "[].info.reward_info.reward", characters: 585, reason: "re-serialised: 195 values here, e.g. 0.0 stored as 0" },
+      { path: "[].info.reward_info.info.r_actions", characters: 546, reason: "re-serialised: 182 values here, e.g. 0.0 stored as 0" },
+      { path: "[].info.reward_info.info.r_outputs", characters: 39, reason: "re-serialised: 13 values here, e.g. 0.0 stored as 0" },
+    ]);
     expect(outcome.records.explanation).toMatch(/^5,\d{3} file messages → 200 conversations, 3,031 messages \+ 2,936 steps: /);
     expect(textKept(JSON.parse(text), conversations).ratio).toBeGreaterThanOrEqual(0.99);
     expect(steps(conversations).filter((s) => s.tool_result !== null)).toHaveLength(1164);
@@ -109,7 +62,14 @@ describe.skipIf(!present)("real files from ../shared/realdata import as they are
   it("LLaMA-Factory glaive tool calls (ShareGPT)", async () => {
     const text = read("llamafactory_glaive_toolcall_en_demo.json");
     const { outcome, conversations } = await importFiles([{ name: "glaive.json", text }]);
-    expect(outcome).toMatchObject({ format: "sharegpt", conversations_imported: 300, not_imported: [] });
+    expect(outcome).toMatchObject({ format: "sharegpt", conversations_imported: 300 });
+    // Tool results arrive as JSON text and are stored parsed: their numbers' written form is listed.
+    expect(outcome.not_imported).toEqual([
+      { path: "[].conversations[].value.converted_amount", characters: 53, reason: "re-serialised: 9 values here, e.g. 420.50 stored as 420.5" },
+      { path: "[].conversations[].value.result", characters: 12, reason: "re-serialised: 2 values here, e.g. 425.50 stored as 425.5" },
+      { path: "[].conversations[].value.rating", characters: 9, reason: "re-serialised: 3 values here, e.g. 9.0 stored as 9" },
+      { path: "[].conversations[].value.cost", characters: 5, reason: "re-serialised: 25.00 stored as 25" },
+    ]);
     expect(textKept(JSON.parse(text), conversations).ratio).toBeGreaterThanOrEqual(0.99);
     expect(steps(conversations).filter((s) => s.tool_call)).toHaveLength(211);
     expect(steps(conversations).filter((s) => s.tool_result !== null)).toHaveLength(211);
@@ -150,13 +110,11 @@ describe.skipIf(!present)("real files from ../shared/realdata import as they are
 
   it("Claude Code session log: one conversation, noise records skipped and counted, tool use/results as steps, compaction summary marked", async () => {
     const text = read("claudecode_spotter_session_258c7280.jsonl");
-    const records = jsonl(text);
     const { outcome, conversations } = await importFiles([{ name: "session.jsonl", text }]);
     expect(outcome).toMatchObject({ format: "coding_agent_session", conversations_imported: 1 });
     expect(outcome.records).toMatchObject({ in_file: 1863, skipped: { progress: 1333, "file-history-snapshot": 28, "queue-operation": 6, "system/compact_boundary": 1 } });
     expect(outcome.records.explanation).toMatch(/^1,863 lines → 1 conversation, \d+ messages \+ \d+ steps: /);
-    const messageParts = records.filter((r) => r.type === "user" || r.type === "assistant").map((r) => r.message);
-    expect(textKept(messageParts, conversations).ratio).toBeGreaterThanOrEqual(0.99);
+    expect(textKept(sessionMessageParts(text), conversations).ratio).toBeGreaterThanOrEqual(0.99);
     // Only the tool's structured copy of results (toolUseResult) is listed, never the conversation's text.
     expect((outcome.not_imported as Array<{ path: string }>).every((n) => n.path.startsWith("[].toolUseResult"))).toBe(true);
     const all = steps(conversations);
@@ -198,7 +156,10 @@ describe.skipIf(!present)("real files from ../shared/realdata import as they are
     const text = read("sweagent_marshmallow-1867_function_calling.traj");
     const file = JSON.parse(text) as Record<string, unknown>;
     const { outcome, conversations } = await importFiles([{ name: "run.traj", text }]);
-    expect(outcome).toMatchObject({ format: "swe_agent_trajectory", conversations_imported: 1, not_imported: [] });
+    expect(outcome).toMatchObject({ format: "swe_agent_trajectory", conversations_imported: 1 });
+    // Nothing dropped; the run's config (JSON text, stored parsed in meta) writes some numbers as 1.0.
+    expect(outcome.not_imported.length).toBeGreaterThan(0);
+    for (const n of outcome.not_imported) expect(n).toMatchObject({ path: expect.stringMatching(/^replay_config\./), reason: expect.stringMatching(/^re-serialised: \d+\.0 stored as \d+$/) });
     expect(textKept(file, conversations).ratio).toBeGreaterThanOrEqual(0.99);
     const all = steps(conversations);
     const calls = all.filter((s) => s.tool_call);

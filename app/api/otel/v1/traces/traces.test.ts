@@ -94,6 +94,7 @@ function agentSpans(traceId: string, conversationId: string) {
 afterEach(() => {
   delete process.env.OTEL_MAX_BODY_BYTES;
   delete process.env.API_TOKEN;
+  delete process.env.OTEL_ASSEMBLY_CACHE_SPANS;
   resetConfig();
 });
 
@@ -254,6 +255,60 @@ describe("POST /api/otel/v1/traces: spans into conversations", () => {
     expect(later[0].messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
     expect(later[0].messages[1].steps).toHaveLength(3);
     expect((await rawRows<{ n: number }>("select count(*) as n from otel_conversations where key = ?", [traceId]))[0].n).toBe(0);
+  });
+
+  it("rebuilt pass after pass from the spans each export brought, a conversation equals the one rebuilt once from all of them", async () => {
+    // Four turns of an agent; the first call of turn 3 arrives after turn 4 (a model call that goes
+    // before one already read: the conversation is read whole again), each agent span an export late.
+    const session = () => {
+    const history: unknown[] = [];
+    const exports: unknown[][] = [];
+    let late: unknown;
+    let lateCall: unknown;
+    for (let t = 0; t < 4; t++) {
+      const traceId = newTrace();
+      const agent = span({ traceId, name: "invoke_agent", start: t * 100, attributes: { "gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": `agent-${t % 2}`, "gen_ai.conversation.id": "passes" } });
+      history.push({ role: "user", parts: [{ type: "text", content: `q${t}` }] });
+      const toolCall = { role: "assistant", parts: [{ type: "tool_call", id: `p${t}`, name: "fx", arguments: { t } }] };
+      const result = { role: "tool", parts: [{ type: "tool_call_response", id: `p${t}`, response: { ok: t } }] };
+      const answer = { role: "assistant", parts: [{ type: "text", content: `a${t}` }] };
+      const chat = (start: number, input: unknown[], output: unknown[]) =>
+        span({ traceId, parentSpanId: agent.spanId, name: "chat m", start: t * 100 + start, attributes: { "gen_ai.operation.name": "chat", "gen_ai.request.model": "m", "gen_ai.conversation.id": "passes", "gen_ai.input.messages": JSON.stringify(input), "gen_ai.output.messages": JSON.stringify(output) } });
+      const first = chat(1, [...history], [toolCall]);
+      const tool = span({ traceId, parentSpanId: agent.spanId, name: "execute_tool fx", start: t * 100 + 2, attributes: { "gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "fx", "gen_ai.tool.call.id": `p${t}`, "gen_ai.tool.call.result": JSON.stringify({ ok: t }) } });
+      const second = chat(3, [...history, toolCall, result], [answer]);
+      history.push(toolCall, result, answer);
+      exports.push([...(t === 2 ? [] : [first]), tool, second, ...(late ? [late] : [])]);
+      if (t === 2) lateCall = first;
+      late = agent;
+    }
+    exports.push([late, lateCall]);
+    return exports;
+    };
+    for (const spans of session()) {
+      expect((await post(JSON.stringify(request("passes", spans)))).status).toBe(200);
+      await flushAssembly();
+    }
+    process.env.OTEL_ASSEMBLY_CACHE_SPANS = "0";
+    resetConfig();
+    expect((await post(JSON.stringify(request("passes-once", session().flat())))).status).toBe(200);
+    await flushAssembly();
+    const [passes] = await conversationsOf("passes");
+    const [once] = await conversationsOf("passes-once");
+    // The two copies differ only in their ids and their dataset.
+    const strip = (c: { meta: Record<string, unknown>; agents: unknown; messages: Array<{ role: string; content: string; meta: Record<string, unknown> | null; steps: unknown[] }> }) => ({
+      meta: { ...c.meta, service_name: null, trace_ids: (c.meta.trace_ids as string[]).length },
+      agents: c.agents,
+      messages: c.messages.map((m) => ({
+        role: m.role,
+        content: m.content,
+        meta: m.meta && { ...m.meta, trace_id: null, span_id: null },
+        steps: m.steps.map((s) => ({ ...(s as object), id: null, message_id: null, conversation_id: null, created_at: null })),
+      })),
+    });
+    expect(strip(passes)).toEqual(strip(once));
+    expect(passes.messages.map((m: { content: string }) => m.content)).toEqual(["q0", "a0", "q1", "a1", "q2", "a2", "q3", "a3"]);
+    expect(passes.messages.filter((m: { role: string }) => m.role === "assistant").map((m: { meta: { agent: string } }) => m.meta.agent)).toEqual(["agent-0", "agent-1", "agent-0", "agent-1"]);
   });
 
   it("the dataset is turnscope.dataset, else service.name, created once", async () => {

@@ -1,0 +1,1 @@
+CREATE INDEX "otel_conversations_stale_idx" ON "otel_conversations" USING btree ("last_span_at") WHERE assembled_revision < revision;

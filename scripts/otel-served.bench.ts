@@ -1,0 +1,162 @@
+/**
+ * Trace ingest as a user gets it: the production build served by `next start` with DEFAULT settings
+ * (only the judge's address is set), the exports of lib/otel/ingest-bench-client.ts (another process,
+ * OTLP protobuf, 512 spans an export, two in flight) posted to it over HTTP, while an evaluation run is
+ * in progress on it (1,200 cells at a 200 ms judge double, batch 32, started again whenever it ends).
+ * Two passes: closed loop (two exports in flight, as fast as the server answers: the most it ingests),
+ * then open loop at OTEL_SERVED_BENCH_RATE spans/s (an export every 512/rate s, answered or not: the
+ * latency exporters sending that much see, counted from when each export was due).
+ * Figures: spans/s, export latency p50/p99, how long the conversations took to catch up after the last
+ * export, spans/s including that, the server's resident memory (its whole process tree) as the spans
+ * grow, the evaluations done meanwhile and the load average. OTEL_SERVED_BENCH_SPANS sets the span
+ * count (default 200,000). The conversations still to rebuild are counted in the served database
+ * (read-only; SQLite's WAL lets a reader in beside the server).
+ */
+import { spawn } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import Database from "better-sqlite3";
+import { startJudgeDouble } from "@/lib/testing/judge-double/server";
+import { ensureBuild } from "./project.mjs";
+import { addMetrics, agentConversations, importDataset, startRun, waitFinal } from "./reliability/data";
+import { TurnscopeServer } from "./reliability/server";
+
+const JUDGE_MS = 200;
+/** The open-loop phase: spans/s offered (OTEL_SERVED_BENCH_RATE) and how many (OTEL_SERVED_BENCH_RATE_SPANS). */
+const RATE = Number(process.env.OTEL_SERVED_BENCH_RATE ?? 5000);
+const RATE_SPANS = Number(process.env.OTEL_SERVED_BENCH_RATE_SPANS ?? 100_000);
+
+/** Resident memory of a process and its descendants, in MB (Linux /proc). */
+function treeRssMb(pid: number): number {
+  let kb = 0;
+  const visit = (p: number) => {
+    try {
+      const status = fs.readFileSync(`/proc/${p}/status`, "utf8");
+      kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      for (const task of fs.readdirSync(`/proc/${p}/task`)) {
+        const children = fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").trim();
+        for (const child of children ? children.split(/\s+/) : []) visit(Number(child));
+      }
+    } catch {
+      // the process ended meanwhile
+    }
+  };
+  visit(pid);
+  return Math.round((kb / 1024) * 10) / 10;
+}
+
+async function main() {
+  const spans = Number(process.env.OTEL_SERVED_BENCH_SPANS ?? 200_000);
+  ensureBuild();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-otel-served-bench-"));
+  const databasePath = path.join(dir, "bench.db");
+  const double = await startJudgeDouble({ logger: () => {} });
+  double.setLatency(JUDGE_MS);
+  const server = new TurnscopeServer({
+    port: Number(process.env.BENCH_PORT ?? 3511),
+    databasePath,
+    env: { OPENAI_BASE_URL: double.baseURL, OPENAI_API_KEY: "sk-bench", LOG_LEVEL: "warn" },
+  });
+  const loadBefore = os.loadavg()[0];
+  let figures: Record<string, unknown> = {};
+  try {
+    await server.start();
+    const pid = server.pid;
+    if (pid === undefined) throw new Error("the server has no process id");
+    const { datasetId } = await importDataset(server, "run in progress", agentConversations(300, "otel-bench"));
+    await addMetrics(server, datasetId);
+
+    let ingesting = true;
+    let evaluations = 0;
+    let round = 0;
+    const runs = (async () => {
+      while (ingesting) {
+        // Each round with the judge cache off: every cell is a judge call, as on new conversations.
+        const run = await startRun(server, { dataset_id: datasetId, execution_mode: "async", batch_size: 32, no_cache: true });
+        evaluations += (await waitFinal(server, run.id, 30 * 60_000)).successful_evaluations;
+        round++;
+      }
+    })();
+
+    const db = new Database(databasePath, { readonly: true, fileMustExist: true });
+    const behind = () => (db.prepare("select count(*) as n from otel_conversations where assembled_revision < revision").get() as { n: number }).n;
+    const memory: Array<{ spans: number; rss_mb: number; conversations_behind: number }> = [{ spans: 0, rss_mb: treeRssMb(pid), conversations_behind: 0 }];
+    /** One pass of the exporting client (rate 0: closed loop, as fast as the server takes them). */
+    const exportSpans = async (count: number, rate: number) => {
+      const client = spawn(
+        process.execPath,
+        ["--import", "tsx", "--conditions=react-server", "lib/otel/ingest-bench-client.ts", `${server.baseUrl}/api/otel/v1/traces`, String(count), String(rate)],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      let buffer = "";
+      let result: Record<string, number> | undefined;
+      let nextSample = count / 10;
+      const base = memory.at(-1)!.spans;
+      client.stdout!.on("data", (d: Buffer) => {
+        buffer += d.toString();
+        let nl: number;
+        while ((nl = buffer.indexOf("\n")) >= 0) {
+          const line = buffer.slice(0, nl);
+          buffer = buffer.slice(nl + 1);
+          const progress = /^PROGRESS (\d+)/.exec(line);
+          if (progress && Number(progress[1]) >= nextSample) {
+            memory.push({ spans: base + Number(progress[1]), rss_mb: treeRssMb(pid), conversations_behind: behind() });
+            nextSample += count / 10;
+          }
+          if (line.startsWith("CLIENT_RESULT ")) result = JSON.parse(line.slice("CLIENT_RESULT ".length)) as Record<string, number>;
+        }
+      });
+      await new Promise<void>((resolve) => client.on("exit", () => resolve()));
+      if (!result) throw new Error("the exporting client printed no figures");
+      return result;
+    };
+    const clientResult = await exportSpans(spans, 0);
+    const caughtUpFrom = performance.now();
+    while (behind() > 0) await new Promise((r) => setTimeout(r, 100));
+    const catchUpMs = Math.round(performance.now() - caughtUpFrom);
+    memory.push({ spans: clientResult.spans, rss_mb: treeRssMb(pid), conversations_behind: 0 });
+    // Then at a steady OTEL_SERVED_BENCH_RATE spans/s (open loop): the export latency exporters sending
+    // that much see, the run still in progress.
+    const atRate = await exportSpans(RATE_SPANS, RATE);
+    const rateCatchUpFrom = performance.now();
+    while (behind() > 0) await new Promise((r) => setTimeout(r, 100));
+    const rateCatchUpMs = Math.round(performance.now() - rateCatchUpFrom);
+    memory.push({ spans: clientResult.spans + atRate.spans, rss_mb: treeRssMb(pid), conversations_behind: 0 });
+    const loadEnd = os.loadavg()[0];
+    ingesting = false;
+    await runs;
+    const stored = db.prepare("select (select count(*) from otel_spans) as s, (select count(*) from otel_conversations) as c").get() as { s: number; c: number };
+    db.close();
+    const early = memory.find((m) => m.spans >= spans / 10) ?? memory[0];
+    figures = {
+      closed_loop: "two exports in flight, each sent when the last was answered: the most the server ingests",
+      ...clientResult,
+      at_rate: {
+        ...atRate,
+        catch_up_after_last_export_ms: rateCatchUpMs,
+        goal: "export p99 < 200 ms at >= 5,000 spans/s",
+        met: atRate.spans_per_second >= 0.98 * RATE && RATE >= 5000 && atRate.export_ms_p99 < 200,
+      },
+      stored_spans: stored.s,
+      conversations: stored.c,
+      catch_up_after_last_export_ms: catchUpMs,
+      spans_per_second_including_assembly: Math.round((clientResult.spans / (clientResult.wall_ms + catchUpMs)) * 1000),
+      evaluations_during_ingest: evaluations,
+      evaluation_rounds: round,
+      judge_latency_ms: JUDGE_MS,
+      load_average_1m: Math.round(((loadBefore + loadEnd) / 2) * 10) / 10,
+      rss_mb_at_10_percent: early.rss_mb,
+      rss_mb_at_end: memory[memory.length - 1].rss_mb,
+      memory_samples: memory,
+    };
+  } finally {
+    await server.stop("SIGTERM").catch(() => server.stop("SIGKILL"));
+    await double.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  console.log(`BENCH_RESULT ${JSON.stringify({ otel_ingest_served: figures })}`);
+  process.exit(0);
+}
+
+void main();
