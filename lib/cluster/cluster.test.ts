@@ -400,6 +400,26 @@ describe.skipIf(!binDir)(title, () => {
     await release();
   }, 60_000);
 
+  it("semaphore: a shutdown frees the slots its process holds at once, not after their lease", async () => {
+    const url = await freshDatabase(cluster);
+    await startQueue(url, { visibilityTimeoutSeconds: 60 });
+    // Held as a run's cells hold them when SIGTERM comes: a lease of a minute, never released by hand.
+    await acquire("shutdown-run", 2, { url, leaseMs: 60_000 });
+    await acquire("shutdown-run", 2, { url, leaseMs: 60_000 });
+    // A server's drain stops its worker (not the whole queue client): that frees them too.
+    const worker = workCells(async () => undefined, { concurrency: 1 });
+    await worker.stop(0);
+    const [rows] = await query<{ n: number }>(url, "select count(*)::int as n from turnscope_semaphore where key = 'shutdown-run'");
+    expect(rows.n).toBe(0);
+    await acquire("shutdown-queue", 1, { url, leaseMs: 60_000 });
+    await stopQueue({ graceMs: 0 });
+    const [left] = await query<{ n: number }>(url, "select count(*)::int as n from turnscope_semaphore where key = 'shutdown-queue'");
+    expect(left.n).toBe(0);
+    const t = performance.now();
+    await (await acquire("shutdown-run", 1, { url, signal: AbortSignal.timeout(5_000) }))();
+    expect(performance.now() - t).toBeLessThan(2_000);
+  });
+
   it("semaphore: the places in line of a SIGKILLed process's waiters free within seconds, not after a holder's lease", async () => {
     // Issue 22: a dead process's waiting rows kept their places ahead of the living for the whole lease
     // (the visibility timeout), and every other process of the run stood still behind them.

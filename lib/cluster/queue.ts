@@ -33,6 +33,7 @@ import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import { getNotifier } from "./notify";
 import { clusterPool, clusterTransaction, clusterUrl } from "./pool";
+import { releaseAllHeld } from "./semaphore";
 
 export const cellQueueName = "turnscope-cells";
 /** pg-boss's schema: its default, named here because the heartbeat and the counts read its table. */
@@ -208,6 +209,8 @@ export async function stopQueue({ graceMs }: { graceMs?: number } = {}): Promise
   h.state = null;
   const grace = graceMs ?? getConfig().SHUTDOWN_GRACE_MS;
   await Promise.all([...state.workers].map((w) => w.stop(grace)));
+  // The batches are back in line; so are the run and model slots their cells held (not after their leases).
+  await releaseHeldAtStop();
   await Promise.all(state.unsubscribe.map((u) => u().catch(() => undefined)));
   await state.boss.stop({ graceful: false, close: true });
 }
@@ -287,6 +290,11 @@ export async function executionJobCounts(executionId: number): Promise<Execution
 }
 
 /** What stopping a worker did with the batches it was running: finished within the grace period, or given back. */
+/** Free every semaphore row of this process (lib/cluster/semaphore.ts, releaseAllHeld); a failure is only logged. */
+async function releaseHeldAtStop(): Promise<void> {
+  await releaseAllHeld().catch((err: unknown) => log.warn("queue: could not free the semaphore slots at shutdown; their leases free them", { err }));
+}
+
 export type StopOutcome = { finished: number; aborted: number };
 
 /**
@@ -307,6 +315,9 @@ export function workCells(handler: CellHandler, options: { concurrency: number }
     stop: async (graceMs?: number) => {
       const outcome = await worker.stop(graceMs ?? getConfig().SHUTDOWN_GRACE_MS);
       state.workers.delete(worker);
+      // The last worker of the process (a server draining for shutdown): its batches are back in line,
+      // and so are the run and model slots their cells held, at once rather than after their leases.
+      if (state.workers.size === 0) await releaseHeldAtStop();
       return outcome;
     },
   };

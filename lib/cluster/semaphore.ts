@@ -27,6 +27,14 @@ import { processSingleton } from "@/lib/process-state";
 import { getNotifier } from "./notify";
 import { clusterPool, clusterTransaction, clusterUrl } from "./pool";
 
+/**
+ * This process's rows (holders and waiters) not removed yet, by database: a shutdown removes them all at
+ * once (releaseAllHeld), so a restarted or another process does not wait out their leases — a run's
+ * batch_size slots held by a SIGTERMed process stalled the run for its whole lease (the visibility
+ * timeout) after a rolling restart.
+ */
+const liveRows = () => processSingleton("cluster.semaphore.live", () => new Map<string, Set<string>>());
+
 /** Channel on which releases announce the freed key. */
 export const semaphoreChannel = "turnscope_semaphore";
 /** Longest a waiter sleeps between tries when no release notification arrives. */
@@ -198,6 +206,9 @@ export async function acquire(key: string, limit: number, options: AcquireOption
   signal?.throwIfAborted();
 
   const holder = randomUUID();
+  let rows = liveRows().get(url);
+  if (!rows) liveRows().set(url, (rows = new Set()));
+  rows.add(holder);
   const tryTake = async () => {
     const { rows } = await pool.query<{ ticket: string }>("SELECT turnscope_semaphore_try($1, $2, $3, $4, $5)::text AS ticket", [
       key,
@@ -208,11 +219,13 @@ export async function acquire(key: string, limit: number, options: AcquireOption
     ]);
     return Number(rows[0].ticket);
   };
-  const remove = () =>
-    pool.query(
+  const remove = async () => {
+    await pool.query(
       "WITH gone AS (DELETE FROM turnscope_semaphore WHERE holder = $1 RETURNING key) SELECT pg_notify($2, to_json(key)::text) FROM gone",
       [holder, semaphoreChannel],
     );
+    rows.delete(holder);
+  };
 
   let ticket = await tryTake();
   if (ticket > 0) {
@@ -305,6 +318,26 @@ export async function acquire(key: string, limit: number, options: AcquireOption
     await remove();
   };
   return Object.assign(release, { lost: lost.signal });
+}
+
+/**
+ * Remove every row this process still has (at shutdown, once its batches are given back): the slots
+ * are free at once and each key's next waiter is woken, instead of after the rows' leases. A release
+ * still on its way afterwards deletes nothing. Returns how many rows were removed.
+ */
+export async function releaseAllHeld(): Promise<number> {
+  let removed = 0;
+  for (const [url, rows] of liveRows()) {
+    if (rows.size === 0) continue;
+    const holders = [...rows];
+    rows.clear();
+    const res = await clusterPool(url).query(
+      "WITH gone AS (DELETE FROM turnscope_semaphore WHERE holder = ANY($1::text[]) RETURNING key) SELECT pg_notify($2, to_json(key)::text) FROM gone",
+      [holders, semaphoreChannel],
+    );
+    removed += res.rowCount ?? 0;
+  }
+  return removed;
 }
 
 /** Holders of `key` right now (tests, diagnostics). */

@@ -152,7 +152,9 @@ export async function sigtermDuringRun(server: TurnscopeServer, double: JudgeDou
     const resumedMs = Date.now() - restartedAt;
     const once = await exactlyOneResultPerCell(server, run);
     check(checks, "the same run completes after the restart, each cell stored once", final.status === "completed" && once.ok && (await allCompleted(server, datasetId, run.total_evaluations)), { final, once });
-    check(checks, `it completes within the visibility timeout (${visibilitySeconds} s) of the restart: batches were returned, not left to expire`, resumedMs < visibilitySeconds * 1000, { resumedMs });
+    // Half the visibility timeout: neither its batches nor its run's semaphore slots (leased for that
+    // long) may be left to expire — the slots were, and the run stood still ~9 s of the 10.
+    check(checks, `it completes within half the visibility timeout (${visibilitySeconds} s) of the restart: batches and slots were returned, not left to expire`, resumedMs < (visibilitySeconds * 1000) / 2, { resumedMs });
     return { checks, figures: { store: "postgres", grace_ms: graceMs, exit_ms: exitMs, results_kept: kept, restart_to_completed_ms: resumedMs } };
   }
 
