@@ -373,8 +373,12 @@ describe("a call slower than the provider's p95", () => {
 
   it("is hedged: the second request's verdict is used, the hung first one aborted, tokens counted once", async () => {
     const model = `hedge-${Math.random()}`;
-    // Learn the provider's latency (a few ms): p95 and the learnt limit exist from here on.
+    // Learn the provider's latency (a few ms): p95 and the learnt limit exist from here on. Without hedges
+    // while learning: under load a learning call past the young p95 was hedged and spent the budget its
+    // calls earned (5 hedges' worth), so prompt B got none (attempts 2, hedges 0 in a fresh-clone run).
+    configure({ JUDGE_HEDGE: "false" });
     for (let i = 0; i < 25; i++) expect((await judge({ ...progress(`learn ${i}`), model }, deps)).status).toBe("completed");
+    configure({ JUDGE_HEDGE: undefined });
     const plain = await judge({ ...progress("same length prompt A"), model }, deps);
     // Only prompt B's first request hangs (its hedge is the same request and answers): a late request of
     // an earlier call (a learning call's own hedge, still on its way under load) cannot take the hang.
