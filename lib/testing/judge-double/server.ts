@@ -391,6 +391,10 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
       sendError(res, 500, `judge test double internal error: ${String(err)}`, "server_error", null);
     });
   });
+  // Idle keep-alive sockets outlive their clients' (Node's 5 s default let the double close a socket just
+  // as a client reused it: "socket hang up" in a browser test's GET /__double/requests). close() ends them all.
+  server.keepAliveTimeout = 65_000;
+  server.headersTimeout = 66_000;
 
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject);
