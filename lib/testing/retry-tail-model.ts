@@ -7,23 +7,13 @@
  * (docs/performance.md): on a short run the longest chain of refusals of any one cell, a second each, is
  * most of the run's time, whatever the client does.
  */
-export type RetryTailModel = { cells: number; slots: number; latencyMs: number; refuseShare: number; retryAfterMs: number; seed: number };
+import { mulberry32 } from "./judge-double/behaviours";
 
-/** mulberry32: a small seeded PRNG, so the model's figures are reproducible. */
-function prng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export type RetryTailModel = { cells: number; slots: number; latencyMs: number; refuseShare: number; retryAfterMs: number; seed: number };
 
 /** The run's duration in ms under the model. */
 export function modelRunMs(m: RetryTailModel): number {
-  const random = prng(m.seed);
+  const random = mulberry32(m.seed);
   const fresh = { next: 0 };
   const due: number[] = []; // retries whose wait is over, first in line
   const waiting: number[] = []; // times at which a waiting retry is due (kept sorted)
