@@ -24,11 +24,11 @@ test.describe("execution history and results", () => {
     const [completed] = await latestExecutions(request, datasetId);
     expect(completed.status).toBe("completed");
 
-    // Second run: the judge answers slowly, so it is still going when it is cancelled from history.
-    // Its own model keeps the first run's cached verdicts from answering at once, and has no latency
-    // learnt yet, so its calls wait under JUDGE_TIMEOUT_MS (30 s); the cancel aborts them. 5 s, not less:
-    // on a loaded machine the way to the history took longer than 800 ms and the run had completed.
-    await request.post(`${judge}/latency`, { data: 5_000 });
+    // Second run: the judge never answers until the cancel, so the run is still going when it is
+    // cancelled from history, however long the way there takes on a loaded machine (a 5 s latency was
+    // not always enough: the run completed first). Its own model keeps the first run's cached verdicts
+    // from answering at once; its calls wait under JUDGE_TIMEOUT_MS (30 s) and the cancel aborts them.
+    await request.post(`${judge}/faults`, { data: { hang: 1 } });
     await page.getByLabel("Model override").fill(`slow-model-${Date.now()}`);
     await page.getByRole("button", { name: "Run all" }).click();
     await expect(page.getByTestId("run-status").nth(1)).toHaveAttribute("data-status", /pending|processing/);
