@@ -116,6 +116,31 @@ test.describe("metrics", { tag: "@store-independent" }, () => {
     await expect(page.getByTestId("metric-row")).toHaveCount(0);
   });
 
+  test("keys typed right after a variable is inserted land after it, even when the page's frames come late", async ({ page, request }) => {
+    // A busy machine delays animation frames. The caret used to be moved after an inserted variable on
+    // the next frame, so keys typed before it came were followed by the caret jumping back into the text.
+    await page.addInitScript(() => {
+      const raf = window.requestAnimationFrame.bind(window);
+      window.requestAnimationFrame = (callback) => {
+        setTimeout(() => raf(callback), 400);
+        return 0;
+      };
+    });
+    const datasetId = await sampleDataset(request, `Metrics caret ${Date.now()}`);
+    await page.goto(`/datasets/${datasetId}/metrics/new`);
+    await page.getByLabel("Scratch").check();
+    const prompt = page.getByRole("combobox", { name: "Prompt" });
+    await prompt.click();
+    await prompt.pressSequentially("Judge @HIS");
+    await expect(page.getByRole("listbox", { name: "Template variables" }).getByRole("option", { name: /@HISTORY/ })).toBeVisible();
+    await prompt.press("Enter");
+    // Typed while the frame is late, then after it has come.
+    await prompt.pressSequentially(" and");
+    await page.waitForTimeout(800);
+    await prompt.pressSequentially(" be brief");
+    await expect(prompt).toHaveValue("Judge @HISTORY and be brief");
+  });
+
   test("the template library filters, duplicates into my templates, edits and deletes mine", async ({ page }) => {
     await page.goto("/templates");
     await expect(page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Templates" })).toBeVisible();

@@ -1,6 +1,6 @@
 "use client";
 
-import { useId, useRef, useState, type KeyboardEvent } from "react";
+import { useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import { Badge } from "@/components/ui/badge";
 import type { EvaluationLevel } from "@/db/schema";
 import { checkPromptVariables, describeVariable, explainInvalidVariable, variablesForLevel } from "@/lib/metrics/variables";
@@ -33,6 +33,19 @@ export function PromptEditor({
   const listId = useId();
   const [token, setToken] = useState<{ start: number; text: string } | null>(null);
   const [active, setActive] = useState(0);
+  /**
+   * Where the caret goes once an inserted variable is on the page: set when React has put the new value
+   * in the textarea, before the next key is handled. (Set on the next animation frame instead, a key typed
+   * in between — a fast typist, a busy machine — was followed by the caret jumping back into the text.)
+   */
+  const pendingCaret = useRef<number | null>(null);
+  useLayoutEffect(() => {
+    const el = ref.current;
+    const caret = pendingCaret.current;
+    if (!el || caret === null || el.value !== value) return;
+    pendingCaret.current = null;
+    el.setSelectionRange(caret, caret);
+  }, [value]);
   const available = variablesForLevel(level);
   const options = token ? available.filter((v) => v.toLowerCase().startsWith(token.text.toLowerCase())) : [];
   const open = options.length > 0;
@@ -50,13 +63,12 @@ export function PromptEditor({
     const start = token?.start ?? el.selectionStart;
     const end = el.selectionStart;
     const next = value.slice(0, start) + name + value.slice(end);
+    const caret = start + name.length;
+    el.focus();
+    if (next === value) el.setSelectionRange(caret, caret);
+    else pendingCaret.current = caret;
     onChange(next);
     setToken(null);
-    const caret = start + name.length;
-    requestAnimationFrame(() => {
-      el.focus();
-      el.setSelectionRange(caret, caret);
-    });
   }
 
   function onKeyDown(e: KeyboardEvent<HTMLTextAreaElement>) {
