@@ -112,19 +112,32 @@ const json: JsonSql = {
  */
 const CHUNK_SIZES = [1000, 100, 10, 1];
 
-/** Multi-row INSERTs (one round trip per 1,000 rows instead of one per row); the ids in VALUES order. */
+/**
+ * Multi-row INSERTs (one round trip per 1,000 rows instead of one per row); the ids in VALUES order.
+ * Rows are taken from `step.rows` 1,000 at a time, so no more than one statement's rows are held.
+ */
 async function insertRows(tx: { execute(query: SQL): Promise<{ rows: unknown[] }> }, step: Extract<Step, { kind: "insertRows" }>): Promise<number[]> {
   const ids: number[] = [];
   const one = `(${step.columns.map(() => "?").join(", ")})`;
-  let start = 0;
-  for (const size of CHUNK_SIZES) {
-    for (; step.rows.length - start >= size; start += size) {
-      const chunk = step.rows.slice(start, start + size);
-      const text = `insert into ${step.table} (${step.columns.join(", ")}) values ${new Array(size).fill(one).join(", ")} returning id`;
-      const returned = (await tx.execute(toSql(text, chunk.flat()))).rows as Array<{ id: number | string }>;
-      // Ids are drawn in VALUES order; RETURNING's own order is not promised, so sort.
-      ids.push(...returned.map((r) => Number(r.id)).sort((a, b) => a - b));
+  const insertChunk = async (chunk: ReadonlyArray<readonly unknown[]>) => {
+    const text = `insert into ${step.table} (${step.columns.join(", ")}) values ${new Array(chunk.length).fill(one).join(", ")} returning id`;
+    const returned = (await tx.execute(toSql(text, chunk.flat()))).rows as Array<{ id: number | string }>;
+    // Ids are drawn in VALUES order; RETURNING's own order is not promised, so sort.
+    ids.push(...returned.map((r) => Number(r.id)).sort((a, b) => a - b));
+  };
+  const [full, ...smaller] = CHUNK_SIZES;
+  let pending: Array<readonly unknown[]> = [];
+  for (const row of step.rows) {
+    pending.push(row);
+    if (pending.length === full) {
+      await insertChunk(pending);
+      pending = [];
     }
+  }
+  // The remainder (fewer than 1,000 rows) in chunks of 100, 10 and 1.
+  let start = 0;
+  for (const size of smaller) {
+    for (; pending.length - start >= size; start += size) await insertChunk(pending.slice(start, start + size));
   }
   return ids;
 }

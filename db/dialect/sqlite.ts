@@ -50,7 +50,9 @@ const json: JsonSql = {
  */
 function insertRows(step: Extract<Step, { kind: "insertRows" }>): number[] {
   const insert = statement(`insert into ${step.table} (${step.columns.join(", ")}) values (${step.columns.map(() => "?").join(", ")})`);
-  return step.rows.map((row) => Number(insert.run(...row).lastInsertRowid));
+  const ids: number[] = [];
+  for (const row of step.rows) ids.push(Number(insert.run(...row).lastInsertRowid));
+  return ids;
 }
 
 export const sqliteDialect: Dialect = {

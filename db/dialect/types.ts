@@ -52,8 +52,12 @@ export type Step =
   | { kind: "changes"; query: PromiseLike<unknown> }
   | { kind: "raw"; text: string; params: readonly unknown[] }
   | { kind: "rawRun"; text: string; params: readonly unknown[] }
-  /** Insert `rows` (values in `columns` order) into `table`; the new ids, in row order. */
-  | { kind: "insertRows"; table: string; columns: readonly string[]; rows: readonly (readonly unknown[])[] };
+  /**
+   * Insert `rows` (values in `columns` order) into `table`; the new ids, in row order. The rows are
+   * read as they are inserted (at most one statement's worth held), so a caller can build each row
+   * when it is needed instead of holding every row of a large import at once.
+   */
+  | { kind: "insertRows"; table: string; columns: readonly string[]; rows: Iterable<readonly unknown[]> };
 
 /** A list of ids bound as one JSON-text parameter (or a placeholder for one). */
 export type JsonList = SQL.Aliased | SQL | ReturnType<typeof sql.placeholder>;

@@ -49,4 +49,39 @@ describe("insertConversationsBulk", () => {
     expect(row.map((r) => r.position)).toEqual([0, 1]);
     expect(JSON.parse(row[0].meta)).toEqual(meta);
   });
+
+  it("links every message and step to its own conversation across statements of 1,000, 100, 10 and 1 rows", async () => {
+    // 1,111 conversations (1,000 + 100 + 10 + 1 rows on PostgreSQL), each named after its index, with
+    // messages and steps whose text names it too: a row paired with another row's id would show.
+    const many: BulkConversation[] = Array.from({ length: 1111 }, (_, i) => ({
+      name: `c${i}`,
+      description: null,
+      meta: { i },
+      agents: null,
+      messages: [
+        { role: "user", content: `u${i}`, meta: null, steps: [] },
+        {
+          role: "assistant",
+          content: `a${i}`,
+          meta: { i },
+          steps: [{ thinking: `t${i}`, toolCall: { name: `f${i}` }, toolResult: null, outputContent: null, outputStructured: null, modelName: null, agentName: null }],
+        },
+      ],
+    }));
+    const result = await insertConversationsBulk({ create: { name: "many", description: null, userId: "u" } }, many);
+    if (!result.ok) throw new Error("insert failed");
+    expect(result).toMatchObject({ conversations: 1111, messages: 2222, steps: 1111 });
+    const rows = await rawRows<{ name: string; position: number; content: string; mpos: number; thinking: string | null }>(
+      `select c.name, c.position, m.content, m.position as mpos, s.thinking from conversations c
+         join messages m on m.conversation_id = c.id left join steps s on s.message_id = m.id and s.conversation_id = c.id
+       where c.dataset_id = ? order by c.position, m.position`,
+      [result.datasetId],
+    );
+    expect(rows).toHaveLength(2222);
+    rows.forEach((r, k) => {
+      const i = Math.floor(k / 2);
+      expect([r.name, Number(r.position), Number(r.mpos)]).toEqual([`c${i}`, i, k % 2]);
+      expect([r.content, r.thinking]).toEqual(k % 2 ? [`a${i}`, `t${i}`] : [`u${i}`, null]);
+    });
+  });
 });

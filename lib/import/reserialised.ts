@@ -13,6 +13,7 @@
  * field the import does not store at all.
  */
 import type { NotImported } from "@/lib/schemas/imports";
+import { countText } from "./count-text";
 
 /**
  * An open object or array, reused by depth (no allocation per object). Keys are kept as offsets into the
@@ -189,6 +190,6 @@ export function findReserialised(text: string, opts: { lines: boolean; prefix?: 
   return [...found.values()].map((f) => ({
     path: `${opts.prefix ?? ""}${f.path}`,
     characters: f.characters,
-    reason: `re-serialised: ${f.count > 1 ? `${f.count.toLocaleString("en-US")} values here, e.g. ` : ""}${f.example}`,
+    reason: `re-serialised: ${f.count > 1 ? `${countText(f.count)} values here, e.g. ` : ""}${f.example}`,
   }));
 }

@@ -9,6 +9,7 @@
  * summary Claude Code writes after `compact_boundary` is kept, marked in its message meta. Sidechain
  * records (sub-agents) become a conversation of their own, marked `sidechain: true`.
  */
+import { countText } from "../count-text";
 import { isRecord } from "../issues";
 import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
@@ -167,7 +168,7 @@ export function convertCodingAgentSession(lines: Line[]): Normalised {
   }
 
   const reasons = [
-    `${merged.toLocaleString("en-US")} lines were parts of a streamed reply (same message.id) and were merged into it`,
+    `${countText(merged)} lines were parts of a streamed reply (same message.id) and were merged into it`,
     "tool_result blocks (sent as role user) and tool_use, thinking and text blocks became steps of the assistant turn, so a turn between two human inputs is one message",
   ];
   if (skipped["system/compact_boundary"]) reasons.push("the compaction summary after compact_boundary is kept as a user message marked compaction_summary in its meta");

@@ -12,6 +12,7 @@
  * counts in its meta; the conversation's meta has the `message_tree_id`, so sibling replies (same
  * `parent_id`) can be compared across conversations.
  */
+import { countText } from "../count-text";
 import { isRecord } from "../issues";
 import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
@@ -98,7 +99,7 @@ export function convertMessageTrees(units: Unit[]): Normalised {
       unit: "tree messages",
       skipped: {},
       reasons: [
-        `each root-to-leaf path of the ${units.length.toLocaleString("en-US")} trees is a conversation, so a message on several paths is stored once per path (${copies.toLocaleString("en-US")} copies, marked shared_prefix in their meta)`,
+        `each root-to-leaf path of the ${countText(units.length)} trees is a conversation, so a message on several paths is stored once per path (${countText(copies)} copies, marked shared_prefix in their meta)`,
       ],
     },
   };

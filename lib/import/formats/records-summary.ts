@@ -3,6 +3,7 @@
  * import outcome carries it, so a user who counts the lines of their file is never left guessing.
  */
 import type { ImportRecords } from "@/lib/schemas/imports";
+import { countText as n } from "../count-text";
 
 /** What an adapter read: its records (and their name), those it skipped on purpose, and why its counts differ. */
 export type RecordsRead = {
@@ -13,8 +14,6 @@ export type RecordsRead = {
   /** Reasons particular to the format, each a short clause. */
   reasons: string[];
 };
-
-const n = (value: number) => value.toLocaleString("en-US");
 
 /** The outcome's `records`: counts, skipped kinds and one sentence of explanation. */
 export function summariseRecords(read: RecordsRead, stored: { conversations: number; messages: number; steps: number }): ImportRecords {
