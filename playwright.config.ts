@@ -64,7 +64,8 @@ const storeDependentOnly = process.env.E2E_STORE_DEPENDENT === "1";
 /** Browser tests against the production build, in Debian's Chromium (never a downloaded browser). */
 export default defineConfig({
   testDir: "e2e",
-  outputDir: "test-results",
+  // One folder per store: npm test runs the two passes at once, and Playwright empties its folder first.
+  outputDir: store === "postgres" ? "test-results/e2e-postgres" : "test-results/e2e-sqlite",
   timeout: 60_000,
   expect: { timeout: 10_000 },
   fullyParallel: false,
@@ -99,8 +100,10 @@ export default defineConfig({
 /** One worker's judge double, app server and sign-in server, each app server on a database of its own. */
 function slotServers(slot: number): WebServer[] {
   const { port, judgePort, guardedPort } = slotPorts(slot);
-  // Slot 0 keeps the names of a one-worker run (e2e.db, e2e-guarded.db; on PostgreSQL e2e, e2e_guarded).
+  // Slot 0 keeps the names of a one-worker run (e2e.db, e2e-guarded.db; on PostgreSQL e2e-pg.db's name
+  // e2e_pg, e2e_pg_guarded): the two stores' passes run at once, so neither removes the other's files.
   const suffix = slot === 0 ? "" : `-${slot}`;
+  const base = store === "postgres" ? "e2e-pg" : "e2e";
   return [
     {
       command: `npx tsx lib/testing/judge-double/cli.ts --port ${judgePort}`,
@@ -112,7 +115,7 @@ function slotServers(slot: number): WebServer[] {
     {
       command: "node scripts/e2e-server.mjs",
       url: `http://127.0.0.1:${port}/api/health`,
-      env: { E2E_PORT: String(port), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: `e2e${suffix}.db`, E2E_STORE: store },
+      env: { E2E_PORT: String(port), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: `${base}${suffix}.db`, E2E_STORE: store },
       reuseExistingServer: false,
       timeout: 300_000,
       stdout: "pipe",
@@ -123,7 +126,7 @@ function slotServers(slot: number): WebServer[] {
       env: {
         E2E_PORT: String(guardedPort),
         E2E_JUDGE_PORT: String(judgePort),
-        E2E_DB_NAME: `e2e-guarded${suffix}.db`,
+        E2E_DB_NAME: `${base}-guarded${suffix}.db`,
         E2E_STORE: store,
         API_TOKEN: guardedToken,
       },

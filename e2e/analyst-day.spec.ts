@@ -369,7 +369,8 @@ test.describe("the analyst's day on agent logs", () => {
     });
     await page.goto("/docs");
     const ui = page.locator(".swagger-ui");
-    await expect(ui.getByText("/datasets/{id}/meta-fields").first()).toBeVisible();
+    // Swagger UI's first render (its 1.4 MB bundle, then the document) took over 10 s beside the suite's other steps.
+    await expect(ui.getByText("/datasets/{id}/meta-fields").first()).toBeVisible({ timeout: 30_000 });
     // An operation expands and its body renders: parameters and responses, resolved from the 3.1 document.
     const operation = ui.getByRole("button", { name: "get /datasets/{id}/meta-fields", exact: true });
     await operation.click();

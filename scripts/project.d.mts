@@ -2,5 +2,7 @@
 export const root: string;
 export const nextBin: string;
 export function run(cmd: string, args: string[], opts?: { env?: Record<string, string> }): void;
-export function ensureDependencies(): void;
+export function ensureDependencies(options?: { native?: boolean }): void;
+export function nativeModulesMissing(): boolean;
+export function ensureNativeModules(): void;
 export function ensureBuild(): void;

@@ -30,16 +30,36 @@ export function run(cmd, args, opts = {}) {
   }
 }
 
+/** The one native module: compiled from source at install (node-gyp), most of a fresh install's time. */
+const nativeBinary = path.join(root, "node_modules", "better-sqlite3", "build", "Release", "better_sqlite3.node");
+
 /**
  * Install when node_modules is missing or older than package-lock.json. `npm install` rather than
  * `npm ci`: the lock file only lists the platform builds our registry carries, which `npm ci` refuses.
+ * Packages are installed with their install scripts off, then the native module is built
+ * (`ensureNativeModules`) — at once here, or, with `{ native: false }`, later by the caller: `npm test`
+ * compiles it beside the type check and lint, which do not need it.
  */
-export function ensureDependencies() {
+export function ensureDependencies({ native = true } = {}) {
   const marker = path.join(root, "node_modules", ".package-lock.json");
   const lock = path.join(root, "package-lock.json");
-  if (fs.existsSync(marker) && fs.statSync(marker).mtimeMs >= fs.statSync(lock).mtimeMs) return;
-  console.log("▸ Installing dependencies (npm install)…");
-  run("npm", ["install", "--no-audit", "--no-fund"]);
+  if (!fs.existsSync(marker) || fs.statSync(marker).mtimeMs < fs.statSync(lock).mtimeMs) {
+    console.log("▸ Installing dependencies (npm install)…");
+    run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts"]);
+  }
+  if (native) ensureNativeModules();
+}
+
+/** Whether the native module still has to be built (a fresh install, or an install that stopped half-way). */
+export function nativeModulesMissing() {
+  return !fs.existsSync(nativeBinary);
+}
+
+/** Run the install scripts that `ensureDependencies` left out: better-sqlite3's build, esbuild's check. */
+export function ensureNativeModules() {
+  if (!nativeModulesMissing()) return;
+  console.log("▸ Building the native module (npm rebuild better-sqlite3)…");
+  run("npm", ["rebuild", "better-sqlite3", "esbuild"]);
 }
 
 function* walk(p) {
@@ -75,4 +95,12 @@ export function ensureBuild() {
   console.log("▸ Building the app (next build)…");
   run("npx", ["next", "build"], { env: { NEXT_TELEMETRY_DISABLED: "1" } });
   fs.writeFileSync(stamp, fingerprint);
+}
+
+// `node scripts/project.mjs build|native`: ensureBuild / ensureNativeModules as commands (npm test runs
+// them beside other steps).
+if (process.argv[1] && path.resolve(process.argv[1]) === path.join(root, "scripts", "project.mjs")) {
+  if (process.argv[2] === "build") ensureBuild();
+  else if (process.argv[2] === "native") ensureNativeModules();
+  else if (process.argv[2]) throw new Error(`scripts/project.mjs: unknown command ${process.argv[2]} (build, native)`);
 }

@@ -2,122 +2,244 @@
 // build in Debian's Chromium, then the reliability suite in its short form. Everything that can behave
 // differently on the two stores runs on SQLite and on PostgreSQL (a throwaway cluster) when PostgreSQL is
 // installed; what cannot runs once (docs/testing.md says what runs where, and how a new test is placed).
-// Prints the time of each step at the end, and fails if the suite outgrew its budget
-// (TEST_BUDGET_SECONDS, see docs/testing.md). `.ci/run` calls this.
+//
+// The steps run side by side: each starts as soon as the steps it needs are done (the browser and
+// reliability suites need the build; nothing else needs anything but the install), because most of
+// them spend their time waiting on servers, browsers and timers, not on the cores. Each step's output
+// goes to test-results/logs/<step>.log as it comes and is printed in one piece when the step ends. The
+// first step that fails stops the others. At the end it prints when each step started and ended, the
+// wall time and the CPU time, and fails if the suite outgrew its budget (TEST_BUDGET_SECONDS, see
+// docs/testing.md). `.ci/run` calls this.
 import { spawn, spawnSync } from "node:child_process";
-import { ensureBuild, ensureDependencies, root } from "./project.mjs";
+import fs from "node:fs";
+import path from "node:path";
+import { ensureDependencies, nativeModulesMissing, root } from "./project.mjs";
 import { findPgBinDir } from "./pg-test-server.mjs";
 
 const started = performance.now();
-/** @type {Array<{ name: string; seconds: number }>} */
-const steps = [];
+const seconds = (t) => (t - started) / 1000;
+const logDir = path.join(root, "test-results", "logs");
 
-function summary() {
-  const total = (performance.now() - started) / 1000;
-  const width = Math.max(...steps.map((s) => s.name.length), 5);
-  console.log("\nTime per step:");
-  for (const s of steps) console.log(`  ${s.name.padEnd(width)}  ${s.seconds.toFixed(1).padStart(6)} s`);
-  console.log(`  ${"total".padEnd(width)}  ${total.toFixed(1).padStart(6)} s`);
-  return total;
-}
+const install = performance.now();
+// The native module (better-sqlite3, compiled from source: most of a fresh install) is built as a step
+// of the plan below, beside the type check and lint, which do not need it.
+ensureDependencies({ native: false });
+const installSeconds = (performance.now() - install) / 1000;
 
-/** Run one step with inherited output and time it; on failure, print the times so far and exit. */
-function step(name, cmd, args, env = {}) {
-  console.log(`▸ ${name}`);
-  const t = performance.now();
-  const res = spawnSync(cmd, args, { cwd: root, stdio: "inherit", env: { ...process.env, ...env } });
-  steps.push({ name, seconds: (performance.now() - t) / 1000 });
-  if (res.status !== 0) {
-    console.error(`\n✗ ${name}: ${cmd} ${args.join(" ")} failed (exit ${res.status ?? res.signal})`);
-    summary();
-    process.exit(res.status ?? 1);
+const pgMissing = !findPgBinDir();
+/** The second pass's servers listen this many ports above the first's, so both passes run at once. */
+const secondPassPortOffset = 100;
+const e2ePort = Number(process.env.E2E_PORT ?? 3210);
+const e2eJudgePort = Number(process.env.E2E_JUDGE_PORT ?? 4010);
+const reliabilityPort = Number(process.env.RELIABILITY_PORT ?? 3411);
+
+/**
+ * @typedef {{ id: string; name: string; cmd: string; args: string[]; env?: Record<string, string>; after?: string[]; background?: boolean }} Step
+ * The suite. A step starts once every step named in its `after` has passed (a step not in the plan,
+ * such as the native build when it is already done, counts as passed). A `background` step times
+ * nothing and is not on the longest chain (the native build, then vitest): it runs at a lower CPU
+ * priority (nice 10), so that chain gets the cores first. The store is named on each
+ * pass, so an exported E2E_STORE / RELIABILITY_STORE / TEST_STORE cannot change it.
+ * @type {Step[]}
+ */
+const plan = [
+  ...(nativeModulesMissing() ? [{ id: "native", name: "Native module (npm rebuild better-sqlite3)", cmd: "node", args: ["scripts/project.mjs", "native"] }] : []),
+  { id: "types", name: "Type check (tsc)", cmd: "npx", args: ["tsc", "--noEmit", "-p", "."], background: true },
+  { id: "lint", name: "Lint (ESLint)", cmd: "npx", args: ["eslint", ".", "--max-warnings=0"], background: true },
+  // madge: no cycle between files or between module folders (docs/code.md).
+  { id: "cycles", name: "Import cycles (madge)", cmd: "node", args: ["scripts/check-imports.mjs"], background: true },
+  // One vitest run: the files that use the store on each store (the PostgreSQL ones in one throwaway
+  // cluster), every other file once (vitest.config.mts, scripts/test-files.mjs).
+  pgMissing
+    ? { id: "vitest", name: "Unit and route tests (vitest, SQLite)", cmd: "npx", args: ["vitest", "run"], env: { TEST_STORE: "sqlite" }, after: ["native"] }
+    : { id: "vitest", name: "Unit and route tests (vitest, SQLite and PostgreSQL)", cmd: "npx", args: ["vitest", "run"], env: { TEST_STORE: "both" }, after: ["native"] },
+  // The build does not load the native module, so it starts at once.
+  { id: "build", name: "Build (next build)", cmd: "node", args: ["scripts/project.mjs", "build"], background: true },
+  {
+    id: "e2e-sqlite",
+    name: "Browser tests (Playwright, Chromium, SQLite)",
+    cmd: "npx",
+    args: ["playwright", "test"],
+    env: { E2E_STORE: "sqlite", E2E_STORE_DEPENDENT: "0" },
+    after: ["build", "native"],
+  },
+  {
+    id: "reliability-sqlite",
+    name: "Reliability suite, short form (SQLite)",
+    cmd: "npx",
+    args: ["tsx", "scripts/reliability/run.ts", "--short", "--store", "sqlite"],
+    after: ["e2e-sqlite"],
+  },
+  // Again with the servers on PostgreSQL, where runs are queued jobs: only what can behave differently
+  // there (docs/testing.md) — the browser specs not tagged @store-independent, the reliability sections
+  // not marked so in scripts/reliability/run.ts. On ports of their own, beside the SQLite pass.
+  ...(pgMissing
+    ? []
+    : [
+        {
+          id: "e2e-postgres",
+          name: "Browser tests on PostgreSQL (Playwright, throwaway cluster)",
+          cmd: "npx",
+          args: ["playwright", "test"],
+          env: {
+            E2E_STORE: "postgres",
+            E2E_STORE_DEPENDENT: "1",
+            E2E_PORT: String(e2ePort + secondPassPortOffset),
+            E2E_JUDGE_PORT: String(e2eJudgePort + secondPassPortOffset),
+          },
+          after: ["build", "native"],
+        },
+        {
+          id: "reliability-postgres",
+          name: "Reliability suite on PostgreSQL, short form (throwaway cluster)",
+          cmd: "npx",
+          args: ["tsx", "scripts/reliability/run.ts", "--short", "--store", "postgres", "--store-dependent"],
+          env: { RELIABILITY_PORT: String(reliabilityPort + secondPassPortOffset) },
+          after: ["e2e-postgres"],
+        },
+      ]),
+];
+
+/** @type {Map<string, { step: Step; child?: import("node:child_process").ChildProcess; start?: number; end?: number; status?: "passed" | "failed" | "stopped"; code?: number | string }>} */
+const state = new Map(plan.map((step) => [step.id, { step }]));
+let failure = /** @type {string | undefined} */ (undefined);
+fs.mkdirSync(logDir, { recursive: true });
+
+/** Start one step in a process group of its own (so stopping it stops its servers and browsers too). */
+function launch(id) {
+  const s = state.get(id);
+  const { step } = s;
+  s.start = performance.now();
+  console.log(`▸ ${step.name} — started at ${seconds(s.start).toFixed(0)} s`);
+  const logFile = path.join(logDir, `${id}.log`);
+  const log = fs.createWriteStream(logFile);
+  let output = "";
+  s.child = spawn(step.background ? "nice" : step.cmd, step.background ? ["-n", "10", step.cmd, ...step.args] : step.args, {
+    cwd: root,
+    env: { ...process.env, ...step.env },
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
+  });
+  for (const stream of [s.child.stdout, s.child.stderr]) {
+    stream.on("data", (chunk) => {
+      output += chunk;
+      log.write(chunk);
+    });
   }
-}
-
-/** A step that runs in-process (install, build), timed the same way. */
-function timed(name, fn) {
-  const t = performance.now();
-  fn();
-  steps.push({ name, seconds: (performance.now() - t) / 1000 });
+  return new Promise((resolve) => {
+    s.child.on("close", (code, signal) => {
+      log.end();
+      s.end = performance.now();
+      s.code = code ?? signal ?? "?";
+      const took = ((s.end - s.start) / 1000).toFixed(1);
+      if (failure && code !== 0) {
+        s.status = "stopped";
+        console.log(`▸ ${step.name} — stopped after ${took} s (output: ${path.relative(root, logFile)})`);
+      } else {
+        s.status = code === 0 ? "passed" : "failed";
+        console.log(`\n━━ ${step.name} — ${s.status} in ${took} s ━━`);
+        process.stdout.write(output.endsWith("\n") || output === "" ? output : `${output}\n`);
+        if (s.status === "failed" && !failure) {
+          failure = id;
+          stopAll();
+        }
+      }
+      resolve(undefined);
+    });
+  });
 }
 
 /**
- * Commands that use one core each, run side by side; each one's output is printed in one piece when it
- * ends, so the two never interleave.
+ * Stop every running step's process group as Ctrl-C would: SIGINT first, which Playwright, vitest and the
+ * reliability suite answer by stopping the servers they started in process groups of their own (a
+ * SIGTERMed Playwright leaves its web servers running); SIGTERM after 10 s, SIGKILL after 20 s.
  */
-async function together(name, commands) {
-  console.log(`▸ ${name}`);
-  const t = performance.now();
-  const results = await Promise.all(
-    commands.map(
-      ({ cmd, args }) =>
-        new Promise((resolve) => {
-          const child = spawn(cmd, args, { cwd: root, env: process.env, stdio: ["ignore", "pipe", "pipe"] });
-          let output = "";
-          child.stdout.on("data", (c) => (output += c));
-          child.stderr.on("data", (c) => (output += c));
-          child.on("close", (code, signal) => {
-            process.stdout.write(output);
-            resolve({ cmd, args, code: code ?? signal });
-          });
-        }),
-    ),
-  );
-  steps.push({ name, seconds: (performance.now() - t) / 1000 });
-  const failed = results.filter((r) => r.code !== 0);
-  if (failed.length) {
-    for (const f of failed) console.error(`\n✗ ${name}: ${f.cmd} ${f.args.join(" ")} failed (exit ${f.code})`);
-    summary();
-    process.exit(1);
+function stopAll() {
+  const signalAll = (signal) => {
+    for (const s of state.values()) {
+      if (!s.child || s.end !== undefined) continue;
+      try {
+        process.kill(-s.child.pid, signal);
+      } catch {
+        // already gone
+      }
+    }
+  };
+  signalAll("SIGINT");
+  setTimeout(() => signalAll("SIGTERM"), 10_000).unref();
+  setTimeout(() => signalAll("SIGKILL"), 20_000).unref();
+}
+for (const signal of ["SIGINT", "SIGTERM"]) {
+  process.on(signal, () => {
+    failure ??= signal;
+    stopAll();
+    setTimeout(() => process.exit(130), 21_000).unref();
+  });
+}
+
+/** Run the plan: start every step whose prerequisites passed, until none is left to start. */
+async function runPlan() {
+  const running = new Map();
+  for (;;) {
+    if (!failure) {
+      for (const [id, s] of state) {
+        if (s.start !== undefined || running.has(id)) continue;
+        if ((s.step.after ?? []).every((dep) => !state.has(dep) || state.get(dep).status === "passed")) running.set(id, launch(id).then(() => id));
+      }
+    }
+    if (running.size === 0) return;
+    running.delete(await Promise.race(running.values()));
   }
 }
 
-timed("install dependencies", () => ensureDependencies());
-await together("Type check, lint and import cycles", [
-  { cmd: "npx", args: ["tsc", "--noEmit", "-p", "."] },
-  { cmd: "npx", args: ["eslint", ".", "--max-warnings=0"] },
-  // madge: no cycle between files or between module folders (docs/code.md).
-  { cmd: "node", args: ["scripts/check-imports.mjs"] },
-]);
-
-const pgMissing = !findPgBinDir();
-const pgSkipped = (what) =>
-  console.log(`▸ ${what} on PostgreSQL: SKIPPED — PostgreSQL is not installed (\`apt-get install -y postgresql\`; .ci/run installs it)`);
-
-// One vitest run: the files that use the store on each store (the PostgreSQL ones in one throwaway
-// cluster), every other file once (vitest.config.mts, scripts/test-files.mjs).
-if (pgMissing) {
-  pgSkipped("Unit and route tests");
-  step("Unit and route tests (vitest, SQLite)", "npx", ["vitest", "run"], { TEST_STORE: "sqlite" });
-} else {
-  step("Unit and route tests (vitest, SQLite and PostgreSQL)", "npx", ["vitest", "run"], { TEST_STORE: "both" });
+/** CPU time (user + system) of this process's finished children, from /proc (Linux), in seconds. */
+function childrenCpuSeconds() {
+  try {
+    const stat = fs.readFileSync("/proc/self/stat", "utf8");
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ticks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+    // After the ")" field 3 (state) is index 0, so cutime (16) and cstime (17) are 13 and 14.
+    return (Number(fields[13]) + Number(fields[14])) / ticks;
+  } catch {
+    return undefined;
+  }
 }
 
-timed("build (next build)", () => ensureBuild());
-// The store is named on each pass, so an exported E2E_STORE / RELIABILITY_STORE cannot change it.
-step("Browser tests (Playwright, Chromium, SQLite)", "npx", ["playwright", "test"], { E2E_STORE: "sqlite", E2E_STORE_DEPENDENT: "0" });
-step("Reliability suite, short form (SQLite)", "npx", ["tsx", "scripts/reliability/run.ts", "--short", "--store", "sqlite"]);
-// Again with the servers on PostgreSQL, where runs are queued jobs: only what can behave differently
-// there (docs/testing.md) — the browser specs not tagged @store-independent, the reliability sections
-// not marked so in scripts/reliability/run.ts.
-if (pgMissing) {
-  pgSkipped("Browser tests");
-  pgSkipped("Reliability suite");
-} else {
-  step("Browser tests on PostgreSQL (Playwright, throwaway cluster)", "npx", ["playwright", "test"], { E2E_STORE: "postgres", E2E_STORE_DEPENDENT: "1" });
-  step("Reliability suite on PostgreSQL, short form (throwaway cluster)", "npx", [
-    "tsx",
-    "scripts/reliability/run.ts",
-    "--short",
-    "--store",
-    "postgres",
-    "--store-dependent",
-  ]);
+function summary() {
+  const total = seconds(performance.now());
+  const rows = [...state.values()];
+  const width = Math.max(...rows.map((s) => s.step.name.length), 24);
+  console.log("\nTime per step (seconds from the start of npm test; steps overlap):");
+  console.log(`  ${"install dependencies".padEnd(width)}  ${"0".padStart(6)} → ${installSeconds.toFixed(1).padStart(6)}  ${installSeconds.toFixed(1).padStart(6)} s`);
+  for (const s of rows) {
+    if (s.start === undefined) {
+      console.log(`  ${s.step.name.padEnd(width)}  not started`);
+      continue;
+    }
+    const end = s.end ?? performance.now();
+    console.log(
+      `  ${s.step.name.padEnd(width)}  ${seconds(s.start).toFixed(1).padStart(6)} → ${seconds(end).toFixed(1).padStart(6)}  ${((end - s.start) / 1000).toFixed(1).padStart(6)} s  ${s.status ?? ""}`,
+    );
+  }
+  const cpu = childrenCpuSeconds();
+  console.log(`  ${"total".padEnd(width)}  ${total.toFixed(1).padStart(16)} s wall${cpu === undefined ? "" : `, ${cpu.toFixed(0)} s CPU`}`);
+  return total;
 }
 
+await runPlan();
 const total = summary();
+if (failure) {
+  const s = state.get(failure);
+  console.error(s ? `\n✗ ${s.step.name}: ${s.step.cmd} ${s.step.args.join(" ")} failed (exit ${s.code}); the steps still running were stopped` : `\n✗ stopped (${failure})`);
+  process.exit(1);
+}
+if (pgMissing) {
+  console.log("\n▸ PostgreSQL: SKIPPED — not installed (`apt-get install -y postgresql`; .ci/run installs it): vitest, the browser tests and the reliability suite ran on SQLite only");
+  console.log("✓ All tests passed on SQLite; the PostgreSQL store was NOT tested (not installed)");
+} else {
+  console.log("\n✓ All tests passed");
+}
 const budget = Number(process.env.TEST_BUDGET_SECONDS ?? 0);
-console.log(pgMissing ? "\n✓ All tests passed on SQLite; the PostgreSQL store was NOT tested (not installed)" : "\n✓ All tests passed");
 if (budget > 0 && total > budget) {
   console.error(`✗ The suite took ${total.toFixed(0)} s, over its budget of TEST_BUDGET_SECONDS=${budget} s (docs/testing.md: where the time goes)`);
   process.exit(1);
