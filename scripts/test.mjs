@@ -17,14 +17,19 @@ import { ensureDependencies, nativeModulesMissing, root } from "./project.mjs";
 import { findPgBinDir } from "./pg-test-server.mjs";
 
 const started = performance.now();
+let clockTicks = /** @type {number | undefined} */ (undefined);
 const seconds = (t) => (t - started) / 1000;
 const logDir = path.join(root, "test-results", "logs");
 
 const install = performance.now();
+const cpuBeforeInstall = childrenCpuSeconds();
 // The native module (better-sqlite3, compiled from source: most of a fresh install) is built as a step
 // of the plan below, beside the type check and lint, which do not need it.
 ensureDependencies({ native: false });
 const installSeconds = (performance.now() - install) / 1000;
+/** CPU of the children reaped so far: each step's CPU is what was added when it ended. */
+let cpuSeen = childrenCpuSeconds();
+const installCpu = cpuSeen === undefined || cpuBeforeInstall === undefined ? undefined : cpuSeen - cpuBeforeInstall;
 
 const pgMissing = !findPgBinDir();
 /** The second pass's servers listen this many ports above the first's, so both passes run at once. */
@@ -100,7 +105,7 @@ const plan = [
       ]),
 ];
 
-/** @type {Map<string, { step: Step; child?: import("node:child_process").ChildProcess; start?: number; end?: number; status?: "passed" | "failed" | "stopped"; code?: number | string }>} */
+/** @type {Map<string, { step: Step; child?: import("node:child_process").ChildProcess; start?: number; end?: number; cpu?: number; status?: "passed" | "failed" | "stopped"; code?: number | string }>} */
 const state = new Map(plan.map((step) => [step.id, { step }]));
 let failure = /** @type {string | undefined} */ (undefined);
 fs.mkdirSync(logDir, { recursive: true });
@@ -127,6 +132,11 @@ function launch(id) {
     });
   }
   return new Promise((resolve) => {
+    s.child.on("exit", () => {
+      const cpu = childrenCpuSeconds();
+      if (cpu !== undefined && cpuSeen !== undefined) s.cpu = cpu - cpuSeen;
+      cpuSeen = cpu;
+    });
     s.child.on("close", (code, signal) => {
       log.end();
       s.end = performance.now();
@@ -197,9 +207,19 @@ function childrenCpuSeconds() {
   try {
     const stat = fs.readFileSync("/proc/self/stat", "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    const ticks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout.trim()) || 100;
+    clockTicks ??= Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout?.trim()) || 100;
+    const ticks = clockTicks;
     // After the ")" field 3 (state) is index 0, so cutime (16) and cstime (17) are 13 and 14.
     return (Number(fields[13]) + Number(fields[14])) / ticks;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The figures of a full run on a quiet 2-core machine (docs/testing.md), to notice a suite grown slower. */
+function reference() {
+  try {
+    return JSON.parse(fs.readFileSync(path.join(root, "scripts", "test-reference.json"), "utf8"));
   } catch {
     return undefined;
   }
@@ -209,8 +229,9 @@ function summary() {
   const total = seconds(performance.now());
   const rows = [...state.values()];
   const width = Math.max(...rows.map((s) => s.step.name.length), 24);
+  const cpuText = (cpu) => (cpu === undefined ? "" : `${cpu.toFixed(0).padStart(5)} s CPU`);
   console.log("\nTime per step (seconds from the start of npm test; steps overlap):");
-  console.log(`  ${"install dependencies".padEnd(width)}  ${"0".padStart(6)} → ${installSeconds.toFixed(1).padStart(6)}  ${installSeconds.toFixed(1).padStart(6)} s`);
+  console.log(`  ${"install dependencies".padEnd(width)}  ${"0".padStart(6)} → ${installSeconds.toFixed(1).padStart(6)}  ${installSeconds.toFixed(1).padStart(6)} s  ${cpuText(installCpu)}`);
   for (const s of rows) {
     if (s.start === undefined) {
       console.log(`  ${s.step.name.padEnd(width)}  not started`);
@@ -218,11 +239,20 @@ function summary() {
     }
     const end = s.end ?? performance.now();
     console.log(
-      `  ${s.step.name.padEnd(width)}  ${seconds(s.start).toFixed(1).padStart(6)} → ${seconds(end).toFixed(1).padStart(6)}  ${((end - s.start) / 1000).toFixed(1).padStart(6)} s  ${s.status ?? ""}`,
+      `  ${s.step.name.padEnd(width)}  ${seconds(s.start).toFixed(1).padStart(6)} → ${seconds(end).toFixed(1).padStart(6)}  ${((end - s.start) / 1000).toFixed(1).padStart(6)} s  ${cpuText(s.cpu)}  ${s.status ?? ""}`,
     );
   }
   const cpu = childrenCpuSeconds();
-  console.log(`  ${"total".padEnd(width)}  ${total.toFixed(1).padStart(16)} s wall${cpu === undefined ? "" : `, ${cpu.toFixed(0)} s CPU`}`);
+  const load = fs.existsSync("/proc/loadavg") ? fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") : "?";
+  console.log(`  ${"total".padEnd(width)}  ${total.toFixed(1).padStart(16)} s wall${cpu === undefined ? "" : `, ${cpu.toFixed(0)} s CPU (PostgreSQL servers not counted)`}; load average ${load}`);
+  const ref = reference();
+  if (ref && cpu !== undefined && !failure) {
+    const ratio = cpu / ref.cpu_seconds;
+    console.log(`  reference (${ref.measured}, ${ref.commit}): ${ref.wall_seconds} s wall, ${ref.cpu_seconds} s CPU on a quiet 2-core machine — this run's CPU is ${ratio.toFixed(2)}× that`);
+    if (ratio > 1.15) {
+      console.log(`  ⚠ the suite used ${((ratio - 1) * 100).toFixed(0)} % more CPU than its reference: a slower test or step? (docs/testing.md, How long it takes)`);
+    }
+  }
   return total;
 }
 
