@@ -20,8 +20,8 @@ type Found = { path: string; characters: number; example: string; count: number 
 /**
  * One scan of a JSON text. The open objects and arrays are kept by depth in arrays of small integers (no
  * object per frame or per value): where each opens (`opens`, so `[` says it is an array), where its keys
- * start in `keyStarts` (the offsets after their opening quotes, the innermost object's last), and one bit
- * per key it has (a hash of the key's length and first and last characters, `keyBits`). Integer-like
+ * start in `keyStarts` (the offsets after their opening quotes, the innermost object's last), and two bits
+ * per key it has (from a hash of the key's length and first and last characters, `keyBits`). Integer-like
  * keys, rare, are counted only when one comes (`intCounts`, `lastIndex`, for the object that opens at
  * `intOwner`). Keys are sliced only for what is listed: most files list nothing.
  */
@@ -151,7 +151,7 @@ function seenKey(s: Scan, start: number, end: number): boolean {
 
 /**
  * The innermost object's last key, at [start, end) (its quotes at start - 1 and end), may be one it
- * already has (its bit was set in keyBits) or start with a digit: listed when it is written twice, or is
+ * already has (its bits were set in keyBits) or start with a digit: listed when it is written twice, or is
  * integer-like after other keys (JavaScript moves it first: after a key that is not integer-like, or a
  * larger one).
  */
@@ -233,19 +233,20 @@ function scanChunk(s: Scan, i: number): number {
         i = after === 44 ? j + 1 : j;
         continue;
       }
-      // A key of the innermost object: compared with its keys so far only when one has the same bit.
+      // A key of the innermost object: compared with its keys so far only when theirs have set both its bits.
       const top = depth - 1;
       const start = i + 1;
       const first = text.charCodeAt(start);
-      const bit = 1 << ((end - start + first * 7 + text.charCodeAt(end - 1) * 13) & 31);
+      const hash = Math.imul((first << 16) ^ (text.charCodeAt(end - 1) << 8) ^ (end - start), 0x9e3779b1);
+      const bit = (1 << (hash >>> 27)) | (1 << ((hash >>> 22) & 31));
       const bits = keyBits[top];
       keyBits[top] = bits | bit;
       keyStarts[keyTop] = start;
       keyTop++;
-      if ((bits & bit) !== 0 || first <= 57) {
+      if ((bits & bit) === bit || first <= 57) {
         s.depth = depth;
         s.keyTop = keyTop;
-        checkKey(s, start, end, (bits & bit) !== 0);
+        checkKey(s, start, end, (bits & bit) === bit);
       }
       i = j + 1;
     } else if (c === 123 || c === 91) {
