@@ -8,12 +8,16 @@
  *   the peak RSS growth is the import's own, not left over from generating the file or from the
  *   10k case: growth = the process's peak RSS after the import minus its RSS just before (after a GC).
  *   That is an upper bound — it would also count any earlier peak, and there is none bigger here.
+ *   `cpu_ms` / `warm_cpu_ms`: the process's CPU time (all its threads) for each import and the 200 ms
+ *   after it, so the engine's background compiles it started count; steadier than wall time on a
+ *   loaded machine, where the wall time also counts the time other processes held the cores.
  * - `import_10k_conversations`: 10,000 conversations (≈20 MB), stage by stage, into a fresh SQLite file.
  */
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import v8 from "node:v8";
 import vm from "node:vm";
 import { closeDb, getDb } from "@/db/sqlite-database";
@@ -33,6 +37,12 @@ const CHILD_FILE_ENV = "TURNSCOPE_IMPORT_BENCH_FILE";
 
 const round = (n: number) => Math.round(n * 10) / 10;
 const mb = (bytes: number) => round(bytes / 1024 / 1024);
+/** The process's CPU time so far (user and system, all threads), in ms. */
+const cpuMs = () => {
+  const { user, system } = process.cpuUsage();
+  return (user + system) / 1000;
+};
+
 /** The process's peak resident set so far, in bytes (the kernel reports KiB). */
 const peakRss = () => process.resourceUsage().maxRSS * 1024;
 
@@ -113,16 +123,22 @@ async function routeCaseChild(file: string) {
   gc();
   const rssBefore = process.memoryUsage().rss;
   const peakBefore = peakRss();
+  const cpuStart = cpuMs();
   const start = performance.now();
   const result = await postImport(body, contentType);
   const coldMs = performance.now() - start;
   const peakAfter = peakRss();
+  await sleep(200);
+  const coldCpuMs = cpuMs() - cpuStart;
 
   const warm = multipartBody(bytes, "bench 10 MB, warm");
   gc();
+  const warmCpuStart = cpuMs();
   const warmStart = performance.now();
   await postImport(warm.body, warm.contentType);
   const warmMs = performance.now() - warmStart;
+  await sleep(200);
+  const warmCpuMs = cpuMs() - warmCpuStart;
   closeDb();
 
   const figures = {
@@ -133,6 +149,8 @@ async function routeCaseChild(file: string) {
     warnings: result.warnings.length,
     total_ms: Math.round(coldMs),
     warm_total_ms: Math.round(warmMs),
+    cpu_ms: Math.round(coldCpuMs),
+    warm_cpu_ms: Math.round(warmCpuMs),
     rss_before_mb: mb(rssBefore),
     peak_rss_mb: mb(peakAfter),
     peak_rss_growth_mb: mb(peakAfter - rssBefore),
