@@ -159,8 +159,8 @@ describe.skipIf(!queued)(title, () => {
   });
 
   it("(a) three workers and the API process share a 2,000-cell run: the judge sees each cell once, each cell has one result, the run completes", async () => {
-    const workers = await startWorkers(["a1", "a2", "a3"], double);
-    const { datasetId } = await dataset(2000);
+    // The workers start (seconds) while the dataset is seeded.
+    const [workers, { datasetId }] = await Promise.all([startWorkers(["a1", "a2", "a3"], double), dataset(2000)]);
     double.setLatency(5);
     const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 32 });
     await until("the run to end", async () => (await getExecutionRow(id))!.status !== "processing" && (await getExecutionRow(id))!.status !== "pending", 150_000, workers);
@@ -203,8 +203,7 @@ describe.skipIf(!queued)(title, () => {
   }, 240_000);
 
   it("(b) a worker SIGKILLed mid-run loses nothing: its batches come back, every cell ends with exactly one result, the run completes", async () => {
-    const [victim, ...others] = await startWorkers(["victim", "b1", "b2"], double);
-    const { datasetId } = await dataset(2000);
+    const [[victim, ...others], { datasetId }] = await Promise.all([startWorkers(["victim", "b1", "b2"], double), dataset(2000)]);
     double.setLatency(20);
     const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 32 });
     await until("the victim to be mid-batch", async () => {
@@ -234,8 +233,7 @@ describe.skipIf(!queued)(title, () => {
     // hold all 16 when killed, and the run then stood still for 30 s. Its batches come back after this
     // process's visibility timeout (3 s, set at enqueue).
     const leaseSeconds = 30;
-    const [victim, other] = await startWorkers(["victim", "e1"], double, leaseSeconds);
-    const { datasetId } = await dataset(300);
+    const [[victim, other], { datasetId }] = await Promise.all([startWorkers(["victim", "e1"], double, leaseSeconds), dataset(300)]);
     double.setLatency(300);
     const startedAt = Date.now();
     const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 16 });
@@ -298,8 +296,7 @@ describe.skipIf(!queued)(title, () => {
   }, 240_000);
 
   it("(c) a cancel on the API process stops the work in every worker", async () => {
-    const workers = await startWorkers(["c1", "c2", "c3"], double);
-    const { datasetId } = await dataset(600);
+    const [workers, { datasetId }] = await Promise.all([startWorkers(["c1", "c2", "c3"], double), dataset(600)]);
     double.setLatency(300);
     const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 24 });
     await until("some results", async () => (await listResultRows(id, { limit: 50 })).length >= 50, 60_000, workers);
@@ -309,12 +306,12 @@ describe.skipIf(!queued)(title, () => {
     const cancel = await call(item.DELETE, "DELETE", "/x", { params: { id } });
     expect(cancel.status).toBe(200);
     expect(cancel.json.status).toBe("cancelled");
-    await until("the judge calls in flight to end", () => double.inFlight() === 0, 5_000, workers);
+    await until("the judge calls in flight to end", () => double.inFlight() === 0, 30_000, workers);
     const calls = double.count();
     const kept = (await listResultRows(id)).length;
     expect(kept).toBeLessThan(600);
     // Every running batch of every worker was aborted, and nothing more is judged or saved.
-    await until("the workers' batches to end", () => workers.every((w) => w.events.filter((e) => e.event === "batch").length === w.events.filter((e) => e.event === "batch-done").length), 5_000, workers);
+    await until("the workers' batches to end", () => workers.every((w) => w.events.filter((e) => e.event === "batch").length === w.events.filter((e) => e.event === "batch-done").length), 30_000, workers);
     expect(workers.flatMap((w) => w.events).some((e) => e.event === "batch-done" && e.aborted === true)).toBe(true);
     await sleep(1_500);
     expect(double.count()).toBe(calls);
@@ -327,8 +324,7 @@ describe.skipIf(!queued)(title, () => {
   }, 240_000);
 
   it("(d) an SSE client on the API process sees every cell's event of a run the workers evaluate", async () => {
-    const workers = await startWorkers(["d1", "d2", "d3"], double);
-    const { datasetId } = await dataset(300);
+    const [workers, { datasetId }] = await Promise.all([startWorkers(["d1", "d2", "d3"], double), dataset(300)]);
     double.setLatency(10);
     const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 16 });
     const stream = await events.GET(new Request(`http://x/api/evaluation-pipeline-executions/${id}/events`), { params: Promise.resolve({ id: String(id) }) });
