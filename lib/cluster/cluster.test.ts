@@ -332,7 +332,7 @@ describe.skipIf(!binDir)(title, () => {
     expect(staid.attempt).toBe(2);
   }, 60_000);
 
-  it("(c) semaphore: 3 processes × 10 acquirers never exceed the limit of 4, nobody starves, a killed holder's slot frees after its lease", async () => {
+  it("(c) semaphore: 3 processes × 10 acquirers never exceed the limit of 4, nobody starves, a hung holder's slot frees after its lease", async () => {
     const url = await freshDatabase(cluster);
     const rounds = 4;
     await query(url, "insert into test_sem_probe (key) values ('limit4')");
@@ -380,8 +380,9 @@ describe.skipIf(!binDir)(title, () => {
     expect(performance.now() - t1).toBeLessThan(500);
     await expect(acquire("abort", 0, { url })).rejects.toThrow(/positive integer/);
 
-    // A holder killed outright: its slot stays taken while it lives (it renews the lease past
-    // leaseMs), then frees once the lease runs out after the kill.
+    // A holder that hangs (SIGSTOP: it stops renewing, its connections stay open, so only the lease
+    // can free its slot): the slot stays taken while it lives (it renews the lease past leaseMs), then
+    // frees once the lease runs out after it stopped.
     await holder.waitFor((e) => e.event === "held", 30_000);
     let acquiredAt = 0;
     const waiting = acquire("hold", 1, { url, leaseMs }).then((release) => {
@@ -390,11 +391,11 @@ describe.skipIf(!binDir)(title, () => {
     });
     await sleep(leaseMs * 2);
     expect(acquiredAt).toBe(0);
-    holder.proc.kill("SIGKILL");
-    const killedAt = Date.now();
+    holder.proc.kill("SIGSTOP");
+    const stoppedAt = Date.now();
     const release = await waiting;
-    const freedAfter = acquiredAt - killedAt;
-    console.log(`semaphore: slot of a SIGKILLed holder (lease ${leaseMs} ms) free after ${freedAfter} ms`);
+    const freedAfter = acquiredAt - stoppedAt;
+    console.log(`semaphore: slot of a hung holder (lease ${leaseMs} ms) free after ${freedAfter} ms`);
     expect(freedAfter).toBeGreaterThanOrEqual((leaseMs * 2) / 3 - 200);
     expect(freedAfter).toBeLessThan(leaseMs + 1_500);
     await release();
@@ -419,6 +420,29 @@ describe.skipIf(!binDir)(title, () => {
     await (await acquire("shutdown-run", 1, { url, signal: AbortSignal.timeout(5_000) }))();
     expect(performance.now() - t).toBeLessThan(2_000);
   });
+
+  it("semaphore: the slot of a SIGKILLed holder frees as soon as its connections close, not after its lease", async () => {
+    // A run's batch_size slots all held by a worker when it was SIGKILLed stalled every other process
+    // of the run for the whole lease (the visibility timeout).
+    const url = await freshDatabase(cluster);
+    const leaseMs = 30_000;
+    const dead = startChild("sem-hold", { DATABASE_URL: url, SEM_KEY: "dead-holder", SEM_LEASE_MS: String(leaseMs) });
+    await dead.waitFor((e) => e.event === "held", 30_000);
+    let acquiredAt = 0;
+    const next = acquire("dead-holder", 1, { url, leaseMs }).then((release) => {
+      acquiredAt = Date.now();
+      return release;
+    });
+    await waitUntil("this process to wait behind it", async () => (await query<{ n: number }>(url, "select count(*)::int as n from turnscope_semaphore where key = 'dead-holder'"))[0].n === 2, 10_000);
+    dead.proc.kill("SIGKILL");
+    await dead.exited;
+    const killedAt = Date.now();
+    const release = await next;
+    const waited = acquiredAt - killedAt;
+    console.log(`semaphore: slot of a SIGKILLed holder (lease ${leaseMs} ms) taken ${waited} ms after the kill`);
+    expect(waited).toBeLessThan(leaseMs / 3);
+    await release();
+  }, 60_000);
 
   it("semaphore: the places in line of a SIGKILLed process's waiters free within seconds, not after a holder's lease", async () => {
     // Issue 22: a dead process's waiting rows kept their places ahead of the living for the whole lease

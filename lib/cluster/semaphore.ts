@@ -8,7 +8,12 @@
  * out, which frees the slot. A waiter's row has a short lease of its own (waitLeaseMs, a few seconds,
  * renewed every second by its living process): a dead process's waiters stand in line ahead of the
  * living ones, and holding their places for a holder's lease stalled every other process of a run for
- * that long (issue 22: 57.6 s without progress at a 60 s lease). One try is one call of a plpgsql function (one round trip) serialised per
+ * that long (issue 22: 57.6 s without progress at a 60 s lease). Sooner still: each row names the
+ * backend pid of its process's listening connection (notify.ts, open as long as the process lives), and
+ * a try drops the rows of pids PostgreSQL no longer has — a SIGKILLed process's slots and places free as
+ * soon as its connections close, not after their leases (a process that held every slot of a run's
+ * batch_size stalled the run for the whole lease; a lost host still waits out the leases). After the
+ * listening connection comes back, the process names its new pid on its rows. One try is one call of a plpgsql function (one round trip) serialised per
  * key by a transaction-scoped advisory lock; a release deletes the row and NOTIFYs the key, which
  * wakes the longest-waiting waiter of that key in each process (the first in line overall is the
  * first in line of its process, so it is among them; waking every waiter would cost a query each per
@@ -50,26 +55,31 @@ const schemaSql = [
      ticket bigserial NOT NULL,
      holding boolean NOT NULL DEFAULT false,
      expires_at timestamptz NOT NULL,
-     created_at timestamptz NOT NULL DEFAULT now()
+     created_at timestamptz NOT NULL DEFAULT now(),
+     owner_pid int
    )`,
+  // Tables created before rows named their process's connection.
+  "ALTER TABLE turnscope_semaphore ADD COLUMN IF NOT EXISTS owner_pid int",
   "CREATE INDEX IF NOT EXISTS turnscope_semaphore_key_idx ON turnscope_semaphore (key, holding, ticket)",
   // One round trip per try: register or refresh the caller's row, drop expired leases of the key, and
   // take a slot when fewer than p_limit rows are holding or waiting ahead of the caller. A waiting row
-  // is leased for p_wait_ms, a holding one for p_lease_ms. Returns the caller's ticket (its place in
+  // is leased for p_wait_ms, a holding one for p_lease_ms; rows of a process whose connection
+  // (owner_pid) PostgreSQL no longer has are dropped too. Returns the caller's ticket (its place in
   // line, > 0) while it waits; once it holds a slot, minus the slots still free after its own (≤ 0),
   // so a winner can tell its next in line to try too.
-  `CREATE OR REPLACE FUNCTION turnscope_semaphore_try(p_key text, p_holder text, p_limit int, p_lease_ms int, p_wait_ms int)
+  `CREATE OR REPLACE FUNCTION turnscope_semaphore_try(p_key text, p_holder text, p_limit int, p_lease_ms int, p_wait_ms int, p_owner_pid int)
    RETURNS bigint AS $$
    DECLARE
      mine record;
      taken int;
    BEGIN
      PERFORM pg_advisory_xact_lock(hashtextextended('turnscope.semaphore:' || p_key, 0));
-     DELETE FROM turnscope_semaphore WHERE key = p_key AND expires_at < clock_timestamp();
-     INSERT INTO turnscope_semaphore AS s (holder, key, expires_at)
-       VALUES (p_holder, p_key, clock_timestamp() + p_wait_ms * interval '1 millisecond')
+     DELETE FROM turnscope_semaphore t WHERE t.key = p_key AND (t.expires_at < clock_timestamp()
+       OR (t.owner_pid IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_stat_activity a WHERE a.pid = t.owner_pid)));
+     INSERT INTO turnscope_semaphore AS s (holder, key, expires_at, owner_pid)
+       VALUES (p_holder, p_key, clock_timestamp() + p_wait_ms * interval '1 millisecond', p_owner_pid)
        ON CONFLICT (holder) DO UPDATE SET expires_at = clock_timestamp()
-         + (CASE WHEN s.holding THEN p_lease_ms ELSE p_wait_ms END) * interval '1 millisecond'
+         + (CASE WHEN s.holding THEN p_lease_ms ELSE p_wait_ms END) * interval '1 millisecond', owner_pid = p_owner_pid
        RETURNING s.holding, s.ticket INTO mine;
      IF mine.holding THEN
        RETURN 0;
@@ -187,6 +197,34 @@ function listenForReleases(url: string): Promise<unknown> {
   return subscribed;
 }
 
+/**
+ * The backend pid of this process's listening connection to `url` (see the header), asked once per
+ * connection. When the connection comes back after a drop, this process's rows are given the new pid
+ * (other processes may have dropped some meanwhile: their renewals then find them gone, as after a lost lease).
+ */
+function ownerPid(url: string): Promise<number> {
+  const notifier = getNotifier(url);
+  const owners = ownerState();
+  let pid = owners.get(notifier);
+  if (!pid) {
+    pid = notifier.listenerPid();
+    owners.set(notifier, pid);
+    pid.catch(() => owners.delete(notifier));
+    notifier.onReconnect(() => {
+      const renewed = notifier.listenerPid();
+      owners.set(notifier, renewed);
+      renewed.catch(() => owners.delete(notifier));
+      void renewed
+        .then((newPid) =>
+          clusterPool(url).query("UPDATE turnscope_semaphore SET owner_pid = $2 WHERE holder = ANY($1::text[])", [[...(liveRows().get(url) ?? [])], newPid]),
+        )
+        .catch((err: unknown) => log.warn("semaphore: could not name the new listening connection on this process's rows", { err }));
+    });
+  }
+  return pid;
+}
+const ownerState = () => processSingleton("cluster.semaphore.owner", () => new WeakMap<object, Promise<number>>());
+
 function abortError(signal: AbortSignal): Error {
   return signal.reason instanceof Error ? signal.reason : new DOMException("The operation was aborted", "AbortError");
 }
@@ -210,12 +248,14 @@ export async function acquire(key: string, limit: number, options: AcquireOption
   if (!rows) liveRows().set(url, (rows = new Set()));
   rows.add(holder);
   const tryTake = async () => {
-    const { rows } = await pool.query<{ ticket: string }>("SELECT turnscope_semaphore_try($1, $2, $3, $4, $5)::text AS ticket", [
+    const owner = await ownerPid(url);
+    const { rows } = await pool.query<{ ticket: string }>("SELECT turnscope_semaphore_try($1, $2, $3, $4, $5, $6)::text AS ticket", [
       key,
       holder,
       limit,
       leaseMs,
       waitLeaseMs,
+      owner,
     ]);
     return Number(rows[0].ticket);
   };

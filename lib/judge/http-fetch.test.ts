@@ -271,7 +271,9 @@ describe("judge calls over the judge fetch (the platform fetch must not be used)
       platformCalls++;
       return original(input, init);
     }) as typeof fetch;
-    configure({ OPENAI_BASE_URL: double.baseURL, OPENAI_API_KEY: "sk-test", JUDGE_MAX_RETRIES: "3", JUDGE_TIMEOUT_MS: "5000" });
+    // A ceiling no answer of the double comes near, even on a loaded machine (the first call of a process
+    // took over 5 s at load 30 and was retried as a time-out); the time-out test sets its own.
+    configure({ OPENAI_BASE_URL: double.baseURL, OPENAI_API_KEY: "sk-test", JUDGE_MAX_RETRIES: "3", JUDGE_TIMEOUT_MS: "60000" });
   });
   afterEach(() => {
     globalThis.fetch = original;

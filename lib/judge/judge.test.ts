@@ -271,10 +271,13 @@ describe("adaptive limiter", () => {
     expect(limiter.currentLimit).toBe(1);
     const hung = await limiter.acquire(); // never answered
     let next: Slot | undefined;
-    void limiter.acquire().then((s) => (next = s));
+    const nextSlot = limiter.acquire();
+    void nextSlot.then((s) => (next = s));
     await new Promise((r) => setTimeout(r, 5));
     expect(next).toBeUndefined();
-    await expect.poll(() => next !== undefined, { timeout: 1000 }).toBe(true);
+    // Given once the hung call has stalled (30 ms). Read at once: a poll every 50 ms let the second
+    // call stall too (30 ms after it got its slot) before the stats were read.
+    next = await nextSlot;
     expect(limiter.stats()).toMatchObject({ in_flight: 1, stalled: 1 });
     // Two in flight (one stalled) is the ceiling of 2: a third waits even when the second stalls.
     let third: Slot | undefined;

@@ -62,9 +62,11 @@ describe("max_cost_usd", () => {
       expect(done.meta.stop_reason).toBe("budget");
       expect(done.errors.at(-1).message).toMatch(/^budget reached/);
       const spent = (await cellCosts(res.json.id)).reduce((a, b) => a + b, 0);
-      // Reached, and over it by less than one batch of calls.
-      expect(spent).toBeGreaterThanOrEqual(limit);
-      expect(spent - limit).toBeLessThanOrEqual(mode.batch_size * biggest + 1e-9);
+      // Reached, and over it by less than one batch of calls (docs/online.md). On PostgreSQL no call goes
+      // out and no reply is saved once the saved spend is at the limit, whatever the machine's load.
+      const story = `spent ${spent} of ${limit} (biggest cell ${biggest}), ${done.successful_evaluations} cells saved`;
+      expect(spent, story).toBeGreaterThanOrEqual(limit);
+      expect(spent - limit, story).toBeLessThanOrEqual(mode.batch_size * biggest + 1e-9);
       expect(done.meta.cost_usd).toBeCloseTo(spent, 9);
       // Partial results kept; the rest left for a retry.
       expect(done.successful_evaluations).toBeGreaterThanOrEqual(4);

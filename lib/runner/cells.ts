@@ -61,6 +61,16 @@ export type CellRunnerOptions = {
    * shared run reads what every process spent); it stops the run once the budget is reached.
    */
   budget?: (spentHereUsd: number) => void | Promise<void>;
+  /**
+   * Shared runs with a max_cost_usd. `underBudget`: whether the run is still under it, from what every
+   * process saved; asked once a call's slots are taken, before the call goes out, and again before a
+   * reply is saved. `oneAtATime` runs those saves (the check and the write) one after another in this
+   * process, so a reply is never saved on a reading taken before another reply's save. Once it says no,
+   * no call starts and nothing more is saved here (the cells are left for a retry), as an in-process
+   * run's abort at the limit: the stop itself reaches other batches only when the run is marked ended,
+   * and meanwhile they went on calling and saving past the limit.
+   */
+  budgetGate?: { underBudget: () => Promise<boolean>; oneAtATime: (save: () => Promise<void>) => Promise<void> };
   /** Called with hedged requests as they are sent (shared runs add them to meta). */
   onHedged?: (n: number) => Promise<void>;
 };
@@ -98,10 +108,10 @@ export type CellRunner = {
   bindAtOnce(set: (n: number) => void): void;
 };
 
-/** A run's call slot refused: the server is shutting down, so the cell does not start its call. */
+/** A run's call slot refused: the server is shutting down (or a shared run's budget is reached), so the cell does not start its call. */
 class NotStarted extends Error {
   constructor() {
-    super("not started: the server is shutting down");
+    super("not started: the server is shutting down or the run's budget is reached");
   }
 }
 
@@ -128,12 +138,18 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const runGate = (model: string): CallGate | undefined =>
     callSlots &&
     (async (s, o) => {
-      if (opts.stopped()) throw new NotStarted();
+      if (opts.stopped() || overBudget) throw new NotStarted();
       const leave = await callSlots.gate(model)(s, o);
-      if (!opts.stopped()) return leave;
+      if (!opts.stopped() && (await stillUnderBudget())) return leave;
       leave();
       throw new NotStarted();
     });
+  /** Set once `underBudget` said no: nothing of the run starts or is saved here any more. */
+  let overBudget = false;
+  const stillUnderBudget = async () => {
+    if (!overBudget && opts.budgetGate && !(await opts.budgetGate.underBudget())) overBudget = true;
+    return !overBudget;
+  };
 
   /** Trees loaded ahead by prefetchTrees, taken by the first cell of their conversation. */
   const prefetched = new Map<number, ConversationTree>();
@@ -305,7 +321,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     : undefined;
 
   const judgeCell = async (cell: Cell) => {
-    if (signal.aborted || opts.stopped()) return;
+    if (signal.aborted || opts.stopped() || overBudget) return;
     const model = resolveModelName(req.model_name, cell.node.modelName);
     lastModel = model;
     // With call slots a cell is announced when its call goes out (or when its outcome needs none), not
@@ -374,6 +390,12 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     // refused its call slot by a shutdown was never started: it is left for a retry, like the cells after it.
     // (A refused hedge or retry does not undo an answer the cell already has.)
     if (signal.aborted || (refused && outcome.status !== "completed")) return;
+    if (opts.budgetGate) {
+      // A shared run's budget reached meanwhile (by any process): the reply is not saved. (The save
+      // itself checks again that the run is active.)
+      const save = () => (!signal.aborted && !overBudget ? (announce(), record(cell, outcome)) : Promise.resolve());
+      return await opts.budgetGate.oneAtATime(async () => void ((await stillUnderBudget()) && (await save())));
+    }
     announce();
     await record(cell, outcome);
   };

@@ -172,6 +172,16 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   const leaseMs = getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000;
   const spent = req.max_cost_usd != null ? runSpend(row.id) : undefined;
   if (spent && (await spent.now()) >= req.max_cost_usd!) return void (await stopForBudget(row.id, req.max_cost_usd!));
+  let reached = false;
+  const underBudget = spent
+    ? async () => {
+        if (!reached && (await spent.now()) >= req.max_cost_usd!) {
+          reached = true;
+          await stopForBudget(row.id, req.max_cost_usd!);
+        }
+        return !reached;
+      }
+    : undefined;
   const runner = cellRunner({
     execution: row,
     req,
@@ -187,8 +197,11 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     callSlots: { size: batchSize, gate: (model) => clusterCallGate(`execution:${row.id}`, batchSize, model, leaseMs) },
     onRateLimited: (n) => addExecutionRateLimits(row.id, n),
     onHedged: (n) => addExecutionHedges(row.id, n),
-    // What every process's batches of the run spent so far, read incrementally as each cell's cost is recorded.
-    budget: spent ? async () => void ((await spent.now()) >= req.max_cost_usd! && (await stopForBudget(row.id, req.max_cost_usd!))) : undefined,
+    // What every process's batches of the run spent so far, read incrementally as each cell's cost is
+    // recorded, before each call goes out and before each reply is saved: the first to see the limit
+    // reached ends the run; until the end reaches the other batches, none of them calls or saves more.
+    budget: underBudget ? async () => void (await underBudget()) : undefined,
+    budgetGate: underBudget && { underBudget, oneAtATime: (save) => oneAtATime(row.id, save) },
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
@@ -290,6 +303,18 @@ async function advance(executionId: number): Promise<void> {
   }
 }
 
+/** Budgeted saves of each execution in this process, one after another (see `budgetGate` in cells.ts). */
+const budgetedSaves = processSingleton("runner.cluster.budgeted-saves", () => new Map<number, Promise<void>>());
+
+function oneAtATime(executionId: number, save: () => Promise<void>): Promise<void> {
+  const queues = budgetedSaves;
+  const done = (queues.get(executionId) ?? Promise.resolve()).then(save);
+  const tail = done.catch(() => undefined);
+  queues.set(executionId, tail);
+  void tail.then(() => queues.get(executionId) === tail && queues.delete(executionId));
+  return done;
+}
+
 /** A queued run's priced cost so far across processes, each reading only the results saved since the last. */
 function runSpend(executionId: number): { now(): Promise<number> } {
   let upToId = 0;
@@ -302,8 +327,15 @@ function runSpend(executionId: number): { now(): Promise<number> } {
     }
     return cost;
   };
-  // Cells recorded together share one read.
-  return { now: () => (reading ??= read().finally(() => (reading = undefined))) };
+  // Callers at once share one read, but never one that started before the call: it could miss a result
+  // saved just before (a budgeted save must see the one before it).
+  const next = () => (reading ??= read().finally(() => (reading = undefined)));
+  return {
+    now: async () => {
+      if (reading) await reading.catch(() => undefined);
+      return await next();
+    },
+  };
 }
 
 /**

@@ -16,7 +16,7 @@ import { waitForExecution } from "./run";
 const judgeDouble = withJudgeDouble();
 
 describe("a run under a faulty provider", () => {
-  it("ends every cell final, each failed one with its reason, with bounded retries", { timeout: 60_000 }, async () => {
+  it("ends every cell final, each failed one with its reason, with bounded retries", { timeout: 120_000 }, async () => {
     const double = judgeDouble();
     const sample = await loadSampleDataset();
     const base = { dataset_id: sample.datasetId, output_type: "progress" as const };
@@ -38,6 +38,9 @@ describe("a run under a faulty provider", () => {
     const done = (await call(item.GET, "GET", `/x/${id}`, { params: { id } })).json;
     const stats = double.stats();
     double.setFaults(null);
+    // Every hung request is closed by the judge (hedge won, or timed out) — heard here just after the run ends.
+    await expect.poll(() => double.inFlight(), { timeout: 30_000 }).toBe(0);
+    const hung = double.requests.filter((r) => r.behaviour === "hang");
 
     // The faults happened: refusals, errors, garbled replies and hung calls.
     expect(stats.byKind.rate_limit).toBeGreaterThan(0);
@@ -57,10 +60,14 @@ describe("a run under a faulty provider", () => {
     }
     // Most cells make it through the faults (retries, the repair attempt, hedges).
     expect(done.successful_evaluations).toBeGreaterThan(25);
-    // No cell waited out the fixed 30 s JUDGE_TIMEOUT_MS for a hung call: the hang was hedged past the
-    // provider's p95, or timed out at the limit learnt from its latency (≥ JUDGE_TIMEOUT_FLOOR_MS, 1 s).
-    const slowest = Math.max(...rows.map((r) => r.execution_time ?? 0));
-    expect(slowest).toBeLessThan(30_000);
+    // No hung call waited out the fixed 30 s JUDGE_TIMEOUT_MS: the hang was hedged past the provider's
+    // p95 (the hedge's answer aborts it), or timed out at the limit learnt from its latency (≥
+    // JUDGE_TIMEOUT_FLOOR_MS, 1 s). Measured on the hung requests themselves, from arrival to the judge
+    // closing them: a cell's execution_time also holds its retries' backoffs and Retry-After waits, and
+    // under load (at 20–37 on two cores) a cell with several of them took 37.7 s without any call held 30 s.
+    expect(hung.length).toBeGreaterThan(0);
+    const heldMs = hung.map((r) => (r.closedAt === null ? Infinity : Date.parse(r.closedAt) - Date.parse(r.at)));
+    expect(Math.max(...heldMs)).toBeLessThan(30_000);
     // Hedges are counted in meta (a queued PostgreSQL run's once one was sent: its processes add them up).
     if (!process.env.DATABASE_URL) expect(typeof done.meta.hedges).toBe("number");
   });

@@ -406,6 +406,10 @@ describe("cancel", () => {
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 2 });
     const id = res.json.id;
     await expect.poll(async () => (await listResultRows(id)).length, { timeout: 10_000 }).toBeGreaterThanOrEqual(2);
+    // The next calls hang, so a call is surely in flight when the cancel comes (under load the cancel
+    // could land between two calls, with none out to abort).
+    double.enqueue({ kind: "hang" }, { kind: "hang" });
+    await expect.poll(() => double.requests.some((r) => r.behaviour === "hang"), { timeout: 10_000 }).toBe(true);
     const cancel = await call(item.DELETE, "DELETE", "/x", { params: { id } });
     expect(cancel.status).toBe(200);
     expect(cancel.json.status).toBe("cancelled");

@@ -45,6 +45,8 @@ export interface RecordedRequest {
   source: BehaviourSource | null;
   /** Null while in flight, and forever for hangs and client aborts. */
   status: number | null;
+  /** When the response ended or the client closed the connection (a hang ends only so); null while open. */
+  closedAt: string | null;
 }
 
 export interface JudgeDoubleStats {
@@ -120,7 +122,7 @@ function redactHeaders(headers: http.IncomingHttpHeaders): Record<string, string
 
 function newRecord(req: http.IncomingMessage, path: string): RecordedRequest {
   const base = { at: new Date().toISOString(), method: req.method ?? "GET", path, headers: redactHeaders(req.headers) };
-  return { ...base, body: undefined, behaviour: null, source: null, status: null };
+  return { ...base, body: undefined, behaviour: null, source: null, status: null, closedAt: null };
 }
 
 function tokens(chars: number): number {
@@ -307,8 +309,11 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
     received++;
     inFlight++;
     peakInFlight = Math.max(peakInFlight, inFlight);
-    res.once("close", () => inFlight--);
     const record = newRecord(req, path);
+    res.once("close", () => {
+      inFlight--;
+      record.closedAt = new Date().toISOString();
+    });
     requests.push(record);
     const raw = await readBody(req);
     const parsed = parseJson(raw);

@@ -5,7 +5,7 @@ import { log } from "@/lib/log";
 import { executionResultsSchema, executionSchema } from "@/lib/schemas/executions";
 import { call } from "@/lib/testing/http";
 import { insertConversationFixture } from "@/lib/testing/seed";
-import { addTestResult, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed-results";
+import { addTestResult, addTestResults, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed-results";
 import { openSnapshot, resultPages } from "@/lib/results/read";
 import * as exportRoute from "./route";
 import * as resultsRoute from "../results/route";
@@ -294,9 +294,7 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
   it("pages through more results than one page, in id order, header only when empty", async () => {
     const exec = await createTestExecution(fx.nodes.progress);
     const entity = { type: "conversation" as const, id: fx.conv.conversationId, conversationId: fx.conv.conversationId };
-    for (let i = 0; i < 2345; i++) {
-      await addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, result: { score: (i % 11) / 10 }, score: (i % 11) / 10 });
-    }
+    await addTestResults(Array.from({ length: 2345 }, (_, i) => ({ executionId: exec.id, node: fx.nodes.progress, entity, result: { score: (i % 11) / 10 }, score: (i % 11) / 10 })));
     const rows: Record<string, string>[] = parse(await (await download(exec.id, "csv")).text(), { columns: true });
     expect(rows).toHaveLength(2345);
     const ids = rows.map((r) => Number(r.result_id));
@@ -319,9 +317,7 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
     const exec = await createTestExecution(fx.nodes.progress);
     const entity = { type: "conversation" as const, id: fx.conv.conversationId, conversationId: fx.conv.conversationId };
     const reasoning = "x".repeat(400);
-    for (let i = 0; i < 1500; i++) {
-      await addTestResult({ executionId: exec.id, node: fx.nodes.progress, entity, result: { score: 0.5, reasoning }, score: 0.5 });
-    }
+    await addTestResults(Array.from({ length: 1500 }, () => ({ executionId: exec.id, node: fx.nodes.progress, entity, result: { score: 0.5, reasoning }, score: 0.5 })));
     const errors = vi.spyOn(log, "error");
     for (const format of ["csv", "xlsx", "json"]) {
       const res = await download(exec.id, format);
