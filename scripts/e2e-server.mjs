@@ -35,7 +35,9 @@ async function freshPgDatabase(base) {
 }
 
 const port = process.env.E2E_PORT ?? "3210";
-const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", "127.0.0.1"], {
+// Idle keep-alive sockets stay open 65 s, not Node's 5 s: a spec's request after a pause of about 5 s
+// could reuse a socket the server was closing just then (ECONNRESET on a grid read, seen under load).
+const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", "127.0.0.1", "--keepAliveTimeout", "65000"], {
   cwd: root,
   stdio: "inherit",
   env: {

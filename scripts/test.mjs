@@ -125,6 +125,15 @@ function launch(id) {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
+  // A step runs in a session of its own (detached), and Linux shares the CPU fairly between sessions
+  // (autogroups) whatever the nice value inside them: a background step's session is niced as a whole.
+  if (step.background && s.child.pid) {
+    try {
+      fs.writeFileSync(`/proc/${s.child.pid}/autogroup`, "10");
+    } catch {
+      // no autogroups here (or not Linux): `nice` alone applies
+    }
+  }
   for (const stream of [s.child.stdout, s.child.stderr]) {
     stream.on("data", (chunk) => {
       output += chunk;
