@@ -42,8 +42,9 @@ const reliabilityPort = Number(process.env.RELIABILITY_PORT ?? 3411);
  * @typedef {{ id: string; name: string; cmd: string; args: string[]; env?: Record<string, string>; after?: string[]; background?: boolean }} Step
  * The suite. A step starts once every step named in its `after` has passed (a step not in the plan,
  * such as the native build when it is already done, counts as passed). A `background` step times
- * nothing and is not on the longest chain (the native build, then vitest): it runs at a lower CPU
- * priority (nice 10), so that chain gets the cores first. The store is named on each
+ * nothing and nothing waits for it (the type check, lint, import cycles): it runs at a lower CPU
+ * priority (nice 10), so the two long chains — the native build then vitest, the next build then the
+ * browser and reliability passes — get the cores first. The store is named on each
  * pass, so an exported E2E_STORE / RELIABILITY_STORE / TEST_STORE cannot change it.
  * @type {Step[]}
  */
@@ -58,8 +59,8 @@ const plan = [
   pgMissing
     ? { id: "vitest", name: "Unit and route tests (vitest, SQLite)", cmd: "npx", args: ["vitest", "run"], env: { TEST_STORE: "sqlite" }, after: ["native"] }
     : { id: "vitest", name: "Unit and route tests (vitest, SQLite and PostgreSQL)", cmd: "npx", args: ["vitest", "run"], env: { TEST_STORE: "both" }, after: ["native"] },
-  // The build does not load the native module, so it starts at once.
-  { id: "build", name: "Build (next build)", cmd: "node", args: ["scripts/project.mjs", "build"], background: true },
+  // The build does not load the native module, so it starts at once; the browser passes wait for it.
+  { id: "build", name: "Build (next build)", cmd: "node", args: ["scripts/project.mjs", "build"] },
   {
     id: "e2e-sqlite",
     name: "Browser tests (Playwright, Chromium, SQLite)",
