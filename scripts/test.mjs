@@ -169,22 +169,24 @@ function launch(id) {
   });
 }
 
+/** Signal every step's process group, also when its first process has ended (a server it started may be left). */
+function signalAll(signal) {
+  for (const s of state.values()) {
+    if (!s.child?.pid) continue;
+    try {
+      process.kill(-s.child.pid, signal);
+    } catch {
+      // the group is gone
+    }
+  }
+}
+
 /**
  * Stop every running step's process group as Ctrl-C would: SIGINT first, which Playwright, vitest and the
  * reliability suite answer by stopping the servers they started in process groups of their own (a
  * SIGTERMed Playwright leaves its web servers running); SIGTERM after 10 s, SIGKILL after 20 s.
  */
 function stopAll() {
-  const signalAll = (signal) => {
-    for (const s of state.values()) {
-      if (!s.child || s.end !== undefined) continue;
-      try {
-        process.kill(-s.child.pid, signal);
-      } catch {
-        // already gone
-      }
-    }
-  };
   signalAll("SIGINT");
   setTimeout(() => signalAll("SIGTERM"), 10_000).unref();
   setTimeout(() => signalAll("SIGKILL"), 20_000).unref();
@@ -269,6 +271,10 @@ function summary() {
 await runPlan();
 const total = summary();
 if (failure) {
+  // What the stopped steps left behind (a server whose parent ended first) goes too.
+  signalAll("SIGTERM");
+  await new Promise((resolve) => setTimeout(resolve, 3_000));
+  signalAll("SIGKILL");
   const s = state.get(failure);
   console.error(s ? `\n✗ ${s.step.name}: ${s.step.cmd} ${s.step.args.join(" ")} failed (exit ${s.code}); the steps still running were stopped` : `\n✗ stopped (${failure})`);
   process.exit(1);
