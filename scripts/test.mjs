@@ -42,9 +42,13 @@ const reliabilityPort = Number(process.env.RELIABILITY_PORT ?? 3411);
  * @typedef {{ id: string; name: string; cmd: string; args: string[]; env?: Record<string, string>; after?: string[]; background?: boolean }} Step
  * The suite. A step starts once every step named in its `after` has passed (a step not in the plan,
  * such as the native build when it is already done, counts as passed). A `background` step times
- * nothing and nothing waits for it (the type check, lint, import cycles): it runs at a lower CPU
- * priority (nice 10), so the two long chains — the native build then vitest, the next build then the
- * browser and reliability passes — get the cores first. The store is named on each
+ * nothing and nothing waits for it (the type check, lint, import cycles): it runs under `nice 10`.
+ * (Each step is a session of its own, and where the kernel groups sessions — autogroup, on by default
+ * on Debian — the CPU is shared between sessions whatever the nice inside them; niced as a whole
+ * session, those checks starved to the end of the run.)
+ *
+ * The browser passes start after vitest, not beside it: all at once on 2 cores (load 20–25) vitest took
+ * 542 s instead of ~300 and a reliability server did not come up within its 60 s. The store is named on each
  * pass, so an exported E2E_STORE / RELIABILITY_STORE / TEST_STORE cannot change it.
  * @type {Step[]}
  */
@@ -67,7 +71,7 @@ const plan = [
     cmd: "npx",
     args: ["playwright", "test"],
     env: { E2E_STORE: "sqlite", E2E_STORE_DEPENDENT: "0" },
-    after: ["build", "native"],
+    after: ["build", "vitest"],
   },
   {
     id: "reliability-sqlite",
@@ -93,7 +97,7 @@ const plan = [
             E2E_PORT: String(e2ePort + secondPassPortOffset),
             E2E_JUDGE_PORT: String(e2eJudgePort + secondPassPortOffset),
           },
-          after: ["build", "native"],
+          after: ["build", "vitest"],
         },
         {
           id: "reliability-postgres",
@@ -126,15 +130,6 @@ function launch(id) {
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
-  // A step runs in a session of its own (detached), and Linux shares the CPU fairly between sessions
-  // (autogroups) whatever the nice value inside them: a background step's session is niced as a whole.
-  if (step.background && s.child.pid) {
-    try {
-      fs.writeFileSync(`/proc/${s.child.pid}/autogroup`, "10");
-    } catch {
-      // no autogroups here (or not Linux): `nice` alone applies
-    }
-  }
   for (const stream of [s.child.stdout, s.child.stderr]) {
     stream.on("data", (chunk) => {
       output += chunk;
