@@ -223,15 +223,6 @@ function childrenCpuSeconds() {
   }
 }
 
-/** The figures of a full run on a quiet 2-core machine (docs/testing.md), to notice a suite grown slower. */
-function reference() {
-  try {
-    return JSON.parse(fs.readFileSync(path.join(root, "scripts", "test-reference.json"), "utf8"));
-  } catch {
-    return undefined;
-  }
-}
-
 function summary() {
   const total = seconds(performance.now());
   const rows = [...state.values()];
@@ -252,14 +243,6 @@ function summary() {
   const cpu = childrenCpuSeconds();
   const load = fs.existsSync("/proc/loadavg") ? fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") : "?";
   console.log(`  ${"total".padEnd(width)}  ${total.toFixed(1).padStart(16)} s wall${cpu === undefined ? "" : `, ${cpu.toFixed(0)} s CPU (PostgreSQL servers not counted)`}; load average ${load}`);
-  const ref = reference();
-  if (ref && cpu !== undefined && !failure) {
-    const ratio = cpu / ref.cpu_seconds;
-    console.log(`  reference (${ref.measured}, ${ref.commit}): ${ref.wall_seconds} s wall, ${ref.cpu_seconds} s CPU on a quiet 2-core machine — this run's CPU is ${ratio.toFixed(2)}× that`);
-    if (ratio > 1.15) {
-      console.log(`  ⚠ the suite used ${((ratio - 1) * 100).toFixed(0)} % more CPU than its reference: a slower test or step? (docs/testing.md, How long it takes)`);
-    }
-  }
   return total;
 }
 
