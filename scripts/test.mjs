@@ -48,7 +48,7 @@ const reliabilityPort = Number(process.env.RELIABILITY_PORT ?? 3411);
  * session, those checks starved to the end of the run.)
  *
  * The browser passes start after vitest, not beside it: all at once on 2 cores (load 20–25) vitest took
- * 542 s instead of ~300 and a reliability server did not come up within its 60 s. The store is named on each
+ * 542 s instead of ~300, for no gain overall (the suite is CPU-bound in aggregate: docs/testing.md). The store is named on each
  * pass, so an exported E2E_STORE / RELIABILITY_STORE / TEST_STORE cannot change it.
  * @type {Step[]}
  */
