@@ -31,6 +31,9 @@ if (workerSlot !== undefined) {
   process.env.E2E_JUDGE_PORT = String(judgePort);
 }
 const baseURL = `http://127.0.0.1:${port}`;
+const traceModes = ["off", "on", "retain-on-failure", "on-first-retry", "retain-on-first-failure"] as const;
+const traceMode = (process.env.E2E_TRACE ?? "off") as (typeof traceModes)[number];
+if (!traceModes.includes(traceMode)) throw new Error(`E2E_TRACE must be one of ${traceModes.join(", ")}, not ${process.env.E2E_TRACE}`);
 /**
  * E2E_STORE=postgres: the app servers run on PostgreSQL — one throwaway PostgreSQL test server for the whole run
  * (scripts/pg-test-server.mjs, started first and stopped last: Playwright sets web servers up in order and
@@ -80,7 +83,10 @@ export default defineConfig({
     browserName: "chromium",
     viewport: { width: 1440, height: 900 },
     screenshot: "only-on-failure",
-    trace: "retain-on-failure",
+    // Recording a trace costs a third of the pass's CPU (screenshots and DOM snapshots of every action,
+    // 223 → 155 CPU-s for the SQLite pass), paid on every passing test: off by default; E2E_TRACE=
+    // retain-on-failure (or on) records them again (docs/testing.md).
+    trace: traceMode,
     launchOptions: {
       executablePath: process.env.CHROMIUM_PATH ?? "/usr/bin/chromium",
       args: [

@@ -1,12 +1,28 @@
 "use client";
 
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { useState, type ReactNode } from "react";
+import { useState, useSyncExternalStore, type ReactNode } from "react";
 
-/** React Query for every client component: one client per browser tab. */
+const noChanges = () => () => {};
+
+/**
+ * React Query for every client component: one client per browser tab. And every form control waits
+ * for the page's scripts: a control the server rendered is inert until React hydrates it — text typed
+ * into it is reset to the component's state, a file chosen is dropped, a click or Enter submits the
+ * form natively. So until hydration the page's controls sit in a disabled fieldset (one attribute for
+ * the whole page; `display: contents`, so it changes no layout), and a keyboard, a mouse or a script
+ * driving the page waits the moment it takes instead of losing what it did.
+ */
 export function Providers({ children }: { children: ReactNode }) {
   const [client] = useState(
     () => new QueryClient({ defaultOptions: { queries: { staleTime: 5_000, refetchOnWindowFocus: false, retry: 1 } } }),
   );
-  return <QueryClientProvider client={client}>{children}</QueryClientProvider>;
+  const hydrated = useSyncExternalStore(noChanges, () => true, () => false);
+  return (
+    <QueryClientProvider client={client}>
+      <fieldset disabled={!hydrated} className="contents" data-hydrated={hydrated ? "" : undefined}>
+        {children}
+      </fieldset>
+    </QueryClientProvider>
+  );
 }
