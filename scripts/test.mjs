@@ -22,6 +22,7 @@ const seconds = (t) => (t - started) / 1000;
 const logDir = path.join(root, "test-results", "logs");
 
 const install = performance.now();
+const machineAtStart = machineCpu();
 const cpuBeforeInstall = childrenCpuSeconds();
 // The native module (better-sqlite3, compiled from source: most of a fresh install) is built as a step
 // of the plan below, beside the type check and lint, which do not need it.
@@ -54,7 +55,6 @@ const reliabilityPort = Number(process.env.RELIABILITY_PORT ?? 3411);
  */
 const plan = [
   ...(nativeModulesMissing() ? [{ id: "native", name: "Native module (npm rebuild better-sqlite3)", cmd: "node", args: ["scripts/project.mjs", "native"] }] : []),
-  { id: "types", name: "Type check (tsc)", cmd: "npx", args: ["tsc", "--noEmit", "-p", "."], background: true },
   { id: "lint", name: "Lint (ESLint)", cmd: "npx", args: ["eslint", ".", "--max-warnings=0"], background: true },
   // madge: no cycle between files or between module folders (docs/code.md).
   { id: "cycles", name: "Import cycles (madge)", cmd: "node", args: ["scripts/check-imports.mjs"], background: true },
@@ -64,7 +64,9 @@ const plan = [
     ? { id: "vitest", name: "Unit and route tests (vitest, SQLite)", cmd: "npx", args: ["vitest", "run"], env: { TEST_STORE: "sqlite" }, after: ["native"] }
     : { id: "vitest", name: "Unit and route tests (vitest, SQLite and PostgreSQL)", cmd: "npx", args: ["vitest", "run"], env: { TEST_STORE: "both" }, after: ["native"] },
   // The build does not load the native module, so it starts at once; the browser passes wait for it.
-  { id: "build", name: "Build (next build)", cmd: "node", args: ["scripts/project.mjs", "build"] },
+  // It is also the type check: next build checks every file tsconfig.json includes (tests and scripts
+  // too) and the route types it generates, which a separate `tsc` would not (it took 31 s of CPU again).
+  { id: "build", name: "Build and type check (next build)", cmd: "node", args: ["scripts/project.mjs", "build"] },
   {
     id: "e2e-sqlite",
     name: "Browser tests (Playwright, Chromium, SQLite)",
@@ -78,7 +80,7 @@ const plan = [
     name: "Reliability suite, short form (SQLite)",
     cmd: "npx",
     args: ["tsx", "scripts/reliability/run.ts", "--short", "--store", "sqlite"],
-    after: ["e2e-sqlite"],
+    after: ["build", "native"],
   },
   // Again with the servers on PostgreSQL, where runs are queued jobs: only what can behave differently
   // there (docs/testing.md) — the browser specs not tagged @store-independent, the reliability sections
@@ -105,7 +107,7 @@ const plan = [
           cmd: "npx",
           args: ["tsx", "scripts/reliability/run.ts", "--short", "--store", "postgres", "--store-dependent"],
           env: { RELIABILITY_PORT: String(reliabilityPort + secondPassPortOffset) },
-          after: ["e2e-postgres"],
+          after: ["build", "native"],
         },
       ]),
 ];
@@ -209,6 +211,19 @@ async function runPlan() {
   }
 }
 
+/** The machine's busy and total CPU seconds since boot, all cores, from /proc/stat (Linux). */
+function machineCpu() {
+  try {
+    const lines = fs.readFileSync("/proc/stat", "utf8").split("\n");
+    const [, user, nice, system, idle, iowait, irq, softirq, steal] = lines[0].trim().split(/\s+/).map(Number);
+    clockTicks ??= Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout?.trim()) || 100;
+    const busy = user + nice + system + irq + softirq + steal;
+    return { busy: busy / clockTicks, all: (busy + idle + iowait) / clockTicks, cores: lines.filter((l) => /^cpu\d/.test(l)).length };
+  } catch {
+    return undefined;
+  }
+}
+
 /** CPU time (user + system) of this process's finished children, from /proc (Linux), in seconds. */
 function childrenCpuSeconds() {
   try {
@@ -242,7 +257,15 @@ function summary() {
   }
   const cpu = childrenCpuSeconds();
   const load = fs.existsSync("/proc/loadavg") ? fs.readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ") : "?";
-  console.log(`  ${"total".padEnd(width)}  ${total.toFixed(1).padStart(16)} s wall${cpu === undefined ? "" : `, ${cpu.toFixed(0)} s CPU (PostgreSQL servers not counted)`}; load average ${load}`);
+  console.log(`  ${"total".padEnd(width)}  ${total.toFixed(1).padStart(16)} s wall${cpu === undefined ? "" : `, ${cpu.toFixed(0)} s CPU of the steps' own processes`}; load average ${load}`);
+  // The steps' servers, browsers and PostgreSQL run in process groups of their own, so the CPU above
+  // misses them: the machine's busy time over the run counts everything (and anything else running).
+  const machine = machineCpu();
+  if (machine && machineAtStart) {
+    const busy = machine.busy - machineAtStart.busy;
+    const all = machine.all - machineAtStart.all;
+    console.log(`  ${"the machine, all processes".padEnd(width)}  ${busy.toFixed(0).padStart(16)} s CPU busy of ${all.toFixed(0)} s on ${machine.cores} cores (${((100 * busy) / all).toFixed(0)}%)`);
+  }
   return total;
 }
 
