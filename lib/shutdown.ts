@@ -2,6 +2,7 @@
 import { closeDb } from "@/db/sqlite-database";
 import { closePgDb } from "@/db/pg";
 import { getConfig } from "@/lib/config";
+import { exitByDeadline } from "@/lib/exit-deadline";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import { stopOnlineSweep } from "@/lib/online";
@@ -16,6 +17,7 @@ export function installShutdownHandlers(): void {
     state.started = true;
     const graceMs = getConfig().SHUTDOWN_GRACE_MS;
     log.info("shutting down", { signal, grace_ms: graceMs });
+    exitByDeadline(graceMs, "shutdown");
     // No rule starts a run once the runs are being drained.
     stopOnlineSweep()
       .then(() => drainRuns(graceMs))

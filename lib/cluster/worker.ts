@@ -5,6 +5,7 @@
  */
 import "server-only";
 import { getConfig } from "@/lib/config";
+import { exitByDeadline } from "@/lib/exit-deadline";
 import { log } from "@/lib/log";
 import { closeNotifiers } from "./notify";
 import { closeClusterPools } from "./pool";
@@ -31,6 +32,7 @@ export async function runWorker(handler: CellHandler, options: WorkerOptions = {
     if (stopping) return;
     stopping = true;
     log.info("worker stopping", { signal, grace_ms: config.SHUTDOWN_GRACE_MS });
+    exitByDeadline(config.SHUTDOWN_GRACE_MS, "worker shutdown");
     stopQueue({ graceMs: config.SHUTDOWN_GRACE_MS })
       .then(() => Promise.all([closeNotifiers(), closeClusterPools()]))
       .then(() => {
