@@ -1,6 +1,8 @@
 /** Types of scripts/project.mjs for the TypeScript scripts that import it. */
 export const root: string;
 export const nextBin: string;
+/** The files and folders whose contents decide whether `next build` (also npm test's type check) runs again. */
+export const buildInputs: readonly string[];
 export function run(cmd: string, args: string[], opts?: { env?: Record<string, string> }): void;
 export function ensureDependencies(options?: { native?: boolean }): void;
 export function nativeModulesMissing(): boolean;

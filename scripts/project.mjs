@@ -8,14 +8,24 @@ export const root = path.resolve(path.dirname(new URL(import.meta.url).pathname)
 /** Next's CLI run with this Node directly, so signals reach the server (npx would sit in between). */
 export const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 
-const buildInputs = [
+// What the build reads — and, since `next build` is also npm test's type check, every file tsconfig.json
+// includes (tests, scripts, browser specs, config files): a change to any of them builds (and checks) again.
+export const buildInputs = [
   "app",
   "components",
   "lib",
   "db",
   "public",
+  "e2e",
+  "scripts",
   "instrumentation.ts",
+  "proxy.ts",
   "next.config.ts",
+  "next-env.d.ts",
+  "vitest.config.mts",
+  "playwright.config.ts",
+  "drizzle.config.ts",
+  "drizzle.pg.config.ts",
   "postcss.config.mjs",
   "tsconfig.json",
   "package-lock.json",

@@ -1,11 +1,12 @@
-// `npm test`: the whole suite — types, lint, unit and route tests, browser tests against a production
-// build in Debian's Chromium, then the reliability suite in its short form. Everything that can behave
+// `npm test`: the whole suite — lint, the build (which is the type check), unit and route tests, browser
+// tests against the production build in Debian's Chromium, and the reliability suite in its short form. Everything that can behave
 // differently on the two stores runs on SQLite and on PostgreSQL (a throwaway cluster) when PostgreSQL is
 // installed; what cannot runs once (docs/testing.md says what runs where, and how a new test is placed).
 //
 // The steps run side by side: each starts as soon as the steps it needs are done (the browser and
 // reliability suites need the build; nothing else needs anything but the install), because most of
-// them spend their time waiting on servers, browsers and timers, not on the cores. Each step's output
+// them spend their time waiting on servers, browsers and timers, not on the cores (in aggregate the
+// suite is CPU-bound: docs/testing.md, How the steps run). Each step's output
 // goes to test-results/logs/<step>.log as it comes and is printed in one piece when the step ends. The
 // first step that fails stops the others. At the end it prints when each step started and ended, the
 // wall time and the CPU time, and fails if the suite outgrew its budget (TEST_BUDGET_SECONDS, see
