@@ -24,3 +24,17 @@ test.describe("before the page's scripts have run", { tag: "@store-independent" 
     await expect(page.getByRole("button", { name: "Import" })).toBeEnabled();
   });
 });
+
+// The sign-in form is a plain post: it works with no script at all, so it is never held for hydration.
+test.describe("sign-in without scripts", { tag: "@store-independent" }, () => {
+  test.use({ javaScriptEnabled: false });
+  test("the sign-in form takes a key and signs in with scripts turned off", async ({ page }) => {
+    const guarded = `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
+    await page.goto(`${guarded}/signin?next=/templates`);
+    const key = page.getByLabel("API key");
+    await expect(key).toBeEnabled();
+    await key.fill("e2e-token-for-the-guarded-server");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await expect(page).toHaveURL(`${guarded}/templates`);
+  });
+});
