@@ -19,6 +19,8 @@ import { findPgBinDir } from "./pg-test-server.mjs";
 
 const started = performance.now();
 let clockTicks = /** @type {number | undefined} */ (undefined);
+/** The kernel's clock ticks per second, in which /proc counts CPU time. */
+const ticksPerSecond = () => (clockTicks ??= Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout?.trim()) || 100);
 const seconds = (t) => (t - started) / 1000;
 const logDir = path.join(root, "test-results", "logs");
 
@@ -217,9 +219,9 @@ function machineCpu() {
   try {
     const lines = fs.readFileSync("/proc/stat", "utf8").split("\n");
     const [, user, nice, system, idle, iowait, irq, softirq, steal] = lines[0].trim().split(/\s+/).map(Number);
-    clockTicks ??= Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout?.trim()) || 100;
+    const ticks = ticksPerSecond();
     const busy = user + nice + system + irq + softirq + steal;
-    return { busy: busy / clockTicks, all: (busy + idle + iowait) / clockTicks, cores: lines.filter((l) => /^cpu\d/.test(l)).length };
+    return { busy: busy / ticks, all: (busy + idle + iowait) / ticks, cores: lines.filter((l) => /^cpu\d/.test(l)).length };
   } catch {
     return undefined;
   }
@@ -230,8 +232,7 @@ function childrenCpuSeconds() {
   try {
     const stat = fs.readFileSync("/proc/self/stat", "utf8");
     const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-    clockTicks ??= Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout?.trim()) || 100;
-    const ticks = clockTicks;
+    const ticks = ticksPerSecond();
     // After the ")" field 3 (state) is index 0, so cutime (16) and cstime (17) are 13 and 14.
     return (Number(fields[13]) + Number(fields[14])) / ticks;
   } catch {

@@ -307,11 +307,10 @@ async function advance(executionId: number): Promise<void> {
 const budgetedSaves = processSingleton("runner.cluster.budgeted-saves", () => new Map<number, Promise<void>>());
 
 function oneAtATime(executionId: number, save: () => Promise<void>): Promise<void> {
-  const queues = budgetedSaves;
-  const done = (queues.get(executionId) ?? Promise.resolve()).then(save);
+  const done = (budgetedSaves.get(executionId) ?? Promise.resolve()).then(save);
   const tail = done.catch(() => undefined);
-  queues.set(executionId, tail);
-  void tail.then(() => queues.get(executionId) === tail && queues.delete(executionId));
+  budgetedSaves.set(executionId, tail);
+  void tail.then(() => budgetedSaves.get(executionId) === tail && budgetedSaves.delete(executionId));
   return done;
 }
 
