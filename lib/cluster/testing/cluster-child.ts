@@ -17,7 +17,7 @@
  */
 import pg from "pg";
 import { getNotifier } from "@/lib/cluster/notify";
-import { acquire } from "@/lib/cluster/semaphore";
+import { acquire, semaphoreTries } from "@/lib/cluster/semaphore";
 import { runWorker } from "@/lib/cluster/worker";
 
 const url = process.env.DATABASE_URL;
@@ -91,7 +91,7 @@ async function semaphoreMode(): Promise<void> {
       }
     }),
   );
-  say({ event: "finished", maxWaitMs: Math.max(...waits) });
+  say({ event: "finished", maxWaitMs: Math.max(...waits), tries: semaphoreTries() });
   await pool.end();
   process.exit(0);
 }
