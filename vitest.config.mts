@@ -23,6 +23,8 @@ const onStore = (store: "sqlite" | "postgres"): TestProjectInlineConfiguration =
     name: store,
     include: files.store,
     env: { TEST_STORE: store },
+    // One worker process runs file after file; lib/testing/vitest-setup.ts gives each its own modules, state and store.
+    isolate: false,
     ...(store === "postgres" ? { globalSetup: ["lib/testing/pg-global-setup.ts"] } : {}),
   },
 });
@@ -49,7 +51,7 @@ export default defineConfig({
     projects: [
       ...(storeSetting === "both" ? [onStore("sqlite"), onStore("postgres")] : [onStore(storeSetting as "sqlite" | "postgres")]),
       // Never opens the store (vitest-setup.ts fails it if it does): once, whatever the store setting.
-      { extends: true, test: { name: "no-store", include: files["no-store"], env: { TEST_STORE: "none" } } },
+      { extends: true, test: { name: "no-store", include: files["no-store"], env: { TEST_STORE: "none" }, isolate: false } },
       // Starts PostgreSQL clusters of its own (or is about PostgreSQL only): once, whatever the setting.
       { extends: true, test: { name: "own-cluster", include: files["own-cluster"], env: { TEST_STORE: "sqlite" } } },
     ],

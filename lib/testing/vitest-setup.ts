@@ -3,11 +3,26 @@
  * see vitest.config.mts and lib/testing/pg-global-setup.ts), its own database in the run's cluster,
  * cloned from the migrated template — so files run in parallel without sharing state. A file of the
  * no-store group (TEST_STORE=none, scripts/test-files.mjs) gets no store, and fails if it opens one.
+ *
+ * A worker process runs file after file (vitest.config.mts: `isolate: false`; a new process per file cost
+ * half the store files' CPU in loading packages again). What the new process gave each file, this gives
+ * it: the environment as the worker started, the app's own modules evaluated anew (packages under
+ * node_modules stay loaded), the process state of lib/process-state.ts empty; and at the end of a file,
+ * what it left running is stopped as a process exit would — runs, the online sweep, the judge thread,
+ * on PostgreSQL the queue, notifications and pools — before its store is closed and removed.
  */
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, inject } from "vitest";
+import { afterAll, inject, vi } from "vitest";
+
+type TestGlobals = typeof globalThis & { __turnscope?: Map<string, unknown>; __turnscopeWorkerEnv?: NodeJS.ProcessEnv };
+const shared = globalThis as TestGlobals;
+shared.__turnscopeWorkerEnv ??= { ...process.env };
+for (const key of Object.keys(process.env)) if (!(key in shared.__turnscopeWorkerEnv)) delete process.env[key];
+Object.assign(process.env, shared.__turnscopeWorkerEnv);
+vi.resetModules();
+delete shared.__turnscope;
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-test-"));
 process.env.DATABASE_PATH = path.join(dir, "test.db");
@@ -38,7 +53,20 @@ if (store === "postgres") {
   pgDatabase = { admin: adminUrl, name };
 }
 
+/** Stop what the file left running, as the end of its process did: only what it started (nothing else is loaded for it). */
+async function stopBackgroundWork(): Promise<void> {
+  const state = shared.__turnscope;
+  if (!state) return;
+  const sweep = state.get("online.sweep") as { timer?: unknown; running?: unknown } | undefined;
+  if (sweep?.timer || sweep?.running) await (await import("@/lib/online/sweep")).stopOnlineSweep();
+  const active = state.get("runner.active") as Map<number, unknown> | undefined;
+  if (active?.size) await (await import("@/lib/runner/run")).drainRuns(0);
+  const thread = state.get("judge-thread") as { thread?: unknown } | undefined;
+  if (thread?.thread) await (await import("@/lib/judge/call-thread")).stopJudgeThread();
+}
+
 afterAll(async () => {
+  await stopBackgroundWork();
   if (store === "none") {
     const opened = fs.existsSync(process.env.DATABASE_PATH!);
     fs.rmSync(dir, { recursive: true, force: true });
