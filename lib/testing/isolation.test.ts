@@ -13,7 +13,7 @@ it("a test file sees nothing the file before it in the same worker left: environ
   const res = spawnSync(process.execPath, [path.join(root, "node_modules", "vitest", "vitest.mjs"), "run", "--config", "lib/testing/isolation/vitest.config.mts"], {
     cwd: root,
     encoding: "utf8",
-    env: Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("ISOLATION_"))) as NodeJS.ProcessEnv,
+    env: Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("TURNSCOPE_ISOLATION_"))) as NodeJS.ProcessEnv,
     timeout: 60_000,
   });
   const out = `${res.stdout}\n${res.stderr}`;

@@ -1,15 +1,5 @@
-// One of two files run one after the other in one worker process by ../isolation.test.ts: whichever runs
-// second finds nothing the other left (each leaves the same kinds of things behind).
-import { expect, it } from "vitest";
-import { processSingleton } from "@/lib/process-state";
-import { state } from "./counter";
+// See ./shared.ts: run by ../isolation.test.ts, one of two files in one worker process.
+import { it } from "vitest";
+import { checkAndLeave } from "./shared";
 
-it("starts with the worker's environment, fresh modules and empty process state", () => {
-  expect(process.env.ISOLATION_LEFT_BY).toBeUndefined();
-  expect(state.touchedBy).toBeUndefined();
-  expect(processSingleton("isolation.left", () => ({ by: "first" })).by).toBe("first");
-  process.env.ISOLATION_LEFT_BY = "first";
-  state.touchedBy = "first";
-  process.env.ISOLATION_FILES = `${process.env.ISOLATION_FILES ?? ""}first,`;
-  console.log(`isolation: first ran in process ${process.pid}, module evaluations so far ${(globalThis as { __isolationCounter?: number }).__isolationCounter}`);
-});
+it("starts with the worker's environment, fresh modules and empty process state", () => checkAndLeave("first"));
