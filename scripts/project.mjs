@@ -49,14 +49,17 @@ const nativeBinary = path.join(root, "node_modules", "better-sqlite3", "build", 
  * `npm ci`: the lock file only lists the platform builds our registry carries, which `npm ci` refuses.
  * Packages are installed with their install scripts off, then the native module is built
  * (`ensureNativeModules`) — at once here, or, with `{ native: false }`, later by the caller: `npm test`
- * compiles it beside the type check and lint, which do not need it.
+ * compiles it beside the type check and lint, which do not need it. `--prefer-offline`: a package the
+ * lock file pins and npm's cache holds is taken from the cache without asking the registry whether its
+ * listing changed (nothing the lock file pins can change); anything missing is still fetched. A fresh
+ * clone's install went 46 → 35 s (65 → 49 s of CPU) here.
  */
 export function ensureDependencies({ native = true } = {}) {
   const marker = path.join(root, "node_modules", ".package-lock.json");
   const lock = path.join(root, "package-lock.json");
   if (!fs.existsSync(marker) || fs.statSync(marker).mtimeMs < fs.statSync(lock).mtimeMs) {
     console.log("▸ Installing dependencies (npm install)…");
-    run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts"]);
+    run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefer-offline"]);
   }
   if (native) ensureNativeModules();
 }
