@@ -1,7 +1,6 @@
 import os from "node:os";
 import path from "node:path";
 import { defineConfig, type TestProjectInlineConfiguration } from "vitest/config";
-import { BaseSequencer, type TestSpecification } from "vitest/node";
 import { testFilesByGroup } from "./scripts/test-files.mjs";
 
 /**
@@ -30,24 +29,6 @@ const onStore = (store: "sqlite" | "postgres"): TestProjectInlineConfiguration =
   },
 });
 
-/**
- * The slow files first: the projects whose files start PostgreSQL clusters, child processes and timed
- * waits (own-cluster, then postgres), then sqlite, then the quick no-store files, which fill the
- * workers' last gaps (vitest's own order is by project name: the 50–80 s cluster files started half-way
- * and ran alone at the end, the cores a fifth idle for over a minute of npm test). Within a project,
- * vitest's order (failed first, then the longest last time, or the largest file).
- */
-const projectRank = ["own-cluster", "postgres", "sqlite", "no-store"];
-class SlowFirstSequencer extends BaseSequencer {
-  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
-    const rank = (f: TestSpecification) => {
-      const i = projectRank.indexOf(f.project.name);
-      return i < 0 ? projectRank.length : i;
-    };
-    return (await super.sort(files)).sort((a, b) => rank(a) - rank(b));
-  }
-}
-
 export default defineConfig({
   resolve: {
     alias: {
@@ -62,7 +43,6 @@ export default defineConfig({
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",
-    sequence: { sequencer: SlowFirstSequencer },
     // One worker per core (vitest's default is one fewer: one on 2 cores, where this took the step from
     // 334 to 611 s). Most of a file's time is waiting (child processes, PostgreSQL, the judge double), so
     // the tests must hold on a loaded machine: they wait on events and conditions, not on wall-clock
