@@ -1,8 +1,10 @@
 /**
  * Queued runs on PostgreSQL scale with worker processes: one run of CELLS message cells against the
  * judge test double answering in 1 s, worked by 1, 2 and 4 `npm run worker` processes
- * (scripts/worker.ts) with a per-process concurrency of 16 (JUDGE_MAX_CONCURRENCY=16, the process-wide
- * ceiling of judge calls in flight). This process only enqueues and waits (it works no batch). The run's
+ * (scripts/worker.ts), 16 judge calls in flight per process: JUDGE_MAX_CONCURRENCY, the model's ceiling for
+ * the whole cluster since 2026-11-25, is set to 16 × workers (as an operator adding workers for a provider
+ * that allows it would), and each run starts its workers afresh with it (with one ceiling of 16 for all,
+ * 2 and 4 workers were exactly as fast as one: 1.01× and 0.99×). This process only enqueues and waits (it works no batch). The run's
  * batch_size (256) is above what the workers can use, so the processes are the limit. Ideal: CELLS /
  * (16 × workers) seconds; the figures are the execution's duration_ms and the speed-up against one
  * worker (goal: 1.9× with 2, 3.6× with 4). Needs PostgreSQL's programs (a throwaway PostgreSQL test server is started).
@@ -102,7 +104,12 @@ async function main() {
   enqueueOnly();
 
   const workers: ChildProcess[] = [];
-  const startWorker = () =>
+  const stopWorkers = async () => {
+    const stopping = workers.splice(0);
+    for (const w of stopping) w.kill("SIGTERM");
+    await Promise.all(stopping.map((w) => new Promise((resolve) => (w.exitCode !== null ? resolve(null) : w.on("exit", resolve)))));
+  };
+  const startWorker = (modelCeiling: number) =>
     new Promise<ChildProcess>((resolve, reject) => {
       // BENCH_PROFILE_DIR: each worker writes a V8 CPU profile there when it exits.
       const profile = process.env.BENCH_PROFILE_DIR;
@@ -111,7 +118,7 @@ async function main() {
         : [path.join(root, "node_modules/.bin/tsx"), ["--conditions=react-server", "scripts/worker.ts"]];
       const child = spawn(command, args, {
         cwd: root,
-        env: { ...process.env, LOG_LEVEL: "info", JUDGE_MAX_CONCURRENCY: String(PER_PROCESS), WORKER_CONCURRENCY: String(BATCHES_PER_WORKER), OPENAI_API_KEY: "sk-bench" },
+        env: { ...process.env, LOG_LEVEL: "info", JUDGE_MAX_CONCURRENCY: String(modelCeiling), WORKER_CONCURRENCY: String(BATCHES_PER_WORKER), OPENAI_API_KEY: "sk-bench" },
         stdio: ["ignore", "pipe", "inherit"],
       });
       workers.push(child);
@@ -127,7 +134,8 @@ async function main() {
 
     const runs: Record<string, Record<string, number | null>> = {};
     for (const n of (process.env.BENCH_CLUSTER_WORKERS ?? "1,2,4").split(",").map(Number)) {
-      await Promise.all(Array.from({ length: n - workers.length }, startWorker));
+      await stopWorkers();
+      await Promise.all(Array.from({ length: n }, () => startWorker(PER_PROCESS * n)));
       double.reset();
       double.setLatency(JUDGE_MS);
       const cpuBefore = { workers: workers.reduce((t, w) => t + treeCpuSeconds(w.pid), 0), postgres: postgresCpuSeconds(), load: os.loadavg()[0] };
@@ -161,8 +169,7 @@ async function main() {
     figures.goal = { speedup_2: 1.9, speedup_4: 3.6 };
     figures.met = (two ?? 0) >= 1.9 && (four ?? 0) >= 3.6;
   } finally {
-    for (const w of workers) w.kill("SIGTERM");
-    await Promise.all(workers.map((w) => new Promise((resolve) => (w.exitCode !== null ? resolve(null) : w.on("exit", resolve)))));
+    await stopWorkers();
     await stopQueue({ graceMs: 0 }).catch(() => undefined);
     await closeNotifiers().catch(() => undefined);
     await closeClusterPools().catch(() => undefined);
