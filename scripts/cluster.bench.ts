@@ -4,7 +4,7 @@
  * (scripts/worker.ts), 16 judge calls in flight per process: JUDGE_MAX_CONCURRENCY, the model's ceiling for
  * the whole cluster since 2026-11-25, is set to 16 × workers (as an operator adding workers for a provider
  * that allows it would), and each run starts its workers afresh with it (with one ceiling of 16 for all,
- * 2 and 4 workers were exactly as fast as one: 1.01× and 0.99×). This process only enqueues and waits (it works no batch). The run's
+ * 2 and 4 workers were exactly as fast as one: 1.01× and 0.99×), warmed up by a short run. This process only enqueues and waits (it works no batch). The run's
  * batch_size (256) is above what the workers can use, so the processes are the limit. Ideal: CELLS /
  * (16 × workers) seconds; the figures are the execution's duration_ms and the speed-up against one
  * worker (goal: 1.9× with 2, 3.6× with 4). Needs PostgreSQL's programs (a throwaway PostgreSQL test server is started).
@@ -131,11 +131,17 @@ async function main() {
   const figures: Record<string, unknown> = { machine: { cpus: os.cpus().length, node: process.version }, cells: CELLS, judge_latency_ms: JUDGE_MS, per_process_concurrency: PER_PROCESS, batches_per_worker: BATCHES_PER_WORKER };
   try {
     const { datasetId } = await seedMessageCells(CELLS, "cluster bench");
+    // A short run before each measured one, so the workers started for it have connected, created their
+    // coordination state and compiled their hot paths (a fresh worker's first call came ~1.2 s late).
+    const warmUp = await seedMessageCells(4 * PER_PROCESS, "cluster bench warm-up");
 
     const runs: Record<string, Record<string, number | null>> = {};
     for (const n of (process.env.BENCH_CLUSTER_WORKERS ?? "1,2,4").split(",").map(Number)) {
       await stopWorkers();
       await Promise.all(Array.from({ length: n }, () => startWorker(PER_PROCESS * n)));
+      double.setLatency(50);
+      const warm = await startExecution(runBody.parse({ dataset_id: warmUp.datasetId, execution_mode: "async", batch_size: 256, no_cache: true }), "bench");
+      await waitForExecution(warm.id);
       double.reset();
       double.setLatency(JUDGE_MS);
       const cpuBefore = { workers: workers.reduce((t, w) => t + treeCpuSeconds(w.pid), 0), postgres: postgresCpuSeconds(), load: os.loadavg()[0] };
