@@ -49,22 +49,16 @@ export function semaphoreTries(): number {
 /** Channel on which releases announce the freed key. */
 export const semaphoreChannel = "turnscope_semaphore";
 /**
- * Delete the rows of holders $1 and NOTIFY, per key, the waiters now first in line: as many as the key
- * has free slots (its rows' limit less those still holding; at least one), at most 100 (a payload is at
- * most 8,000 bytes). The statement reads the table as it was before its DELETE, hence the released rows
- * are left out by name. One row per key, with how many rows of it were removed.
+ * Delete the rows of holders $1 and wake, per key, the waiters now first in line: as many as the key has
+ * free slots (its rows' limit less those still holding; at least one). The statement reads the table as
+ * it was before its DELETE, hence the released rows are left out by name. One row per key, with how many
+ * rows of it were removed.
  */
 const releaseSql = `
   WITH gone AS (DELETE FROM turnscope_semaphore WHERE holder = ANY($1::text[]) RETURNING key, slot_limit),
   freed AS (SELECT key, max(slot_limit) AS slot_limit, count(*)::int AS removed FROM gone GROUP BY key)
-  SELECT f.removed, pg_notify($2, json_build_object('key', f.key, 'next', coalesce((
-    SELECT json_agg(n.holder) FROM (
-      SELECT w.holder FROM turnscope_semaphore w
-      WHERE w.key = f.key AND NOT w.holding AND w.holder <> ALL($1::text[])
-      ORDER BY w.ticket
-      LIMIT least(100, greatest(1, coalesce(f.slot_limit, 1) - (
-        SELECT count(*) FROM turnscope_semaphore h WHERE h.key = f.key AND h.holding AND h.holder <> ALL($1::text[])))))
-    n), '[]'::json))::text)
+  SELECT f.removed, turnscope_semaphore_wake(f.key, greatest(1, coalesce(f.slot_limit, 1) - (
+    SELECT count(*)::int FROM turnscope_semaphore h WHERE h.key = f.key AND h.holding AND h.holder <> ALL($1::text[]))), $1::text[])
   FROM freed f`;
 
 /** Longest a waiter sleeps between tries when no release notification arrives. */
@@ -88,6 +82,22 @@ const schemaSql = [
   // Tables created before rows recorded their key's limit (a release names as many waiters as slots are free).
   "ALTER TABLE turnscope_semaphore ADD COLUMN IF NOT EXISTS slot_limit int",
   "CREATE INDEX IF NOT EXISTS turnscope_semaphore_key_idx ON turnscope_semaphore (key, holding, ticket)",
+  // Wake the first p_count waiters of a key (not those named in p_except), in whichever process: NOTIFY
+  // the key with their holders (at most 100: a payload is at most 8,000 bytes); nothing when none waits.
+  `CREATE OR REPLACE FUNCTION turnscope_semaphore_wake(p_key text, p_count int, p_except text[])
+   RETURNS void AS $$
+   DECLARE
+     next json;
+   BEGIN
+     SELECT json_agg(n.holder) INTO next FROM (
+       SELECT w.holder FROM turnscope_semaphore w
+       WHERE w.key = p_key AND NOT w.holding AND w.holder <> ALL(p_except)
+       ORDER BY w.ticket LIMIT least(100, p_count)) n;
+     IF next IS NOT NULL THEN
+       PERFORM pg_notify('${semaphoreChannel}', json_build_object('key', p_key, 'next', next)::text);
+     END IF;
+   END
+   $$ LANGUAGE plpgsql`,
   // One round trip per try: register or refresh the caller's row, drop expired leases of the key, and
   // take a slot when fewer than p_limit rows are holding or waiting ahead of the caller. A waiting row
   // is leased for p_wait_ms, a holding one for p_lease_ms; rows of a process whose connection
@@ -118,10 +128,8 @@ const schemaSql = [
          WHERE holder = p_holder;
        -- Slots still free after ours (several released at once, a dead process's rows dropped): the
        -- waiters next in line, in any process, are told to try now rather than at their next timer.
-       IF taken + 1 < p_limit AND EXISTS (SELECT 1 FROM turnscope_semaphore WHERE key = p_key AND NOT holding) THEN
-         PERFORM pg_notify('${semaphoreChannel}', json_build_object('key', p_key, 'next', (
-           SELECT json_agg(n.holder) FROM (SELECT w.holder FROM turnscope_semaphore w WHERE w.key = p_key AND NOT w.holding
-             ORDER BY w.ticket LIMIT least(100, p_limit - taken - 1)) n))::text);
+       IF taken + 1 < p_limit THEN
+         PERFORM turnscope_semaphore_wake(p_key, p_limit - taken - 1, '{}');
        END IF;
        RETURN taken + 1 - p_limit;
      END IF;
@@ -230,7 +238,7 @@ function listenForReleases(url: string): Promise<unknown> {
       if (typeof payload === "string") return void firstInLine(state.waiters.get(payload) ?? [])?.wake();
       const { key, next } = (payload ?? {}) as { key?: unknown; next?: unknown };
       const set = typeof key === "string" ? state.waiters.get(key) : undefined;
-      if (!set || !Array.isArray(next) || next.length === 0) return;
+      if (!set || !Array.isArray(next)) return;
       // Slots freed: wake the waiters named first in line, if they are ours; the others' processes wake theirs.
       const named = new Set(next);
       for (const waiter of set) if (named.has(waiter.holder)) waiter.wake();
@@ -306,7 +314,7 @@ export async function acquire(key: string, limit: number, options: AcquireOption
     return Number(rows[0].ticket);
   };
   const remove = async () => {
-    await pool.query(releaseSql, [[holder], semaphoreChannel]);
+    await pool.query(releaseSql, [[holder]]);
     rows.delete(holder);
   };
 
@@ -419,7 +427,7 @@ export async function releaseAllHeld(): Promise<number> {
     if (rows.size === 0) continue;
     const holders = [...rows];
     rows.clear();
-    const res = await clusterPool(url).query<{ removed: number }>(releaseSql, [holders, semaphoreChannel]);
+    const res = await clusterPool(url).query<{ removed: number }>(releaseSql, [holders]);
     for (const row of res.rows) removed += row.removed;
   }
   return removed;
