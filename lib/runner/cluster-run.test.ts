@@ -16,6 +16,7 @@ import { getExecutionRow } from "@/db/repositories/executions";
 import { listResultRows } from "@/db/repositories/evaluation-results";
 import { clearJudgeCache } from "@/db/repositories/judge";
 import { clusterPool, clusterUrl } from "@/lib/cluster/pool";
+import { isFinalStatus } from "@/lib/execution-status";
 import { executionJobCounts } from "@/lib/cluster/queue";
 import { resetConfig } from "@/lib/config";
 import { bundleTestChild } from "@/lib/testing/child-bundle";
@@ -116,6 +117,11 @@ async function cellNumbersByEntity(rows: Array<{ entityId: number }>): Promise<M
   return new Map(messages.map((m) => [m.id, Number(/cell-(\d+)-end/.exec(m.content)?.[1])]));
 }
 
+/** Whether the run is final: its status read once (two reads could see pending, then processing, and pass). */
+async function runEnded(id: number): Promise<boolean> {
+  return isFinalStatus((await getExecutionRow(id))!.status);
+}
+
 async function startRun(body: Record<string, unknown>): Promise<number> {
   const res = await call(run.POST, "POST", "/api/evaluation-pipeline-executions/run", { body });
   expect(res.status).toBe(202);
@@ -163,7 +169,7 @@ describe.skipIf(!queued)(title, () => {
     const [workers, { datasetId }] = await Promise.all([startWorkers(["a1", "a2", "a3"], double), dataset(2000)]);
     double.setLatency(5);
     const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 32 });
-    await until("the run to end", async () => (await getExecutionRow(id))!.status !== "processing" && (await getExecutionRow(id))!.status !== "pending", 150_000, workers);
+    await until("the run to end", () => runEnded(id), 150_000, workers);
 
     const done = (await call(item.GET, "GET", "/x", { params: { id } })).json;
     expect(done).toMatchObject({ status: "completed", total_evaluations: 2000, successful_evaluations: 2000, failed_evaluations: 0, skipped_evaluations: 0 });
@@ -216,7 +222,7 @@ describe.skipIf(!queued)(title, () => {
     const cut = (await listResultRows(id)).length;
     expect(cut).toBeLessThan(2000);
 
-    await until("the run to end", async () => !["pending", "processing"].includes((await getExecutionRow(id))!.status), 150_000, others);
+    await until("the run to end", () => runEnded(id), 150_000, others);
     const done = (await getExecutionRow(id))!;
     expect(done).toMatchObject({ status: "completed", totalEvaluations: 2000, successfulEvaluations: 2000, failedEvaluations: 0 });
     await expectOneResultPerCell(id, 2000);
@@ -246,7 +252,7 @@ describe.skipIf(!queued)(title, () => {
     victim.proc.kill("SIGKILL");
     const killedAt = Date.now();
     await victim.exited;
-    await until("the run to end", async () => !["pending", "processing"].includes((await getExecutionRow(id))!.status), 120_000, [other]);
+    await until("the run to end", () => runEnded(id), 120_000, [other]);
     expect(await getExecutionRow(id)).toMatchObject({ status: "completed", successfulEvaluations: 300, failedEvaluations: 0 });
     const rows = await expectOneResultPerCell(id, 300);
 
@@ -283,7 +289,7 @@ describe.skipIf(!queued)(title, () => {
       double.setLatency(150);
       // One model for every process (the run names it), and a batch_size above the model's limit.
       const id = await startRun({ dataset_id: datasetId, execution_mode: "async", batch_size: 16, model_name: "cluster-limit-model" });
-      await until("the run to end", async () => !["pending", "processing"].includes((await getExecutionRow(id))!.status), 120_000, [worker]);
+      await until("the run to end", () => runEnded(id), 120_000, [worker]);
       expect(await getExecutionRow(id)).toMatchObject({ status: "completed", successfulEvaluations: 160 });
       // Both processes judged cells of it, and together never more than the model's limit at once.
       expect(worker.events.filter((e) => e.event === "batch").length).toBeGreaterThan(0);
