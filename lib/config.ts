@@ -117,6 +117,13 @@ export const envSchema = z.object({
   /** JSON object: model name → context window in tokens, for models that differ from the default. */
   JUDGE_CONTEXT_TOKENS_BY_MODEL: optionalText,
   MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),
+  /** Largest JSON request body of any other route (imports and OTLP have their own limits); 413 above it. */
+  MAX_JSON_BODY_BYTES: positiveInt(1024 * 1024),
+  /**
+   * Time budget of one check cell whose work can grow with the text (regex, JSON, JSON Schema) when it runs
+   * on the check thread: past it the thread is stopped and the cell fails saying so.
+   */
+  CHECK_TIMEOUT_MS: positiveInt(2_000),
   /** Largest OTLP trace export accepted, in bytes, both as sent and after gunzip (413 above it). */
   OTEL_MAX_BODY_BYTES: positiveInt(16 * 1024 * 1024),
   /** How long after an export its conversations are rebuilt from their spans, so a burst of exports costs one rebuild. */

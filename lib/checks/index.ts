@@ -55,6 +55,11 @@ export function defaultAppliesTo(type: string): StepKind[] | null {
   return found?.appliesTo ? [...found.appliesTo] : null;
 }
 
+/** Whether the check's work can grow faster than its text (it then runs off the event loop with a time budget). */
+export function checkRunsOffLoop(type: string): boolean {
+  return byType.get(type)?.offLoop === true;
+}
+
 /** Validate a check spec for a level; returns it with defaults filled in, or throws a 422 naming the problem. */
 export function parseCheckSpec(spec: unknown, level: EvaluationLevel): CheckSpec {
   const raw = (spec ?? {}) as { type?: unknown; params?: unknown };

@@ -8,6 +8,18 @@ import { userSchemaValidator } from "@/lib/user-json-schema";
 import { evaluatedText, isRecord } from "./scope";
 import type { CheckContext, CheckDefinition } from "./types";
 
+/**
+ * The text inside a ```json … ``` fence around the whole output, else the text. Written without a
+ * regular expression: the pattern it replaced backtracked (a fence followed by 400,000 newlines held the
+ * event loop 48 s). JSON.parse ignores the whitespace left around the body.
+ */
+export function withoutFence(text: string): string {
+  const t = text.trim();
+  if (t.length < 6 || !t.startsWith("```") || !t.endsWith("```")) return t;
+  const inside = t.slice(3, -3);
+  return inside.slice(0, 4).toLowerCase() === "json" ? inside.slice(4) : inside;
+}
+
 type Parsed = { ok: true; value: unknown; what: string } | { ok: false; reason: string };
 
 function parseOutput(ctx: CheckContext): Parsed {
@@ -16,7 +28,7 @@ function parseOutput(ctx: CheckContext): Parsed {
   }
   const { text, what } = evaluatedText(ctx);
   if (text === null) return { ok: false, reason: `${what} is empty, not JSON` };
-  const body = text.trim().replace(/^```(?:json)?\s*\n?([\s\S]*?)\n?```$/i, "$1");
+  const body = withoutFence(text);
   try {
     return { ok: true, value: JSON.parse(body) as unknown, what };
   } catch (error) {
@@ -31,6 +43,7 @@ export const validJson: CheckDefinition<Record<string, never>> = {
   levels: ["conversation", "message", "step"],
   appliesTo: ["output"],
   params: z.strictObject({}),
+  offLoop: true,
   run(_p, ctx) {
     const parsed = parseOutput(ctx);
     return parsed.ok ? { pass: true, reasoning: `${parsed.what} is valid JSON.` } : { pass: false, reasoning: `${parsed.reason}.` };
@@ -61,6 +74,7 @@ export const jsonSchema: CheckDefinition<z.infer<typeof params>> = {
   levels: ["conversation", "message", "step"],
   appliesTo: ["output"],
   params,
+  offLoop: true,
   run(p, ctx) {
     const parsed = parseOutput(ctx);
     if (!parsed.ok) return { pass: false, reasoning: `${parsed.reason}.` };

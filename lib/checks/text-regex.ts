@@ -21,6 +21,7 @@ export const textRegex: CheckDefinition<z.infer<typeof params>> = {
   levels: ["conversation", "message", "step"],
   appliesTo: ["output"],
   params,
+  offLoop: true,
   run(p, ctx) {
     const { text, what } = evaluatedText(ctx);
     const shown = `/${p.pattern}/${p.flags}`;

@@ -25,6 +25,7 @@ export const toolError: CheckDefinition<z.infer<typeof params>> = {
   levels: ["conversation", "message", "step"],
   appliesTo: ["tool_result"],
   params,
+  offLoop: true,
   run(p, ctx) {
     const regex = p.pattern !== undefined ? compileUserPattern(p.pattern, "i") : null;
     const parts = p.path ? p.path.split(".") : [];

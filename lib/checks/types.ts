@@ -36,6 +36,8 @@ export type CheckDefinition<P = unknown> = {
   /** Step kinds it judges by default at step level (a metric may narrow or widen them). */
   appliesTo?: readonly StepKind[];
   params: z.ZodType<P>;
+  /** Work that can grow faster than the text or with the user's pattern or schema: run off the event loop, with a time budget. */
+  offLoop?: boolean;
   run(params: P, ctx: CheckContext): CheckVerdict;
 };
 

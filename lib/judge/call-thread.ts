@@ -12,12 +12,10 @@
  * process: a call that was in flight on a dead thread is made again in process (the provider may see
  * it twice; its verdict is stored once). JUDGE_THREAD=false keeps every call in process.
  */
-import fs from "node:fs";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { Worker } from "node:worker_threads";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
+import { sourceWorker } from "@/lib/source-worker";
 import { callModel, openAIChatModel, type CallResult } from "./call";
 import { fromWireError, type CallMessage, type FromThread, type ToThread } from "./call-wire";
 
@@ -43,18 +41,10 @@ function bundledWorker(): Worker {
   return new Worker(new URL("./call-worker.ts", import.meta.url));
 }
 
-/** Under tsx or vitest (tests, `npm run worker`, scripts): the entry's TypeScript, loaded through tsx. */
-function sourceWorker(): Worker {
-  const here = fileURLToPath(import.meta.url);
-  const entry = path.join(path.dirname(here), "call-worker.ts");
-  if (path.basename(here) !== "call-thread.ts" || !fs.existsSync(entry)) throw new Error("the judge thread's entry is not next to this module (bundled without it)");
-  return new Worker(`require("tsx/cjs/api").register(); require(${JSON.stringify(entry)});`, { eval: true });
-}
-
 function startThread(): Thread | null {
   let worker: Worker;
   try {
-    worker = process.env.NEXT_RUNTIME ? bundledWorker() : sourceWorker();
+    worker = process.env.NEXT_RUNTIME ? bundledWorker() : sourceWorker(import.meta.url, "call-thread.ts", "call-worker.ts");
   } catch (error) {
     log.warn("judge thread unavailable: calls run in process", { reason: (error as Error).message });
     return null;

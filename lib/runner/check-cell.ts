@@ -5,8 +5,9 @@
 import "server-only";
 import type { PipelineNodeRow, ResultStatus } from "@/db/schema";
 import { AppError } from "@/lib/errors";
-import { prepareCheck, type CheckTree } from "@/lib/checks";
+import { checkRunsOffLoop, prepareCheck, type CheckOutcome, type CheckTree } from "@/lib/checks";
 import type { JudgeOutcome } from "@/lib/judge";
+import { checkOffLoop, INLINE_TEXT_CHARS, treeTextSize } from "./check-thread";
 import type { Cell } from "./plan";
 
 type Prepared = ReturnType<typeof prepareCheck>;
@@ -18,8 +19,12 @@ export function skippedOutcome(reason: string): CellOutcome {
   return { status: "skipped", result: null, score: null, error: reason, rawOutput: null, model: "", inputTokens: 0, outputTokens: 0, latencyMs: 0, cached: false, attempts: 0 };
 }
 
-/** Checks compiled once per metric per run (regexes, JSON Schemas), then called per cell. */
-export function checkEvaluator(): (cell: Cell, tree: CheckTree) => JudgeOutcome {
+/**
+ * Checks compiled once per metric per run (regexes, JSON Schemas), then called per cell. A check whose
+ * work can grow faster than its text runs on the check thread with a time budget when the conversation
+ * holds more than a little text (lib/runner/check-thread.ts); the rest run here.
+ */
+export function checkEvaluator(): (cell: Cell, tree: CheckTree) => JudgeOutcome | Promise<JudgeOutcome> {
   const prepared = new Map<number, Prepared>();
   const forNode = (node: PipelineNodeRow): Prepared => {
     let fn = prepared.get(node.id);
@@ -30,22 +35,27 @@ export function checkEvaluator(): (cell: Cell, tree: CheckTree) => JudgeOutcome 
     }
     return fn;
   };
+  const outcomeOf = (cell: Cell, outcome: CheckOutcome, started: number): JudgeOutcome => ({
+    status: "completed",
+    result: outcome.result,
+    score: outcome.score,
+    error: null,
+    rawOutput: null,
+    model: `check:${cell.node.check?.type ?? "unknown"}`,
+    inputTokens: 0,
+    outputTokens: 0,
+    latencyMs: Math.round(performance.now() - started),
+    cached: false,
+    attempts: 0,
+  });
   return (cell, tree) => {
     const started = performance.now();
-    const outcome = forNode(cell.node)(tree, { type: cell.entityType, id: cell.entityId });
-    return {
-      status: "completed",
-      result: outcome.result,
-      score: outcome.score,
-      error: null,
-      rawOutput: null,
-      model: `check:${cell.node.check?.type ?? "unknown"}`,
-      inputTokens: 0,
-      outputTokens: 0,
-      latencyMs: Math.round(performance.now() - started),
-      cached: false,
-      attempts: 0,
-    };
+    const spec = cell.node.check ?? { type: "", params: {} };
+    const entity = { type: cell.entityType, id: cell.entityId };
+    if (checkRunsOffLoop(spec.type) && treeTextSize(tree) > INLINE_TEXT_CHARS) {
+      return checkOffLoop(spec, cell.node.evaluationLevel, tree, entity).then((outcome) => outcomeOf(cell, outcome, started));
+    }
+    return outcomeOf(cell, forNode(cell.node)(tree, entity), started);
   };
 }
 

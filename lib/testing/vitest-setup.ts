@@ -63,6 +63,8 @@ async function stopBackgroundWork(): Promise<void> {
   if (active?.size) await (await import("@/lib/runner/run")).drainRuns(0);
   const thread = state.get("judge-thread") as { thread?: unknown } | undefined;
   if (thread?.thread) await (await import("@/lib/judge/call-thread")).stopJudgeThread();
+  const checkThread = state.get("check-thread") as { thread?: unknown } | undefined;
+  if (checkThread?.thread) await (await import("@/lib/runner/check-thread")).stopCheckThread();
 }
 
 afterAll(async () => {
