@@ -8,7 +8,7 @@
 import "server-only";
 import type { MessageRole } from "../schema";
 import { dialect } from "../dialect";
-import { exclusive, lockRow, raw, rawExec, rawRows, transaction, type Step } from "../store";
+import { exclusive, lockRow, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
 
 export type SpanToStore = {
   datasetName: string;
@@ -137,6 +137,15 @@ export async function staleConversationIds(limit: number): Promise<number[]> {
   return rows.map((r) => r.id);
 }
 
+/**
+ * Set aside a conversation whose rebuild failed, until an export brings it new spans (its revision rises):
+ * it keeps its last rebuilt messages, and the passes go on to the others instead of trying it first forever.
+ */
+export async function setAsideAssembly(id: number, revision?: number): Promise<void> {
+  if (revision === undefined) await rawRun("update otel_conversations set assembled_revision = revision where id = ? and assembled_revision < revision", [id]);
+  else await rawRun("update otel_conversations set assembled_revision = ? where id = ? and assembled_revision < ?", [revision, id, revision]);
+}
+
 export type ConversationSpans = { id: number; datasetId: number; key: string; revision: number; spans: unknown[] };
 
 /** A conversation's revision, then every span of its traces (read in that order, so the revision never claims spans not read). */
@@ -201,7 +210,7 @@ export async function saveAssembly(id: number, revision: number, conversation: S
 }
 
 export type AssemblyToSave = { id: number; revision: number; conversation: StoredConversation | null; hashes: string[] };
-export type SaveOutcome = "saved" | "unchanged" | "superseded" | "removed";
+export type SaveOutcome = "saved" | "unchanged" | "superseded" | "removed" | "set_aside";
 
 /**
  * Several rebuilt conversations, each as `saveAssembly` writes it. On SQLite in one transaction: a
