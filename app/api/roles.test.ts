@@ -14,7 +14,8 @@ import * as userKeys from "@/app/api/users/[id]/keys/route";
 type Handler = (req: Request, ctx: { params: Promise<Record<string, string>> }) => Promise<Response>;
 const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 /** Reachable without a credential: the sign-in endpoint. */
-const publicRoutes = new Set(["/api/session"]);
+// /api/health answers without a credential (a load balancer's probe), leaving out the judge settings (lib/api/attacked-doors.test.ts).
+const publicRoutes = new Set(["/api/session", "/api/health"]);
 /** Admin-only: managing people and keys. */
 const adminRoutes = [/^\/api\/users/, /^\/api\/keys/];
 

@@ -6,10 +6,11 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
-import { identify, requireRole, type Caller, type Role } from "@/lib/auth";
+import { credentialEpoch, identify, requireRole, roleAllows, type Caller, type Role } from "@/lib/auth";
 import { AppError, errorResponse, type ErrorDetail } from "@/lib/errors";
-import { clientAddress } from "./client-address";
+import { clientAddress, isLocalClient } from "./client-address";
 import { refuseNul } from "./nul";
+import type { StreamGuard } from "./sse";
 import { SESSION_COOKIE, bearerOf, notCrossSite, readCookie } from "./session";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
@@ -23,6 +24,8 @@ export type HandlerInput<P, Q, B> = {
   userId: string;
   caller: Caller;
   requestId: string;
+  /** For a stream: checks the request's credential again (a revoked key, an ended session, a server locked since). */
+  guard: StreamGuard;
 };
 
 export type RouteSpec<P, Q, B> = {
@@ -162,12 +165,25 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
     try {
       const caller = spec.public ? openCaller : await authenticate(req);
       if (!spec.public) requireRole(caller, spec.role ?? (req.method === "GET" || req.method === "HEAD" ? "viewer" : "annotator"));
+      if (spec.role === "admin" && caller.via === "open" && !isLocalClient(clientAddress(req))) {
+        // While open, everyone is an admin: managing people and keys from afar would let a stranger make the first admin key and lock the owner out.
+        throw new AppError("forbidden", "While no credential is configured, people and keys are managed from this machine only (a loopback address)");
+      }
       const url = new URL(req.url);
       const rawParams = ctx?.params ? await ctx.params : {};
       const params = spec.params ? parseWith(spec.params, rawParams, "path parameter") : ({} as P);
       const query = spec.query ? parseWith(spec.query, queryObject(url), "query parameter") : ({} as Q);
       const body = spec.body ? parseWith(spec.body, await readJsonBody(req, spec.maxBodyBytes), "request body") : (undefined as B);
-      response = await spec.handler({ params, query, body, req, userId: caller.userId, caller, requestId });
+      const needed = spec.role ?? (req.method === "GET" || req.method === "HEAD" ? "viewer" : "annotator");
+      const guard: StreamGuard = {
+        epoch: credentialEpoch,
+        stillAuthorized: async () => {
+          if (spec.public) return true;
+          const now = await authenticate(req).catch(() => undefined);
+          return now !== undefined && roleAllows(now.role, needed);
+        },
+      };
+      response = await spec.handler({ params, query, body, req, userId: caller.userId, caller, requestId, guard });
     } catch (error) {
       response = toErrorResponse(error, requestId);
     }
