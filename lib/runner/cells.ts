@@ -8,7 +8,7 @@ import { getExecutionRow, updateExecution } from "@/db/repositories/executions";
 import { insertResultOnce, insertResults, insertResultsOnce, type NewResult } from "@/db/repositories/evaluation-results";
 import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
-import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type GoalUsage, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
 import { buildJudgePrompt, loadConversationTree, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
 import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
@@ -73,6 +73,11 @@ export type CellRunnerOptions = {
   budgetGate?: { underBudget: () => Promise<boolean>; oneAtATime: (save: () => Promise<void>) => Promise<void> };
   /** Called with hedged requests as they are sent (shared runs add them to meta). */
   onHedged?: (n: number) => Promise<void>;
+  /**
+   * True once no new judge call may go out (an in-process run's max_cost_usd reached): asked before each
+   * call takes its slot and again once it has it. Calls already out finish and are saved and counted.
+   */
+  stopStarting?: () => boolean;
 };
 
 export type CellTotals = {
@@ -135,15 +140,17 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
    * A slot of the run's calls in flight, refused once the run may start nothing new (shutdown). A hedge
    * takes one too (batch_size bounds every request the run has out), ahead of calls not yet tried.
    */
+  const mayStart = () => !opts.stopped() && !overBudget && !opts.stopStarting?.();
   const runGate = (model: string): CallGate | undefined =>
-    callSlots &&
-    (async (s, o) => {
-      if (opts.stopped() || overBudget) throw new NotStarted();
-      const leave = await callSlots.gate(model)(s, o);
-      if (!opts.stopped() && (await stillUnderBudget())) return leave;
-      leave();
-      throw new NotStarted();
-    });
+    callSlots || opts.stopStarting
+      ? async (s, o) => {
+          if (!mayStart()) throw new NotStarted();
+          const leave = callSlots ? await callSlots.gate(model)(s, o) : () => undefined;
+          if (mayStart() && (await stillUnderBudget())) return leave;
+          leave();
+          throw new NotStarted();
+        }
+      : undefined;
   /** Set once `underBudget` said no: nothing of the run starts or is saved here any more. */
   let overBudget = false;
   const stillUnderBudget = async () => {
@@ -153,6 +160,27 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
 
   /** Trees loaded ahead by prefetchTrees, taken by the first cell of their conversation. */
   const prefetched = new Map<number, ConversationTree>();
+  /**
+   * What each conversation's @GOAL extraction cost, until a cell of that conversation carries it: the
+   * first of its cells to be saved adds those tokens to its own, so the run's tokens, cost, budget and an
+   * online rule's daily spend count the extraction call (they read the saved results).
+   */
+  const goalUsage = new Map<number, GoalUsage>();
+  /** The priced cost of extractions not yet carried by a saved cell: the budget counts it from the moment the reply lands. */
+  let pendingGoalCost = 0;
+  const goalCost = (u: GoalUsage) => costOf(u.model, u.inputTokens, u.outputTokens) ?? 0;
+  const addGoalUsage = (conversationId: number, usage: GoalUsage) => {
+    goalUsage.set(conversationId, usage);
+    pendingGoalCost += goalCost(usage);
+    if (opts.budget) void opts.budget(totals.cost + pendingGoalCost);
+  };
+  const withGoalUsage = (cell: Cell, outcome: JudgeOutcome): JudgeOutcome => {
+    const extra = goalUsage.get(cell.conversationId);
+    if (!extra) return outcome;
+    goalUsage.delete(cell.conversationId);
+    pendingGoalCost -= goalCost(extra);
+    return { ...outcome, inputTokens: outcome.inputTokens + extra.inputTokens, outputTokens: outcome.outputTokens + extra.outputTokens };
+  };
   /** The conversation's tree once its @GOAL is ensured (by the first cell of a metric that uses it). */
   const goalTrees = new Map<number, Promise<ConversationTree>>();
   const treeFor = (conversationId: number, cell: Cell): Promise<ConversationTree> => {
@@ -169,8 +197,11 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     if (!judgeConfigured || !cell.node.templateVariables?.includes("@GOAL")) return tree;
     let withIt = goalTrees.get(conversationId);
     if (!withIt) {
-      // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
-      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model: req.model_name, signal, gate: runGate(resolveModelName(req.model_name)) }, deps.judge)));
+      // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it. With
+      // the model of the first metric that needs it, so its tokens are priced as the cell that carries them.
+      const model = resolveModelName(req.model_name, cell.node.modelName);
+      const onUsage = (u: GoalUsage) => addGoalUsage(conversationId, u);
+      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model, signal, gate: runGate(model), onUsage }, deps.judge)));
       goalTrees.set(conversationId, withIt);
       if (goalTrees.size > TREE_CACHE) goalTrees.delete(goalTrees.keys().next().value as number);
     }
@@ -220,7 +251,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     const cost = outcome.inputTokens + outcome.outputTokens === 0 ? 0 : costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
     if (cost === null) totals.priced = false;
     else totals.cost += cost;
-    if (opts.budget && cost) await opts.budget(totals.cost);
+    if (opts.budget && cost) await opts.budget(totals.cost + pendingGoalCost);
     if (!hasListeners(execution.id)) return; // nobody streams this run here: skip building the event
     const result = toResult(saved);
     const progress = progressOf(counted ?? totals.done, total);
@@ -321,7 +352,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     : undefined;
 
   const judgeCell = async (cell: Cell) => {
-    if (signal.aborted || opts.stopped() || overBudget) return;
+    if (signal.aborted || !mayStart()) return;
     const model = resolveModelName(req.model_name, cell.node.modelName);
     lastModel = model;
     // With call slots a cell is announced when its call goes out (or when its outcome needs none), not
@@ -389,7 +420,14 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     // Synchronous from here to the write: a cancel cannot slip in between the check and the save. A cell
     // refused its call slot by a shutdown was never started: it is left for a retry, like the cells after it.
     // (A refused hedge or retry does not undo an answer the cell already has.)
-    if (signal.aborted || (refused && outcome.status !== "completed")) return;
+    if (signal.aborted) return;
+    if (refused && outcome.status !== "completed") {
+      // Not judged (budget reached or shutdown): left for a retry — unless this cell carries its
+      // conversation's goal extraction, which went to the provider and is saved as a failed cell with its tokens.
+      if (!goalUsage.has(cell.conversationId)) return;
+      outcome = failedOutcome(model, "not judged: the run's budget was reached (or the server stopped) after this conversation's goal was extracted; the extraction's tokens are counted here", now() - started);
+    }
+    outcome = withGoalUsage(cell, outcome);
     if (opts.budgetGate) {
       // A shared run's budget reached meanwhile (by any process): the reply is not saved. (The save
       // itself checks again that the run is active.)

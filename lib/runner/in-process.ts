@@ -86,9 +86,6 @@ export const inProcessEngine: RunEngine = {
   followOthers: async () => () => undefined,
 };
 
-/** The abort reason of a run stopped by its max_cost_usd. */
-const BUDGET = "budget";
-
 async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, controller: AbortController, deps: RunnerDeps): Promise<void> {
   const signal = controller.signal;
   const startedAt = (deps.now ?? Date.now)();
@@ -97,6 +94,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   // async: batch_size judge calls in flight (this process's slots: nobody else works the run), the next
   // cells prepared and the last ones saved meanwhile.
   const slots = req.execution_mode === "async" ? new AdaptiveLimiter(req.batch_size) : undefined;
+  let budgetReached = false;
   const cells = cellRunner({
     execution: row,
     req,
@@ -108,8 +106,10 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     deps,
     shared: false,
     callSlots: slots && { size: req.batch_size, gate: () => async (s, o) => (await slots.acquire(s, o)).release },
-    // The calls in flight when the budget is reached are aborted and nothing more is written.
-    budget: req.max_cost_usd != null ? (spent) => void (spent >= req.max_cost_usd! && !signal.aborted && controller.abort(new Error(BUDGET))) : undefined,
+    // Once the budget is reached no call goes out (each is checked before it is sent); the calls already
+    // out finish and are saved and counted, so the overshoot is at most those calls, each on the bill.
+    budget: req.max_cost_usd != null ? (spent) => void (spent >= req.max_cost_usd! && (budgetReached = true)) : undefined,
+    stopStarting: req.max_cost_usd != null ? () => budgetReached : undefined,
   });
 
   // Wave by wave (dependencies before dependents); in each, check cells first, written in chunks
@@ -123,8 +123,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
 
   // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.
   const reason = signal.aborted ? (signal.reason as Error | undefined)?.message : undefined;
-  const overBudget = reason === BUDGET;
   const cancelled = reason === "cancelled";
+  const overBudget = !cancelled && budgetReached && cells.totals.done < total;
   const interrupted = !cancelled && !overBudget && runnerState.draining && cells.totals.done < total;
   await endRun(inProcessEngine, row, {
     cancelled,
