@@ -142,6 +142,11 @@ export function PreviewPanel({
                 ))}
               </div>
             ) : null}
+            {preview.data.goal ? (
+              <p className={preview.data.goal.source === "first_user_message" ? "text-sm text-amber-700" : "text-sm text-slate-600"} data-testid="preview-goal">
+                <span className="font-mono">@GOAL</span>: {preview.data.goal.note}
+              </p>
+            ) : null}
             <p className="text-sm text-slate-600" data-testid="preview-tokens">
               About {preview.data.token_estimate.toLocaleString("en")} tokens
               {preview.data.budget_tokens !== null ? ` of ${preview.data.budget_tokens.toLocaleString("en")} available` : ""} for{" "}

@@ -74,7 +74,12 @@ export const messageSchema = z
   .meta({ id: "Message" });
 
 export const conversationSchema = conversationSummarySchema
-  .extend({ agents: jsonValue, goal: z.string().nullable(), messages: z.array(messageSchema) })
+  .extend({
+    agents: jsonValue,
+    goal: z.string().nullable().describe("The user's goal (@GOAL): imported with the conversation, or extracted by the judge model on the first run of a metric that uses it"),
+    goal_generated_by: z.string().nullable().describe("The model that extracted the goal; null when it was imported (or there is none yet)"),
+    messages: z.array(messageSchema),
+  })
   .meta({ id: "Conversation" });
 
 export type CreateDatasetInput = z.infer<typeof createDatasetBody>;
