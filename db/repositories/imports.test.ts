@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { countTable } from "@/lib/testing/seed";
+import { countTable } from "@/lib/testing/seed/rows";
 import { rawRows } from "../store";
 import { createDataset } from "./datasets";
 import { insertConversationsBulk, type BulkConversation } from "./imports";

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
-import { countResults, executionNodeIds, insertMessageResult, loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
+import { call } from "@/lib/testing/http/call";
+import { countResults, executionNodeIds, insertMessageResult, loadSampleDataset, type LoadedSample } from "@/lib/testing/seed/sample";
 import * as templates from "../metric-templates/route";
 import * as templateItem from "../metric-templates/[id]/route";
 import * as datasetItem from "../datasets/[id]/route";
@@ -10,7 +10,7 @@ import * as item from "./[id]/route";
 import * as preview from "./preview/route";
 import * as createAndImport from "../datasets/import/route";
 import * as conversationsRoute from "../datasets/[id]/conversations/route";
-import { upload } from "@/lib/testing/multipart";
+import { upload } from "@/lib/testing/http/multipart";
 
 const metricKeys = [
   "applies_to",
