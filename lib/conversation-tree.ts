@@ -2,7 +2,7 @@
  * A loaded conversation as the judge's prompts (lib/metrics) and the checks (lib/checks) read it. It sits
  * below both so neither imports the other for its shape.
  */
-import type { MessageRole } from "@/db/schema";
+import type { MessageRole } from "@/lib/vocabulary";
 
 export type JudgeStep = {
   id: number;

@@ -4,7 +4,7 @@
  * every error is reported (up to the cap). What passes comes out typed, ready to insert.
  */
 import type { BulkConversation, BulkMessage, BulkStep } from "@/db/repositories/imports";
-import { messageRoles, type MessageRole } from "@/db/schema";
+import { messageRoles, type MessageRole } from "@/lib/vocabulary";
 import type { ImportIssue } from "@/lib/schemas/imports";
 import { clip, IssueList, isRecord, joinPath, jsonTypeOf, preview } from "./issues";
 import {

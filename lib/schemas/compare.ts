@@ -1,6 +1,6 @@
 /** Wire schemas of comparing two executions (API.md, second phase). */
 import { z } from "zod";
-import { evaluationLevels } from "@/db/schema";
+import { evaluationLevels } from "@/lib/vocabulary";
 import { idText, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
