@@ -22,6 +22,7 @@ export const buildInputs = [
   "public",
   "e2e",
   "scripts",
+  "bench",
   "instrumentation.ts",
   "proxy.ts",
   "next.config.ts",

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import * as users from "@/app/api/users/route";
 import * as userKeys from "@/app/api/users/[id]/keys/route";
 

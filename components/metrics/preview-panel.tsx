@@ -7,7 +7,7 @@ import { Button } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
 import { Field } from "@/components/ui/field";
 import { Select } from "@/components/ui/select";
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
 import { apiFetch } from "@/lib/client/api";
 import type { Conversation, ConversationSummary } from "@/lib/schemas/datasets";
 import type { JudgePromptPreview } from "@/lib/schemas/metrics";

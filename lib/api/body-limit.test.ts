@@ -6,8 +6,8 @@
 import { describe, expect, it } from "vitest";
 import * as datasets from "@/app/api/datasets/route";
 import * as session from "@/app/api/session/route";
-import { call } from "@/lib/testing/http";
-import { countTable } from "@/lib/testing/seed";
+import { call } from "@/lib/testing/http/call";
+import { countTable } from "@/lib/testing/seed/rows";
 
 function streamed(totalBytes: number): ReadableStream<Uint8Array> {
   const chunk = new TextEncoder().encode(`"${"x".repeat(64 * 1024 - 2)}"`);

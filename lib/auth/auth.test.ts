@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import { peerHeader } from "@/lib/api/client-address";
 import { forgetAuthRequired, resetThrottle } from "@/lib/auth";
 import * as users from "@/app/api/users/route";

@@ -15,7 +15,7 @@ import { createMetric } from "@/lib/metrics";
 import { flushAssembly, ingestExport } from "@/lib/otel/ingest";
 import type { OtelSpan } from "@/lib/otel/types";
 import { waitForExecution } from "@/lib/runner";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { sampledFor, sweepOnlineRules, type RuleSweep } from "./sweep";

@@ -5,9 +5,11 @@
  * (`gen_ai.user.message`, `gen_ai.choice`, …), and the AI SDK's own attributes (`ai.prompt.messages`,
  * `ai.response.text`, `ai.response.reasoning`, `ai.response.toolCalls`). Pure.
  */
+import type { MessageRole } from "@/lib/vocabulary";
 import type { Attributes, AttrValue, OtelSpan } from "./types";
 
-export type Role = "system" | "user" | "assistant" | "tool";
+/** A message's role, in the vocabulary's words: the roles a conversation's messages have. */
+export type Role = MessageRole;
 
 export type Part =
   | { type: "text"; text: string }

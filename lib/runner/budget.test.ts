@@ -5,10 +5,10 @@ import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { listResultRows } from "@/db/repositories/evaluation-results";
 import { costOf } from "@/lib/judge";
 import { createMetric } from "@/lib/metrics";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
-import { loadSampleDataset } from "@/lib/testing/load-sample";
+import { loadSampleDataset } from "@/lib/testing/seed/sample";
 import { waitForExecution } from "./run";
 
 // $1 per thousand tokens either way: every judged cell costs a few tenths of a dollar.

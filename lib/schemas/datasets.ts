@@ -1,6 +1,6 @@
 /** Wire schemas of datasets and conversations (shared/API.md, "Datasets and conversations"). */
 import { z } from "zod";
-import { messageRoles } from "@/db/schema";
+import { messageRoles } from "@/lib/vocabulary";
 import { isoTimestamp, jsonValue, paginationQuery } from "./common";
 
 const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");

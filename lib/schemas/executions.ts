@@ -1,6 +1,6 @@
 /** Wire schemas of executions, results, aggregates, SSE events and the grid (shared/API.md, "Executions"). */
 import { z } from "zod";
-import { evaluationLevels, executionStatuses, resultStatuses, stepKinds } from "@/db/schema";
+import { evaluationLevels, executionStatuses, resultStatuses, stepKinds } from "@/lib/vocabulary";
 import { bodyId, idsInRange, idText, intText, MAX_ID, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);

@@ -1,6 +1,6 @@
 /** Wire schemas of metric templates, metrics and the judge-prompt preview (shared/API.md). */
 import { z } from "zod";
-import { evaluationLevels, metricKinds, outputTypes, stepKinds } from "@/db/schema";
+import { evaluationLevels, metricKinds, outputTypes, stepKinds } from "@/lib/vocabulary";
 import { bodyId, idText, isoTimestamp, jsonValue } from "./common";
 import { referenceInput } from "./labels";
 

@@ -1,7 +1,7 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
-import { countResults, executionNodeIds, insertMessageResult, loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
+import { call } from "@/lib/testing/http/call";
+import { countResults, executionNodeIds, insertMessageResult, loadSampleDataset, type LoadedSample } from "@/lib/testing/seed/sample";
 import * as templates from "../metric-templates/route";
 import * as templateItem from "../metric-templates/[id]/route";
 import * as datasetItem from "../datasets/[id]/route";
@@ -12,7 +12,7 @@ import * as conversationItem from "@/app/api/conversations/[id]/route";
 import { storeGoal } from "@/db/repositories/judge";
 import * as createAndImport from "../datasets/import/route";
 import * as conversationsRoute from "../datasets/[id]/conversations/route";
-import { upload } from "@/lib/testing/multipart";
+import { upload } from "@/lib/testing/http/multipart";
 
 const metricKeys = [
   "applies_to",
