@@ -170,19 +170,26 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
    * online rule's daily spend count the extraction call (they read the saved results).
    */
   const goalUsage = new Map<number, GoalUsage>();
-  /** The priced cost of extractions not yet carried by a saved cell: the budget counts it from the moment the reply lands. */
-  let pendingGoalCost = 0;
-  const goalCost = (u: GoalUsage) => costOf(u.model, u.inputTokens, u.outputTokens) ?? 0;
+  /**
+   * The priced cost of replies that landed but are not saved yet (a cell's judge call, a goal extraction):
+   * the budget counts each from the moment it lands, so no call goes out on a reading that misses replies
+   * waiting for their save (in-process saves are grouped per turn of the event loop).
+   */
+  let unsavedCost = 0;
+  const priced = (model: string, input: number, output: number) => (input + output === 0 ? 0 : (costOf(model, input, output) ?? 0));
+  const landed = (cost: number) => {
+    if (!cost) return;
+    unsavedCost += cost;
+    if (opts.budget) void opts.budget(totals.cost + unsavedCost);
+  };
   const addGoalUsage = (conversationId: number, usage: GoalUsage) => {
     goalUsage.set(conversationId, usage);
-    pendingGoalCost += goalCost(usage);
-    if (opts.budget) void opts.budget(totals.cost + pendingGoalCost);
+    landed(priced(usage.model, usage.inputTokens, usage.outputTokens));
   };
   const withGoalUsage = (cell: Cell, outcome: JudgeOutcome): JudgeOutcome => {
     const extra = goalUsage.get(cell.conversationId);
     if (!extra) return outcome;
     goalUsage.delete(cell.conversationId);
-    pendingGoalCost -= goalCost(extra);
     return { ...outcome, inputTokens: outcome.inputTokens + extra.inputTokens, outputTokens: outcome.outputTokens + extra.outputTokens };
   };
   /** The conversation's tree once its @GOAL is ensured (by the first cell of a metric that uses it). */
@@ -248,8 +255,11 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     // Checks and skipped cells use no model: they cost nothing rather than an unknown price.
     const cost = outcome.inputTokens + outcome.outputTokens === 0 ? 0 : costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
     if (cost === null) totals.priced = false;
-    else totals.cost += cost;
-    if (opts.budget && cost) await opts.budget(totals.cost + pendingGoalCost);
+    else {
+      totals.cost += cost;
+      unsavedCost = Math.max(0, unsavedCost - cost); // counted since it landed (judge cells; checks cost nothing)
+    }
+    if (opts.budget && cost) await opts.budget(totals.cost + unsavedCost);
     if (!hasListeners(execution.id)) return; // nobody streams this run here: skip building the event
     const result = toResult(saved);
     const progress = progressOf(counted ?? totals.done, total);
@@ -376,6 +386,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       if (!goalUsage.has(cell.conversationId)) return;
       outcome = failedOutcome(model, "not judged: the run's budget was reached (or the server stopped) after this conversation's goal was extracted; the extraction's tokens are counted here", now() - started);
     }
+    landed(priced(outcome.model, outcome.inputTokens, outcome.outputTokens));
     outcome = withGoalUsage(cell, outcome);
     if (opts.budgetGate) {
       // A shared run's budget reached meanwhile (by any process): the reply is not saved. (The save
