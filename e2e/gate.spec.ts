@@ -104,7 +104,6 @@ test.describe("npx turnscope eval (issue 38)", () => {
 
   test("exit 2 when it could not evaluate: a baseline that does not exist, a wrong key, an unreachable server, an empty dataset, a stopped judge", async ({ request }) => {
     test.setTimeout(180_000);
-    const out = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-gate-out-"));
     const file = dataset(`gate2-${Date.now()}`);
 
     const missingBaseline = await turnscope(["--dataset", file, "--baseline", "999999"]);
