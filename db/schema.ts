@@ -631,3 +631,52 @@ export const onlineRuleRunsTable = sqliteTable(
 );
 
 export type OnlineRuleRow = typeof onlineRulesTable.$inferSelect;
+
+/** An agent or model to test (issue 37): a generation sends conversations to it. Header values may name `${env:NAME}`. */
+export const targetsTable = sqliteTable(
+  "targets",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: text("user_id").notNull(),
+    name: text("name").notNull(),
+    kind: text("kind").notNull(),
+    url: text("url").notNull(),
+    model: text("model"),
+    headers: text("headers", { mode: "json" }).$type<Record<string, string>>(),
+    requestTemplate: text("request_template"),
+    replyPath: text("reply_path"),
+    stepsPath: text("steps_path"),
+    maxConcurrency: integer("max_concurrency").notNull().default(16),
+    timeoutMs: integer("timeout_ms").notNull().default(60000),
+    createdAt: createdAt(),
+    updatedAt: updatedAt(),
+  },
+  (t) => [index("targets_user_idx").on(t.userId)],
+);
+
+/** A replay or simulation: conversations of a source dataset sent to a target, each result a conversation of `dataset_id`. */
+export const generationsTable = sqliteTable(
+  "generations",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: text("user_id").notNull(),
+    sourceDatasetId: integer("source_dataset_id").references(() => datasetsTable.id, { onDelete: "set null" }),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    targetId: integer("target_id").references(() => targetsTable.id, { onDelete: "set null" }),
+    mode: text("mode").notNull(),
+    status: text("status").notNull(),
+    params: text("params", { mode: "json" }).notNull(),
+    total: integer("total").notNull().default(0),
+    completed: integer("completed").notNull().default(0),
+    failed: integer("failed").notNull().default(0),
+    usage: text("usage", { mode: "json" }),
+    stopReasons: text("stop_reasons", { mode: "json" }),
+    error: text("error"),
+    createdAt: createdAt(),
+    startedAt: text("started_at"),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [index("generations_dataset_idx").on(t.datasetId), index("generations_source_idx").on(t.sourceDatasetId)],
+);

@@ -7,6 +7,7 @@ import { errorSchema, integerTextSchemas } from "@/lib/schemas/common";
 import { datasetOperations } from "./datasets";
 import { executionOperations } from "./executions";
 import { goalOperations } from "./goal";
+import { generationOperations } from "./generations";
 import { healthOperations } from "./health";
 import { sessionOperations } from "./session";
 import { settingsOperations } from "./settings";
@@ -20,7 +21,7 @@ import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations, ...otelOperations, ...onlineOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations, ...otelOperations, ...onlineOperations, ...generationOperations];
 
 type JsonSchema = Record<string, unknown>;
 

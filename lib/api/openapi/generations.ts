@@ -1,0 +1,84 @@
+import { errorSchema, idParams } from "@/lib/schemas/common";
+import { createGenerationBody, generationEstimateSchema, generationSchema } from "@/lib/schemas/generations";
+import { createTargetBody, targetSchema, updateTargetBody } from "@/lib/schemas/targets";
+import { badRequest, notFoundResponse, unprocessableResponse } from "./shared";
+import type { Operation } from "./types";
+
+const tag = "Targets and generations";
+const noContentResponse = { description: "Deleted" };
+
+const generationDescription =
+  "Sends a dataset's conversations (all, or `conversation_ids`) to a target, each result an ordinary conversation of a new " +
+  "dataset (`dataset_id`) with `meta.source_conversation_id`, `repeat` (0…k−1), `generation_id`, `target` and `stop_reason`, so " +
+  "every metric, check, label and export works on it. `next_turn`: for each assistant turn the history before it is sent and " +
+  "the candidate stored in its place, the original in the message's `meta.original_content`. `replay`: the source's user turns " +
+  "are sent one after another; `meta.diverged_at` is the first assistant turn whose tool calls differ from the source's. " +
+  "`simulate`: a model (`simulator.model`, default JUDGE_MODEL through OPENAI_BASE_URL) plays the user from the scenario at " +
+  "`simulator.scenario_path` (else the conversation's goal, else its first user message) until it says `stop_token` or " +
+  "`max_turns`; its instructions are in the generation's `params`. A target's error, time-out or empty reply ends that " +
+  "conversation with `stop_reason: target_error` (counted in `failed`, never a pass); a simulator's with `simulator_error`. " +
+  "Worked in the server that started it, the target's `max_concurrency` (or `batch_size`) conversations at once; `max_cost_usd` " +
+  "stops starting conversations once the target's and the simulator's calls cost that much (JUDGE_PRICES; the generation ends " +
+  "`cancelled`). `filter` is not supported yet (422). `dry_run`: 200 with the calls it would make, nothing created.";
+
+export const generationOperations: Operation[] = [
+  {
+    method: "post",
+    path: "/targets",
+    operationId: "createTarget",
+    summary: "Add an agent or model to test: openai_chat, http_json or ai_sdk_ui",
+    description: "Header values may be `${env:NAME}`, read from the server's environment when a request is sent; no header value is ever shown again (`header_names` only).",
+    tag,
+    body: createTargetBody,
+    responses: { 201: { description: "The target", schema: targetSchema }, 400: badRequest },
+  },
+  { method: "get", path: "/targets", operationId: "listTargets", summary: "Every target", tag, responses: { 200: { description: "The targets, oldest first", schema: targetSchema, array: true } } },
+  { method: "get", path: "/targets/{id}", operationId: "getTarget", summary: "One target", tag, params: idParams, responses: { 200: { description: "The target", schema: targetSchema }, 400: badRequest, 404: notFoundResponse } },
+  {
+    method: "patch",
+    path: "/targets/{id}",
+    operationId: "updateTarget",
+    summary: "Change a target (checked as a whole, as a new one is)",
+    tag,
+    params: idParams,
+    body: updateTargetBody,
+    responses: { 200: { description: "The target", schema: targetSchema }, 400: badRequest, 404: notFoundResponse, 422: unprocessableResponse },
+  },
+  { method: "delete", path: "/targets/{id}", operationId: "deleteTarget", summary: "Delete a target (its generations keep their datasets)", tag, params: idParams, responses: { 204: noContentResponse, 400: badRequest, 404: notFoundResponse } },
+  {
+    method: "post",
+    path: "/generations",
+    operationId: "createGeneration",
+    summary: "Replay or simulate a dataset's conversations against a target",
+    description: generationDescription,
+    tag,
+    body: createGenerationBody,
+    responses: {
+      202: { description: "Started", schema: generationSchema },
+      200: { description: "dry_run: what it would send", schema: generationEstimateSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      422: unprocessableResponse,
+    },
+  },
+  { method: "get", path: "/generations/{id}", operationId: "getGeneration", summary: "A generation's status, counts, usage and stop reasons", tag, params: idParams, responses: { 200: { description: "The generation", schema: generationSchema }, 400: badRequest, 404: notFoundResponse } },
+  {
+    method: "get",
+    path: "/generations/{id}/events",
+    operationId: "followGeneration",
+    summary: "Follow a generation (Server-Sent Events)",
+    description: "`processing` with its counts first, one `conversation` event per conversation written (`conversation_id`, `source_conversation_id`, `repeat`, `stop_reason`), then `done` with the generation. Events come from the server working it.",
+    tag,
+    params: idParams,
+    responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" }, 400: badRequest, 404: notFoundResponse },
+  },
+  {
+    method: "post",
+    path: "/generations/{id}/cancel",
+    operationId: "cancelGeneration",
+    summary: "Cancel a generation: its calls are aborted, nothing more is written",
+    tag,
+    params: idParams,
+    responses: { 200: { description: "The generation, cancelled", schema: generationSchema }, 400: badRequest, 404: notFoundResponse, 409: { description: "Already ended", schema: errorSchema } },
+  },
+];

@@ -1,0 +1,60 @@
+/** Wire schemas of generations: replay and simulation against a target (API.md, fourth phase). */
+import { z } from "zod";
+import { isoTimestamp } from "./common";
+
+export const generationModes = ["next_turn", "replay", "simulate"] as const;
+export const stopReasons = ["end_of_source", "stop_token", "max_turns", "target_error", "simulator_error"] as const;
+
+const id = z.number().int().min(1).max(2 ** 31 - 1);
+
+export const createGenerationBody = z.object({
+  source_dataset_id: id,
+  target_id: id,
+  mode: z.enum(generationModes).describe("`next_turn`: each assistant turn's history sent, the candidate stored beside the original; `replay`: the source's user turns sent in order; `simulate`: a model plays the user from a scenario"),
+  conversation_ids: z.array(id).min(1).max(10_000).optional().describe("Only these conversations of the source (default: all)"),
+  filter: z.string().optional().describe("Not supported yet: refused with 422 (use conversation_ids)"),
+  repeats: z.number().int().min(1).max(10).optional().default(1),
+  max_turns: z.number().int().min(1).max(50).optional().default(10).describe("simulate: user turns at most"),
+  simulator: z
+    .object({
+      model: z.string().trim().min(1).max(200).optional().describe("Default: JUDGE_MODEL, through OPENAI_BASE_URL"),
+      scenario_path: z.string().regex(/^meta(\.[A-Za-z0-9_-]+)+$/, "must be a path such as meta.info.task.instruction").optional(),
+      persona: z.string().max(4000).optional(),
+      stop_token: z.string().min(1).max(100).optional().default("###STOP###"),
+    })
+    .optional()
+    .default({ stop_token: "###STOP###" }),
+  seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
+  batch_size: z.number().int().min(1).max(256).optional().describe("Conversations at once (at most the target's max_concurrency)"),
+  max_cost_usd: z.number().positive().optional().describe("Stop starting conversations once the target's and the simulator's calls cost this much (JUDGE_PRICES)"),
+  dry_run: z.boolean().optional().default(false),
+  name: z.string().trim().min(1).max(200).optional().describe("Name of the new dataset"),
+});
+
+export const generationSchema = z
+  .object({
+    id: z.number().int(),
+    dataset_id: z.number().int().describe("The new dataset holding the generated conversations"),
+    source_dataset_id: z.number().int().nullable(),
+    target_id: z.number().int().nullable(),
+    mode: z.enum(generationModes),
+    status: z.enum(["pending", "processing", "completed", "failed", "cancelled"]),
+    total: z.number().int().describe("Conversations to generate (source conversations × repeats)"),
+    completed: z.number().int().describe("Conversations generated to their end (end of source, stop token or max_turns)"),
+    failed: z.number().int().describe("Conversations cut short by a target or simulator error (saved as far as they got, with meta.stop_reason)"),
+    usage: z.object({ target_calls: z.number().int(), simulator_calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() }),
+    stop_reasons: z.object(Object.fromEntries(stopReasons.map((r) => [r, z.number().int()])) as Record<(typeof stopReasons)[number], z.ZodNumber>),
+    error: z.string().nullable(),
+    params: z.record(z.string(), z.unknown()),
+    created_at: isoTimestamp,
+    started_at: isoTimestamp.nullable(),
+    finished_at: isoTimestamp.nullable(),
+  })
+  .meta({ id: "Generation" });
+
+export const generationEstimateSchema = z
+  .object({ conversations: z.number().int(), target_calls: z.number().int(), simulator_calls: z.number().int().describe("An upper bound: max_turns each"), note: z.string() })
+  .meta({ id: "GenerationEstimate" });
+
+export type CreateGenerationInput = z.infer<typeof createGenerationBody>;
+export type Generation = z.infer<typeof generationSchema>;

@@ -1,0 +1,191 @@
+/**
+ * One client per target kind (issue 37). Each takes the conversation so far and answers the target's
+ * reply: its text, the tool calls it made (as steps) and, when the target says so, the tokens. A target
+ * that errs, times out or answers nothing throws TargetError — the generation records `target_error`,
+ * never a pass. Header values `${env:NAME}` are read from the server's environment here and nowhere else.
+ */
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText, jsonSchema, tool, type ModelMessage, type ToolSet } from "ai";
+import type { Step } from "@/lib/conversation";
+import type { TargetRow } from "@/db/repositories/targets";
+
+export class TargetError extends Error {}
+
+export type Turn = { role: "system" | "user" | "assistant"; content: string };
+export type TargetReply = { text: string; steps: Step[]; inputTokens: number; outputTokens: number; model: string | null };
+export type DeclaredTool = { name: string; description?: string; parameters: Record<string, unknown> };
+export type TargetRequest = { turns: Turn[]; sessionId: string; tools: DeclaredTool[]; signal: AbortSignal; seed?: number };
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** The headers to send, `${env:NAME}` read from the environment (a missing variable is an error naming it). */
+export function resolvedHeaders(headers: Record<string, string> | null): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers ?? {})) {
+    out[name] = value.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, env: string) => {
+      const found = process.env[env];
+      if (found === undefined) throw new TargetError(`header ${name} names \${env:${env}}, which is not set on the server`);
+      return found;
+    });
+  }
+  return out;
+}
+
+const emptyStep = (): Step => ({ thinking: null, toolCall: null, toolResult: null, outputContent: null, outputStructured: null, modelName: null, agentName: null });
+
+function withTimeout(signal: AbortSignal, ms: number): AbortSignal {
+  return AbortSignal.any([signal, AbortSignal.timeout(ms)]);
+}
+
+function failure(target: TargetRow, error: unknown, signal: AbortSignal): TargetError {
+  if (signal.aborted && !(signal.reason instanceof DOMException && signal.reason.name === "TimeoutError")) throw signal.reason;
+  const message = (error as Error)?.name === "TimeoutError" || (error as Error)?.name === "AbortError" ? `no answer within ${target.timeoutMs} ms` : (error as Error)?.message ?? String(error);
+  return new TargetError(`target ${target.name}: ${message.slice(0, 500)}`);
+}
+
+function checkReply(target: TargetRow, reply: TargetReply): TargetReply {
+  if (!reply.text.trim() && reply.steps.length === 0) throw new TargetError(`target ${target.name} answered nothing (an empty reply)`);
+  return reply;
+}
+
+async function openAIChat(target: TargetRow, req: TargetRequest): Promise<TargetReply> {
+  const headers = resolvedHeaders(target.headers);
+  // The key goes where the provider puts it (Authorization: Bearer); never the judge's OPENAI_API_KEY.
+  const auth = Object.keys(headers).find((h) => h.toLowerCase() === "authorization");
+  const apiKey = auth ? headers[auth].replace(/^Bearer\s+/i, "") : "none";
+  if (auth) delete headers[auth];
+  const provider = createOpenAI({ baseURL: target.url, apiKey, headers, name: "target" });
+  const messages: ModelMessage[] = req.turns.map((t) => ({ role: t.role, content: t.content }));
+  const tools: ToolSet = {};
+  for (const t of req.tools) tools[t.name] = tool({ description: t.description, inputSchema: jsonSchema(t.parameters) });
+  const signal = withTimeout(req.signal, target.timeoutMs);
+  try {
+    const res = await generateText({ model: provider.chat(target.model ?? "model"), messages, ...(req.tools.length ? { tools } : {}), abortSignal: signal, maxRetries: 0, seed: req.seed });
+    const steps = res.toolCalls.map((c) => ({ ...emptyStep(), toolCall: { id: c.toolCallId, name: c.toolName, arguments: c.input }, modelName: target.model }));
+    return checkReply(target, { text: res.text, steps, inputTokens: res.usage.inputTokens ?? 0, outputTokens: res.usage.outputTokens ?? 0, model: target.model });
+  } catch (error) {
+    if (error instanceof TargetError) throw error;
+    throw failure(target, error, req.signal);
+  }
+}
+
+/** A value at a path such as `reply`, `data.text` or `choices[0].message.content` (a leading `$.` is allowed). */
+export function valueAt(value: unknown, path: string): unknown {
+  const parts = path.replace(/^\$\.?/, "").match(/[^.[\]]+/g) ?? [];
+  let at: unknown = value;
+  for (const part of parts) {
+    if (Array.isArray(at) && /^\d+$/.test(part)) at = at[Number(part)];
+    else if (isRecord(at)) at = at[part];
+    else return undefined;
+  }
+  return at;
+}
+
+/** The request body from the template: `{{messages}}` as a value is the message list; placeholders inside strings are text. */
+export function fillTemplate(template: string, req: Pick<TargetRequest, "turns" | "sessionId">): unknown {
+  const lastUser = [...req.turns].reverse().find((t) => t.role === "user")?.content ?? "";
+  const values: Record<string, unknown> = { messages: req.turns.map((t) => ({ role: t.role, content: t.content })), last_user_message: lastUser, session_id: req.sessionId };
+  const whole = /^\{\{\s*(messages|last_user_message|session_id)\s*\}\}$/;
+  const fill = (v: unknown): unknown => {
+    if (typeof v === "string") {
+      const m = whole.exec(v.trim());
+      if (m) return values[m[1]];
+      return v.replace(/\{\{\s*(messages|last_user_message|session_id)\s*\}\}/g, (_, k: string) => (typeof values[k] === "string" ? (values[k] as string) : JSON.stringify(values[k])));
+    }
+    if (Array.isArray(v)) return v.map(fill);
+    if (isRecord(v)) return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fill(x)]));
+    return v;
+  };
+  // A bare placeholder (not in quotes) is first made a string, then filled as a value.
+  const quoted = template.replace(/(?<!")\{\{\s*(messages|last_user_message|session_id)\s*\}\}(?!")/g, '"{{$1}}"');
+  return fill(JSON.parse(quoted));
+}
+
+function stepsFrom(list: unknown, model: string | null): Step[] {
+  if (!Array.isArray(list)) return [];
+  return list.filter(isRecord).map((s) => {
+    const call = isRecord(s.tool_call) ? s.tool_call : s;
+    const name = typeof call.name === "string" ? call.name : typeof call.toolName === "string" ? call.toolName : "tool";
+    const args = call.arguments ?? call.input ?? call.args ?? null;
+    return { ...emptyStep(), toolCall: { name, arguments: typeof args === "string" ? parseMaybe(args) : args }, toolResult: s.tool_result ?? s.result ?? s.output ?? null, modelName: model };
+  });
+}
+
+const parseMaybe = (text: string): unknown => {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+};
+
+async function httpJson(target: TargetRow, req: TargetRequest): Promise<TargetReply> {
+  const signal = withTimeout(req.signal, target.timeoutMs);
+  let res: Response;
+  try {
+    res = await fetch(target.url, { method: "POST", headers: { "content-type": "application/json", ...resolvedHeaders(target.headers) }, body: JSON.stringify(fillTemplate(target.requestTemplate ?? "{}", req)), signal });
+  } catch (error) {
+    if (error instanceof TargetError) throw error;
+    throw failure(target, error, req.signal);
+  }
+  const text = await res.text().catch(() => "");
+  if (!res.ok) throw new TargetError(`target ${target.name} answered ${res.status}: ${text.slice(0, 300)}`);
+  const body = parseMaybe(text);
+  const reply = valueAt(body, target.replyPath ?? "reply");
+  if (reply !== undefined && reply !== null && typeof reply !== "string") throw new TargetError(`target ${target.name}: ${target.replyPath} holds ${typeof reply}, not text`);
+  const steps = target.stepsPath ? stepsFrom(valueAt(body, target.stepsPath), target.model) : [];
+  return checkReply(target, { text: (reply as string | null | undefined) ?? "", steps, inputTokens: 0, outputTokens: 0, model: target.model });
+}
+
+/** The UI message stream an AI SDK chat route answers (`toUIMessageStreamResponse`): server-sent `data:` lines of chunks. */
+export function readUiMessageStream(text: string, model: string | null): { text: string; steps: Step[]; error: string | null } {
+  let reply = "";
+  let error: string | null = null;
+  const calls = new Map<string, Step>();
+  const steps: Step[] = [];
+  for (const line of text.split("\n")) {
+    if (!line.startsWith("data:")) continue;
+    const data = line.slice(5).trim();
+    if (!data || data === "[DONE]") continue;
+    const chunk = parseMaybe(data);
+    if (!isRecord(chunk)) continue;
+    if (chunk.type === "text-delta" && typeof chunk.delta === "string") reply += chunk.delta;
+    else if (chunk.type === "reasoning-delta" && typeof chunk.delta === "string") {
+      const last = steps.at(-1);
+      if (last && last.thinking !== null && last.toolCall === null) last.thinking += chunk.delta;
+      else steps.push({ ...emptyStep(), thinking: chunk.delta, modelName: model });
+    } else if (chunk.type === "tool-input-available" && typeof chunk.toolCallId === "string") {
+      const step = { ...emptyStep(), toolCall: { id: chunk.toolCallId, name: String(chunk.toolName ?? "tool"), arguments: chunk.input ?? null }, modelName: model };
+      calls.set(chunk.toolCallId, step);
+      steps.push(step);
+    } else if ((chunk.type === "tool-output-available" || chunk.type === "tool-output-error") && typeof chunk.toolCallId === "string") {
+      const step = calls.get(chunk.toolCallId);
+      if (step) step.toolResult = chunk.type === "tool-output-error" ? { error: chunk.errorText ?? "error" } : (chunk.output ?? null);
+    } else if (chunk.type === "error") error = String(chunk.errorText ?? "error");
+  }
+  return { text: reply, steps, error };
+}
+
+async function aiSdkUi(target: TargetRow, req: TargetRequest): Promise<TargetReply> {
+  const signal = withTimeout(req.signal, target.timeoutMs);
+  const messages = req.turns.filter((t) => t.role !== "system").map((t, i) => ({ id: `m${i}`, role: t.role, parts: [{ type: "text", text: t.content }] }));
+  let body: string;
+  try {
+    const res = await fetch(target.url, { method: "POST", headers: { "content-type": "application/json", ...resolvedHeaders(target.headers) }, body: JSON.stringify({ id: req.sessionId, messages, trigger: "submit-message" }), signal });
+    body = await res.text();
+    if (!res.ok) throw new TargetError(`target ${target.name} answered ${res.status}: ${body.slice(0, 300)}`);
+  } catch (error) {
+    if (error instanceof TargetError) throw error;
+    throw failure(target, error, req.signal);
+  }
+  const read = readUiMessageStream(body, target.model);
+  if (read.error) throw new TargetError(`target ${target.name} streamed an error: ${read.error.slice(0, 300)}`);
+  return checkReply(target, { text: read.text, steps: read.steps, inputTokens: 0, outputTokens: 0, model: target.model });
+}
+
+/** The target's reply to the conversation so far. */
+export function callTarget(target: TargetRow, req: TargetRequest): Promise<TargetReply> {
+  if (target.kind === "openai_chat") return openAIChat(target, req);
+  if (target.kind === "http_json") return httpJson(target, req);
+  return aiSdkUi(target, req);
+}
