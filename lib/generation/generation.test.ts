@@ -10,7 +10,11 @@ import { convertToModelMessages, generateText, stepCountIs, streamText, tool, ty
 import { z } from "zod";
 import * as conversation from "@/app/api/conversations/[id]/route";
 import * as conversations from "@/app/api/datasets/[id]/conversations/route";
+import * as compare from "@/app/api/evaluation-pipeline-executions/compare/route";
+import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
+import * as nodes from "@/app/api/evaluation-pipeline-nodes/route";
 import * as generationItem from "@/app/api/generations/[id]/route";
+import { waitForExecution } from "@/lib/runner/run";
 import * as generations from "@/app/api/generations/route";
 import * as targetItem from "@/app/api/targets/[id]/route";
 import * as targets from "@/app/api/targets/route";
@@ -41,7 +45,9 @@ beforeAll(async () => {
         seenKey = req.headers.get("x-agent-key");
         if (failEvery && agentCalls % failEvery === 0) return new Response("overloaded", { status: 500 });
         const body = (await req.json()) as { messages: Array<{ role: "user" | "assistant" | "system"; content: string }> };
-        const res = await generateText({ model: model(), messages: body.messages, tools: { lookup }, stopWhen: stepCountIs(3) });
+        const system = body.messages.filter((m) => m.role === "system").map((m) => m.content).join("\n") || undefined;
+        const messages = body.messages.filter((m) => m.role !== "system").map((m) => ({ role: m.role as "user" | "assistant", content: m.content }));
+        const res = await generateText({ model: model(), system, messages, tools: { lookup }, stopWhen: stepCountIs(3) });
         return Response.json({ data: { reply: res.text }, tools: res.steps.flatMap((s) => s.toolCalls.map((c) => ({ name: c.toolName, arguments: c.input }))) });
       },
       // An AI SDK chat route, as an app built with useChat serves it.
@@ -179,6 +185,34 @@ describe("generations (issue 37)", () => {
     double.addRule({ match: "You play the USER", behaviour: { kind: "http_error", status: 400, message: "bad simulator request" } });
     const broken = await generate({ target_id: id, mode: "simulate", max_turns: 2, conversation_ids: [sample.conversations[0].id] });
     expect(broken).toMatchObject({ status: "failed", failed: 1, stop_reasons: { simulator_error: 1, target_error: 0 } });
+  });
+
+  it("compares a generation with its source, paired by source conversation: flips, pass^k and pass@k over repeats", async () => {
+    const id = await target({ name: "candidate model", kind: "openai_chat", url: double.baseURL, model: "gpt-4o-mini" });
+    double.setDefault({ kind: "text", content: "All of it is checked now." });
+    const g = await generate({ target_id: id, mode: "replay", repeats: 2 });
+    expect(g).toMatchObject({ status: "completed", completed: 2 * sample.conversations.length });
+    const metric = (datasetId: number) =>
+      call(nodes.POST, "POST", "/x", { body: { dataset_id: datasetId, name: "says checked", kind: "check", evaluation_level: "conversation", check: { type: "text_contains", params: { value: "checked" } } } });
+    expect((await metric(sample.datasetId)).status).toBe(201);
+    expect((await metric(g.dataset_id)).status).toBe(201);
+    const runOf = async (datasetId: number) => {
+      const started = await call(run.POST, "POST", "/x", { body: { dataset_id: datasetId } });
+      await waitForExecution(started.json.id);
+      return started.json.id as number;
+    };
+    const a = await runOf(sample.datasetId);
+    const b = await runOf(g.dataset_id);
+    const same = await call(compare.GET, "GET", `/x?a=${a}&b=${b}`);
+    expect(same.status).toBe(422); // cell by cell needs one dataset
+    const res = await call(compare.GET, "GET", `/x?a=${a}&b=${b}&pair_by=source`);
+    expect(res.status, res.text).toBe(200);
+    const n = sample.conversations.length;
+    expect(res.json.metrics).toEqual([
+      expect.objectContaining({ name: "says checked", pairs: n, repeats: 2, a_pass_rate: 0, b_pass_rate: 1, worse: 0, better: n, pass_hat_k: 1, pass_at_k: 1, target_errors: 0 }),
+    ]);
+    expect(res.json.cells).toHaveLength(n);
+    expect(res.json.cells[0].b).toHaveLength(2);
   });
 
   it("refuses what it cannot do with a clear 4xx and creates nothing: an unknown target, foreign conversations, a filter; dry_run sends nothing", async () => {

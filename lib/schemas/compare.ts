@@ -11,6 +11,11 @@ export const compareQuery = z.object({
   a: executionIdText.describe("First execution (before)"),
   b: executionIdText.describe("Second execution (after); same dataset"),
   pipeline_node_id: idText().optional().describe("Only this metric's cells"),
+  pair_by: z
+    .enum(["cell", "source"])
+    .optional()
+    .default("cell")
+    .describe("`cell`: the same cells of one dataset; `source`: b's conversations (a generation's) paired with a's by `meta.source_conversation_id`, metrics by name, conversation-level cells"),
 });
 
 const side = z.object({ status: z.enum(resultStatuses), value: jsonValue, score: z.number().nullable(), model_name: z.string().nullable() }).nullable();
@@ -69,3 +74,42 @@ export const comparisonSchema = z
   .meta({ id: "ExecutionComparison" });
 
 export type Comparison = z.infer<typeof comparisonSchema>;
+
+const sourceSide = z.object({ status: z.string(), value: jsonValue, score: z.number().nullable(), pass: z.boolean().nullable() });
+
+export const sourceComparisonSchema = z
+  .object({
+    pair_by: z.literal("source"),
+    a: runSummary,
+    b: runSummary,
+    metrics: z.array(
+      z.object({
+        name: z.string(),
+        output_type: z.string(),
+        pairs: z.number().int().describe("Source conversations judged in a and in at least one of b's repeats"),
+        repeats: z.number().int().describe("k: the most conversations b holds for one source conversation"),
+        a_pass_rate: z.number().nullable(),
+        b_pass_rate: z.number().nullable().describe("Over every judged conversation of b"),
+        worse: z.number().int().describe("Source conversations that passed in a and fail in b's first repeat"),
+        better: z.number().int(),
+        mean_delta: z.number().nullable().describe("Mean of (b's mean score − a's score) per source conversation"),
+        pass_hat_k: z.number().nullable().describe("pass^k: share of source conversations whose every repeat in b passes"),
+        pass_at_k: z.number().nullable().describe("pass@k: share whose some repeat in b passes"),
+        target_errors: z.number().int().describe("b's conversations that ended with stop_reason target_error (judged as they are, listed apart)"),
+        simulator_errors: z.number().int(),
+      }),
+    ),
+    cells: z.array(
+      z.object({
+        metric: z.string(),
+        source_conversation_id: z.number().int(),
+        a: sourceSide.nullable(),
+        b: z.array(sourceSide.extend({ conversation_id: z.number().int(), repeat: z.number().int(), stop_reason: z.string().nullable() })),
+        flip: z.boolean().describe("a passed and b's first repeat fails, or the other way round"),
+        delta: z.number().nullable(),
+      }),
+    ),
+  })
+  .meta({ id: "SourceComparison" });
+
+export type SourceComparison = z.infer<typeof sourceComparisonSchema>;

@@ -55,12 +55,14 @@ async function openAIChat(target: TargetRow, req: TargetRequest): Promise<Target
   const apiKey = auth ? headers[auth].replace(/^Bearer\s+/i, "") : "none";
   if (auth) delete headers[auth];
   const provider = createOpenAI({ baseURL: target.url, apiKey, headers, name: "target" });
-  const messages: ModelMessage[] = req.turns.map((t) => ({ role: t.role, content: t.content }));
+  // The conversation's system prompt goes as the system message it is; the rest as the turns.
+  const system = req.turns.filter((t) => t.role === "system").map((t) => t.content).join("\n\n") || undefined;
+  const messages: ModelMessage[] = req.turns.filter((t) => t.role !== "system").map((t) => ({ role: t.role as "user" | "assistant", content: t.content }));
   const tools: ToolSet = {};
   for (const t of req.tools) tools[t.name] = tool({ description: t.description, inputSchema: jsonSchema(t.parameters) });
   const signal = withTimeout(req.signal, target.timeoutMs);
   try {
-    const res = await generateText({ model: provider.chat(target.model ?? "model"), messages, ...(req.tools.length ? { tools } : {}), abortSignal: signal, maxRetries: 0, seed: req.seed });
+    const res = await generateText({ model: provider.chat(target.model ?? "model"), system, messages, ...(req.tools.length ? { tools } : {}), abortSignal: signal, maxRetries: 0, seed: req.seed });
     const steps = res.toolCalls.map((c) => ({ ...emptyStep(), toolCall: { id: c.toolCallId, name: c.toolName, arguments: c.input }, modelName: target.model }));
     return checkReply(target, { text: res.text, steps, inputTokens: res.usage.inputTokens ?? 0, outputTokens: res.usage.outputTokens ?? 0, model: target.model });
   } catch (error) {

@@ -119,7 +119,7 @@ export const labelOperations: Operation[] = [
     tag: "Executions",
     query: compareQuery,
     responses: {
-      200: { description: "The comparison", schema: comparisonSchema },
+      200: { description: "The comparison (`pair_by=source`: SourceComparison — pass^k, pass@k, flips per source conversation, target and simulator errors apart)", schema: comparisonSchema },
       400: badRequest,
       404: notFoundResponse,
       422: unprocessableResponse,
