@@ -21,6 +21,7 @@ type Ranking = {
   pairs: number;
   pairwise_accuracy: number | null;
   pairwise_interval: [number, number] | null;
+  ties: number;
   mean_spearman: number | null;
   spearman_interval: [number, number] | null;
   spearman_undefined: number;
@@ -274,6 +275,10 @@ function Disagreements({ datasetId, agreement }: { datasetId: number; agreement:
             ))}
           </tbody>
         </table>
+      ) : agreement.n === 0 ? (
+        <p className="px-5 py-3 text-sm text-slate-500" data-testid="agreement-nothing-to-compare">
+          No cell has a reading from both sources, so there is nothing to compare yet.
+        </p>
       ) : (
         <p className="px-5 py-3 text-sm text-slate-500">The two sources agree on every cell.</p>
       )}
@@ -298,7 +303,11 @@ function RankingPanel({ datasetId, ranking, source }: { datasetId: number; ranki
               {fmt(ranking.pairwise_accuracy)}
             </td>
             <td className="px-5 py-2 text-xs text-slate-500">
-              {iv(ranking.pairwise_interval)} Wilson · {ranking.pairs} pairs ranked differently by people, judge ties count half
+              {iv(ranking.pairwise_interval)} Wilson · {ranking.pairs} pairs ranked differently by people ·{" "}
+              <span data-testid="ranking-ties">
+                {ranking.ties === ranking.pairs && ranking.pairs > 0 ? "every one" : ranking.ties} scored alike by the judge
+              </span>{" "}
+              (ties, counted half)
             </td>
           </tr>
           <tr>
@@ -307,7 +316,9 @@ function RankingPanel({ datasetId, ranking, source }: { datasetId: number; ranki
               {fmt(ranking.mean_spearman)}
             </td>
             <td className="px-5 py-2 text-xs text-slate-500">
-              {iv(ranking.spearman_interval)} ± 1.96 s/√g{ranking.spearman_undefined ? ` · ${ranking.spearman_undefined} prompt${ranking.spearman_undefined === 1 ? "" : "s"} where the judge scored every reply alike` : ""}
+              {ranking.mean_spearman === null
+                ? `undefined: the judge scored every reply alike in ${ranking.spearman_undefined === 1 ? "the one prompt" : `all ${ranking.spearman_undefined} prompts`}, so there is no order to correlate`
+                : `${iv(ranking.spearman_interval)} ± 1.96 s/√g${ranking.spearman_undefined ? ` · ${ranking.spearman_undefined} prompt${ranking.spearman_undefined === 1 ? "" : "s"} left out where the judge scored every reply alike` : ""}`}
             </td>
           </tr>
         </tbody>

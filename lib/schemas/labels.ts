@@ -159,13 +159,17 @@ export const rankingSchema = z
     groups: z.number().int().describe("Prompts with at least two ranked replies"),
     pairs: z.number().int().describe("Pairs of sibling replies people ranked differently"),
     pairwise_accuracy: z.number().nullable().describe("Share of those pairs the judge orders as people did (a judge tie counts half)"),
+    ties: z
+      .number()
+      .int()
+      .describe("Of those pairs, the ones the judge scored alike (equal at 9 decimals, so averaging noise such as 0.7999999999999999 against 0.8 is a tie): counted half, never as reversed"),
     pairwise_interval: interval.describe("Wilson 95% interval"),
     mean_spearman: z.number().nullable().describe("Mean over prompts of Spearman's rho between the judge's scores and the human order"),
     spearman_interval: interval.describe("mean ± 1.96·s/√g over the prompts"),
     spearman_undefined: z.number().int().describe("Prompts where the judge gave every reply the same score"),
     discordant: z
       .array(z.object({ better: entityRef, worse: entityRef, judge_better: z.number(), judge_worse: z.number() }))
-      .describe("Pairs the judge ordered the other way round (at most 200), the largest reversal first"),
+      .describe("Pairs the judge ordered the other way round, a strictly higher score for people's worse reply (at most 200), the largest reversal first; ties are not listed"),
   })
   .meta({ id: "RankingAgreement" });
 

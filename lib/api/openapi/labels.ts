@@ -89,7 +89,8 @@ export const labelOperations: Operation[] = [
     description:
       "For message trees with human rankings (Open Assistant: several assistant replies to one prompt, `meta.rank` 0 = best, " +
       "`meta.parent_id` the prompt): replies with the same group value are siblings. Pairwise accuracy is the share of sibling " +
-      "pairs people ranked differently that the judge orders the same way (higher score = better; a judge tie counts half), " +
+      "pairs people ranked differently that the judge orders the same way (higher score = better; scores are compared at 9 decimals, " +
+      "so copies averaged to 0.7999999999999999 tie with 0.8; a judge tie counts half and is counted in `ties`, never in `discordant`), " +
       "with a Wilson 95% interval; `mean_spearman` averages per prompt Spearman's rho between the judge's scores and the human " +
       "order, with mean ± 1.96·s/√g. A reply stored on several root-to-leaf paths (same `id_path` value) counts once, its copies' " +
       "scores averaged. Pass/fail metrics read as 1/0.",
