@@ -7,26 +7,18 @@ import { Bar, BarChart, CartesianGrid, ErrorBar, ResponsiveContainer, Tooltip, X
 import { Card, CardHeader } from "@/components/ui/card";
 import { Select } from "@/components/ui/select";
 import { apiFetch } from "@/lib/client/api";
-import type { Agreement } from "@/lib/schemas/labels";
+import type { Agreement, AnnotatorAgreement } from "@/lib/schemas/labels";
 import type { Metric } from "@/lib/schemas/metrics";
+import { cellHref, fmt, sourceLabel, type EntityRef } from "./agreement-format";
+import { AnnotatorsPanel } from "./annotators-panel";
+import { RankingPanel, type Ranking } from "./ranking-panel";
+
+export { cellHref };
 
 type ExecutionSummary = { id: number; status: string; created_at: string; meta: { model: string | null } };
-type EntityRef = { entity_type: string; entity_id: number; conversation_id: number };
 
 const figureNames = { accuracy: "Accuracy", kappa: "Cohen's κ", spearman: "Spearman ρ", mae: "MAE" } as const;
 
-type Ranking = {
-  items: number;
-  groups: number;
-  pairs: number;
-  pairwise_accuracy: number | null;
-  pairwise_interval: [number, number] | null;
-  ties: number;
-  mean_spearman: number | null;
-  spearman_interval: [number, number] | null;
-  spearman_undefined: number;
-  discordant: Array<{ better: EntityRef; worse: EntityRef; judge_better: number; judge_worse: number }>;
-};
 const intervalKinds = {
   accuracy: "Wilson score",
   kappa: "± 1.96 SE",
@@ -34,19 +26,7 @@ const intervalKinds = {
   mae: "± 1.96 s/√n",
 } as const;
 
-const fmt = (x: number | null | undefined) => (x === null || x === undefined ? "—" : x.toFixed(3));
 
-/** Where a cell opens in the grid: the workspace with that row's conversation open on it. */
-export function cellHref(datasetId: number, e: EntityRef): string {
-  return `/datasets/${datasetId}?open=${e.entity_type}:${e.entity_id}&conversation=${e.conversation_id}`;
-}
-
-function sourceLabel(source: string): string {
-  if (source === "latest") return "Latest results (grid)";
-  if (source === "labels") return "Human labels";
-  if (source === "reference") return "Reference";
-  return source.replace("execution:", "Run #");
-}
 
 /**
  * Agreement of a metric between two sources (runs, the grid's latest results, human labels, the
@@ -76,6 +56,11 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
       (await apiFetch<Agreement>(`/agreement?dataset_id=${datasetId}&pipeline_node_id=${metricId}&a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}${scoreParams}`)).data,
     refetchOnWindowFocus: true,
   });
+  const annotators = useQuery({
+    queryKey: ["agreement-annotators", datasetId, metricId, scoreParams],
+    enabled: metric !== null,
+    queryFn: async () => (await apiFetch<AnnotatorAgreement>(`/agreement/annotators?dataset_id=${datasetId}&pipeline_node_id=${metricId}${scoreParams}`)).data,
+  });
   const rankingSource = a === "latest" || a.startsWith("execution:") ? a : "latest";
   const ranking = useQuery({
     queryKey: ["ranking", datasetId, metricId, rankingSource],
@@ -83,7 +68,13 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
     queryFn: async () => (await apiFetch<Ranking>(`/agreement/ranking?dataset_id=${datasetId}&pipeline_node_id=${metricId}&a=${encodeURIComponent(rankingSource)}`)).data,
   });
 
-  const sources = ["latest", "labels", ...(metric?.reference ? ["reference"] : []), ...(executions.data ?? []).map((e) => `execution:${e.id}`)];
+  const sources = [
+    "latest",
+    "labels",
+    ...(annotators.data?.annotators ?? []).filter((p) => p.labelled > 0).map((p) => `labels:${p.user_id}`),
+    ...(metric?.reference ? ["reference"] : []),
+    ...(executions.data ?? []).map((e) => `execution:${e.id}`),
+  ];
   const sourceSelect = (value: string, onChange: (v: string) => void, name: string) => (
     <label className="text-sm">
       <span className="mb-1 block font-medium text-slate-700">{name}</span>
@@ -239,6 +230,7 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
       ) : agreement.isPending ? (
         <p className="text-sm text-slate-500">Computing…</p>
       ) : null}
+      {annotators.data && annotators.data.annotators.some((p) => p.labelled > 0) ? <AnnotatorsPanel data={annotators.data} /> : null}
       {ranking.data && ranking.data.groups > 0 ? <RankingPanel datasetId={datasetId} ranking={ranking.data} source={rankingSource} /> : null}
     </div>
   );
@@ -282,66 +274,6 @@ function Disagreements({ datasetId, agreement }: { datasetId: number; agreement:
       ) : (
         <p className="px-5 py-3 text-sm text-slate-500">The two sources agree on every cell.</p>
       )}
-    </Card>
-  );
-}
-
-/** Agreement with human ranks among sibling replies (message trees): pairwise accuracy and mean Spearman. */
-function RankingPanel({ datasetId, ranking, source }: { datasetId: number; ranking: Ranking; source: string }) {
-  const iv = (x: [number, number] | null) => (x ? `[${fmt(x[0])}, ${fmt(x[1])}]` : "");
-  return (
-    <Card data-testid="ranking-agreement">
-      <CardHeader
-        title="Against human rankings"
-        description={`${sourceLabel(source)} on ${ranking.items} ranked replies to ${ranking.groups} prompts (meta.rank among siblings, 0 = best) · 95% intervals`}
-      />
-      <table className="w-full text-sm">
-        <tbody>
-          <tr className="border-b border-slate-100">
-            <th className="px-5 py-2 text-left font-medium text-slate-600">Pairwise accuracy</th>
-            <td className="px-5 py-2 font-mono" data-testid="ranking-pairwise">
-              {fmt(ranking.pairwise_accuracy)}
-            </td>
-            <td className="px-5 py-2 text-xs text-slate-500">
-              {iv(ranking.pairwise_interval)} Wilson · {ranking.pairs} pairs ranked differently by people ·{" "}
-              <span data-testid="ranking-ties">
-                {ranking.ties === ranking.pairs && ranking.pairs > 0 ? "every one" : ranking.ties} scored alike by the judge
-              </span>{" "}
-              (ties, counted half)
-            </td>
-          </tr>
-          <tr>
-            <th className="px-5 py-2 text-left font-medium text-slate-600">Mean Spearman ρ per prompt</th>
-            <td className="px-5 py-2 font-mono" data-testid="ranking-spearman">
-              {fmt(ranking.mean_spearman)}
-            </td>
-            <td className="px-5 py-2 text-xs text-slate-500">
-              {ranking.mean_spearman === null
-                ? `undefined: the judge scored every reply alike in ${ranking.spearman_undefined === 1 ? "the one prompt" : `all ${ranking.spearman_undefined} prompts`}, so there is no order to correlate`
-                : `${iv(ranking.spearman_interval)} ± 1.96 s/√g${ranking.spearman_undefined ? ` · ${ranking.spearman_undefined} prompt${ranking.spearman_undefined === 1 ? "" : "s"} left out where the judge scored every reply alike` : ""}`}
-            </td>
-          </tr>
-        </tbody>
-      </table>
-      {ranking.discordant.length ? (
-        <div className="border-t border-slate-100 px-5 py-3 text-xs">
-          <p className="mb-1 font-medium text-slate-600">Ordered the other way round ({ranking.discordant.length})</p>
-          <ul className="space-y-0.5">
-            {ranking.discordant.slice(0, 10).map((p) => (
-              <li key={`${p.better.entity_id}-${p.worse.entity_id}`}>
-                <Link href={cellHref(datasetId, p.better)} className="text-brand-700 hover:underline">
-                  people&apos;s better #{p.better.entity_id}
-                </Link>{" "}
-                got {p.judge_better.toFixed(2)}, {" "}
-                <Link href={cellHref(datasetId, p.worse)} className="text-brand-700 hover:underline">
-                  worse #{p.worse.entity_id}
-                </Link>{" "}
-                got {p.judge_worse.toFixed(2)}
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
     </Card>
   );
 }

@@ -148,6 +148,44 @@ export const agreementSchema = z
 
 export type Agreement = z.infer<typeof agreementSchema>;
 
+export const annotatorAgreementQuery = agreementQuery.omit({ a: true, b: true });
+
+export const annotatorAgreementSchema = z
+  .object({
+    dataset_id: z.number().int(),
+    pipeline_node_id: z.number().int(),
+    output_type: z.string(),
+    kind: z.enum(["binary", "score", "category"]),
+    annotators: z
+      .array(
+        z.object({
+          user_id: z.string(),
+          labelled: z.number().int().describe("Cells with this person's current verdict (a note without a verdict is not counted)"),
+          notes_only: z.number().int().describe("Cells where this person's current label is a note without a verdict"),
+        }),
+      )
+      .describe("Everyone with a current label on the metric, by user id"),
+    pairs: z
+      .array(
+        z.object({
+          a: z.string(),
+          b: z.string(),
+          n: z.number().int().describe("Cells both people gave a verdict"),
+          accuracy: z.number().nullable(),
+          kappa: z.number().nullable().describe("Cohen's kappa (pass/fail, categories, or scores at `threshold`)"),
+          weighted_kappa: z.number().nullable().describe("Scores: Cohen's kappa with quadratic weights over the values"),
+          threshold: z.number().nullable(),
+          tolerance: z.number().nullable(),
+          intervals: z.object({ accuracy: interval, kappa: interval }),
+          disagreements: z.number().int().describe("Cells the two disagree on"),
+        }),
+      )
+      .describe("Every pair of annotators with at least one cell in common, by user id"),
+  })
+  .meta({ id: "AnnotatorAgreement" });
+
+export type AnnotatorAgreement = z.infer<typeof annotatorAgreementSchema>;
+
 export const rankingSchema = z
   .object({
     dataset_id: z.number().int(),
