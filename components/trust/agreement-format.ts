@@ -1,5 +1,11 @@
 /** Shared by the agreement page's panels: how figures, sources and cells are written and linked. */
 
+/** A run as the execution list gives it, with what the pages need. */
+export type ExecutionSummary = { id: number; status: string; created_at: string; successful_evaluations: number; failed_evaluations: number; meta: { model: string | null } };
+
+/** A run with at least one cell evaluated: an empty one (n = 0) reads no cell, so it is never a default or a source. */
+export const hasCells = (e: Pick<ExecutionSummary, "successful_evaluations" | "failed_evaluations">) => e.successful_evaluations + e.failed_evaluations > 0;
+
 export type EntityRef = { entity_type: string; entity_id: number; conversation_id: number };
 
 /** A figure to three decimals, "—" when undefined. */

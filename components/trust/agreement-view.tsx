@@ -9,13 +9,11 @@ import { Select } from "@/components/ui/select";
 import { apiFetch } from "@/lib/client/api";
 import type { Agreement, AnnotatorAgreement } from "@/lib/schemas/labels";
 import type { Metric } from "@/lib/schemas/metrics";
-import { cellHref, fmt, sourceLabel, type EntityRef } from "./agreement-format";
+import { cellHref, fmt, hasCells, sourceLabel, type EntityRef, type ExecutionSummary } from "./agreement-format";
 import { AnnotatorsPanel } from "./annotators-panel";
 import { RankingPanel, type Ranking } from "./ranking-panel";
 
-export { cellHref };
 
-type ExecutionSummary = { id: number; status: string; created_at: string; meta: { model: string | null } };
 
 const figureNames = { accuracy: "Accuracy", kappa: "Cohen's κ", spearman: "Spearman ρ", mae: "MAE" } as const;
 
@@ -73,7 +71,8 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
     "labels",
     ...(annotators.data?.annotators ?? []).filter((p) => p.labelled > 0).map((p) => `labels:${p.user_id}`),
     ...(metric?.reference ? ["reference"] : []),
-    ...(executions.data ?? []).map((e) => `execution:${e.id}`),
+    // A run that evaluated nothing (n = 0) reads no cell: not a source.
+    ...(executions.data ?? []).filter((e) => hasCells(e) || `execution:${e.id}` === a || `execution:${e.id}` === b).map((e) => `execution:${e.id}`),
   ];
   const sourceSelect = (value: string, onChange: (v: string) => void, name: string) => (
     <label className="text-sm">
