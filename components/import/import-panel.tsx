@@ -265,6 +265,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
             </p>
           ) : null}
           <Button
+            needs="annotator"
             type="submit"
             disabled={pending || alreadyImported}
             title={alreadyImported ? "This file was imported with these settings; choose another file or change a field to import again" : undefined}
