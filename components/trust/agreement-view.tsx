@@ -192,7 +192,7 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
                       {fmt(d[k])}
                     </td>
                     <td className="px-5 py-2 text-xs text-slate-500">
-                      {d.intervals[k] ? `[${fmt(d.intervals[k]![0])}, ${fmt(d.intervals[k]![1])}] ${intervalKinds[k]}` : ""}
+                      {d.intervals[k] ? `[${fmt(d.intervals[k]![0])}, ${fmt(d.intervals[k]![1])}] ${intervalKinds[k]}` : d[k] === null ? <span data-testid={`agreement-${k}-why`}>{undefinedWhy(d, k)}</span> : ""}
                     </td>
                   </tr>
                 ))}
@@ -233,6 +233,18 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
       {ranking.data && ranking.data.groups > 0 ? <RankingPanel datasetId={datasetId} ranking={ranking.data} source={rankingSource} /> : null}
     </div>
   );
+}
+
+/** Why a figure reads "—": said beside it, so an undefined figure is not mistaken for a missing one. */
+function undefinedWhy(d: Agreement, k: keyof typeof figureNames): string {
+  if (d.n === 0) return "no cell read by both sources";
+  if ((k === "spearman" || k === "mae") && d.kind !== "score") return "for scores only";
+  if (k === "spearman") return d.n < 2 ? "needs two cells or more" : "undefined: one source gave every cell the same score, so there is no order to correlate";
+  if (k === "kappa") {
+    if (d.kind === "score" && d.threshold === null) return "compare as pass/fail at a threshold for κ (weighted κ below is for scores)";
+    return "undefined: both sources gave one and the same verdict throughout (chance agreement is 1)";
+  }
+  return "";
 }
 
 const showReading = (v: unknown) => (typeof v === "number" ? v.toFixed(2) : typeof v === "boolean" ? (v ? "pass" : "fail") : String(v));
@@ -310,17 +322,7 @@ function ConfusionMatrix({ datasetId, agreement }: { datasetId: number; agreemen
                 return (
                   <td key={colLabel} className={`px-4 py-2 ${i === j ? "bg-emerald-50" : "bg-amber-50"}`} data-testid={`confusion-${name}`}>
                     <span className="font-mono text-base">{c.counts[i][j]}</span>
-                    {cells.length ? (
-                      <ul className="mt-1 space-y-0.5 text-xs">
-                        {cells.map((e) => (
-                          <li key={`${e.entity_type}:${e.entity_id}`}>
-                            <Link href={cellHref(datasetId, e)} className="text-brand-700 hover:underline">
-                              {e.entity_type} #{e.entity_id}
-                            </Link>
-                          </li>
-                        ))}
-                      </ul>
-                    ) : null}
+                    {cells.length ? <CellLinks datasetId={datasetId} cells={cells} /> : null}
                   </td>
                 );
               })}
@@ -329,5 +331,31 @@ function ConfusionMatrix({ datasetId, agreement }: { datasetId: number; agreemen
         </tbody>
       </table>
     </Card>
+  );
+}
+
+/** How many of a confusion cell's entities are listed before the rest fold away. */
+const SHOWN_CELL_LINKS = 5;
+
+/** A confusion cell's entities as links: the first few, the rest folded in a scrolling list (116 inline made the page 4,000 px tall). */
+function CellLinks({ datasetId, cells }: { datasetId: number; cells: EntityRef[] }) {
+  const link = (e: EntityRef) => (
+    <li key={`${e.entity_type}:${e.entity_id}`}>
+      <Link href={cellHref(datasetId, e)} className="text-brand-700 hover:underline">
+        {e.entity_type} #{e.entity_id}
+      </Link>
+    </li>
+  );
+  const rest = cells.slice(SHOWN_CELL_LINKS);
+  return (
+    <div className="mt-1 text-xs" data-testid="confusion-links">
+      <ul className="space-y-0.5">{cells.slice(0, SHOWN_CELL_LINKS).map(link)}</ul>
+      {rest.length ? (
+        <details className="mt-1">
+          <summary className="cursor-pointer text-slate-600 hover:text-slate-900">{rest.length} more</summary>
+          <ul className="mt-1 max-h-48 space-y-0.5 overflow-y-auto pr-2">{rest.map(link)}</ul>
+        </details>
+      ) : null}
+    </div>
   );
 }

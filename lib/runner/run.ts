@@ -35,9 +35,7 @@ export async function startExecution(req: RunRequest, userId: string, deps: Runn
   // A retry with nothing failed or missing would record an empty run (n = 0), which then reads as a run
   // everywhere runs are listed (Compare's default, Agreement's sources): refused, nothing recorded.
   if (req.retry && plan.cells.length === 0) {
-    throw new AppError("conflict", "Nothing to retry: every cell of this scope already has a completed result", [
-      { path: "retry", message: "no failed or missing cell in this scope" },
-    ]);
+    throw new AppError("conflict", "Nothing to retry: every cell of this scope already has a completed result");
   }
   const variables = [...new Set(plan.cells.map((c) => c.node).flatMap((n) => n.templateVariables ?? []))];
   const meta: ExecutionMeta = {
