@@ -59,6 +59,10 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
     enabled: metric !== null,
     queryFn: async () => (await apiFetch<AnnotatorAgreement>(`/agreement/annotators?dataset_id=${datasetId}&pipeline_node_id=${metricId}${scoreParams}`)).data,
   });
+  // A pass/fail source (a reference with a rule) is compared at a threshold whatever the mode asked: the
+  // controls show what was done rather than "as scores, within a tolerance" beside pass/fail figures.
+  const passFailSource = mode === "scores" && agreement.data?.threshold != null;
+  const shownMode = passFailSource ? "passfail" : mode;
   const rankingSource = a === "latest" || a.startsWith("execution:") ? a : "latest";
   const ranking = useQuery({
     queryKey: ["ranking", datasetId, metricId, rankingSource],
@@ -123,16 +127,18 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
         {sourceSelect(a, setA, "Source A (judged)")}
         {sourceSelect(b, setB, "Source B (truth)")}
         {score ? (
-          <fieldset className="flex items-end gap-3 text-sm">
+          <fieldset className="flex items-end gap-3 text-sm" data-mode={shownMode}>
             <legend className="sr-only">How scores are compared</legend>
             <label>
               <span className="mb-1 block font-medium text-slate-700">Compare scores</span>
-              <Select value={mode} onChange={(e) => setMode(e.target.value as "scores" | "passfail")} aria-label="Compare scores">
-                <option value="scores">as scores, within a tolerance</option>
+              <Select value={shownMode} onChange={(e) => setMode(e.target.value as "scores" | "passfail")} aria-label="Compare scores">
+                <option value="scores" disabled={passFailSource}>
+                  {passFailSource ? "as scores (not against a pass/fail source)" : "as scores, within a tolerance"}
+                </option>
                 <option value="passfail">as pass/fail at a threshold</option>
               </Select>
             </label>
-            {mode === "scores" ? (
+            {shownMode === "scores" ? (
               <label>
                 <span className="mb-1 block font-medium text-slate-700">Tolerance</span>
                 <input
@@ -151,8 +157,11 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
                 <input
                   type="number"
                   step={0.05}
-                  value={threshold}
-                  onChange={(e) => setThreshold(e.target.value)}
+                  value={passFailSource ? String(agreement.data?.threshold) : threshold}
+                  onChange={(e) => {
+                    setMode("passfail");
+                    setThreshold(e.target.value);
+                  }}
                   aria-label="Threshold"
                   className="h-10 w-24 rounded-md border border-slate-300 px-3 text-sm"
                 />
