@@ -7,6 +7,9 @@ const nextConfig: NextConfig = {
   // pg-boss (the PostgreSQL job queue of lib/cluster) is plain Node code that opens its own connections: loaded as is.
   serverExternalPackages: ["better-sqlite3", "exceljs", "undici", "pg-boss"],
   poweredByHeader: false,
+  // The build's type check: the product only (tsconfig.build.json) for `npm start`; every file, tests and
+  // scripts included (tsconfig.json), when npm test builds (scripts/project.mjs sets TURNSCOPE_TYPECHECK=all).
+  typescript: { tsconfigPath: process.env.TURNSCOPE_TYPECHECK === "all" ? "tsconfig.json" : "tsconfig.build.json" },
   // Compressing every API response costs CPU the runner and other readers need; a reverse proxy in
   // front can compress for slow links, and SSE streams must not be buffered by a compressor anyway.
   compress: false,

@@ -6,19 +6,18 @@
  * wrapper answers 401/403 itself.
  */
 import { NextResponse, type NextRequest } from "next/server";
-import { authRequired, callerForSession } from "@/lib/auth";
-import { callerForSecret } from "@/lib/auth/identify";
-import { guardApiPath } from "@/lib/api/malformed-path";
-import { SESSION_COOKIE, bearerOf } from "@/lib/api/session";
+import { authRequired } from "@/lib/auth";
+import { guardApiPath, pageCaller } from "@/lib/api/malformed-path";
 
 export async function proxy(req: NextRequest): Promise<NextResponse | Response> {
   // Only API paths holding a % come here (second matcher entry): a malformed escape gets the API's 401/400.
   if (req.nextUrl.pathname.startsWith("/api/")) return await guardApiPath(req);
   const path = req.nextUrl.pathname;
   if (path === "/signin" || !(await authRequired())) return NextResponse.next();
-  const bearer = bearerOf(req.headers.get("authorization"));
-  const session = req.cookies.get(SESSION_COOKIE)?.value;
-  const caller = bearer !== undefined ? await callerForSecret(bearer) : session ? await callerForSession(session) : undefined;
+  const caller = await pageCaller(req);
+  if (caller && "lockedSeconds" in caller) {
+    return new Response(`Too many failed credentials from this address; try again in ${caller.lockedSeconds} s.`, { status: 429, headers: { "content-type": "text/plain; charset=utf-8", "retry-after": caller.lockedSeconds } });
+  }
   if (caller) return NextResponse.next();
   const url = req.nextUrl.clone();
   url.pathname = "/signin";

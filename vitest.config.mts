@@ -23,9 +23,9 @@ const onStore = (store: "sqlite" | "postgres"): TestProjectInlineConfiguration =
     name: store,
     include: files.store,
     env: { TEST_STORE: store },
-    // One worker process runs file after file; lib/testing/vitest-setup.ts gives each its own modules, state and store.
+    // One worker process runs file after file; lib/testing/setup/vitest-setup.ts gives each its own modules, state and store.
     isolate: false,
-    ...(store === "postgres" ? { globalSetup: ["lib/testing/pg-global-setup.ts"] } : {}),
+    ...(store === "postgres" ? { globalSetup: ["lib/testing/setup/pg-global-setup.ts"] } : {}),
   },
 });
 
@@ -34,12 +34,12 @@ export default defineConfig({
     alias: {
       "@": import.meta.dirname,
       // `server-only` throws outside React server components; tests call server modules directly.
-      "server-only": path.join(import.meta.dirname, "lib/testing/server-only-stub.ts"),
+      "server-only": path.join(import.meta.dirname, "lib/testing/setup/server-only-stub.ts"),
     },
   },
   test: {
     environment: "node",
-    setupFiles: ["lib/testing/vitest-setup.ts"],
+    setupFiles: ["lib/testing/setup/vitest-setup.ts"],
     testTimeout: 20_000,
     hookTimeout: 20_000,
     pool: "forks",

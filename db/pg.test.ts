@@ -8,7 +8,7 @@ import path from "node:path";
 import { asc, eq, sql } from "drizzle-orm";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
-import { pgRows as query } from "@/lib/testing/pg-query";
+import { pgRows as query } from "@/lib/testing/setup/pg-query";
 import { findPgBinDir, startPgTestServer, type PgTestServer } from "@/scripts/pg-test-server.mjs";
 import { closePgDb, getPgDb, migratePg, openPg, type OpenPg } from "./pg";
 import { conversationsTable, datasetsTable, messagesTable, pipelineExecutionsTable } from "./schema.pg";

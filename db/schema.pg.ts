@@ -32,8 +32,9 @@ import {
   type CheckSpec,
   type SkipRule,
   type StepKind,
-} from "./schema";
+} from "../lib/vocabulary";
 
+// The vocabulary, re-exported as db/schema.ts does.
 export {
   evaluationLevels,
   executionStatuses,
@@ -51,7 +52,7 @@ export {
   type ResultStatus,
   type SkipRule,
   type StepKind,
-} from "./schema";
+} from "../lib/vocabulary";
 
 /**
  * The text SQLite's `strftime('%Y-%m-%dT%H:%M:%fZ', 'now')` gives, e.g. 2026-11-23T12:30:05.123Z.

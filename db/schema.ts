@@ -13,31 +13,32 @@ import {
   uniqueIndex,
   type AnySQLiteColumn,
 } from "drizzle-orm/sqlite-core";
+import { evaluationLevels, executionStatuses, messageRoles, metricKinds, outputTypes, resultStatuses, type CheckSpec, type SkipRule, type StepKind } from "../lib/vocabulary";
 
 const nowIso = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 const createdAt = () => text("created_at").notNull().default(nowIso);
 const updatedAt = () => text("updated_at").notNull().default(nowIso);
 
-export const evaluationLevels = ["conversation", "message", "step"] as const;
-export type EvaluationLevel = (typeof evaluationLevels)[number];
-export const outputTypes = ["checkbox", "progress", "number", "text", "json"] as const;
-export type OutputType = (typeof outputTypes)[number];
-export const messageRoles = ["user", "assistant", "system", "tool"] as const;
-export type MessageRole = (typeof messageRoles)[number];
-export const executionStatuses = ["pending", "processing", "completed", "failed", "cancelled"] as const;
-export type ExecutionStatus = (typeof executionStatuses)[number];
-/** `skipped`: a dependency of the metric was not met, so the cell was recorded but not evaluated. */
-export const resultStatuses = ["completed", "failed", "skipped"] as const;
-export type ResultStatus = (typeof resultStatuses)[number];
-/** `llm` asks the judge model; `check` is a deterministic program over the conversation (lib/checks). */
-export const metricKinds = ["llm", "check"] as const;
-export type MetricKind = (typeof metricKinds)[number];
-/** The kinds of content a step can carry; a step metric's `applies_to` names those it judges. */
-export const stepKinds = ["thinking", "tool_call", "tool_result", "output"] as const;
-export type StepKind = (typeof stepKinds)[number];
-export type CheckSpec = { type: string; params: Record<string, unknown> };
-/** When a dependent metric skips a cell: its dependency failed, or scored below a threshold. */
-export type SkipRule = { when: "failed" } | { when: "below"; threshold: number };
+// The vocabulary lives in lib/vocabulary.ts (the columns below are typed in its words); re-exported here
+// for the code that reads it together with the tables.
+export {
+  evaluationLevels,
+  executionStatuses,
+  messageRoles,
+  metricKinds,
+  outputTypes,
+  resultStatuses,
+  stepKinds,
+  type CheckSpec,
+  type EvaluationLevel,
+  type ExecutionStatus,
+  type MessageRole,
+  type MetricKind,
+  type OutputType,
+  type ResultStatus,
+  type SkipRule,
+  type StepKind,
+} from "../lib/vocabulary";
 
 export const datasetsTable = sqliteTable(
   "datasets",

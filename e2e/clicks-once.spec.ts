@@ -6,7 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { readRealdata, realdataPresent } from "../lib/testing/realdata";
+import { readRealdata, realdataPresent } from "../lib/testing/realdata/files";
 import { fixtures, judge } from "./workspace-helpers";
 
 type Execution = { id: number; status: string; total_evaluations: number };

@@ -6,7 +6,7 @@
  * over no cell do not read as agreement, an undefined figure says why, and a confusion cell's links fold.
  */
 import { expect, test } from "@playwright/test";
-import { readRealdata, realdataAbsentMessage, realdataPresent } from "../lib/testing/realdata";
+import { readRealdata, realdataAbsentMessage, realdataPresent } from "../lib/testing/realdata/files";
 import { judge } from "./workspace-helpers";
 
 test("a constant judge on the Open Assistant trees ties every pair: pairwise accuracy 0.5, none reversed", async ({ page, request }) => {

@@ -18,7 +18,7 @@ import {
   textKept,
   type KeptConversation,
   type KeptStep,
-} from "../lib/testing/realdata";
+} from "../lib/testing/realdata/files";
 
 type Case = {
   /** The screenshot's name and the dataset's. */

@@ -38,7 +38,7 @@ function toolFiles(): string[] {
   walk("scripts", () => true);
   walk("e2e", () => true);
   walk(path.join("lib", "testing"), () => true);
-  for (const dir of ["app", "lib", "db"]) walk(dir, (f) => f.endsWith(".bench.ts"));
+  walk("bench", () => true);
   return out;
 }
 

@@ -1,28 +1,13 @@
 /**
- * A loaded conversation as the judge's prompts (lib/metrics) and the checks (lib/checks) read it. It sits
- * below both so neither imports the other for its shape.
+ * A loaded conversation as the judge's prompts (lib/metrics) and the checks (lib/checks) read it: the
+ * shape of lib/conversation.ts, each message and step placed (its row id and position). It sits below
+ * both so neither imports the other for its shape.
  */
-import type { MessageRole } from "@/db/schema";
+import type { Message, Placed, Step } from "@/lib/conversation";
 
-export type JudgeStep = {
-  id: number;
-  position: number;
-  thinking: string | null;
-  toolCall: unknown;
-  toolResult: unknown;
-  outputContent: string | null;
-  outputStructured: unknown;
-  modelName: string | null;
-  agentName: string | null;
-};
+export type JudgeStep = Placed & Step;
 
-export type JudgeMessage = {
-  id: number;
-  position: number;
-  role: MessageRole;
-  content: string | null;
-  steps: JudgeStep[];
-};
+export type JudgeMessage = Placed & Pick<Message, "role" | "content"> & { steps: JudgeStep[] };
 
 /**
  * One conversation with its messages and steps in position order — the shape

@@ -1,12 +1,13 @@
 // The domain stays below the web and module folders import one way (issue 23): the ESLint rule and the
 // import-cycle check (scripts/check-imports.mjs, run by `npm run lint`) each fail on a deliberate
 // violation and pass on a clean one. `npm run lint` runs both over the whole tree.
+import { execFileSync } from "node:child_process";
 import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { ESLint } from "eslint";
 import { afterAll, describe, expect, it } from "vitest";
-import { findImportCycles, moduleOf } from "@/scripts/check-imports.mjs";
+import { checkImports, findImportCycles, moduleOf } from "@/scripts/check-imports.mjs";
 
 const root = path.resolve(import.meta.dirname, "..");
 
@@ -83,6 +84,40 @@ describe("import-cycle check", () => {
     });
     expect(await findImportCycles({ baseDir: oneWay, roots: ["lib", "db"] })).toEqual({ files: [], folders: [] });
   }, 60_000);
+
+  it("refuses product code that imports test support (bench/, lib/testing/, a test), and lets test support import the product", async () => {
+    const baseDir = tree({
+      "lib/runner/run.ts": 'import { seed } from "@/lib/testing/seed/rows";\nexport const run = () => seed();\n',
+      "lib/testing/seed/rows.ts": 'import { save } from "@/db/repositories/results";\nexport const seed = () => save();\n',
+      "db/repositories/results.ts": 'import { model } from "../../bench/support/model";\nexport const save = () => model;\n',
+      "bench/support/model.ts": "export const model = 1;\n",
+      "app/page.tsx": 'import { helper } from "@/lib/runner/run.test";\nexport default function Page() { return helper; }\n',
+      "lib/runner/run.test.ts": 'import { run } from "./run";\nexport const helper = run;\n',
+      "bench/runner.bench.ts": 'import { run } from "@/lib/runner/run";\nimport { seed } from "@/lib/testing/seed/rows";\nexport const b = [run, seed];\n',
+    });
+    const { upward } = await checkImports({ baseDir, roots: ["app", "lib", "db", "bench"] });
+    expect(upward).toEqual([
+      "app/page.tsx -> lib/runner/run.test.ts",
+      "db/repositories/results.ts -> bench/support/model.ts",
+      "lib/runner/run.ts -> lib/testing/seed/rows.ts",
+    ]);
+    const clean = tree({
+      "lib/runner/run.ts": "export const run = () => 1;\n",
+      "lib/testing/seed/rows.ts": 'import { run } from "@/lib/runner/run";\nexport const seed = () => run();\n',
+      "bench/runner.bench.ts": 'import { run } from "@/lib/runner/run";\nimport { seed } from "@/lib/testing/seed/rows";\nexport const b = [run, seed];\n',
+    });
+    expect((await checkImports({ baseDir: clean, roots: ["lib", "bench"] })).upward).toEqual([]);
+  }, 60_000);
+
+  it("finds no import of test support by product code in this project (the house drawing's upward arrows at 0)", async () => {
+    expect((await checkImports({ baseDir: root })).upward).toEqual([]);
+  }, 120_000);
+
+  it("keeps every benchmark in bench/, where `npm run bench` (scripts/bench.ts) finds them", () => {
+    const benches = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard", "*.bench.ts"], { cwd: root, encoding: "utf8" }).split("\n").filter(Boolean);
+    expect(benches.length).toBeGreaterThan(0);
+    expect(benches.filter((f) => !f.startsWith("bench/"))).toEqual([]);
+  });
 
   it("groups files into modules: lib/<folder>, a single lib file, db/repositories, and the store (db, its dialects included)", () => {
     expect([moduleOf("lib/runner/run.ts"), moduleOf("lib/errors.ts"), moduleOf("db/repositories/x.ts"), moduleOf("db/store.ts"), moduleOf("db/dialect/pg.ts")]).toEqual([

@@ -1,5 +1,5 @@
 /**
- * `npm run bench`: runs every `*.bench.ts` under app, lib and db (or the ones named on the command line),
+ * `npm run bench`: runs every `*.bench.ts` under bench/ (or the ones named on the command line),
  * each in its own process so peak memory is its own, and merges their figures into bench/results.json
  * (git-ignored). A bench file prints one line `BENCH_RESULT {"key": {...figures}}`; keys from other
  * benches, and from e2e/grid-scale.spec.ts, are kept.
@@ -23,7 +23,7 @@ function findBenches(dir: string, out: string[] = []): string[] {
 }
 
 const named = process.argv.slice(2).map((f) => path.resolve(f));
-const benches = named.length ? named : ["app", "lib", "db", "scripts"].flatMap((d) => findBenches(path.join(root, d)));
+const benches = named.length ? named : findBenches(path.join(root, "bench"));
 const results: Record<string, unknown> = fs.existsSync(resultsFile) ? JSON.parse(fs.readFileSync(resultsFile, "utf8")) : {};
 let failed = 0;
 

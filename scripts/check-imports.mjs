@@ -1,8 +1,9 @@
 // Import cycles, checked with madge (`npm run lint` and `npm test` run this): no file may import itself
 // through others, and no module folder (lib/<name>, db/<name>, db) may reach itself through other
 // folders (db/repositories above the store, db) — arrows between modules point one way (docs: shared ARCHITECTURE "The way data flows").
-// Tests, benchmarks and lib/testing are test support: they may import any module, so they take part in
-// the file check only.
+// Tests, benchmarks (bench/) and lib/testing are test support: they may import any module, so they take
+// part in the file check only. The other way is refused: product code (app, components, db, lib but
+// lib/testing) never imports test support — no arrow of the product points up into bench/ or lib/testing.
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import madge from "madge";
@@ -18,7 +19,8 @@ export function moduleOf(file) {
   return parts.length > 1 ? parts[0] : file;
 }
 
-const isTestSupport = (file) => /\.(test|bench)\.tsx?$/.test(file) || file.startsWith("lib/testing/");
+/** Tests, benchmarks and their helpers (bench/, lib/testing/): not part of the product. */
+export const isTestSupport = (file) => /\.(test|bench)\.tsx?$/.test(file) || file.startsWith("lib/testing/") || file.startsWith("bench/");
 
 /** Strongly connected groups of more than one node (Tarjan), each sorted, in a stable order. */
 function cyclesOf(graph) {
@@ -53,9 +55,10 @@ function cyclesOf(graph) {
 
 /**
  * The import cycles under `roots` (folders relative to `baseDir`): `files` as madge finds them, and
- * `folders` between modules, each with the imports that close it.
+ * `folders` between modules, each with the imports that close it; and `upward`, each import of test
+ * support (a test, a benchmark, bench/, lib/testing/) by product code, as `file -> dependency`.
  */
-export async function findImportCycles({ baseDir = process.cwd(), roots = ["app", "components", "lib", "db"], tsConfig = "tsconfig.json" } = {}) {
+export async function checkImports({ baseDir = process.cwd(), roots = ["app", "components", "lib", "db", "bench"], tsConfig = "tsconfig.json" } = {}) {
   const result = await madge(
     roots.map((r) => path.join(baseDir, r)),
     { baseDir, fileExtensions: ["ts", "tsx"], tsConfig: path.join(baseDir, tsConfig), excludeRegExp: [/node_modules/] },
@@ -63,8 +66,10 @@ export async function findImportCycles({ baseDir = process.cwd(), roots = ["app"
   const files = result.circular();
   const graph = new Map();
   const why = new Map();
+  const upward = [];
   for (const [file, deps] of Object.entries(result.obj())) {
     if (isTestSupport(file)) continue;
+    for (const dep of deps) if (isTestSupport(dep)) upward.push(`${file} -> ${dep}`);
     const from = moduleOf(file);
     for (const dep of deps) {
       const to = moduleOf(dep);
@@ -79,16 +84,23 @@ export async function findImportCycles({ baseDir = process.cwd(), roots = ["app"
     modules: group,
     imports: [...why.entries()].filter(([key]) => group.includes(key.split(" -> ")[0]) && group.includes(key.split(" -> ")[1])).map(([, e]) => e),
   }));
+  return { files, folders, upward: upward.sort() };
+}
+
+/** The cycles of checkImports alone: `files` and `folders`. */
+export async function findImportCycles(options = {}) {
+  const { files, folders } = await checkImports(options);
   return { files, folders };
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? "").href) {
-  const { files, folders } = await findImportCycles();
+  const { files, folders, upward } = await checkImports();
   for (const cycle of files) console.error(`import cycle between files: ${cycle.join(" -> ")} -> ${cycle[0]}`);
   for (const cycle of folders) {
     console.error(`import cycle between modules ${cycle.modules.join(", ")}:`);
     for (const edge of cycle.imports) console.error(`  ${edge}`);
   }
-  if (files.length || folders.length) process.exit(1);
-  console.log("No import cycles between files or module folders.");
+  for (const edge of upward) console.error(`product code imports test support (bench/, lib/testing/, a test or a benchmark): ${edge}`);
+  if (files.length || folders.length || upward.length) process.exit(1);
+  console.log("No import cycles between files or module folders, and no import of test support by product code.");
 }

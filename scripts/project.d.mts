@@ -7,4 +7,7 @@ export function run(cmd: string, args: string[], opts?: { env?: Record<string, s
 export function ensureDependencies(options?: { native?: boolean }): void;
 export function nativeModulesMissing(): boolean;
 export function ensureNativeModules(): void;
-export function ensureBuild(): void;
+/** What npm start's product build reads. */
+export const productInputs: readonly string[];
+export function sourceFingerprint(inputs?: readonly string[]): string;
+export function ensureBuild(options?: { checkTests?: boolean }): void;

@@ -7,7 +7,9 @@ ensureDependencies();
 ensureBuild();
 
 const port = process.env.PORT ?? "3000";
-const hostname = process.env.HOSTNAME_BIND ?? "0.0.0.0";
+// This machine only by default: a fresh server is open (no credential yet), and whoever reaches it could
+// read, write and run everything. HOSTNAME_BIND=0.0.0.0 serves other machines (create an admin key first).
+const hostname = process.env.HOSTNAME_BIND ?? "127.0.0.1";
 console.log(`▸ Serving Turnscope on http://localhost:${port}`);
 const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", hostname], {
   cwd: root,

@@ -4,10 +4,10 @@
 // groups, found from its imports — nothing to register:
 //
 //   store        it imports the store (a module under db/ other than the schema files and migrations,
-//                lib/cluster/ — the queue on PostgreSQL — or lib/testing/pg-query.ts; directly or through
+//                lib/cluster/ — the queue on PostgreSQL — or lib/testing/setup/pg-query.ts; directly or through
 //                any chain of local imports), or it reads which store it runs on itself
 //                (process.env.DATABASE_URL or TEST_STORE, onPostgres, runsAreQueued, dialect.queuesRuns): runs on both stores.
-//   no-store     anything else: runs once, with no store at all. lib/testing/vitest-setup.ts fails such
+//   no-store     anything else: runs once, with no store at all. lib/testing/setup/vitest-setup.ts fails such
 //                a file if it opens the store after all, so a wrong guess cannot pass silently.
 //   own-cluster  it starts PostgreSQL clusters of its own (it imports scripts/pg-test-server.mjs): it tests
 //                PostgreSQL whatever store the run is on, so it runs once.
@@ -18,7 +18,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 const root = path.resolve(path.dirname(new URL(import.meta.url).pathname), "..");
-const testDirs = ["app", "lib", "db", "components"];
+const testDirs = ["app", "lib", "db", "components", "bench"];
 const extensions = ["", ".ts", ".tsx", ".mts", ".mjs", ".js", "/index.ts", "/index.tsx"];
 export const groups = /** @type {const} */ (["store", "no-store", "own-cluster"]);
 
@@ -29,7 +29,7 @@ export const groups = /** @type {const} */ (["store", "no-store", "own-cluster"]
 function isStoreModule(rel) {
   if (rel.endsWith(".test.ts")) return false;
   if (rel.startsWith("db/")) return !/^db\/(schema[^/]*\.ts|migrations[^/]*\/)/.test(rel);
-  return rel.startsWith("lib/cluster/") || rel === "lib/testing/pg-query.ts";
+  return rel.startsWith("lib/cluster/") || rel === "lib/testing/setup/pg-query.ts";
 }
 /** A test that reads which store its pass is on (and is skipped on the other one, or branches). */
 const readsTheStorePattern = /\bprocess\.env(?:\.|\[["'])(DATABASE_URL|TEST_STORE)\b|\b(onPostgres|runsAreQueued|queuesRuns)\b/;

@@ -1,7 +1,7 @@
 "use client";
 
 import { Bar, BarChart, CartesianGrid, Cell, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
-import type { OutputType } from "@/db/schema";
+import type { OutputType } from "@/lib/vocabulary";
 
 const progressColours = ["#ef4444", "#f97316", "#f59e0b", "#84cc16", "#10b981"];
 

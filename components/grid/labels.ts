@@ -1,5 +1,5 @@
 /** Short names the grid shows for levels and output types (client-safe). */
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
 
 export const levelNames: Record<EvaluationLevel, string> = { conversation: "Conversation", message: "Message", step: "Step" };
 

@@ -29,6 +29,7 @@ export function RunEstimateConfirm({
   const figures: Array<[string, string]> = [
     ["Cells", estimate.cells.toLocaleString()],
     ["Judge calls", estimate.judge_calls.toLocaleString()],
+    ["of which goal extractions (@GOAL)", estimate.goal_extractions.toLocaleString()],
     ["From the cache", estimate.cached.toLocaleString()],
     ["Checks", estimate.checks.toLocaleString()],
     ["Tokens (in / out)", `${estimate.estimated_input_tokens.toLocaleString()} / ${estimate.estimated_output_tokens.toLocaleString()}`],

@@ -1,5 +1,5 @@
 /** Shapes the dataset grid works with on the client (built from the wire types, never from the db). */
-import type { EvaluationLevel } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import type { GridRow, IndividualResult } from "@/lib/schemas/executions";
 
 /** Conversations per grid page: a screenful many times over, and one fast query. */

@@ -2,7 +2,7 @@
 
 import { Field, Input, Textarea } from "@/components/ui/field";
 import { Select } from "@/components/ui/select";
-import type { EvaluationLevel, MetricKind, OutputType, StepKind } from "@/db/schema";
+import type { EvaluationLevel, MetricKind, OutputType, StepKind } from "@/lib/vocabulary";
 import { checks } from "@/lib/checks";
 import { ApiError } from "@/lib/client/api";
 import type { Metric, MetricTemplate } from "@/lib/schemas/metrics";

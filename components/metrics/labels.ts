@@ -1,5 +1,5 @@
 /** Names the metric pages show for levels and output types (client-safe: no server imports). */
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
 
 export const levels = ["conversation", "message", "step"] as const satisfies readonly EvaluationLevel[];
 export const outputTypeList = ["progress", "checkbox", "number", "text", "json"] as const satisfies readonly OutputType[];

@@ -7,7 +7,7 @@ import { Button } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
 import { Field } from "@/components/ui/field";
 import { Select } from "@/components/ui/select";
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
 import { apiFetch } from "@/lib/client/api";
 import type { Conversation, ConversationSummary } from "@/lib/schemas/datasets";
 import type { JudgePromptPreview } from "@/lib/schemas/metrics";
@@ -141,6 +141,11 @@ export function PreviewPanel({
                   </Badge>
                 ))}
               </div>
+            ) : null}
+            {preview.data.goal ? (
+              <p className={preview.data.goal.source === "first_user_message" ? "text-sm text-amber-700" : "text-sm text-slate-600"} data-testid="preview-goal">
+                <span className="font-mono">@GOAL</span>: {preview.data.goal.note}
+              </p>
             ) : null}
             <p className="text-sm text-slate-600" data-testid="preview-tokens">
               About {preview.data.token_estimate.toLocaleString("en")} tokens

@@ -2,7 +2,7 @@
 
 import { useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import { Badge } from "@/components/ui/badge";
-import type { EvaluationLevel } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import { checkPromptVariables, describeVariable, explainInvalidVariable, variablesForLevel } from "@/lib/metrics/variables";
 import { defaultContextHints, levelLabels } from "./labels";
 

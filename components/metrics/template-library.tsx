@@ -7,7 +7,7 @@ import { Button } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
 import { Field, Input } from "@/components/ui/field";
 import { Select } from "@/components/ui/select";
-import type { EvaluationLevel } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import { apiFetch } from "@/lib/client/api";
 import type { MetricTemplate } from "@/lib/schemas/metrics";
 import { levelLabels, levels, outputTypeLabels } from "./labels";

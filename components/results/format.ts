@@ -1,5 +1,5 @@
 /** Reading judge results by output type (shared/API.md "IndividualResult"), for display only. */
-import type { OutputType } from "@/db/schema";
+import type { OutputType } from "@/lib/vocabulary";
 
 function record(value: unknown): Record<string, unknown> | null {
   return value && typeof value === "object" && !Array.isArray(value) ? (value as Record<string, unknown>) : null;

@@ -1,4 +1,4 @@
-import type { OutputType } from "@/db/schema";
+import type { OutputType } from "@/lib/vocabulary";
 import { cn } from "@/components/ui/cn";
 import { formatScore, scoreOf, scoreTone, valueOf } from "./format";
 

@@ -3,7 +3,7 @@
  * queries (getConversationTrees); each tree must be that conversation's alone, in position order.
  */
 import { describe, expect, it } from "vitest";
-import { insertConversationFixture } from "@/lib/testing/seed";
+import { insertConversationFixture } from "@/lib/testing/seed/rows";
 import { createDataset, deleteDataset, getConversationTree, getConversationTrees, getDataset, listDatasets } from "./datasets";
 
 describe("getConversationTrees", () => {

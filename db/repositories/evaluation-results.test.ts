@@ -3,7 +3,7 @@
  * rows and counters must equal what one insertResult per cell would leave, and a chunk is atomic.
  */
 import { describe, expect, it } from "vitest";
-import { insertConversationFixture } from "@/lib/testing/seed";
+import { insertConversationFixture } from "@/lib/testing/seed/rows";
 import { createDataset } from "./datasets";
 import { getExecutionRow, insertExecution, updateExecution } from "./executions";
 import { insertResult, insertResultOnce, insertResults, insertResultsOnce, latestResultsFor, listResultRows, type NewResult } from "./evaluation-results";

@@ -1,14 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { countTable } from "@/lib/testing/seed";
+import { countTable } from "@/lib/testing/seed/rows";
 import { rawRows } from "../store";
 import { createDataset } from "./datasets";
-import { insertConversationsBulk, type BulkConversation } from "./imports";
+import type { Conversation } from "@/lib/conversation";
+import { insertConversationsBulk } from "./imports";
 
 async function counts() {
   return { datasets: await countTable("datasets"), conversations: await countTable("conversations"), messages: await countTable("messages"), steps: await countTable("steps") };
 }
 
-const conversation = (meta: unknown = { k: 1 }): BulkConversation => ({
+const conversation = (meta: unknown = { k: 1 }): Conversation => ({
   name: "c",
   description: null,
   meta,
@@ -53,7 +54,7 @@ describe("insertConversationsBulk", () => {
   it("links every message and step to its own conversation across statements of 1,000, 100, 10 and 1 rows", async () => {
     // 1,111 conversations (1,000 + 100 + 10 + 1 rows on PostgreSQL), each named after its index, with
     // messages and steps whose text names it too: a row paired with another row's id would show.
-    const many: BulkConversation[] = Array.from({ length: 1111 }, (_, i) => ({
+    const many: Conversation[] = Array.from({ length: 1111 }, (_, i) => ({
       name: `c${i}`,
       description: null,
       meta: { i },

@@ -4,35 +4,15 @@
  * validates; lib/import hands over conversations that already passed every stage.
  */
 import "server-only";
-import type { MessageRole } from "../schema";
-import { first, lockRow, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
-
-export type BulkStep = {
-  thinking: string | null;
-  toolCall: unknown;
-  toolResult: unknown;
-  outputContent: string | null;
-  outputStructured: unknown;
-  modelName: string | null;
-  agentName: string | null;
-};
-export type BulkMessage = { role: MessageRole; content: string | null; meta: unknown; steps: BulkStep[] };
-export type BulkConversation = {
-  name: string | null;
-  description: string | null;
-  meta: unknown;
-  agents: unknown;
-  messages: BulkMessage[];
-};
+import type { Conversation } from "@/lib/conversation";
+import { first, lockRow, raw, rawExec, rawRows, rawRun, transaction } from "../store";
+import { writeConversations } from "./conversation-writes";
 
 export type BulkTarget = { datasetId: number } | { create: { name: string; description: string | null; userId: string } };
 
 export type BulkResult =
   | { ok: true; datasetId: number; created: boolean; conversations: number; messages: number; steps: number; at: string }
   | { ok: false; reason: "dataset_not_found" };
-
-/** JSON columns hold exactly what was given; absent and null are both stored as NULL. */
-const jsonText = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value));
 
 class DatasetMissing extends Error {}
 
@@ -65,11 +45,6 @@ const saveOutcomeSql =
 const outcomeParams = (scope: IdempotencyScope, status: number, body: unknown) =>
   [scope.userId, scope.scope, scope.key, scope.fingerprint, status, JSON.stringify(body), new Date().toISOString()] as const;
 
-/** Insert `rows` into `table`, the new ids in row order (each store its fastest way: db/dialect). */
-function* insertMany(table: string, columns: string[], rows: Iterable<unknown[]>): Generator<Step, number[], unknown> {
-  return (yield { kind: "insertRows", table, columns, rows }) as number[];
-}
-
 /**
  * Insert every conversation, message and step, creating the dataset first when asked; all or nothing,
  * in one transaction (multi-row INSERTs on PostgreSQL, one prepared INSERT per row on SQLite). The
@@ -79,7 +54,7 @@ function* insertMany(table: string, columns: string[], rows: Iterable<unknown[]>
  */
 export async function insertConversationsBulk(
   target: BulkTarget,
-  conversations: BulkConversation[],
+  conversations: Conversation[],
   idempotency?: { scope: IdempotencyScope; respond: (result: Extract<BulkResult, { ok: true }>) => { status: number; body: unknown } },
 ): Promise<BulkResult> {
   const now = new Date().toISOString();
@@ -100,54 +75,9 @@ export async function insertConversationsBulk(
         if ((yield* raw("select id from datasets where id = ?", [datasetId])).length === 0) throw new DatasetMissing();
         yield* rawExec("update datasets set updated_at = ? where id = ?", [now, datasetId]);
       }
-      // A second import into a dataset continues its order instead of colliding with it.
-      const [{ next: offset }] = yield* raw<{ next: number }>("select coalesce(max(position) + 1, 0) as next from conversations where dataset_id = ?", [datasetId]);
-      // Each row is built as it is inserted (generators, read by the store one row or one statement at
-      // a time): holding every message and step row with its JSON texts at once cost ~20 MB of peak
-      // memory on a 10 MB file.
-      const conversationIds = yield* insertMany(
-        "conversations",
-        ["dataset_id", "position", "name", "description", "meta", "agents", "created_at"],
-        (function* () {
-          for (let ci = 0; ci < conversations.length; ci++) {
-            const c = conversations[ci];
-            yield [datasetId, Number(offset) + ci, c.name, c.description, jsonText(c.meta), jsonText(c.agents), now];
-          }
-        })(),
-      );
-      const messageIds = yield* insertMany(
-        "messages",
-        ["conversation_id", "dataset_id", "position", "role", "content", "meta", "created_at"],
-        (function* () {
-          for (let ci = 0; ci < conversations.length; ci++) {
-            const messages = conversations[ci].messages;
-            for (let mi = 0; mi < messages.length; mi++) {
-              const m = messages[mi];
-              yield [conversationIds[ci], datasetId, mi, m.role, m.content, jsonText(m.meta), now];
-            }
-          }
-        })(),
-      );
-      const stepIds = yield* insertMany(
-        "steps",
-        ["message_id", "conversation_id", "dataset_id", "position", "thinking", "tool_call", "tool_result", "output_content", "output_structured", "model_name", "agent_name", "created_at"],
-        (function* () {
-          let m = 0;
-          for (let ci = 0; ci < conversations.length; ci++) {
-            for (const msg of conversations[ci].messages) {
-              const messageId = messageIds[m++];
-              for (let si = 0; si < msg.steps.length; si++) {
-                const s = msg.steps[si];
-                yield [
-                  messageId, conversationIds[ci], datasetId, si, s.thinking, jsonText(s.toolCall), jsonText(s.toolResult), s.outputContent,
-                  jsonText(s.outputStructured), s.modelName, s.agentName, now,
-                ];
-              }
-            }
-          }
-        })(),
-      );
-      const result = { ok: true as const, datasetId, created: "create" in target, conversations: conversations.length, messages: messageIds.length, steps: stepIds.length, at: now };
+      // The one writer of conversations (conversation-writes.ts), as every new one.
+      const written = yield* writeConversations(datasetId, conversations.map((conversation) => ({ conversation })), now);
+      const result = { ok: true as const, datasetId, created: "create" in target, conversations: conversations.length, messages: written.messages, steps: written.steps, at: now };
       if (idempotency) {
         const { status, body } = idempotency.respond(result);
         yield* rawExec(saveOutcomeSql, [...outcomeParams(idempotency.scope, status, body)]);

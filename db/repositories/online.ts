@@ -200,6 +200,36 @@ export async function oldestUnassembled(datasetId: number): Promise<string | und
   return rows[0]?.at ?? undefined;
 }
 
+/**
+ * Give back the conversations a rule's run never reached because its budget stopped it (no result of
+ * that run for them): they are claimed again by a later sweep (once the daily budget allows), the rule's
+ * `evaluated` and the run's count drop by them, and the rule's watermark moves back so the sweep sees them.
+ * Returns how many were given back.
+ */
+export async function releaseUnevaluatedOfBudgetStops(ruleId: number): Promise<number> {
+  const rows = await rawRows<{ otel_conversation_id: number; execution_id: number; last_span_at: string; meta: unknown }>(
+    `select rc.otel_conversation_id, rc.execution_id, oc.last_span_at, e.meta from online_rule_conversations rc
+     join otel_conversations oc on oc.id = rc.otel_conversation_id
+     join pipeline_executions e on e.id = rc.execution_id
+     where rc.rule_id = ? and e.status = 'cancelled'
+       and not exists (select 1 from evaluation_results r where r.execution_id = rc.execution_id and r.conversation_id = oc.conversation_id)`,
+    [ruleId],
+  );
+  const stopped = rows.filter((r) => {
+    const meta = typeof r.meta === "string" ? (JSON.parse(r.meta) as Record<string, unknown>) : (r.meta as Record<string, unknown> | null);
+    return meta?.stop_reason === "budget";
+  });
+  if (stopped.length === 0) return 0;
+  const ids = stopped.map((r) => r.otel_conversation_id);
+  await rawRun(`delete from online_rule_conversations where rule_id = ? and otel_conversation_id in (${ids.map(() => "?").join(", ")})`, [ruleId, ...ids]);
+  const perRun = new Map<number, number>();
+  for (const r of stopped) perRun.set(r.execution_id, (perRun.get(r.execution_id) ?? 0) + 1);
+  for (const [executionId, n] of perRun) await rawRun("update online_rule_runs set conversations = conversations - ? where rule_id = ? and execution_id = ?", [n, ruleId, executionId]);
+  const earliest = stopped.map((r) => r.last_span_at).sort()[0];
+  await rawRun("update online_rules set evaluated = evaluated - ?, swept_until = case when swept_until is null or swept_until > ? then ? else swept_until end where id = ?", [stopped.length, earliest, earliest, ruleId]);
+  return stopped.length;
+}
+
 /** Record the sampled conversations' run (or that a claimed conversation was not sampled: executionId null). */
 export async function markTaken(ruleId: number, otelConversationIds: number[], executionId: number | null, decidedAt: string): Promise<void> {
   if (otelConversationIds.length === 0) return;

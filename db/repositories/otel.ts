@@ -6,9 +6,10 @@
  * messages are rebuilt from its spans (`saveAssembly`) until `assembled_revision` catches up.
  */
 import "server-only";
-import type { MessageRole } from "../schema";
+import type { Conversation } from "@/lib/conversation";
 import { dialect } from "../dialect";
-import { exclusive, lockRow, raw, rawExec, rawRows, transaction, type Step } from "../store";
+import { exclusive, lockRow, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
+import { writeConversations } from "./conversation-writes";
 
 export type SpanToStore = {
   datasetName: string;
@@ -25,8 +26,6 @@ export type IngestResult = { inserted: number; duplicates: number; conversationI
 
 /** Rows per multi-row span insert; the rest go in smaller fixed sizes, so each store prepares few statement texts. */
 const CHUNKS = [64, 8, 1];
-
-const jsonText = (value: unknown): string | null => (value === undefined || value === null ? null : JSON.stringify(value));
 
 /** Lock key for creating a dataset by name (PostgreSQL): two exports naming a new dataset at once create it once. */
 const DATASET_CREATE_LOCK = 7_305_771_025;
@@ -137,6 +136,15 @@ export async function staleConversationIds(limit: number): Promise<number[]> {
   return rows.map((r) => r.id);
 }
 
+/**
+ * Set aside a conversation whose rebuild failed, until an export brings it new spans (its revision rises):
+ * it keeps its last rebuilt messages, and the passes go on to the others instead of trying it first forever.
+ */
+export async function setAsideAssembly(id: number, revision?: number): Promise<void> {
+  if (revision === undefined) await rawRun("update otel_conversations set assembled_revision = revision where id = ? and assembled_revision < revision", [id]);
+  else await rawRun("update otel_conversations set assembled_revision = ? where id = ? and assembled_revision < ?", [revision, id, revision]);
+}
+
 export type ConversationSpans = { id: number; datasetId: number; key: string; revision: number; spans: unknown[] };
 
 /** A conversation's revision, then every span of its traces (read in that order, so the revision never claims spans not read). */
@@ -178,30 +186,18 @@ export async function loadTraceSpans(datasetId: number, traceId: string): Promis
   return rows.map((r) => (typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data));
 }
 
-export type StoredStep = {
-  thinking: string | null;
-  toolCall: unknown;
-  toolResult: unknown;
-  outputContent: string | null;
-  outputStructured: unknown;
-  modelName: string | null;
-  agentName: string | null;
-};
-export type StoredMessage = { role: MessageRole; content: string | null; meta: unknown; steps: StoredStep[] };
-export type StoredConversation = { name: string | null; description: string | null; meta: unknown; agents: unknown; messages: StoredMessage[] };
-
 /**
  * Write a rebuilt conversation in one transaction, unless a rebuild of the same or a later revision
  * got there first. Messages are compared by fingerprint: those before the first change keep their rows
  * (and the evaluations of them), the rest are replaced. A conversation left without spans is removed.
  */
-export async function saveAssembly(id: number, revision: number, conversation: StoredConversation | null, hashes: string[]): Promise<SaveOutcome> {
+export async function saveAssembly(id: number, revision: number, conversation: Conversation | null, hashes: string[]): Promise<SaveOutcome> {
   const now = new Date().toISOString();
   return transaction(() => saveOne({ id, revision, conversation, hashes }, now));
 }
 
-export type AssemblyToSave = { id: number; revision: number; conversation: StoredConversation | null; hashes: string[] };
-export type SaveOutcome = "saved" | "unchanged" | "superseded" | "removed";
+export type AssemblyToSave = { id: number; revision: number; conversation: Conversation | null; hashes: string[] };
+export type SaveOutcome = "saved" | "unchanged" | "superseded" | "removed" | "set_aside";
 
 /**
  * Several rebuilt conversations, each as `saveAssembly` writes it. On SQLite in one transaction: a
@@ -242,40 +238,14 @@ function* saveOne({ id, revision, conversation, hashes }: AssemblyToSave, now: s
     return "removed" as const;
   }
   const old: string[] = conversationId === null ? [] : (JSON.parse(typeof head.message_hashes === "string" ? head.message_hashes : JSON.stringify(head.message_hashes)) as string[]);
-  if (conversationId === null) {
-    yield* lockRow("datasets", datasetId);
-    const next = (yield* raw<{ next: number }>("select coalesce(max(position) + 1, 0) as next from conversations where dataset_id = ?", [datasetId]))[0].next;
-    conversationId = (yield* raw<{ id: number }>(
-      "insert into conversations (dataset_id, position, name, description, meta, agents, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id",
-      [datasetId, next, conversation.name, conversation.description, jsonText(conversation.meta), jsonText(conversation.agents), now],
-    ))[0].id;
-  } else {
-    yield* rawExec("update conversations set name = ?, description = ?, meta = ?, agents = ? where id = ?", [
-      conversation.name,
-      conversation.description,
-      jsonText(conversation.meta),
-      jsonText(conversation.agents),
-      conversationId,
-    ]);
-  }
+  // A new conversation is numbered under the dataset's row lock, so two writers number theirs one after the other.
+  if (conversationId === null) yield* lockRow("datasets", datasetId);
   let same = 0;
   while (same < old.length && same < hashes.length && old[same] === hashes[same]) same++;
   const changed = same < old.length || same < hashes.length;
-  if (same < old.length) yield* rawExec("delete from messages where conversation_id = ? and position >= ?", [conversationId, same]);
-  for (let position = same; position < conversation.messages.length; position++) {
-    const m = conversation.messages[position];
-    const messageId = (yield* raw<{ id: number }>(
-      "insert into messages (conversation_id, dataset_id, position, role, content, meta, created_at) values (?, ?, ?, ?, ?, ?, ?) returning id",
-      [conversationId, datasetId, position, m.role, m.content, jsonText(m.meta), now],
-    ))[0].id;
-    for (let si = 0; si < m.steps.length; si++) {
-      const s = m.steps[si];
-      yield* rawExec(
-        "insert into steps (message_id, conversation_id, dataset_id, position, thinking, tool_call, tool_result, output_content, output_structured, model_name, agent_name, created_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [messageId, conversationId, datasetId, si, s.thinking, jsonText(s.toolCall), jsonText(s.toolResult), s.outputContent, jsonText(s.outputStructured), s.modelName, s.agentName, now],
-      );
-    }
-  }
+  // The one writer of conversations (conversation-writes.ts): the messages before the first change keep their rows.
+  const rewrite = conversationId === null ? undefined : { id: conversationId, keepMessages: same, storedMessages: old.length };
+  conversationId = (yield* writeConversations(datasetId, [{ conversation, rewrite }], now)).conversationIds[0];
   if (changed) yield* rawExec("update datasets set updated_at = ? where id = ?", [now, datasetId]);
   yield* rawExec("update otel_conversations set conversation_id = ?, message_hashes = ?, assembled_revision = ? where id = ?", [conversationId, JSON.stringify(hashes), revision, id]);
   return changed ? ("saved" as const) : ("unchanged" as const);

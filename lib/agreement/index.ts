@@ -7,6 +7,7 @@ import type { OutputType } from "@/db/schema";
 import { atScorePrecision, cohensKappa, meanAbsoluteError, spearman, weightedKappa, wilsonInterval, type Interval } from "./stats";
 
 export * from "./stats";
+export * from "./regression";
 
 /** One side's reading of a cell: pass/fail, a score, or a category. */
 export type Reading = boolean | number | string;

@@ -52,5 +52,19 @@ export function clientAddress(req: Request): string {
   if (!peer) return "unknown";
   const forwarded = req.headers.get("x-forwarded-for") ?? undefined;
   const fake = { socket: { remoteAddress: peer }, headers: { "x-forwarded-for": forwarded } } as unknown as IncomingMessage;
-  return proxyaddr(fake, trustFunction());
+  return canonicalAddress(proxyaddr(fake, trustFunction()));
+}
+
+/**
+ * A client on this machine: a loopback address, or `unknown` (a request no HTTP server received, such as a
+ * route handler called in process).
+ */
+export function isLocalClient(address: string): boolean {
+  return address === "unknown" || address === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(address);
+}
+
+/** One spelling per client: an IPv4 address mapped into IPv6 (`::ffff:10.0.0.1`) is the IPv4 address (they counted as two clients). */
+export function canonicalAddress(address: string): string {
+  const mapped = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i.exec(address);
+  return mapped ? mapped[1] : address.toLowerCase();
 }

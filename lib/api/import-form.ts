@@ -147,11 +147,12 @@ export async function importIntoDatasetResponse(req: Request, datasetId: number,
 }
 
 /** `POST /datasets/import`: the dataset is created in the import's transaction, so a failure leaves none. */
-export async function createAndImportResponse(req: Request, callerId: string): Promise<Response> {
+export async function createAndImportResponse(req: Request, callerId: string, open: boolean): Promise<Response> {
   return await runImport(req, { userId: callerId, scope: "POST /datasets/import" }, async (fields) => {
     const form = parseFields(createAndImportForm, fields);
     return {
-      target: { create: { name: form.name, description: form.description ?? null, userId: form.user_id ?? callerId } },
+      // `user_id` names the owner only in the one-person mode, as for POST /datasets; with credentials the caller owns it.
+      target: { create: { name: form.name, description: form.description ?? null, userId: open ? (form.user_id ?? callerId) : callerId } },
       getFeedback: form.get_feedback,
       mapping: await mappingOf(form, callerId),
       joinKey: form.join_key,

@@ -23,10 +23,10 @@ import * as mappingItem from "@/app/api/import-mappings/[id]/route";
 import * as labels from "@/app/api/labels/route";
 import * as onlineRules from "@/app/api/online-rules/route";
 import * as templateItem from "@/app/api/metric-templates/[id]/route";
-import { call } from "@/lib/testing/http";
-import { loadSampleDataset } from "@/lib/testing/load-sample";
-import { upload } from "@/lib/testing/multipart";
-import { countTable } from "@/lib/testing/seed";
+import { call } from "@/lib/testing/http/call";
+import { loadSampleDataset } from "@/lib/testing/seed/sample";
+import { upload } from "@/lib/testing/http/multipart";
+import { countTable } from "@/lib/testing/seed/rows";
 
 const TOO_BIG = 2 ** 31; // PostgreSQL integer ids stop at 2^31 − 1
 const LARGEST = 2 ** 31 - 1;

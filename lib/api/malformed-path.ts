@@ -5,9 +5,9 @@
  * anything else, as the route wrapper does), else 400.
  */
 import { NextResponse, type NextRequest } from "next/server";
-import { authRequired, callerForSession } from "@/lib/auth";
-import { callerForSecret } from "@/lib/auth/identify";
-import { errorResponse } from "@/lib/errors";
+import { authRequired, identify, type Caller } from "@/lib/auth";
+import { AppError, errorResponse } from "@/lib/errors";
+import { clientAddress } from "./client-address";
 import { SESSION_COOKIE, bearerOf } from "./session";
 
 /** True when a segment of the raw (still encoded) path cannot be percent-decoded. */
@@ -22,18 +22,28 @@ export function hasMalformedEncoding(rawPath: string): boolean {
   return false;
 }
 
-async function authenticated(req: NextRequest): Promise<boolean> {
-  const bearer = bearerOf(req.headers.get("authorization"));
-  const session = req.cookies.get(SESSION_COOKIE)?.value;
-  const caller = bearer !== undefined ? await callerForSecret(bearer) : session ? await callerForSession(session) : undefined;
-  return caller !== undefined;
+/**
+ * The caller of a request the proxy answers (a page, a malformed API path), checked as the route wrapper
+ * checks: a wrong bearer counts against the client's address, and a locked-out client gets "locked"
+ * (before, guesses there were never counted: 388 a second, a token found while /api/me answered 429).
+ */
+export async function pageCaller(req: NextRequest): Promise<Caller | { lockedSeconds: string } | undefined> {
+  try {
+    return await identify({ bearer: bearerOf(req.headers.get("authorization")), sessionId: req.cookies.get(SESSION_COOKIE)?.value, client: clientAddress(req) });
+  } catch (error) {
+    if (error instanceof AppError && error.code === "too_many_requests") return { lockedSeconds: error.details.find((d) => d.path === "retry_after")?.message ?? "60" };
+    if (error instanceof AppError && error.code === "unauthorized") return undefined;
+    throw error;
+  }
 }
 
-/** The proxy's answer for an API path: 401/400 when its encoding is malformed, else on to the handler. */
+/** The proxy's answer for an API path: 401/429/400 when its encoding is malformed, else on to the handler. */
 export async function guardApiPath(req: NextRequest): Promise<NextResponse | Response> {
   if (!hasMalformedEncoding(new URL(req.url).pathname)) return NextResponse.next();
-  if ((await authRequired()) && !(await authenticated(req))) {
-    return errorResponse("unauthorized", "Missing or invalid credential (Authorization: Bearer <API key or API_TOKEN>), or no signed-in session");
+  if (await authRequired()) {
+    const caller = await pageCaller(req);
+    if (caller && "lockedSeconds" in caller) return errorResponse("too_many_requests", `Too many failed credentials from this address; try again in ${caller.lockedSeconds} s`, [], 429, { "retry-after": caller.lockedSeconds });
+    if (!caller) return errorResponse("unauthorized", "Missing or invalid credential (Authorization: Bearer <API key or API_TOKEN>), or no signed-in session");
   }
   return errorResponse("bad_request", "Invalid path: a %-escape in it is not valid percent-encoded UTF-8", [
     { path: "(path)", message: "must be valid percent-encoded UTF-8" },

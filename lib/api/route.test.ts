@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import { AppError } from "@/lib/errors";
 import { json, route } from "./route";
 

@@ -4,11 +4,13 @@
  */
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
+import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
-import { identify, requireRole, type Caller, type Role } from "@/lib/auth";
+import { credentialEpoch, identify, requireRole, roleAllows, type Caller, type Role } from "@/lib/auth";
 import { AppError, errorResponse, type ErrorDetail } from "@/lib/errors";
-import { clientAddress } from "./client-address";
+import { clientAddress, isLocalClient } from "./client-address";
 import { refuseNul } from "./nul";
+import type { StreamGuard } from "./sse";
 import { SESSION_COOKIE, bearerOf, notCrossSite, readCookie } from "./session";
 
 type RouteContext = { params: Promise<Record<string, string | string[] | undefined>> };
@@ -22,6 +24,8 @@ export type HandlerInput<P, Q, B> = {
   userId: string;
   caller: Caller;
   requestId: string;
+  /** For a stream: checks the request's credential again (a revoked key, an ended session, a server locked since). */
+  guard: StreamGuard;
 };
 
 export type RouteSpec<P, Q, B> = {
@@ -33,7 +37,7 @@ export type RouteSpec<P, Q, B> = {
   public?: boolean;
   /** The weakest role allowed: default `viewer` for GET/HEAD, `annotator` for anything that writes. */
   role?: Role;
-  /** Refuse a larger JSON body with 413 (the rest is read and dropped, never kept). */
+  /** Refuse a larger JSON body with 413 (default MAX_JSON_BODY_BYTES; the rest is read and dropped, never kept). */
   maxBodyBytes?: number;
 };
 
@@ -60,8 +64,9 @@ function parseWith<T>(schema: z.ZodType<T, unknown>, value: unknown, where: stri
   return parsed.data;
 }
 
-async function readJsonBody(req: Request, maxBytes?: number): Promise<unknown> {
-  const text = maxBytes === undefined ? await req.text() : await readCapped(req, maxBytes);
+async function readJsonBody(req: Request, routeMax: number | undefined): Promise<unknown> {
+  const bytes = routeMax === undefined ? await readCappedBody(req, getConfig().MAX_JSON_BODY_BYTES) : await readCappedBody(req, routeMax, "");
+  const text = bytes.toString("utf8");
   if (text.trim() === "") return undefined;
   try {
     return JSON.parse(text) as unknown;
@@ -72,12 +77,28 @@ async function readJsonBody(req: Request, maxBytes?: number): Promise<unknown> {
   }
 }
 
+/** Past the limit, a body is read on (and dropped) this much further so the client sees the 413, then cut off. */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+
+function tooLarge(maxBytes: number, setting?: string): AppError {
+  const shown = maxBytes >= 1024 * 1024 && maxBytes % (1024 * 1024) === 0 ? `${maxBytes / (1024 * 1024)} MiB` : `${Math.round(maxBytes / 1024)} KB`;
+  return new AppError("payload_too_large", `Request body too large: at most ${shown}${setting ? ` (${setting})` : ""}`, [
+    { path: "(root)", message: `must be at most ${maxBytes} bytes` },
+  ]);
+}
+
 /**
- * The body as text, or a 413 once it passes `maxBytes`. The rest is read and dropped, never kept: a client
- * still sending its body would otherwise see the connection close instead of the 413.
+ * The body's bytes, or a 413 once it passes `maxBytes` (at once when its Content-Length says so). What
+ * comes after the limit is never kept: it is read and dropped for a while, so a client still sending
+ * sees the 413 rather than a closed connection, then the stream is cancelled.
  */
-async function readCapped(req: Request, maxBytes: number): Promise<string> {
-  if (!req.body) return "";
+export async function readCappedBody(req: Request, maxBytes: number, setting = "MAX_JSON_BODY_BYTES"): Promise<Buffer> {
+  const declared = Number(req.headers.get("content-length") ?? "NaN");
+  if (Number.isFinite(declared) && declared > maxBytes) {
+    void req.body?.cancel().catch(() => undefined);
+    throw tooLarge(maxBytes, setting);
+  }
+  if (!req.body) return Buffer.alloc(0);
   const reader = req.body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -86,13 +107,13 @@ async function readCapped(req: Request, maxBytes: number): Promise<string> {
     if (done) break;
     size += value.byteLength;
     if (size <= maxBytes) chunks.push(value);
+    else if (size > maxBytes + DRAIN_BYTES) {
+      await reader.cancel().catch(() => undefined);
+      break;
+    }
   }
-  if (size > maxBytes) {
-    throw new AppError("payload_too_large", `Request body too large: at most ${Math.round(maxBytes / 1024)} KB`, [
-      { path: "(root)", message: `must be at most ${maxBytes} bytes` },
-    ]);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  if (size > maxBytes) throw tooLarge(maxBytes, setting);
+  return Buffer.concat(chunks);
 }
 
 function queryObject(url: URL): Record<string, string> {
@@ -144,12 +165,25 @@ export function route<P = Record<string, never>, Q = Record<string, never>, B = 
     try {
       const caller = spec.public ? openCaller : await authenticate(req);
       if (!spec.public) requireRole(caller, spec.role ?? (req.method === "GET" || req.method === "HEAD" ? "viewer" : "annotator"));
+      if (spec.role === "admin" && caller.via === "open" && !isLocalClient(clientAddress(req))) {
+        // While open, everyone is an admin: managing people and keys from afar would let a stranger make the first admin key and lock the owner out.
+        throw new AppError("forbidden", "While no credential is configured, people and keys are managed from this machine only (a loopback address)");
+      }
       const url = new URL(req.url);
       const rawParams = ctx?.params ? await ctx.params : {};
       const params = spec.params ? parseWith(spec.params, rawParams, "path parameter") : ({} as P);
       const query = spec.query ? parseWith(spec.query, queryObject(url), "query parameter") : ({} as Q);
       const body = spec.body ? parseWith(spec.body, await readJsonBody(req, spec.maxBodyBytes), "request body") : (undefined as B);
-      response = await spec.handler({ params, query, body, req, userId: caller.userId, caller, requestId });
+      const needed = spec.role ?? (req.method === "GET" || req.method === "HEAD" ? "viewer" : "annotator");
+      const guard: StreamGuard = {
+        epoch: credentialEpoch,
+        stillAuthorized: async () => {
+          if (spec.public) return true;
+          const now = await authenticate(req).catch(() => undefined);
+          return now !== undefined && roleAllows(now.role, needed);
+        },
+      };
+      response = await spec.handler({ params, query, body, req, userId: caller.userId, caller, requestId, guard });
     } catch (error) {
       response = toErrorResponse(error, requestId);
     }

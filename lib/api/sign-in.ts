@@ -6,6 +6,7 @@
 import { authRequired, callerForSession, closeSession, openSession } from "@/lib/auth";
 import { AppError } from "@/lib/errors";
 import { clientAddress } from "./client-address";
+import { readCappedBody } from "./route";
 import { SESSION_COOKIE, notCrossSite, readCookie, safeNextPath, sessionCookieAttributes } from "./session";
 
 function isSecure(req: Request): boolean {
@@ -14,14 +15,18 @@ function isSecure(req: Request): boolean {
 
 type SignInInput = { token: string; next: string; form: boolean };
 
+/** A sign-in body is a key and a path: anything near this size is not one. */
+const MAX_SIGN_IN_BYTES = 64 * 1024;
+
 async function readInput(req: Request): Promise<SignInInput> {
   const type = req.headers.get("content-type") ?? "";
+  const bytes = await readCappedBody(req, MAX_SIGN_IN_BYTES, "");
   if (type.includes("application/x-www-form-urlencoded") || type.includes("multipart/form-data")) {
-    const form = await req.formData().catch(() => null);
+    const form = await new Response(new Uint8Array(bytes), { headers: { "content-type": type } }).formData().catch(() => null);
     if (!form) throw new AppError("bad_request", "Unreadable form body");
     return { token: String(form.get("token") ?? ""), next: safeNextPath(String(form.get("next") ?? "/")), form: true };
   }
-  const text = await req.text();
+  const text = bytes.toString("utf8");
   let body: unknown;
   try {
     body = text ? JSON.parse(text) : undefined;

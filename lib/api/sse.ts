@@ -13,6 +13,12 @@ export function formatSse(message: SseMessage): string {
 
 export const HEARTBEAT_MS = 15_000;
 
+/** How often a stream checks its caller's credential again when nothing in this process said it changed (another process may have revoked it). */
+export const RECHECK_MS = 30_000;
+
+/** A stream's credential check: false ends the stream. */
+export type StreamGuard = { stillAuthorized: () => Promise<boolean>; epoch: () => number };
+
 export type SseWriter = { send: (m: SseMessage) => void; close: () => void; closed: () => boolean };
 
 /**
@@ -20,9 +26,10 @@ export type SseWriter = { send: (m: SseMessage) => void; close: () => void; clos
  * cleanup for when the stream ends or the client goes away. A comment line every 15 s keeps proxies
  * from closing an idle stream.
  */
-export function sseResponse(start: (writer: SseWriter) => (() => void) | Promise<() => void>, heartbeatMs = HEARTBEAT_MS): Response {
+export function sseResponse(start: (writer: SseWriter) => (() => void) | Promise<() => void>, heartbeatMs = HEARTBEAT_MS, guard?: StreamGuard): Response {
   let cleanup: (() => void) | undefined;
   let timer: ReturnType<typeof setInterval> | undefined;
+  let guardTimer: ReturnType<typeof setInterval> | undefined;
   let done = false;
   const stream = new ReadableStream<Uint8Array>({
     start(controller) {
@@ -30,6 +37,7 @@ export function sseResponse(start: (writer: SseWriter) => (() => void) | Promise
         if (done) return;
         done = true;
         if (timer) clearInterval(timer);
+        if (guardTimer) clearInterval(guardTimer);
         cleanup?.();
         try {
           controller.close();
@@ -58,6 +66,27 @@ export function sseResponse(start: (writer: SseWriter) => (() => void) | Promise
           finish();
         }
       }, heartbeatMs);
+      if (guard) {
+        // A key revoked or a session ended after the stream opened ends it: at once when this process did
+        // it (the epoch moved), within RECHECK_MS when another process did.
+        let seen = guard.epoch();
+        let checked = Date.now();
+        let checking = false;
+        guardTimer = setInterval(() => {
+          if (done || checking || (guard.epoch() === seen && Date.now() - checked < RECHECK_MS)) return;
+          checking = true;
+          seen = guard.epoch();
+          checked = Date.now();
+          guard.stillAuthorized().then(
+            (ok) => {
+              checking = false;
+              if (!ok) finish();
+            },
+            () => finish(),
+          );
+        }, 1000);
+        guardTimer.unref?.();
+      }
       const started = start(writer);
       const adopt = (c: () => void) => {
         cleanup = c;
@@ -71,6 +100,7 @@ export function sseResponse(start: (writer: SseWriter) => (() => void) | Promise
     cancel() {
       done = true;
       if (timer) clearInterval(timer);
+      if (guardTimer) clearInterval(guardTimer);
       cleanup?.();
     },
   });

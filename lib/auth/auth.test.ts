@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import { peerHeader } from "@/lib/api/client-address";
 import { forgetAuthRequired, resetThrottle } from "@/lib/auth";
 import * as users from "@/app/api/users/route";
@@ -16,7 +16,6 @@ import * as me from "@/app/api/me/route";
 import * as mappings from "@/app/api/import-mappings/route";
 import * as mappingItem from "@/app/api/import-mappings/[id]/route";
 import * as datasets from "@/app/api/datasets/route";
-import * as health from "@/app/api/health/route";
 import * as session from "@/app/api/session/route";
 
 const bearer = (key: string, extra: Record<string, string> = {}) => ({ authorization: `Bearer ${key}`, ...extra });
@@ -151,7 +150,7 @@ describe("throttling wrong credentials", () => {
 
   it("counts wrong bearer keys per socket address, whatever X-Forwarded-For says", async () => {
     for (let i = 0; i < 10; i++) {
-      const res = await call(health.GET, "GET", "/api/health", { headers: from("198.51.100.7", bearer(`tsk_wrong${i}`, { "x-forwarded-for": `10.0.0.${i}` })) });
+      const res = await call(datasets.GET, "GET", "/api/datasets", { headers: from("198.51.100.7", bearer(`tsk_wrong${i}`, { "x-forwarded-for": `10.0.0.${i}` })) });
       expect(res.status).toBe(401);
     }
     // The right key from the same socket is refused too while locked: a guess cannot be confirmed.

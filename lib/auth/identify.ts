@@ -45,6 +45,17 @@ export async function authRequired(now = Date.now()): Promise<boolean> {
 /** Forget the cached answer of authRequired (after creating or revoking a key, and in tests). */
 export function forgetAuthRequired(): void {
   state.until = 0;
+  epoch.value++;
+}
+
+const epoch = processSingleton("auth.epoch", () => ({ value: 0 }));
+
+/**
+ * A number that changes whenever this process creates or revokes a key or ends a session: open streams
+ * compare it every second and check their credential again when it moved (lib/api/sse.ts).
+ */
+export function credentialEpoch(): number {
+  return epoch.value;
 }
 
 function asRole(value: string): Role {

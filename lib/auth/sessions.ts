@@ -2,7 +2,7 @@
 import { insertSession, pruneSessions, revokeSession } from "@/db/repositories/auth";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
-import { authRequired, callerForSecret } from "./identify";
+import { authRequired, callerForSecret, forgetAuthRequired } from "./identify";
 import { hashSecret, newSessionId } from "./secrets";
 import { lockedFor, recordFailure } from "./throttle";
 import type { Caller } from "./roles";
@@ -41,4 +41,5 @@ export async function openSession(secret: string, client: string, now = Date.now
 export async function closeSession(sessionId: string | undefined, now = Date.now()): Promise<void> {
   if (!sessionId || sessionId.length > 100) return;
   await revokeSession(hashSecret(sessionId), new Date(now).toISOString());
+  forgetAuthRequired();
 }

@@ -12,7 +12,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { clusterPool } from "@/lib/cluster/pool";
 import { enqueueCellBatches, startQueue, stopQueue, workCells } from "@/lib/cluster/queue";
 import { acquire } from "@/lib/cluster/semaphore";
-import { pgRows } from "@/lib/testing/pg-query";
+import { pgRows } from "@/lib/testing/setup/pg-query";
 
 const url = process.env.DATABASE_URL ?? "";
 const onPg = url.startsWith("postgres");

@@ -76,6 +76,7 @@ export async function getConversation(id: number): Promise<Conversation> {
     ...toConversationSummary(tree.conversation),
     agents: tree.conversation.agents ?? null,
     goal: tree.conversation.goal,
+    goal_generated_by: tree.conversation.goal ? (tree.conversation.goalGeneratedBy ?? null) : null,
     messages: tree.messages.map((m) => ({
       id: m.id,
       position: m.position,

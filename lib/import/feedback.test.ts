@@ -3,7 +3,7 @@ import path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
-import { upload } from "@/lib/testing/multipart";
+import { upload } from "@/lib/testing/http/multipart";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import { buildFeedback, rulesFeedback, type FeedbackInput } from "./feedback";
 import { fixUploadText } from "./fix-upload";

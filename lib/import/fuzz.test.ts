@@ -6,8 +6,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
 import { beforeAll, describe, expect, it } from "vitest";
-import { countTable } from "@/lib/testing/seed";
-import { upload } from "@/lib/testing/multipart";
+import { countTable } from "@/lib/testing/seed/rows";
+import { upload } from "@/lib/testing/http/multipart";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import * as importInto from "@/app/api/datasets/[id]/import/route";
 

@@ -3,7 +3,7 @@
  * and the wording of each suggestion. Validation and the rules-based feedback both read from here,
  * so the advice in an error and the suggested transformation never disagree.
  */
-import { messageRoles } from "@/db/schema";
+import { messageRoles } from "@/lib/vocabulary";
 import { clip } from "./issues";
 
 export const allowedRolesText = messageRoles.join(", ");

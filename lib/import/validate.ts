@@ -3,8 +3,8 @@
  * each `role`), then field types and values. A stage with errors stops the next one; within a stage
  * every error is reported (up to the cap). What passes comes out typed, ready to insert.
  */
-import type { BulkConversation, BulkMessage, BulkStep } from "@/db/repositories/imports";
-import { messageRoles, type MessageRole } from "@/db/schema";
+import type { Conversation, Message, Step } from "@/lib/conversation";
+import { messageRoles, type MessageRole } from "@/lib/vocabulary";
 import type { ImportIssue } from "@/lib/schemas/imports";
 import { clip, IssueList, isRecord, joinPath, jsonTypeOf, preview } from "./issues";
 import {
@@ -18,10 +18,10 @@ import {
 } from "./suggestions";
 import { checkToolCall, collectDeclaredTools, type DeclaredTools } from "./tool-calls";
 
-/** What passes validation is exactly what the bulk insert takes. */
-export type ImportStep = BulkStep;
-export type ImportMessage = BulkMessage;
-export type ImportConversation = BulkConversation;
+/** What passes validation is the one conversation shape (lib/conversation.ts), which the store writes as is. */
+export type ImportStep = Step;
+export type ImportMessage = Message;
+export type ImportConversation = Conversation;
 export type ImportCounts = { conversations: number; messages: number; steps: number };
 
 export type ValidationResult =

@@ -35,6 +35,24 @@ export type JudgeConfig = {
   contextTokensByModel: Record<string, number>;
 };
 
+/**
+ * A URL as it may be shown (health, settings, logs): a user name, password or query value in it is a
+ * credential some providers take there (`https://user:key@host/v1`, `?api-key=…`), so each is masked.
+ */
+export function maskedUrl(url: string | undefined): string | undefined {
+  if (!url) return url;
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return "(not a URL)";
+  }
+  if (parsed.username) parsed.username = "***";
+  if (parsed.password) parsed.password = "***";
+  for (const name of [...new Set(parsed.searchParams.keys())]) parsed.searchParams.set(name, "***");
+  return parsed.toString().replaceAll("%2A%2A%2A", "***");
+}
+
 export const notConfiguredMessage = "no judge model configured: set OPENAI_API_KEY or OPENAI_BASE_URL";
 
 let cached: { source: ReturnType<typeof getConfig>; value: JudgeConfig } | undefined;

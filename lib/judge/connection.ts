@@ -1,5 +1,5 @@
 /** The judge configuration as the settings page shows it (never the key), and a live connection test. */
-import { getJudgeConfig, resolveModelName } from "./config";
+import { getJudgeConfig, maskedUrl, resolveModelName } from "./config";
 import { limiterFor } from "./limiter";
 import { judge } from "./judge";
 
@@ -20,7 +20,7 @@ export function judgeSettings(): JudgeSettings {
   const c = getJudgeConfig();
   return {
     configured: c.configured,
-    base_url: c.baseURL ?? null,
+    base_url: maskedUrl(c.baseURL) ?? null,
     api_key_set: Boolean(c.apiKey),
     default_model: c.defaultModel,
     timeout_ms: c.timeoutMs,

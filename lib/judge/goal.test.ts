@@ -4,7 +4,7 @@ import { resetConfig } from "@/lib/config";
 import { createDataset } from "@/lib/datasets";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
-import { insertConversationFixture } from "@/lib/testing/seed";
+import { insertConversationFixture } from "@/lib/testing/seed/rows";
 import { ensureGoal } from "./goal";
 
 const judgeDouble = withJudgeDouble();

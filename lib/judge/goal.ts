@@ -17,7 +17,14 @@ export type GoalInput = {
   signal?: AbortSignal;
   /** The run's bound on calls in flight, which the goal call counts against too (see JudgeRequest.gate). */
   gate?: CallGate;
+  /**
+   * Told what the extraction cost when this caller's call went to the provider (not when the goal was
+   * stored, or another caller's call was shared): a run counts it with its cells, its budget and its cost.
+   */
+  onUsage?: (usage: GoalUsage) => void;
 };
+
+export type GoalUsage = { model: string; inputTokens: number; outputTokens: number };
 
 export type Goal = { goal: string | null; generated_by: string };
 
@@ -59,6 +66,7 @@ export async function ensureGoal(input: GoalInput, deps: JudgeDeps = {}): Promis
     deps,
   )
     .then(async (outcome): Promise<Goal> => {
+      if (outcome.inputTokens + outcome.outputTokens > 0) input.onUsage?.({ model, inputTokens: outcome.inputTokens, outputTokens: outcome.outputTokens });
       const goal = outcome.status === "completed" ? String(outcome.result?.goal ?? "").trim() : "";
       if (!goal) return fallback;
       await storeGoal(input.conversationId, goal, model);

@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { LanguageModelV3 } from "@ai-sdk/provider";
 import type { LanguageModel } from "ai";
 import { readJudgeCache, writeJudgeCache, type JudgeCacheEntry } from "@/db/repositories/judge";
-import type { OutputType } from "@/db/schema";
+import type { OutputType } from "@/lib/vocabulary";
 import { getJudgeConfig, notConfiguredMessage, type JudgeConfig } from "./config";
 import { callModel, openAIChatModel, type CallResult, type Turn } from "./call";
 import { callOnThread } from "./call-thread";

@@ -2,7 +2,7 @@
  * What a verdict looks like for each output type: the JSON schema requested from the model, and the
  * validation that turns a parsed reply into a stored result and its numeric score.
  */
-import type { OutputType } from "@/db/schema";
+import type { OutputType } from "@/lib/vocabulary";
 import { userSchemaValidator } from "@/lib/user-json-schema";
 
 export type JsonSchema = Record<string, unknown>;

@@ -1,7 +1,7 @@
 /** @GOAL for one conversation: what a run needs before building prompts, and the refresh endpoint. */
 import "server-only";
 import { getStoredGoal } from "@/db/repositories/judge";
-import { contextTokensFor, ensureGoal, resolveModelName, type CallGate, type Goal, type JudgeDeps } from "@/lib/judge";
+import { contextTokensFor, ensureGoal, resolveModelName, type CallGate, type Goal, type GoalUsage, type JudgeDeps } from "@/lib/judge";
 import type { ConversationTree } from "@/lib/conversation-tree";
 import { CHARS_PER_TOKEN, fitDoc, promptBudgetTokens } from "./evidence";
 import { loadConversationTree } from "./metrics";
@@ -27,11 +27,11 @@ function goalInput(tree: ConversationTree, model: string | null | undefined) {
 /** Make sure the tree carries its stored goal, extracting it once when missing. */
 export async function withGoal(
   tree: ConversationTree,
-  opts: { model?: string | null; signal?: AbortSignal; gate?: CallGate },
+  opts: { model?: string | null; signal?: AbortSignal; gate?: CallGate; onUsage?: (usage: GoalUsage) => void },
   deps?: JudgeDeps,
 ): Promise<ConversationTree> {
   if (tree.conversation.goal) return tree;
-  const goal = await ensureGoal({ ...goalInput(tree, opts.model), model: opts.model, signal: opts.signal, gate: opts.gate }, deps);
+  const goal = await ensureGoal({ ...goalInput(tree, opts.model), model: opts.model, signal: opts.signal, gate: opts.gate, onUsage: opts.onUsage }, deps);
   if (goal.generated_by !== "first_user_message") tree.conversation.goal = goal.goal;
   return tree;
 }

@@ -2,7 +2,7 @@
  * The rules every metric definition obeys, whether it is a template or a metric: variables valid for
  * the level (422 naming the valid ones), a JSON Schema for json output, and the derived fields.
  */
-import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } from "@/db/schema";
+import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } from "@/lib/vocabulary";
 import { defaultAppliesTo, parseCheckSpec } from "@/lib/checks";
 import { AppError } from "@/lib/errors";
 import { checkPromptVariables, explainInvalidVariable, variablesForLevel } from "./variables";

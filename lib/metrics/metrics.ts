@@ -1,11 +1,12 @@
 /** Metrics (evaluation pipeline nodes) as the API shows them, and the judge-prompt preview. */
 import "server-only";
 import { getConversationTree, getConversationTrees } from "@/db/repositories/datasets";
+import { getStoredGoal } from "@/db/repositories/judge";
 import * as repo from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/errors";
 import { assertDatasetExists } from "@/lib/datasets";
-import { contextTokensFor, resolveModelName } from "@/lib/judge/config";
+import { contextTokensFor, getJudgeConfig, resolveModelName } from "@/lib/judge/config";
 import type { CreateMetricInput, JudgePromptPreview, Metric, PreviewInput, UpdateMetricInput } from "@/lib/schemas/metrics";
 import { assertPromptVariables, definitionPatch, definitionToWire, deriveDefinition, promptAndOutput } from "./definition";
 import { buildJudgePrompt, type ConversationTree, type EntityRef, type JudgeMetric } from "./resolve";
@@ -264,8 +265,20 @@ export async function previewJudgePrompt(input: PreviewInput): Promise<JudgeProm
   const metricValues = saved
     ? await metricVerdicts(saved, { ...entity, conversationId: location.conversationId }, new Map((await repo.listNodes({ datasetId: saved.datasetId })).map((n) => [n.id, n])))
     : undefined;
-  const prompt = buildJudgePrompt({ metric, tree: await loadConversationTree(location.conversationId), entity, metricValues, contextTokens });
-  return { ...prompt, model, context_tokens: contextTokens };
+  const tree = await loadConversationTree(location.conversationId);
+  const prompt = buildJudgePrompt({ metric, tree, entity, metricValues, contextTokens });
+  return { ...prompt, model, context_tokens: contextTokens, goal: prompt.template_variables.includes("@GOAL") ? goalNote(await getStoredGoal(tree.conversation.id), model) : null };
+}
+
+/** Which goal text a preview shows, and which one a run would send (issue 34.2: the preview showed one, the run used another). */
+function goalNote(stored: { goal: string | null; generatedBy: string | null } | undefined, model: string): NonNullable<JudgePromptPreview["goal"]> {
+  const goal = stored?.goal;
+  const goalGeneratedBy = stored?.generatedBy;
+  if (goal && goalGeneratedBy) return { source: "extracted", note: `The goal ${goalGeneratedBy} extracted from this conversation (stored; every run uses it).` };
+  if (goal) return { source: "imported", note: "The goal imported with this conversation (every run uses it)." };
+  return getJudgeConfig().configured
+    ? { source: "first_user_message", note: `No goal is stored yet: this preview shows the first user message. A run first asks ${model} for the goal (one call for this conversation, counted in the run's cost) and sends that instead.` }
+    : { source: "first_user_message", note: "No goal is stored and no judge model is configured: the first user message is the goal." };
 }
 
 /** A metric's saved judge definitions, oldest first (metrics from before versions were kept start at their first save). */

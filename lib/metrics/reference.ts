@@ -1,5 +1,5 @@
 /** The rules a metric's reference obeys, checked when the metric is saved (422 with the reason). */
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
 import { AppError } from "@/lib/errors";
 import type { MetricReference } from "@/lib/schemas/labels";
 

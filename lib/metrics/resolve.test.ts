@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { AppError } from "@/lib/errors";
-import { loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
+import { loadSampleDataset, type LoadedSample } from "@/lib/testing/seed/sample";
 import { loadConversationTree } from "./metrics";
 import { buildJudgePrompt, judgeSystemMessage, resolveVariables, type ConversationTree } from "./resolve";
 import { variablesForLevel } from "./variables";

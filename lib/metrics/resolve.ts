@@ -3,7 +3,7 @@
  * judge prompt built from them. Pure: no database, no clock, so the runner can build prompts for many
  * cells from one loaded tree, and the preview shows exactly what the judge receives.
  */
-import type { EvaluationLevel, OutputType } from "@/db/schema";
+import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
 import { AppError } from "@/lib/errors";
 import {
   CHARS_PER_TOKEN,

@@ -2,7 +2,7 @@
  * Which kinds of content a step carries, and whether a step metric applies to it. One rule for the
  * runner's plan (cells not applicable are not planned) and the grid (they show n/a).
  */
-import type { StepKind } from "@/db/schema";
+import type { StepKind } from "@/lib/vocabulary";
 
 export type StepKindFlags = { hasThinking: boolean; hasToolCall: boolean; hasToolResult: boolean; hasOutput: boolean };
 

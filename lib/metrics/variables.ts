@@ -3,7 +3,7 @@
  * each evaluation level, how they are found in a prompt, and how a prompt is checked against its level.
  * Pure and free of server imports, so the metric editor validates live with the very same rules.
  */
-import type { EvaluationLevel } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 
 export type VariableInfo = {
   /** As written in a prompt, e.g. `@CURRENT_STEP.tool_call`. */

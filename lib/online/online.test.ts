@@ -15,7 +15,7 @@ import { createMetric } from "@/lib/metrics";
 import { flushAssembly, ingestExport } from "@/lib/otel/ingest";
 import type { OtelSpan } from "@/lib/otel/types";
 import { waitForExecution } from "@/lib/runner";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { sampledFor, sweepOnlineRules, type RuleSweep } from "./sweep";
@@ -265,6 +265,17 @@ describe("online rules: the sweep", () => {
     expect(read.spent_usd_today).toBeGreaterThanOrEqual(1);
     expect(read.spent_usd_today).toBeLessThan(1 + 8 * 0.6); // within one batch (8 calls) of the cap
     expect(double.count()).toBeLessThan(40);
+    // Issue 33.11: `evaluated` counts what was evaluated, not what the stopped run had claimed (40 before).
+    const judged = (await resultsByConversation(rule.id)).size;
+    expect(judged).toBeLessThan(40);
+    expect(read.evaluated).toBe(judged);
+    // The next day the budget allows more: the conversations the stopped run never reached are taken again.
+    const nextDay = () => new Date(Date.now() + 86_400_000 + 120_000);
+    await sweepUntilIdle(nextDay);
+    const after = (await resultsByConversation(rule.id)).size;
+    expect(after).toBeGreaterThan(judged);
+    const reread = (await call(ruleRoute.GET, "GET", `/x/${rule.id}`, { params: { id: rule.id } })).json;
+    expect(reread.evaluated).toBe(after);
   });
 
   it("records why a rule could not start its run, and takes those conversations again once it can", async () => {

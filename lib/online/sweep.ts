@@ -45,7 +45,8 @@ export async function sweepOnlineRules(opts: SweepOptions = {}): Promise<RuleSwe
   return out;
 }
 
-async function sweepRule(rule: OnlineRuleRow, opts: SweepOptions): Promise<RuleSweep> {
+async function sweepRule(ruleAtStart: OnlineRuleRow, opts: SweepOptions): Promise<RuleSweep> {
+  let rule = ruleAtStart;
   const now = opts.now ?? new Date();
   const result: RuleSweep = { ruleId: rule.id, claimed: 0, evaluated: 0, executionId: null };
   if (!(await repo.takeSweepLease(rule.id, now, LEASE_MS))) return { ...result, skipped: "busy" };
@@ -53,6 +54,8 @@ async function sweepRule(rule: OnlineRuleRow, opts: SweepOptions): Promise<RuleS
   try {
     // One run at a time: the next sweep takes what finished meanwhile, and a daily budget holds.
     if (await repo.ruleHasActiveRun(rule.id)) return { ...result, skipped: "running" };
+    // What a run stopped by the budget never reached goes back to be claimed again (and is no longer counted as evaluated).
+    if (await repo.releaseUnevaluatedOfBudgetStops(rule.id)) rule = (await repo.getRule(rule.id)) ?? rule;
     const spent = rule.maxCostUsdPerDay === null ? 0 : await spentToday(rule.id, now);
     if (rule.maxCostUsdPerDay !== null && spent >= rule.maxCostUsdPerDay) return { ...result, skipped: "budget" };
 

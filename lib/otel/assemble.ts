@@ -6,7 +6,8 @@
  * them (lib/import/formats/turns.ts); model, agent, tokens and latency go to message meta, the
  * resource's service name, version and environment to conversation meta.
  */
-import { parseMaybeJson, readAiSdkOutput, readEvents, readMessages, readSystemInstructions, type Msg, type Part, type Role } from "./messages";
+import type { Conversation, Message, Step } from "@/lib/conversation";
+import { parseMaybeJson, readAiSdkOutput, readEvents, readMessages, readSystemInstructions, type Msg, type Part } from "./messages";
 import type { Attributes, AttrValue, OtelSpan } from "./types";
 
 /** What produced an assistant message: the model call's span and its figures. */
@@ -24,23 +25,10 @@ export type CallInfo = {
 
 type TranscriptMsg = Msg & { origin?: CallInfo };
 
-export type AssembledStep = {
-  thinking: string | null;
-  toolCall: unknown;
-  toolResult: unknown;
-  outputContent: string | null;
-  outputStructured: unknown;
-  modelName: string | null;
-  agentName: string | null;
-};
-export type AssembledMessage = { role: Role; content: string | null; meta: Record<string, unknown> | null; steps: AssembledStep[] };
-export type AssembledConversation = {
-  name: string | null;
-  description: string | null;
-  meta: Record<string, unknown>;
-  agents: unknown[] | null;
-  messages: AssembledMessage[];
-};
+/** The one conversation shape (lib/conversation.ts), with the meta and agents assembly always writes as objects and lists. */
+export type AssembledStep = Step;
+export type AssembledMessage = Message & { meta: Record<string, unknown> | null };
+export type AssembledConversation = Conversation & { meta: Record<string, unknown>; agents: unknown[] | null; messages: AssembledMessage[] };
 
 const num = (v: AttrValue | undefined): number | undefined => (typeof v === "number" && Number.isFinite(v) ? v : typeof v === "string" && /^\d+$/.test(v) ? Number(v) : undefined);
 const text = (v: AttrValue | undefined): string | undefined => (typeof v === "string" && v ? v : undefined);

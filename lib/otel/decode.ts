@@ -9,7 +9,14 @@ import path from "node:path";
 import protobuf from "protobufjs";
 import type { AttrValue, Attributes, OtelEvent, OtelSpan } from "./types";
 
+/** `errors` holds the first MAX_ERRORS reasons only; `rejected` counts every rejected span. */
 export type DecodedExport = { spans: OtelSpan[]; rejected: number; errors: string[] };
+
+/**
+ * Reasons kept per export: the response names a few, and a 15 KB gzip body of 8 million rejected spans
+ * built one string each (1.2 GB, the server held 19 s).
+ */
+export const MAX_ERRORS = 5;
 
 type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
@@ -34,13 +41,63 @@ function protoTypes(): { request: protobuf.Type; response: protobuf.Type } {
 /** Thrown for a body that is not an export request at all (the route answers 400). */
 export class UnreadableExport extends Error {}
 
+/**
+ * Most spans one export may hold, counted before any span is read: an SDK sends batches of 512, a
+ * collector a few thousand. 16 MiB of two-byte empty spans is 8 million of them (7.8 s and 1 GB to
+ * decode); refused at once instead (the route answers 413).
+ */
+export const MAX_SPANS_PER_EXPORT = 50_000;
+
+export class TooManySpans extends Error {
+  constructor() {
+    super(`The export holds more than ${MAX_SPANS_PER_EXPORT} spans: export smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`);
+  }
+}
+
+/**
+ * Spans in a protobuf export, counted from the wire without decoding them: the length-delimited fields
+ * resource_spans (1) → scope_spans (2) → spans (2), every other field skipped. Stops past the limit.
+ */
+function countProtobufSpans(bytes: Uint8Array): number {
+  let count = 0;
+  const walk = (start: number, end: number, level: number) => {
+    const reader = protobuf.Reader.create(bytes.subarray(start, end));
+    while (reader.pos < reader.len) {
+      const tag = reader.uint32();
+      const fieldNo = tag >>> 3;
+      const wire = tag & 7;
+      const wanted = level === 0 ? 1 : 2;
+      if (wire === 2 && fieldNo === wanted) {
+        const length = reader.uint32();
+        if (level === 2) count++;
+        else walk(start + reader.pos, start + reader.pos + length, level + 1);
+        reader.skip(length);
+        if (count > MAX_SPANS_PER_EXPORT) return;
+      } else reader.skipType(wire);
+    }
+  };
+  walk(0, bytes.length, 0);
+  return count;
+}
+
+/** Spans in a parsed OTLP JSON export, counted without reading them. */
+function countJsonSpans(request: Obj): number {
+  let count = 0;
+  for (const rs of list(field(request, "resourceSpans"))) {
+    if (!isObj(rs)) continue;
+    for (const ss of list(field(rs, "scopeSpans"))) if (isObj(ss)) count += list(ss.spans).length;
+  }
+  return count;
+}
 /** Decode a protobuf `ExportTraceServiceRequest`. */
 export function decodeProtobufExport(bytes: Uint8Array): DecodedExport {
   const { request } = protoTypes();
   let message: protobuf.Message;
   try {
+    if (countProtobufSpans(bytes) > MAX_SPANS_PER_EXPORT) throw new TooManySpans();
     message = request.decode(bytes);
   } catch (error) {
+    if (error instanceof TooManySpans) throw error;
     throw new UnreadableExport(`Not an OTLP protobuf ExportTraceServiceRequest: ${(error as Error).message}`);
   }
   // int64/fixed64 as decimal strings (nanosecond times exceed 2^53); bytes stay bytes; oneofs as set.
@@ -57,6 +114,7 @@ export function decodeJsonExport(text: string): DecodedExport {
     throw new UnreadableExport(`Body is not valid JSON: ${(error as Error).message}`);
   }
   if (!isObj(value)) throw new UnreadableExport("An OTLP JSON export is an object with `resourceSpans`");
+  if (countJsonSpans(value) > MAX_SPANS_PER_EXPORT) throw new TooManySpans();
   return readExport(value);
 }
 
@@ -156,7 +214,11 @@ export function anyValue(value: unknown, depth = 0): AttrValue {
 export function attributesOf(values: unknown, depth = 0): Attributes {
   const out: Attributes = {};
   for (const kv of list(values)) {
-    if (isObj(kv) && typeof kv.key === "string") out[clean(kv.key)] = anyValue(kv.value, depth);
+    if (!isObj(kv) || typeof kv.key !== "string") continue;
+    const key = clean(kv.key);
+    // An own property even for "__proto__", which plain assignment would take as the object's prototype.
+    if (key === "__proto__") Object.defineProperty(out, key, { value: anyValue(kv.value, depth), enumerable: true, writable: true, configurable: true });
+    else out[key] = anyValue(kv.value, depth);
   }
   return out;
 }
@@ -173,6 +235,10 @@ function readExport(request: Obj): DecodedExport {
   const spans: OtelSpan[] = [];
   const errors: string[] = [];
   let rejected = 0;
+  const reject = (why: () => string) => {
+    rejected++;
+    if (errors.length < MAX_ERRORS) errors.push(why());
+  };
   list(resourceSpans).forEach((rs, ri) => {
     if (!isObj(rs)) return;
     const resourceObj = field(rs, "resource");
@@ -184,19 +250,11 @@ function readExport(request: Obj): DecodedExport {
         ? { name: typeof scopeObj.name === "string" ? clean(scopeObj.name) : "", ...(typeof scopeObj.version === "string" && scopeObj.version ? { version: clean(scopeObj.version) } : {}) }
         : { name: "" };
       list(ss.spans).forEach((span, pi) => {
-        const where = `resourceSpans[${ri}].scopeSpans[${si}].spans[${pi}]`;
-        if (!isObj(span)) {
-          rejected++;
-          errors.push(`${where} is not an object`);
-          return;
-        }
+        const where = () => `resourceSpans[${ri}].scopeSpans[${si}].spans[${pi}]`;
+        if (!isObj(span)) return reject(() => `${where()} is not an object`);
         const traceId = idOf(field(span, "traceId"), 32);
         const spanId = idOf(field(span, "spanId"), 16);
-        if (!traceId || !spanId) {
-          rejected++;
-          errors.push(`${where} has no valid ${traceId ? "spanId (16 hex digits)" : "traceId (32 hex digits)"}`);
-          return;
-        }
+        if (!traceId || !spanId) return reject(() => `${where()} has no valid ${traceId ? "spanId (16 hex digits)" : "traceId (32 hex digits)"}`);
         const statusObj = span.status;
         spans.push({
           traceId,

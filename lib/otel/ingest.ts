@@ -22,6 +22,7 @@ import {
   loadConversationSpans,
   loadTraceSpans,
   saveAssemblies,
+  setAsideAssembly,
   staleConversationIds,
   storeSpans,
   type AssemblyToSave,
@@ -54,8 +55,8 @@ export async function ingestExport(userId: string, decoded: DecodedExport): Prom
   }));
   const result = rows.length ? await storeSpans(userId, rows) : { inserted: 0, duplicates: 0, conversationIds: [] };
   if (result.conversationIds.length) scheduleAssembly();
-  const errorMessage = decoded.errors.length
-    ? `${decoded.rejected} span(s) rejected: ${decoded.errors.slice(0, 5).join("; ")}${decoded.errors.length > 5 ? `; and ${decoded.errors.length - 5} more` : ""}`
+  const errorMessage = decoded.rejected
+    ? `${decoded.rejected} span(s) rejected: ${decoded.errors.join("; ")}${decoded.rejected > decoded.errors.length ? `; and ${decoded.rejected - decoded.errors.length} more` : ""}`
     : undefined;
   return { accepted: result.inserted, duplicates: result.duplicates, rejected: decoded.rejected, ...(errorMessage ? { errorMessage } : {}) };
 }
@@ -132,9 +133,9 @@ async function rebuildStale(): Promise<void> {
         const one = await buildConversation(id);
         if (one) built.push(one);
       } catch (error) {
-        // One conversation that cannot be rebuilt must not hold up the others; it is tried again next pass.
-        forget(id);
-        log.error("otel conversation rebuild failed", { otel_conversation_id: id, error });
+        // One conversation that cannot be rebuilt must not hold up the others: set aside until new spans come.
+        await setAside(id, undefined, error);
+        progressed = true;
       }
     }
     await save();
@@ -149,13 +150,28 @@ async function saveBuilt(list: AssemblyToSave[]): Promise<SaveOutcome[]> {
     return await saveAssemblies(list);
   } catch (error) {
     if (list.length === 1) {
-      forget(list[0].id);
-      log.error("otel conversation rebuild failed", { otel_conversation_id: list[0].id, error });
-      return ["superseded"];
+      await setAside(list[0].id, list[0].revision, error);
+      return ["set_aside"];
     }
     const outcomes: SaveOutcome[] = [];
     for (const item of list) outcomes.push(...(await saveBuilt([item])));
     return outcomes;
+  }
+}
+
+/**
+ * Log a failed rebuild and set the conversation aside until new spans arrive. The log names the reason,
+ * never the conversation's text (a store error quotes the failed statement's values: its first line only).
+ */
+async function setAside(id: number, revision: number | undefined, error: unknown): Promise<void> {
+  forget(id);
+  const cause = (error as { cause?: unknown }).cause;
+  const reason = String((cause instanceof Error ? cause : (error as Error))?.message ?? error).split("\n")[0].slice(0, 200);
+  log.error("otel conversation rebuild failed; set aside until it gets new spans", { otel_conversation_id: id, reason });
+  try {
+    await setAsideAssembly(id, revision);
+  } catch (again) {
+    log.error("otel conversation could not be set aside", { otel_conversation_id: id, reason: String((again as Error).message).split("\n")[0].slice(0, 200) });
   }
 }
 

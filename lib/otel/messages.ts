@@ -5,9 +5,11 @@
  * (`gen_ai.user.message`, `gen_ai.choice`, …), and the AI SDK's own attributes (`ai.prompt.messages`,
  * `ai.response.text`, `ai.response.reasoning`, `ai.response.toolCalls`). Pure.
  */
+import type { MessageRole } from "@/lib/vocabulary";
 import type { Attributes, AttrValue, OtelSpan } from "./types";
 
-export type Role = "system" | "user" | "assistant" | "tool";
+/** A message's role, in the vocabulary's words: the roles a conversation's messages have. */
+export type Role = MessageRole;
 
 export type Part =
   | { type: "text"; text: string }
@@ -21,13 +23,29 @@ type Obj = Record<string, unknown>;
 const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
 
+const REPLACEMENT = "\uFFFD";
+
+/**
+ * NUL spelt \u0000 inside JSON text becomes U+FFFD once parsed, as in an import: PostgreSQL cannot store
+ * NUL, and one such message failed its conversation's rebuild on every pass (keys too).
+ */
+function withoutNul(this: unknown, _key: string, value: unknown): unknown {
+  if (typeof value === "string") return value.includes("\u0000") ? value.replaceAll("\u0000", REPLACEMENT) : value;
+  if (value && typeof value === "object" && !Array.isArray(value) && Object.keys(value).some((k) => k.includes("\u0000"))) {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) Object.defineProperty(out, k.replaceAll("\u0000", REPLACEMENT), { value: v, enumerable: true, writable: true, configurable: true });
+    return out;
+  }
+  return value;
+}
+
 /** JSON text parsed when it is JSON (objects, arrays), the value itself otherwise. */
 export function parseMaybeJson(value: unknown): unknown {
   if (typeof value !== "string") return value;
   const t = value.trim();
   if (!t.startsWith("{") && !t.startsWith("[") && !t.startsWith('"')) return value;
   try {
-    return JSON.parse(t) as unknown;
+    return JSON.parse(t, t.includes("\\u0000") ? withoutNul : undefined) as unknown;
   } catch {
     return value;
   }

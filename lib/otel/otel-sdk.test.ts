@@ -12,10 +12,10 @@ import { BasicTracerProvider, BatchSpanProcessor, type SpanExporter } from "@ope
 import { generateText, jsonSchema, stepCountIs, tool, type ModelMessage } from "ai";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { rawRows } from "@/db/store";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
-import { upload } from "@/lib/testing/multipart";
-import { serveRoutes, type RouteServer } from "@/lib/testing/route-server";
+import { upload } from "@/lib/testing/http/multipart";
+import { serveRoutes, type RouteServer } from "@/lib/testing/http/route-server";
 import * as conversation from "@/app/api/conversations/[id]/route";
 import * as conversations from "@/app/api/datasets/[id]/conversations/route";
 import * as datasets from "@/app/api/datasets/route";

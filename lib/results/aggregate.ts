@@ -4,7 +4,7 @@
  * (from SQL over a whole execution, or from one look at an array), then an `Aggregator` fed score by
  * score. That lets an export of 100,000 results aggregate without holding the scores in memory.
  */
-import type { OutputType, ResultStatus } from "@/db/schema";
+import type { OutputType, ResultStatus } from "@/lib/vocabulary";
 import type { Aggregated } from "@/lib/schemas/executions";
 
 export type ScoredResult = { status: ResultStatus; score: number | null };

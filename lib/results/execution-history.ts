@@ -1,7 +1,7 @@
 /** Execution history as the API shows it. */
 import "server-only";
 import { getExecutionRow, listExecutionRows } from "@/db/repositories/executions";
-import type { ExecutionStatus } from "@/db/schema";
+import type { ExecutionStatus } from "@/lib/vocabulary";
 import { notFound } from "@/lib/errors";
 import { assertDatasetExists } from "@/lib/datasets";
 import { toExecution } from "@/lib/results/serialize";

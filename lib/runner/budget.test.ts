@@ -5,10 +5,10 @@ import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { listResultRows } from "@/db/repositories/evaluation-results";
 import { costOf } from "@/lib/judge";
 import { createMetric } from "@/lib/metrics";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
-import { loadSampleDataset } from "@/lib/testing/load-sample";
+import { loadSampleDataset } from "@/lib/testing/seed/sample";
 import { waitForExecution } from "./run";
 
 // $1 per thousand tokens either way: every judged cell costs a few tenths of a dollar.
@@ -102,6 +102,7 @@ describe("dry_run", () => {
     expect(res.json).toEqual({
       cells: 30,
       judge_calls: 21,
+      goal_extractions: 0,
       cached: 9,
       checks: 0,
       estimated_input_tokens: expect.any(Number),
@@ -126,6 +127,22 @@ describe("dry_run", () => {
     // no_cache: every judge cell is a call; without a price for the model, tokens only.
     const fresh = await post({ dataset_id: datasetId, dry_run: true, no_cache: true, model_name: "unpriced-model" });
     expect(fresh.json).toMatchObject({ cells: 30, judge_calls: 30, cached: 0, estimated_cost_usd: null });
+  });
+
+  it("names the @GOAL extractions apart, and the run counts their tokens and cost (issue 33.11)", async () => {
+    const sample = await loadSampleDataset({ name: `goals ${Date.now()}` });
+    await createMetric({ dataset_id: sample.datasetId, name: "Goal", evaluation_level: "conversation", output_type: "progress", prompt: "Did the assistant reach @GOAL?\n@HISTORY" });
+    const estimate = (await post({ dataset_id: sample.datasetId, dry_run: true, no_cache: true })).json;
+    const conversations = sample.conversations.length;
+    expect(estimate).toMatchObject({ cells: conversations, goal_extractions: conversations, judge_calls: 2 * conversations });
+    double.reset();
+    const run = await finished((await post({ dataset_id: sample.datasetId, no_cache: true, execution_mode: "async", batch_size: 4 })).json.id);
+    const billed = double.stats().billed;
+    expect(billed.replies).toBe(2 * conversations);
+    // Every token the provider billed is the run's, and priced: before, the extractions' half was missing.
+    expect(run.meta.input_tokens).toBe(billed.prompt_tokens);
+    expect(run.meta.output_tokens).toBe(billed.completion_tokens);
+    expect(run.meta.cost_usd).toBeCloseTo((billed.prompt_tokens + billed.completion_tokens) / 1000, 9);
   });
 
   it("answers 404/422 for what a run would refuse, and 400 for a bad body", async () => {

@@ -1,25 +1,27 @@
 /**
  * Evaluating a run's cells, shared by the two engines: inside the process that started it (SQLite,
  * in-process.ts) and as queued batches worked by any process of a PostgreSQL cluster (cluster-run.ts). One code path judges a cell, checks check cells, skips cells whose dependency did
- * not pass, saves the outcome, counts it and announces it on this process's event bus.
+ * not pass, hands the outcome to the engine's result sink to save, counts it and announces it on this
+ * process's event bus. What differs between the engines comes in: how results are saved and counted
+ * (`results`, a ResultSink) and where a call's slot comes from (`callSlots`).
  */
 import "server-only";
-import { getExecutionRow, updateExecution } from "@/db/repositories/executions";
-import { insertResultOnce, insertResults, insertResultsOnce, type NewResult } from "@/db/repositories/evaluation-results";
+import type { NewResult } from "@/db/repositories/evaluation-results";
 import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
-import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
+import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type GoalUsage, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
 import { buildJudgePrompt, loadConversationTree, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
 import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
 import { toResult } from "@/lib/results/serialize";
 import type { RunRequest } from "@/lib/schemas/executions";
+import { batchSizeOf } from "./batch-size";
 import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
 import { skipReason } from "./dependencies";
 import { emit, hasListeners, progressOf } from "./events";
 import { withGoal } from "@/lib/metrics/conversation-goal";
+import { forEachLimited } from "./limited";
 import type { Cell } from "./plan";
-import { isActiveStatus } from "@/lib/execution-status";
 
 export type RunnerDeps = { judge?: JudgeDeps; now?: () => number };
 
@@ -38,24 +40,18 @@ export type CellRunnerOptions = {
   /** True once no new cell may start (shutdown). */
   stopped: () => boolean;
   deps: RunnerDeps;
+  /** The engine's result sink, made once per runner with the runner's running figures (see ResultSink). */
+  results: (context: ResultSinkContext) => ResultSink;
   /**
-   * Queued batches: a cell may be evaluated again after a redelivery, so a result is saved only when the
-   * execution is still active and has none for the cell yet (insertResultOnce); the 429s are added to
-   * the execution's meta as they happen, since other processes count theirs too.
+   * The run's batch size (batchSizeOf): at most that many of its judge calls in flight, @GOAL calls
+   * included, on either engine — the engine's `gate` gives a slot (in process: this process's slots of
+   * the run; queued: the cluster-wide semaphore of the run and the model's). A call's slot is taken just
+   * before the provider call and given back as soon as the provider answers, so an async run evaluates
+   * up to `2 × size` cells at once (`evaluateAll`): the next cells' prompts are built and their cache read
+   * while the calls are out, and a reply is checked and saved while the next call is already on its way
+   * — instead of each of those steps delaying the next call.
    */
-  shared: boolean;
-  /**
-   * The run's batch_size: at most `size` of its judge calls in flight, @GOAL calls included, on either
-   * engine — the engine's `gate` gives a slot (in process: this process's slots of the run; queued: the
-   * cluster-wide semaphore of the run and the model's). A call's slot is taken just before the provider
-   * call and given back as soon as the provider answers, so the caller may evaluate up to `2 × size`
-   * cells at once (`evaluateAtOnce`): the next cells' prompts are built and their cache read while the
-   * calls are out, and a reply is checked and saved while the next call is already on its way — instead
-   * of each of those steps delaying the next call.
-   */
-  callSlots?: { size: number; gate: (model: string) => CallGate };
-  /** Called with 429s as they are seen (shared runs add them to meta). */
-  onRateLimited?: (n: number) => Promise<void>;
+  callSlots?: { gate: (model: string) => CallGate };
   /**
    * The run's max_cost_usd: called with this runner's priced cost as each cell's cost is recorded (a
    * shared run reads what every process spent); it stops the run once the budget is reached.
@@ -71,8 +67,31 @@ export type CellRunnerOptions = {
    * and meanwhile they went on calling and saving past the limit.
    */
   budgetGate?: { underBudget: () => Promise<boolean>; oneAtATime: (save: () => Promise<void>) => Promise<void> };
-  /** Called with hedged requests as they are sent (shared runs add them to meta). */
-  onHedged?: (n: number) => Promise<void>;
+  /**
+   * True once no new judge call may go out (an in-process run's max_cost_usd reached): asked before each
+   * call takes its slot and again once it has it. Calls already out finish and are saved and counted.
+   */
+  stopStarting?: () => boolean;
+};
+
+/** What a result sink is given: the runner's running figures, which it may count into. */
+export type ResultSinkContext = { executionId: number; totals: CellTotals; limitNow: () => number | null; signal: AbortSignal; now: () => number };
+
+/** A saved result: its row, and how many of the run's cells every process has saved (queued runs; else the runner's own count). */
+export type SavedResult = { saved: EvaluationResultRow; counted?: number };
+
+/**
+ * Where an engine's outcomes go — what differs between saving in process and saving queued batches. The
+ * runner builds the rows and the announcements; the sink saves and calls `announce` for each result it
+ * saved, in order (not for one it did not save: a queued cell another attempt saved first).
+ */
+export type ResultSink = {
+  /** Save one judged (or skipped) cell's outcome. */
+  record(outcome: CellOutcome, values: NewResult, announce: (result: SavedResult) => Promise<void>): Promise<void>;
+  /** Save a chunk of check cells' outcomes with multi-row inserts; `announce` gets each saved one's index. */
+  recordMany(values: NewResult[], announce: (index: number, result: SavedResult) => Promise<void>): Promise<void>;
+  /** A saved cell was just counted (totals.done, its hedges); its tokens and cost are counted next. */
+  counted(outcome: CellOutcome): Promise<void>;
 };
 
 export type CellTotals = {
@@ -88,8 +107,12 @@ export type CellTotals = {
 };
 
 export type CellRunner = {
-  /** Judge one cell and record its outcome; nothing is written once the signal aborted. */
-  evaluate(cell: Cell): Promise<void>;
+  /**
+   * Judge these cells and record their outcomes — async runs up to 2 × the batch size at once (more while
+   * cells wait out a backoff), sync runs one after another in grid order; nothing is written once the
+   * signal aborted. A cell that throws (a database error) ends it only once the cells in flight are over.
+   */
+  evaluateAll(cells: Cell[]): Promise<void>;
   /** Check cells, written in chunks. */
   runChecks(cells: Cell[]): Promise<void>;
   /** Load the conversations of these cells in one go (three queries) before they are evaluated. */
@@ -97,15 +120,6 @@ export type CellRunner = {
   totals: CellTotals;
   /** The model's adaptive limit of calls in flight in this process. */
   limitNow(): number | null;
-  /** How many cells the caller may `evaluate` at once (2 × callSlots.size with call slots). */
-  evaluateAtOnce: number | undefined;
-  /**
-   * The caller's way to change that number while it runs: with call slots, a cell waiting out a retry's
-   * backoff or Retry-After holds no slot, so another cell may be prepared in its place (2 × callSlots.size +
-   * cells waiting). Without it, under a provider that refuses a fifth of the calls with Retry-After 1 s,
-   * the waiting cells fill the 2 × callSlots.size and the call slots go idle.
-   */
-  bindAtOnce(set: (n: number) => void): void;
 };
 
 /** A run's call slot refused: the server is shutting down (or a shared run's budget is reached), so the cell does not start its call. */
@@ -121,13 +135,8 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const totals: CellTotals = { done: 0, inputTokens: 0, outputTokens: 0, cached: 0, cost: 0, priced: true, rateLimits: 0, hedges: 0 };
   let lastModel = opts.firstModel;
   const limitNow = () => existingLimiter(lastModel)?.currentLimit ?? null;
-  // In-process runs also write the live limiter figures into `meta` while they go on, at most once a second.
-  let metaWrittenAt = now();
-  const writeLiveMeta = async () => {
-    const current = await getExecutionRow(execution.id);
-    if (!current || !isActiveStatus(current.status)) return;
-    await updateExecution(execution.id, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, hedges: totals.hedges, concurrency_limit: limitNow() } }, { onlyIfActive: true });
-  };
+  const sink = opts.results({ executionId: execution.id, totals, limitNow, signal, now });
+  const size = batchSizeOf(req);
   const trees = new Map<number, Promise<ConversationTree>>();
   const judgeConfigured = getJudgeConfig().configured || Boolean(deps.judge?.languageModel);
   const callSlots = opts.callSlots;
@@ -135,15 +144,17 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
    * A slot of the run's calls in flight, refused once the run may start nothing new (shutdown). A hedge
    * takes one too (batch_size bounds every request the run has out), ahead of calls not yet tried.
    */
+  const mayStart = () => !opts.stopped() && !overBudget && !opts.stopStarting?.();
   const runGate = (model: string): CallGate | undefined =>
-    callSlots &&
-    (async (s, o) => {
-      if (opts.stopped() || overBudget) throw new NotStarted();
-      const leave = await callSlots.gate(model)(s, o);
-      if (!opts.stopped() && (await stillUnderBudget())) return leave;
-      leave();
-      throw new NotStarted();
-    });
+    callSlots || opts.stopStarting
+      ? async (s, o) => {
+          if (!mayStart()) throw new NotStarted();
+          const leave = callSlots ? await callSlots.gate(model)(s, o) : () => undefined;
+          if (mayStart() && (await stillUnderBudget())) return leave;
+          leave();
+          throw new NotStarted();
+        }
+      : undefined;
   /** Set once `underBudget` said no: nothing of the run starts or is saved here any more. */
   let overBudget = false;
   const stillUnderBudget = async () => {
@@ -153,6 +164,34 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
 
   /** Trees loaded ahead by prefetchTrees, taken by the first cell of their conversation. */
   const prefetched = new Map<number, ConversationTree>();
+  /**
+   * What each conversation's @GOAL extraction cost, until a cell of that conversation carries it: the
+   * first of its cells to be saved adds those tokens to its own, so the run's tokens, cost, budget and an
+   * online rule's daily spend count the extraction call (they read the saved results).
+   */
+  const goalUsage = new Map<number, GoalUsage>();
+  /**
+   * The priced cost of replies that landed but are not saved yet (a cell's judge call, a goal extraction):
+   * the budget counts each from the moment it lands, so no call goes out on a reading that misses replies
+   * waiting for their save (in-process saves are grouped per turn of the event loop).
+   */
+  let unsavedCost = 0;
+  const priced = (model: string, input: number, output: number) => (input + output === 0 ? 0 : (costOf(model, input, output) ?? 0));
+  const landed = (cost: number) => {
+    if (!cost) return;
+    unsavedCost += cost;
+    if (opts.budget) void opts.budget(totals.cost + unsavedCost);
+  };
+  const addGoalUsage = (conversationId: number, usage: GoalUsage) => {
+    goalUsage.set(conversationId, usage);
+    landed(priced(usage.model, usage.inputTokens, usage.outputTokens));
+  };
+  const withGoalUsage = (cell: Cell, outcome: JudgeOutcome): JudgeOutcome => {
+    const extra = goalUsage.get(cell.conversationId);
+    if (!extra) return outcome;
+    goalUsage.delete(cell.conversationId);
+    return { ...outcome, inputTokens: outcome.inputTokens + extra.inputTokens, outputTokens: outcome.outputTokens + extra.outputTokens };
+  };
   /** The conversation's tree once its @GOAL is ensured (by the first cell of a metric that uses it). */
   const goalTrees = new Map<number, Promise<ConversationTree>>();
   const treeFor = (conversationId: number, cell: Cell): Promise<ConversationTree> => {
@@ -169,8 +208,11 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     if (!judgeConfigured || !cell.node.templateVariables?.includes("@GOAL")) return tree;
     let withIt = goalTrees.get(conversationId);
     if (!withIt) {
-      // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it.
-      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model: req.model_name, signal, gate: runGate(resolveModelName(req.model_name)) }, deps.judge)));
+      // @GOAL is extracted once per conversation by the judge model and stored; later runs reuse it. With
+      // the model of the first metric that needs it, so its tokens are priced as the cell that carries them.
+      const model = resolveModelName(req.model_name, cell.node.modelName);
+      const onUsage = (u: GoalUsage) => addGoalUsage(conversationId, u);
+      withIt = tree.then((t) => (t.conversation.goal ? t : withGoal(t, { model, signal, gate: runGate(model), onUsage }, deps.judge)));
       goalTrees.set(conversationId, withIt);
       if (goalTrees.size > TREE_CACHE) goalTrees.delete(goalTrees.keys().next().value as number);
     }
@@ -206,21 +248,18 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     const base = { execution_id: execution.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     totals.done++;
     totals.hedges += outcome.hedges ?? 0;
-    if (!opts.shared) {
-      totals.rateLimits += outcome.rateLimited ?? 0;
-      if (now() - metaWrittenAt >= 1000) {
-        metaWrittenAt = now();
-        await writeLiveMeta();
-      }
-    }
+    await sink.counted(outcome);
     totals.inputTokens += outcome.inputTokens;
     totals.outputTokens += outcome.outputTokens;
     if (outcome.cached) totals.cached++;
     // Checks and skipped cells use no model: they cost nothing rather than an unknown price.
     const cost = outcome.inputTokens + outcome.outputTokens === 0 ? 0 : costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
     if (cost === null) totals.priced = false;
-    else totals.cost += cost;
-    if (opts.budget && cost) await opts.budget(totals.cost);
+    else {
+      totals.cost += cost;
+      unsavedCost = Math.max(0, unsavedCost - cost); // counted since it landed (judge cells; checks cost nothing)
+    }
+    if (opts.budget && cost) await opts.budget(totals.cost + unsavedCost);
     if (!hasListeners(execution.id)) return; // nobody streams this run here: skip building the event
     const result = toResult(saved);
     const progress = progressOf(counted ?? totals.done, total);
@@ -231,65 +270,16 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     }
   };
 
-  /** Save a cell's outcome, count it and announce it. A shared run's 429s are counted even when another process saved the cell. */
-  const record = async (cell: Cell, outcome: CellOutcome) => {
-    if (opts.shared) {
-      if (outcome.rateLimited) {
-        totals.rateLimits += outcome.rateLimited;
-        await opts.onRateLimited?.(outcome.rateLimited);
-      }
-      if (outcome.hedges) await opts.onHedged?.(outcome.hedges);
-      const once = await insertResultOnce(resultValues(cell, outcome), outcome.cacheEntry);
-      if (once) await announce(cell, outcome, once.saved, once.counted);
-      return;
-    }
-    await new Promise<void>((resolve, reject) => {
-      group.push({ cell, outcome, resolve, reject });
-      if (group.length === 1) setImmediate(() => void saveGroup());
-    });
-  };
-
-  /**
-   * In-process runs save their results in groups: the cells that finish in one turn of the event loop
-   * (the judge answers a batch's calls at about the same time) share one transaction and one multi-row
-   * INSERT, where a transaction per cell was the largest single cost of a run after the judge call.
-   */
-  let group: Array<{ cell: Cell; outcome: CellOutcome; resolve: () => void; reject: (error: unknown) => void }> = [];
-  const saveGroup = async () => {
-    const pending = group;
-    group = [];
-    try {
-      // A cancel that came after these cells finished but before their write: nothing is written after
-      // it. Checked synchronously before the (synchronous, on SQLite) write, as the per-cell save did.
-      if (signal.aborted) return pending.forEach((p) => p.resolve());
-      const saved = await insertResults(
-        execution.id,
-        pending.map((p) => resultValues(p.cell, p.outcome)),
-        pending.flatMap((p) => (p.outcome.cacheEntry ? [p.outcome.cacheEntry] : [])),
-      );
-      for (const [i, p] of pending.entries()) await announce(p.cell, p.outcome, saved[i]);
-      pending.forEach((p) => p.resolve());
-    } catch (error) {
-      pending.forEach((p) => p.reject(error));
-    }
-  };
+  /** Save a cell's outcome (the engine's sink), count it and announce it. */
+  const record = (cell: Cell, outcome: CellOutcome) =>
+    sink.record(outcome, resultValues(cell, outcome), ({ saved, counted }) => announce(cell, outcome, saved, counted));
 
   /** Save a chunk of cells' outcomes with multi-row inserts, then count and announce each in order. */
-  const recordMany = async (cells: Cell[], outcomes: CellOutcome[]) => {
-    const values = cells.map((cell, i) => resultValues(cell, outcomes[i]));
-    if (!opts.shared) {
-      const saved = await insertResults(execution.id, values);
-      for (const [i, cell] of cells.entries()) await announce(cell, outcomes[i], saved[i]);
-      return;
-    }
-    const { saved, counted } = await insertResultsOnce(execution.id, values);
-    const fresh = saved.filter(Boolean).length;
-    let n = 0;
-    for (const [i, cell] of cells.entries()) {
-      const row = saved[i];
-      if (row) await announce(cell, outcomes[i], row, counted - fresh + ++n);
-    }
-  };
+  const recordMany = (cells: Cell[], outcomes: CellOutcome[]) =>
+    sink.recordMany(
+      cells.map((cell, i) => resultValues(cell, outcomes[i])),
+      (i, { saved, counted }) => announce(cells[i], outcomes[i], saved, counted),
+    );
 
   /** The `processing` event of a cell, built only when someone listens (check cells announce it too). */
   const announceProcessing = (cell: Cell) => {
@@ -316,12 +306,12 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const onBackoff = callSlots
     ? (waiting: boolean) => {
         backingOff += waiting ? 1 : -1;
-        setAtOnce?.(2 * callSlots.size + backingOff);
+        setAtOnce?.(2 * size + backingOff);
       }
     : undefined;
 
   const judgeCell = async (cell: Cell) => {
-    if (signal.aborted || opts.stopped() || overBudget) return;
+    if (signal.aborted || !mayStart()) return;
     const model = resolveModelName(req.model_name, cell.node.modelName);
     lastModel = model;
     // With call slots a cell is announced when its call goes out (or when its outcome needs none), not
@@ -389,7 +379,15 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     // Synchronous from here to the write: a cancel cannot slip in between the check and the save. A cell
     // refused its call slot by a shutdown was never started: it is left for a retry, like the cells after it.
     // (A refused hedge or retry does not undo an answer the cell already has.)
-    if (signal.aborted || (refused && outcome.status !== "completed")) return;
+    if (signal.aborted) return;
+    if (refused && outcome.status !== "completed") {
+      // Not judged (budget reached or shutdown): left for a retry — unless this cell carries its
+      // conversation's goal extraction, which went to the provider and is saved as a failed cell with its tokens.
+      if (!goalUsage.has(cell.conversationId)) return;
+      outcome = failedOutcome(model, "not judged: the run's budget was reached (or the server stopped) after this conversation's goal was extracted; the extraction's tokens are counted here", now() - started);
+    }
+    landed(priced(outcome.model, outcome.inputTokens, outcome.outputTokens));
+    outcome = withGoalUsage(cell, outcome);
     if (opts.budgetGate) {
       // A shared run's budget reached meanwhile (by any process): the reply is not saved. (The save
       // itself checks again that the run is active.)
@@ -400,19 +398,20 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     await record(cell, outcome);
   };
 
+  // Async with call slots: 2 × the batch size at once, raised while cells wait out a backoff holding no
+  // slot (without it, under a provider that refuses a fifth of the calls with Retry-After 1 s, the
+  // waiting cells fill the 2 × size and the call slots go idle). Sync: one cell at a time, in grid order.
+  const prepareAhead = Boolean(callSlots) && req.execution_mode === "async";
   return {
     totals,
     limitNow,
-    evaluateAtOnce: callSlots && 2 * callSlots.size,
-    bindAtOnce: (set) => {
-      setAtOnce = set;
-    },
+    evaluateAll: (cells) =>
+      forEachLimited(cells, prepareAhead ? 2 * size : 1, judgeCell, prepareAhead ? (set) => void (setAtOnce = set) : undefined),
     prefetchTrees: async (cells) => {
       const ids = [...new Set(cells.map((c) => c.conversationId))].filter((id) => !trees.has(id) && !prefetched.has(id)).slice(0, TREE_CACHE);
       if (ids.length < 2) return; // one conversation: the cell loads it itself, as cheaply
       for (const [id, tree] of await loadConversationTrees(ids)) prefetched.set(id, tree);
     },
-    evaluate: judgeCell,
     runChecks: (cells) =>
       runCheckCells(cells, {
         signal,

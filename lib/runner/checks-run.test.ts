@@ -10,12 +10,12 @@ import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import * as nodes from "@/app/api/evaluation-pipeline-nodes/route";
 import * as node from "@/app/api/evaluation-pipeline-nodes/[id]/route";
 import * as templates from "@/app/api/metric-templates/route";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
-import { loadSampleDataset } from "@/lib/testing/load-sample";
+import { loadSampleDataset } from "@/lib/testing/seed/sample";
 import { createDataset } from "@/lib/datasets";
-import { insertConversationFixture } from "@/lib/testing/seed";
+import { insertConversationFixture } from "@/lib/testing/seed/rows";
 import { subscribe, type RunEvent } from "./events";
 import { waitForExecution } from "./run";
 

@@ -19,11 +19,11 @@ import { clusterPool, clusterUrl } from "@/lib/cluster/pool";
 import { isFinalStatus } from "@/lib/execution-status";
 import { executionJobCounts } from "@/lib/cluster/queue";
 import { resetConfig } from "@/lib/config";
-import { bundleTestChild } from "@/lib/testing/child-bundle";
-import { call } from "@/lib/testing/http";
+import { bundleTestChild } from "@/lib/testing/setup/child-bundle";
+import { call } from "@/lib/testing/http/call";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
-import { seedMessageCells } from "@/lib/testing/seed";
-import { readSse } from "@/lib/testing/sse";
+import { seedMessageCells } from "@/lib/testing/seed/rows";
+import { readSse } from "@/lib/testing/http/sse";
 
 const queued = Boolean(process.env.DATABASE_URL);
 const title = queued ? "queued runs across processes" : "queued runs across processes — SKIPPED: PostgreSQL only (TEST_STORE=postgres)";

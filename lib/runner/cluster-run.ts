@@ -19,7 +19,7 @@ import "server-only";
 import { resultTokensSince } from "@/db/repositories/online";
 import { z } from "zod";
 import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing } from "@/db/repositories/executions";
-import { cellsWithResult, maxResultId } from "@/db/repositories/evaluation-results";
+import { cellsWithResult, insertResultOnce, insertResultsOnce, maxResultId } from "@/db/repositories/evaluation-results";
 import { addExecutionHedges, addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
@@ -32,10 +32,10 @@ import { existingLimiter } from "@/lib/judge/limiter";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import type { ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
-import { cellRunner } from "./cells";
+import { batchSizeOf } from "./batch-size";
+import { cellRunner, type ResultSink, type ResultSinkContext } from "./cells";
 import { dependencyWaves } from "./dependencies";
 import { endRun, failRun, markCancelled, type RunEngine } from "./lifecycle";
-import { forEachLimited } from "./limited";
 import { planRun, type Cell, type Plan } from "./plan";
 import { isActiveStatus } from "@/lib/execution-status";
 
@@ -168,7 +168,7 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     if (saved?.has(`${c.nodeId}:${c.entityType}:${c.entityId}`)) continue;
     cells.push(toCell(c, node));
   }
-  const batchSize = req.execution_mode === "async" ? req.batch_size : 1;
+  const batchSize = batchSizeOf(req);
   const leaseMs = getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000;
   const spent = req.max_cost_usd != null ? runSpend(row.id) : undefined;
   if (spent && (await spent.now()) >= req.max_cost_usd!) return void (await stopForBudget(row.id, req.max_cost_usd!));
@@ -192,11 +192,9 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     // A shutdown aborts the signal once its grace period is over; the batch then goes back to the queue.
     stopped: () => false,
     deps: {},
-    shared: true,
+    results: queuedResults,
     // batch_size and the model's limit hold across the cluster: every process's calls share these slots.
-    callSlots: { size: batchSize, gate: (model) => clusterCallGate(`execution:${row.id}`, batchSize, model, leaseMs) },
-    onRateLimited: (n) => addExecutionRateLimits(row.id, n),
-    onHedged: (n) => addExecutionHedges(row.id, n),
+    callSlots: { gate: (model) => clusterCallGate(`execution:${row.id}`, batchSize, model, leaseMs) },
     // What every process's batches of the run spent so far, read incrementally as each cell's cost is
     // recorded, before each call goes out and before each reply is saved: the first to see the limit
     // reached ends the run; until the end reaches the other batches, none of them calls or saves more.
@@ -209,13 +207,38 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   // A cell that throws (a database error) ends the batch only once its other cells in flight are over:
   // nothing of it runs on after the handler returns and the queue retries it.
   // Sync mode: one cell at a time, in grid order, as an in-process run does.
-  // Async: a cell waiting out a retry's backoff holds no call slot, so another is prepared in its place (bindAtOnce).
-  const async = req.execution_mode === "async";
-  await forEachLimited(judged, async ? (runner.evaluateAtOnce ?? batchSize) : 1, (cell) => runner.evaluate(cell), async ? runner.bindAtOnce : undefined);
+  await runner.evaluateAll(judged);
   // Cancelled, lease lost, or shutting down: what is missing is another attempt's (or nobody's) to do.
   if (signal.aborted) return;
   await publishProgress(row.id);
   await advance(row.id);
+}
+
+/**
+ * The queued engine's result sink: a cell may be evaluated again after a redelivery, so a result is
+ * saved only when the execution is still active and has none for the cell yet (insertResultOnce), and
+ * its announcement counts what every process saved. The 429s and hedges are added to the execution's
+ * meta as they are seen, saved or not, since other processes count theirs too.
+ */
+function queuedResults({ executionId, totals }: ResultSinkContext): ResultSink {
+  return {
+    async record(outcome, values, announce) {
+      if (outcome.rateLimited) {
+        totals.rateLimits += outcome.rateLimited;
+        await addExecutionRateLimits(executionId, outcome.rateLimited);
+      }
+      if (outcome.hedges) await addExecutionHedges(executionId, outcome.hedges);
+      const once = await insertResultOnce(values, outcome.cacheEntry);
+      if (once) await announce({ saved: once.saved, counted: once.counted });
+    },
+    async recordMany(values, announce) {
+      const { saved, counted } = await insertResultsOnce(executionId, values);
+      const fresh = saved.filter(Boolean).length;
+      let n = 0;
+      for (const [i, row] of saved.entries()) if (row) await announce(i, { saved: row, counted: counted - fresh + ++n });
+    },
+    counted: async () => undefined,
+  };
 }
 
 /**

@@ -10,11 +10,11 @@ import * as results from "@/app/api/evaluation-pipeline-executions/[id]/results/
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import * as nodes from "@/app/api/evaluation-pipeline-nodes/route";
 import * as node from "@/app/api/evaluation-pipeline-nodes/[id]/route";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
-import { loadSampleDataset } from "@/lib/testing/load-sample";
-import { readSse } from "@/lib/testing/sse";
+import { loadSampleDataset } from "@/lib/testing/seed/sample";
+import { readSse } from "@/lib/testing/http/sse";
 import { waitForExecution } from "./run";
 
 const judgeDouble = withJudgeDouble({ JUDGE_MAX_RETRIES: "0" });

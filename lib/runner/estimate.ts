@@ -25,7 +25,7 @@ export async function estimateRun(req: RunRequest): Promise<RunEstimate> {
   const judged = plan.cells.filter((c) => c.node.kind !== "check");
   const useCache = !req.retry && !req.no_cache;
   const outputAverage = await averageOutputTokens([...new Set(judged.map((c) => c.node.id))]);
-  const estimate = { cells: plan.cells.length, judge_calls: 0, cached: 0, checks, estimated_input_tokens: 0, estimated_output_tokens: 0 };
+  const estimate = { cells: plan.cells.length, judge_calls: 0, goal_extractions: 0, cached: 0, checks, estimated_input_tokens: 0, estimated_output_tokens: 0 };
   let cost = 0;
   let priced = true;
   const spend = (model: string, input: number, output: number) => {
@@ -50,6 +50,7 @@ export async function estimateRun(req: RunRequest): Promise<RunEstimate> {
       if (cell.node.templateVariables?.includes("@GOAL") && !tree.conversation.goal && !goalsAsked.has(cell.conversationId)) {
         // The run first asks the judge for the conversation's goal, once.
         goalsAsked.add(cell.conversationId);
+        estimate.goal_extractions++;
         spend(model, estimateTokens(historyCharacters(tree)) + 100, 60);
       }
       const metricValues = await metricVerdicts(cell.node, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId }, plan.allNodes);

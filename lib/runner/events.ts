@@ -2,7 +2,7 @@
  * The per-execution event bus: the runner emits after each result is saved, SSE streams subscribe.
  * One bus per process (see lib/process-state.ts).
  */
-import type { EvaluationLevel } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import { processSingleton } from "@/lib/process-state";
 import type { Execution, IndividualResult } from "@/lib/schemas/executions";
 

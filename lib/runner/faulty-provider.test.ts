@@ -8,9 +8,9 @@ import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as results from "@/app/api/evaluation-pipeline-executions/[id]/results/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { createMetric } from "@/lib/metrics";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
-import { loadSampleDataset } from "@/lib/testing/load-sample";
+import { loadSampleDataset } from "@/lib/testing/seed/sample";
 import { waitForExecution } from "./run";
 
 const judgeDouble = withJudgeDouble();

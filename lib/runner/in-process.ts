@@ -5,16 +5,19 @@
  */
 import "server-only";
 import { setMaxListeners } from "node:events";
-import { listActiveExecutionIds, updateExecution } from "@/db/repositories/executions";
+import { insertResults, type NewResult } from "@/db/repositories/evaluation-results";
+import { getExecutionRow, listActiveExecutionIds, updateExecution } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
+import { isActiveStatus } from "@/lib/execution-status";
 import { resolveModelName } from "@/lib/judge";
 import { AdaptiveLimiter } from "@/lib/judge/limiter";
 import { processSingleton } from "@/lib/process-state";
 import type { RunRequest } from "@/lib/schemas/executions";
-import { cellRunner, type RunnerDeps } from "./cells";
+import { batchSizeOf } from "./batch-size";
+import { cellRunner, type ResultSink, type ResultSinkContext, type RunnerDeps, type SavedResult } from "./cells";
+import type { CellOutcome } from "./check-cell";
 import { dependencyWaves } from "./dependencies";
 import { endRun, failRun, markCancelled, runnerState, SHUTDOWN_MESSAGE, type RunEngine } from "./lifecycle";
-import { forEachLimited } from "./limited";
 import type { Plan } from "./plan";
 
 type ActiveRun = { controller: AbortController; finished: Promise<void>; datasetId: number };
@@ -86,9 +89,6 @@ export const inProcessEngine: RunEngine = {
   followOthers: async () => () => undefined,
 };
 
-/** The abort reason of a run stopped by its max_cost_usd. */
-const BUDGET = "budget";
-
 async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, controller: AbortController, deps: RunnerDeps): Promise<void> {
   const signal = controller.signal;
   const startedAt = (deps.now ?? Date.now)();
@@ -96,7 +96,8 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   const total = plan.cells.length;
   // async: batch_size judge calls in flight (this process's slots: nobody else works the run), the next
   // cells prepared and the last ones saved meanwhile.
-  const slots = req.execution_mode === "async" ? new AdaptiveLimiter(req.batch_size) : undefined;
+  const slots = req.execution_mode === "async" ? new AdaptiveLimiter(batchSizeOf(req)) : undefined;
+  let budgetReached = false;
   const cells = cellRunner({
     execution: row,
     req,
@@ -106,10 +107,12 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     signal,
     stopped: () => runnerState.draining,
     deps,
-    shared: false,
-    callSlots: slots && { size: req.batch_size, gate: () => async (s, o) => (await slots.acquire(s, o)).release },
-    // The calls in flight when the budget is reached are aborted and nothing more is written.
-    budget: req.max_cost_usd != null ? (spent) => void (spent >= req.max_cost_usd! && !signal.aborted && controller.abort(new Error(BUDGET))) : undefined,
+    results: inProcessResults,
+    callSlots: slots && { gate: () => async (s, o) => (await slots.acquire(s, o)).release },
+    // Once the budget is reached no call goes out (each is checked before it is sent); the calls already
+    // out finish and are saved and counted, so the overshoot is at most those calls, each on the bill.
+    budget: req.max_cost_usd != null ? (spent) => void (spent >= req.max_cost_usd! && (budgetReached = true)) : undefined,
+    stopStarting: req.max_cost_usd != null ? () => budgetReached : undefined,
   });
 
   // Wave by wave (dependencies before dependents); in each, check cells first, written in chunks
@@ -118,13 +121,13 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     await cells.runChecks(wave.filter((c) => c.node.kind === "check"));
     // A cell that throws (a database error) fails the run only once the cells in flight are over, and no
     // further cell starts: nothing of the run goes on after it is marked failed.
-    await forEachLimited(wave.filter((c) => c.node.kind !== "check"), cells.evaluateAtOnce ?? 1, (cell) => cells.evaluate(cell), cells.bindAtOnce);
+    await cells.evaluateAll(wave.filter((c) => c.node.kind !== "check"));
   }
 
   // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.
   const reason = signal.aborted ? (signal.reason as Error | undefined)?.message : undefined;
-  const overBudget = reason === BUDGET;
   const cancelled = reason === "cancelled";
+  const overBudget = !cancelled && budgetReached && cells.totals.done < total;
   const interrupted = !cancelled && !overBudget && runnerState.draining && cells.totals.done < total;
   await endRun(inProcessEngine, row, {
     cancelled,
@@ -135,4 +138,58 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     startedAt,
     ...(overBudget ? { budgetUsd: req.max_cost_usd! } : {}),
   });
+}
+
+/**
+ * The in-process engine's result sink: nobody else works the run, so results are saved as they come —
+ * in groups: the cells that finish in one turn of the event loop (the judge answers a batch's calls at
+ * about the same time) share one transaction and one multi-row INSERT, where a transaction per cell was
+ * the largest single cost of a run after the judge call. The run's 429s are counted as cells are, and the
+ * live limiter figures written into `meta` while the run goes on, at most once a second.
+ */
+function inProcessResults({ executionId, totals, limitNow, signal, now }: ResultSinkContext): ResultSink {
+  type Waiting = { outcome: CellOutcome; values: NewResult; announce: (result: SavedResult) => Promise<void>; resolve: () => void; reject: (error: unknown) => void };
+  let group: Waiting[] = [];
+  const saveGroup = async () => {
+    const pending = group;
+    group = [];
+    try {
+      // A cancel that came after these cells finished but before their write: nothing is written after
+      // it. Checked synchronously before the (synchronous, on SQLite) write, as the per-cell save did.
+      if (signal.aborted) return pending.forEach((p) => p.resolve());
+      const saved = await insertResults(
+        executionId,
+        pending.map((p) => p.values),
+        pending.flatMap((p) => (p.outcome.cacheEntry ? [p.outcome.cacheEntry] : [])),
+      );
+      for (const [i, p] of pending.entries()) await p.announce({ saved: saved[i] });
+      pending.forEach((p) => p.resolve());
+    } catch (error) {
+      pending.forEach((p) => p.reject(error));
+    }
+  };
+  let metaWrittenAt = now();
+  const writeLiveMeta = async () => {
+    const current = await getExecutionRow(executionId);
+    if (!current || !isActiveStatus(current.status)) return;
+    await updateExecution(executionId, { meta: { ...(current.meta as object), rate_limits: totals.rateLimits, hedges: totals.hedges, concurrency_limit: limitNow() } }, { onlyIfActive: true });
+  };
+  return {
+    record: (outcome, values, announce) =>
+      new Promise<void>((resolve, reject) => {
+        group.push({ outcome, values, announce, resolve, reject });
+        if (group.length === 1) setImmediate(() => void saveGroup());
+      }),
+    async recordMany(values, announce) {
+      const saved = await insertResults(executionId, values);
+      for (const [i, row] of saved.entries()) await announce(i, { saved: row });
+    },
+    async counted(outcome) {
+      totals.rateLimits += outcome.rateLimited ?? 0;
+      if (now() - metaWrittenAt >= 1000) {
+        metaWrittenAt = now();
+        await writeLiveMeta();
+      }
+    },
+  };
 }

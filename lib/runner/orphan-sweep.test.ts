@@ -10,9 +10,9 @@ import * as item from "@/app/api/evaluation-pipeline-executions/[id]/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { getExecutionRow, markExecutionProcessing } from "@/db/repositories/executions";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
-import { seedMessageCells } from "@/lib/testing/seed";
-import { pgResult } from "@/lib/testing/pg-query";
+import { call } from "@/lib/testing/http/call";
+import { seedMessageCells } from "@/lib/testing/seed/rows";
+import { pgResult } from "@/lib/testing/setup/pg-query";
 import { enqueueOnly, ORPHANED_MESSAGE, orphanSweep } from "./cluster-run";
 
 const url = process.env.DATABASE_URL ?? "";

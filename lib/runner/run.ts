@@ -8,6 +8,7 @@ import { AppError, notFound } from "@/lib/errors";
 import { assertDatasetExists, deleteDataset } from "@/lib/datasets";
 import { toExecution } from "@/lib/results/serialize";
 import type { Execution, ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
+import { batchSizeOf } from "./batch-size";
 import type { RunnerDeps } from "./cells";
 import { runEngine } from "./engine";
 import { failRun, recoverRuns, runnerState } from "./lifecycle";
@@ -41,7 +42,7 @@ export async function startExecution(req: RunRequest, userId: string, deps: Runn
   const meta: ExecutionMeta = {
     model: req.model_name ?? null,
     execution_mode: req.execution_mode,
-    batch_size: req.execution_mode === "async" ? req.batch_size : 1,
+    batch_size: batchSizeOf(req),
     template_variables: variables,
     user_id: userId,
     scope: plan.scope,

@@ -13,10 +13,10 @@ import { createDataset } from "@/lib/datasets";
 import { createMetric } from "@/lib/metrics";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
-import { call } from "@/lib/testing/http";
-import { loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
-import { readSse } from "@/lib/testing/sse";
-import { upload } from "@/lib/testing/multipart";
+import { call } from "@/lib/testing/http/call";
+import { loadSampleDataset, type LoadedSample } from "@/lib/testing/seed/sample";
+import { readSse } from "@/lib/testing/http/sse";
+import { upload } from "@/lib/testing/http/multipart";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import { recoverInterruptedExecutions, waitForExecution } from "./run";
 

@@ -4,9 +4,9 @@ import { getExecutionRow } from "@/db/repositories/executions";
 import { listResultRows } from "@/db/repositories/evaluation-results";
 import { resetConfig } from "@/lib/config";
 import { createMetric } from "@/lib/metrics";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
-import { loadSampleDataset } from "@/lib/testing/load-sample";
+import { loadSampleDataset } from "@/lib/testing/seed/sample";
 import { startClusterRunner } from "./cluster-run";
 import { drainRuns, resumeAfterDrain, waitForExecution } from "./run";
 

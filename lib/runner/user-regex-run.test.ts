@@ -14,8 +14,8 @@ import * as nodes from "@/app/api/evaluation-pipeline-nodes/route";
 import { database } from "@/db/store";
 import { pipelineNodesTable } from "@/db/tables";
 import { eq } from "drizzle-orm";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
 import { subscribe } from "./events";
 import { waitForExecution } from "./run";
 

@@ -1,6 +1,6 @@
 /** Wire schemas of comparing two executions (API.md, second phase). */
 import { z } from "zod";
-import { evaluationLevels } from "@/db/schema";
+import { evaluationLevels, resultStatuses } from "@/lib/vocabulary";
 import { idText, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
@@ -13,7 +13,7 @@ export const compareQuery = z.object({
   pipeline_node_id: idText().optional().describe("Only this metric's cells"),
 });
 
-const side = z.object({ status: z.enum(["completed", "failed", "skipped"]), value: jsonValue, score: z.number().nullable(), model_name: z.string().nullable() }).nullable();
+const side = z.object({ status: z.enum(resultStatuses), value: jsonValue, score: z.number().nullable(), model_name: z.string().nullable() }).nullable();
 
 const runSummary = z.object({
   id: z.number().int(),

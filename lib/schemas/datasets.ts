@@ -1,6 +1,6 @@
 /** Wire schemas of datasets and conversations (shared/API.md, "Datasets and conversations"). */
 import { z } from "zod";
-import { messageRoles } from "@/db/schema";
+import { messageRoles } from "@/lib/vocabulary";
 import { isoTimestamp, jsonValue, paginationQuery } from "./common";
 
 const name = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
@@ -74,7 +74,12 @@ export const messageSchema = z
   .meta({ id: "Message" });
 
 export const conversationSchema = conversationSummarySchema
-  .extend({ agents: jsonValue, goal: z.string().nullable(), messages: z.array(messageSchema) })
+  .extend({
+    agents: jsonValue,
+    goal: z.string().nullable().describe("The user's goal (@GOAL): imported with the conversation, or extracted by the judge model on the first run of a metric that uses it"),
+    goal_generated_by: z.string().nullable().describe("The model that extracted the goal; null when it was imported (or there is none yet)"),
+    messages: z.array(messageSchema),
+  })
   .meta({ id: "Conversation" });
 
 export type CreateDatasetInput = z.infer<typeof createDatasetBody>;

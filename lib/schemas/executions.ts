@@ -1,6 +1,6 @@
 /** Wire schemas of executions, results, aggregates, SSE events and the grid (shared/API.md, "Executions"). */
 import { z } from "zod";
-import { evaluationLevels, executionStatuses, resultStatuses, stepKinds } from "@/db/schema";
+import { evaluationLevels, executionStatuses, resultStatuses, stepKinds } from "@/lib/vocabulary";
 import { bodyId, idsInRange, idText, intText, MAX_ID, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);
@@ -76,6 +76,7 @@ export const runEstimateSchema = z
   .object({
     cells: z.number().int().describe("Cells the run would evaluate"),
     judge_calls: z.number().int().describe("Judge calls it would make: judge cells the cache does not answer, plus one @GOAL extraction per conversation that has none yet"),
+    goal_extractions: z.number().int().describe("Of judge_calls, the @GOAL extractions: one per conversation a metric's prompt needs the goal of and that has none stored yet (the run counts their tokens and cost with the cell that first needed each)"),
     cached: z.number().int().describe("Judge cells the verdict cache would answer (0 with no_cache or retry)"),
     checks: z.number().int().describe("Check cells (no judge call)"),
     estimated_input_tokens: z.number().int().describe("Tokens of the prompts the judge would be sent (about 3 characters a token)"),

@@ -205,7 +205,7 @@ export const importIntoDatasetForm = z
 export const createAndImportForm = z.object({
   name: z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters"),
   description: z.string().max(5000, "must be at most 5000 characters").optional(),
-  user_id: z.string().trim().min(1).max(200).optional().describe("Owner of the new dataset; default the caller"),
+  user_id: z.string().trim().min(1).max(200).optional().describe("Owner of the new dataset, honoured only while no credential is configured (otherwise the caller owns it); default the caller"),
   get_feedback: getFeedbackField,
   mapping: mappingText,
   mapping_id: mappingIdText,

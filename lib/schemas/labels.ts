@@ -1,6 +1,6 @@
 /** Wire schemas of human labels, metric references, agreement and run comparison (API.md, second phase). */
 import { z } from "zod";
-import { evaluationLevels } from "@/db/schema";
+import { evaluationLevels } from "@/lib/vocabulary";
 import { bodyId, idsInRange, idText, intText, MAX_ID, isoTimestamp, jsonValue } from "./common";
 
 const entityType = z.enum(evaluationLevels);

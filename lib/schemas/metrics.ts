@@ -1,6 +1,6 @@
 /** Wire schemas of metric templates, metrics and the judge-prompt preview (shared/API.md). */
 import { z } from "zod";
-import { evaluationLevels, metricKinds, outputTypes, stepKinds } from "@/db/schema";
+import { evaluationLevels, metricKinds, outputTypes, stepKinds } from "@/lib/vocabulary";
 import { bodyId, idText, isoTimestamp, jsonValue } from "./common";
 import { referenceInput } from "./labels";
 
@@ -221,6 +221,14 @@ export const judgePromptPreviewSchema = z
     system: z.string().describe("The system message the judge receives"),
     template_variables: z.array(z.string()),
     missing: z.array(z.string()).describe("Variables with no value at this entity, written as (none)"),
+    goal: z
+      .object({
+        source: z.enum(["imported", "extracted", "first_user_message"]),
+        note: z.string().describe("Which goal text the judge receives, said in words"),
+      })
+      .nullable()
+      .optional()
+      .describe("For a prompt with @GOAL: where the goal in this preview comes from, and whether a run will replace it with an extracted one"),
     model: z.string().describe("The judge model the prompt is fitted to"),
     context_tokens: z.number().int().describe("That model's context window (JUDGE_CONTEXT_TOKENS_BY_MODEL, else JUDGE_CONTEXT_TOKENS)"),
     budget_tokens: z

@@ -1,6 +1,6 @@
 /** Wire schemas of the reference editor's reads: the meta fields of a dataset, a reference's preview. */
 import { z } from "zod";
-import { evaluationLevels } from "@/db/schema";
+import { evaluationLevels } from "@/lib/vocabulary";
 import { referenceInput } from "./labels";
 
 const scalar = z.union([z.number(), z.string(), z.boolean()]);

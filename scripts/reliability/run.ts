@@ -14,6 +14,7 @@ import { faultSection, loadSection, type Sizes } from "./load-and-faults";
 import { TurnscopeServer } from "./server";
 import { accessSection, hostileSection, opsSection, outputSafetySection, userInputSection } from "./security";
 import { ReliabilityStore, storeKindFromArgs } from "./store";
+import { boundsSection } from "./bounds";
 
 const short = process.argv.includes("--short");
 /** `--only <section>` (repeatable) runs just those sections, for working on one of them. */
@@ -64,6 +65,8 @@ async function main() {
     OPENAI_API_KEY: secrets.apiKey,
     JUDGE_TIMEOUT_MS: "2000",
     JUDGE_MAX_RETRIES: "2",
+    // $1 per 1,000 tokens either way: the bounds section's capped run (no other section reads a cost).
+    JUDGE_PRICES: JSON.stringify({ "gpt-4o-mini": { input: 1000, output: 1000 } }),
     SHUTDOWN_GRACE_MS: String(graceMs),
     ...(storeKind === "postgres" ? { JOB_VISIBILITY_TIMEOUT_SECONDS: String(visibilitySeconds) } : {}),
   };
@@ -121,6 +124,8 @@ async function main() {
     const ownServersError = await ownServersDone;
     if (ownServersError) throw ownServersError;
     await runSection("user patterns and NUL", () => userInputSection(server));
+    // A queued run (PostgreSQL) does not save replies that land after its budget is reached: the exact-cap check is SQLite's (docs/reliability.md).
+    await runSection("bounded input and counted calls", () => boundsSection(server, double, { exactBudget: storeKind !== "postgres" }));
     await runSection("output safety", () => outputSafetySection(server, double));
     await runSection("SIGKILL during a run", () => killDuringRun(server, double, sizes.killRunConversations, visibilitySeconds));
     await runSection("SIGKILL during an import", () => killDuringImport(server, sizes.killImportConversations, sizes.killImportDelays));

@@ -70,7 +70,10 @@ export async function hostileSection(server: TurnscopeServer) {
       // No name: a body valid but for its ids must not create anything (hostile requests change nothing).
       const outOfRange = JSON.stringify({ dataset_id: big, pipeline_node_id: big, entity_type: "conversation", entity_id: big, template_id: big, depends_on: [big], evaluation_level: "conversation", prompt: "p @HISTORY", output_type: "checkbox", value: true });
       const nul = JSON.stringify({ name: "a\u0000b", description: "d\u0000", note: "n\u0000", prompt: "p\u0000 @HISTORY", user_id: "u\u0000", dataset_id: 1, pipeline_node_id: 1, entity_type: "conversation", entity_id: 1, evaluation_level: "conversation", output_type: "checkbox", value: true, mapping: { messages: "m\u0000", role: "r", content: "c" } });
-      for (const raw of ['{"name": ', "[]", "null", '"text"', '{"__proto__": {"polluted": true}}', "{".repeat(5000), outOfRange, nul]) {
+      // Issue 33: a body past MAX_JSON_BODY_BYTES (1 MiB) and a schema past the JSON Schema limits are refused, never a 5xx.
+      const oversizedBody = JSON.stringify({ name: "x".repeat(1_100_000) });
+      const hugeSchema = JSON.stringify({ dataset_id: 1, kind: "check", evaluation_level: "message", check: { type: "json_schema", params: { schema: JSON.parse(`${'{"items":'.repeat(40)}{}${"}".repeat(40)}`) } } });
+      for (const raw of ['{"name": ', "[]", "null", '"text"', '{"__proto__": {"polluted": true}}', "{".repeat(5000), outOfRange, nul, oversizedBody, hugeSchema]) {
         const res = await fetch(`${server.baseUrl}${path}`, { method: op.method, headers: { ...server.authHeaders(), "content-type": "application/json" }, body: raw });
         requests++;
         if (res.status >= 500) bad.push(`${op.method} ${path} body ${raw.slice(0, 20)} → ${res.status}`);
@@ -350,13 +353,34 @@ export async function accessSection(server: TurnscopeServer, secrets: { token: s
     if (res.status !== 401 && res.status !== 429) wrongBearer.push(`${op.method} ${op.path} (wrong token) → ${res.status}`);
   }
   check(checks, "every endpoint refuses a wrong bearer token", wrongBearer.length === 0, wrongBearer.slice(0, 5));
-  const rotated = await fetch(`${server.baseUrl}/api/health`, { headers: { ...server.authHeaders(), "x-forwarded-for": "10.99.0.1" } });
+  const rotated = await fetch(`${server.baseUrl}/api/datasets`, { headers: { ...server.authHeaders(), "x-forwarded-for": "10.99.0.1" } });
   check(checks, "after 10 wrong tokens the right one is refused (429 + Retry-After), whatever X-Forwarded-For says", rotated.status === 429 && Number(rotated.headers.get("retry-after")) > 0, rotated.status);
   const victim = new Agent({ localAddress: "127.0.0.2" });
   const victimBase = server.baseUrl.replace("localhost", "127.0.0.1");
-  const victimRes = await undiciFetch(`${victimBase}/api/health`, { headers: server.authHeaders(), dispatcher: victim });
+  const victimRes = await undiciFetch(`${victimBase}/api/datasets`, { headers: server.authHeaders(), dispatcher: victim });
   check(checks, "a client at another address is not locked out by the attacker naming it in X-Forwarded-For", victimRes.status === 200, victimRes.status);
   await victim.close();
+
+  // Issue 33.8: guesses on pages and on malformed API paths count too (each from an address of its own).
+  const from = (address: string) => new Agent({ localAddress: address });
+  const pageGuesser = from("127.0.0.3");
+  const pageAnswers: number[] = [];
+  for (let i = 0; i < 10; i++) pageAnswers.push((await undiciFetch(`${victimBase}/`, { headers: { authorization: `Bearer guess-${i}` }, dispatcher: pageGuesser, redirect: "manual" })).status);
+  const pageThenRight = await undiciFetch(`${victimBase}/api/datasets`, { headers: server.authHeaders(), dispatcher: pageGuesser });
+  check(checks, "10 wrong tokens on a page lock the client out: the right one is then refused (429)", pageAnswers.every((s) => s === 307) && pageThenRight.status === 429, { pages: pageAnswers, then: pageThenRight.status });
+  await pageGuesser.close();
+  const pathGuesser = from("127.0.0.4");
+  const pathAnswers: number[] = [];
+  for (let i = 0; i < 10; i++) pathAnswers.push((await undiciFetch(`${victimBase}/api/datasets/%FF`, { headers: { authorization: `Bearer guess-${i}` }, dispatcher: pathGuesser })).status);
+  const pathThenRight = await undiciFetch(`${victimBase}/`, { headers: server.authHeaders(), dispatcher: pathGuesser, redirect: "manual" });
+  check(checks, "10 wrong tokens on a malformed API path lock the client out, pages included (429)", pathAnswers.every((s) => s === 401) && pathThenRight.status === 429, { paths: pathAnswers, then: pathThenRight.status });
+  await pathGuesser.close();
+  // Issue 33.10: a load balancer's probe needs no credential, and learns nothing of the judge.
+  const prober = from("127.0.0.5");
+  const probe = await undiciFetch(`${victimBase}/api/health`, { dispatcher: prober });
+  const probeBody = (await probe.json()) as Record<string, unknown>;
+  check(checks, "GET /api/health answers a probe without a credential: status, database, version, no judge", probe.status === 200 && probeBody.status === "ok" && !("judge" in probeBody), probeBody);
+  await prober.close();
   return { checks, figures: { endpoints: ops.length, places_scanned: Object.keys(places), wrong_credentials_sent: sent } };
 }
 

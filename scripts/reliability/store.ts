@@ -93,3 +93,25 @@ export function sqliteIntegrity(db: DatabaseLocation): string | null {
     sqlite.close();
   }
 }
+
+/**
+ * PostgreSQL: what a stopped server left of a run in the queue — its batches still `active` (claimed,
+ * so they come back only once their lease runs out) — and the semaphore rows still held or waited on
+ * (freed only when their leases run out). A server that drained on SIGTERM leaves none of either.
+ */
+export async function leftInQueue(db: DatabaseLocation, executionId: number): Promise<{ activeBatches: number; semaphoreRows: number } | null> {
+  if (!db.databaseUrl) return null;
+  const client = new pg.Client({ connectionString: db.databaseUrl });
+  await client.connect();
+  try {
+    const active = await client.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'turnscope-cells' AND state = 'active' AND data->>'executionId' = $1`,
+      [String(executionId)],
+    );
+    // The server was the only process of its database: every row left is one it did not give back.
+    const slots = await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM turnscope_semaphore`);
+    return { activeBatches: active.rows[0].n, semaphoreRows: slots.rows[0].n };
+  } finally {
+    await client.end();
+  }
+}

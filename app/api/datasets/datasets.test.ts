@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
-import { insertConversationFixture } from "@/lib/testing/seed";
+import { call } from "@/lib/testing/http/call";
+import { insertConversationFixture } from "@/lib/testing/seed/rows";
 import * as collection from "./route";
 import * as item from "./[id]/route";
 import * as conversations from "./[id]/conversations/route";

@@ -1,16 +1,18 @@
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
-import { countResults, executionNodeIds, insertMessageResult, loadSampleDataset, type LoadedSample } from "@/lib/testing/load-sample";
+import { call } from "@/lib/testing/http/call";
+import { countResults, executionNodeIds, insertMessageResult, loadSampleDataset, type LoadedSample } from "@/lib/testing/seed/sample";
 import * as templates from "../metric-templates/route";
 import * as templateItem from "../metric-templates/[id]/route";
 import * as datasetItem from "../datasets/[id]/route";
 import * as collection from "./route";
 import * as item from "./[id]/route";
 import * as preview from "./preview/route";
+import * as conversationItem from "@/app/api/conversations/[id]/route";
+import { storeGoal } from "@/db/repositories/judge";
 import * as createAndImport from "../datasets/import/route";
 import * as conversationsRoute from "../datasets/[id]/conversations/route";
-import { upload } from "@/lib/testing/multipart";
+import { upload } from "@/lib/testing/http/multipart";
 
 const metricKeys = [
   "applies_to",
@@ -207,6 +209,7 @@ describe("POST /api/evaluation-pipeline-nodes/preview", () => {
     expect(Object.keys(res.json).sort()).toEqual([
       "budget_tokens",
       "context_tokens",
+      "goal",
       "missing",
       "model",
       "prompt",
@@ -221,6 +224,27 @@ describe("POST /api/evaluation-pipeline-nodes/preview", () => {
     expect(res.json.template_variables).toEqual(["@CONTENT", "@PREVIOUS_ASSISTANT_MSG"]);
     expect(res.json.missing).toEqual(["@PREVIOUS_ASSISTANT_MSG"]);
     expect(res.json.system).toMatch(/"score": <number from 0 to 1>/);
+    expect(res.json.goal).toBeNull();
+  });
+
+  it("says which goal text a @GOAL prompt sends: the first user message until a run extracts one, then the stored goal (issue 34.2)", async () => {
+    const fresh = await loadSampleDataset({ name: `goal preview ${Date.now()}` });
+    const c = fresh.conversations[0];
+    process.env.OPENAI_BASE_URL = "http://127.0.0.1:9/v1";
+    resetConfig();
+    try {
+      const before = await runPreview({ prompt: "Goal: @GOAL", evaluation_level: "conversation", entity_id: c.id });
+      expect(before.json.goal).toEqual({ source: "first_user_message", note: expect.stringContaining("A run first asks gpt-4o-mini for the goal (one call for this conversation") });
+    } finally {
+      delete process.env.OPENAI_BASE_URL;
+      resetConfig();
+    }
+    await storeGoal(c.id, "Book a flight", "gpt-4o-mini");
+    const after = await runPreview({ prompt: "Goal: @GOAL", evaluation_level: "conversation", entity_id: c.id });
+    expect(after.json.goal).toEqual({ source: "extracted", note: "The goal gpt-4o-mini extracted from this conversation (stored; every run uses it)." });
+    expect(after.json.prompt).toContain("Book a flight");
+    const shown = await call(conversationItem.GET, "GET", "/x", { params: { id: c.id } });
+    expect(shown.json).toMatchObject({ goal: "Book a flight", goal_generated_by: "gpt-4o-mini" });
   });
 
   describe("fitting the judge model's context", () => {

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import { GET } from "./route";
 
 afterEach(() => {

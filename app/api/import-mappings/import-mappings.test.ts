@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import * as importInto from "@/app/api/datasets/[id]/import/route";
 import * as conversationsRoute from "@/app/api/datasets/[id]/conversations/route";

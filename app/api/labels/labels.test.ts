@@ -1,9 +1,9 @@
-import { inOrder } from "@/lib/testing/seed";
+import { inOrder } from "@/lib/testing/seed/rows";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getMetricRow } from "@/lib/metrics/metrics";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
-import { addTestResult, createTestExecution } from "@/lib/testing/seed-results";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
+import { addTestResult, createTestExecution } from "@/lib/testing/seed/results";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import * as conversationsRoute from "@/app/api/datasets/[id]/conversations/route";
 import * as metrics from "@/app/api/evaluation-pipeline-nodes/route";

@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { upsertSystemTemplates } from "@/db/repositories/templates";
 import { systemTemplateValues } from "@/lib/metrics/templates";
 import { systemTemplates } from "@/lib/metrics/system-templates";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import * as collection from "./route";
 import * as item from "./[id]/route";
 

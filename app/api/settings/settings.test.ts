@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import * as settings from "./judge/route";
 import * as test from "./judge/test/route";

@@ -4,7 +4,7 @@
  * credential") while the page still said the server was open. Later keys sign nobody in.
  */
 import { describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import * as me from "@/app/api/me/route";
 import * as users from "./route";
 import * as userKeys from "./[id]/keys/route";

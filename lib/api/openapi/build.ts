@@ -3,7 +3,7 @@
  * handlers parse with (zod 4's JSON Schema output is draft 2020-12, which OpenAPI 3.1 uses).
  */
 import { z } from "zod";
-import { integerTextSchemas } from "@/lib/schemas/common";
+import { errorSchema, integerTextSchemas } from "@/lib/schemas/common";
 import { datasetOperations } from "./datasets";
 import { executionOperations } from "./executions";
 import { goalOperations } from "./goal";
@@ -132,6 +132,10 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
         required: true,
         content: { [op.bodyContentType ?? "application/json"]: { schema: bodySchema(op.body, "input") } },
       };
+      // Every JSON body is capped (lib/api/route.ts), whatever else the operation answers.
+      if ((op.bodyContentType ?? "application/json") === "application/json" && !(413 in op.responses)) {
+        (item.responses as Record<string, JsonSchema>)["413"] = response({ description: "Body over `MAX_JSON_BODY_BYTES` (default 1 MiB): nothing changes", schema: errorSchema });
+      }
     }
     (paths[op.path] ??= {})[op.method] = item;
   }
@@ -151,7 +155,9 @@ export function buildOpenApiDocument(opts: { version: string; serverUrl?: string
         "the user id is the credential's and `X-User-Id` is ignored. 401: no valid credential. 403 `forbidden`: the role may not " +
         "do this (viewers read; annotators also write: label, import, create metrics, run; admins also manage people and keys). " +
         "429 with `Retry-After`: ten wrong credentials from one client address within five minutes (the socket's address, or " +
-        "`X-Forwarded-For` only from `TRUSTED_PROXIES`).",
+        "`X-Forwarded-For` only from `TRUSTED_PROXIES`), counted on pages and malformed paths too. While the server is open, " +
+        "people and keys are managed from a loopback address only (403 otherwise). An event stream ends when its credential is " +
+        "revoked. Limits on what a caller sends (413/422 naming the limit): docs/configuration.md, \"Limits on what a caller sends\".",
     },
     servers: [{ url: opts.serverUrl ?? "/api" }],
     tags,

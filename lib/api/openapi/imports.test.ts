@@ -1,6 +1,6 @@
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import { GET } from "@/app/api/openapi.json/route";
 
 describe("OpenAPI: import operations", () => {

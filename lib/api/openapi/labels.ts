@@ -1,4 +1,5 @@
-import { idParams } from "@/lib/schemas/common";
+import { errorSchema, idParams } from "@/lib/schemas/common";
+import { gateQuery, gateReportSchema } from "@/lib/schemas/gate";
 import { compareQuery, comparisonSchema } from "@/lib/schemas/compare";
 import { metaFieldsSchema, referencePreviewBody, referencePreviewSchema } from "@/lib/schemas/references";
 import { agreementQuery, agreementSchema, annotatorAgreementQuery, annotatorAgreementSchema, createLabelBody, labelSchema, listLabelsQuery, metricVersionSchema, rankingQuery, rankingSchema } from "@/lib/schemas/labels";
@@ -142,6 +143,29 @@ export const labelOperations: Operation[] = [
       200: { description: "The comparison", schema: comparisonSchema },
       400: badRequest,
       404: notFoundResponse,
+      422: unprocessableResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/evaluation-pipeline-executions/gate",
+    operationId: "gateExecutions",
+    summary: "A CI gate's verdict over finished runs (what `npx turnscope eval` exits on)",
+    description:
+      "One case per metric and conversation (a conversation's cells of a message- or step-level metric make one case, passing " +
+      "when all of them pass). With several `runs` (repeats), a case fails only when it fails in every repeat (confirm-on-fail). " +
+      "`min`: a score case passes at or above the metric's minimum (0.5 without one; checkbox metrics pass on true), and the " +
+      "threshold applies per case or to the mean (`threshold`). Against a `baseline`: the cases that passed there and fail now, " +
+      "McNemar's exact test of the flips, and the mean score delta with a paired bootstrap 95% interval (seeded); a metric " +
+      "regressed on a significant drop or any case that passed in the baseline and fails in every repeat now. `dataset.hash` " +
+      "pins the data. `status`: `pass`, `fail`, or `error` when a metric has no case judged at all.",
+    tag: "Executions",
+    query: gateQuery,
+    responses: {
+      200: { description: "The gate's report", schema: gateReportSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      409: { description: "A run is not finished yet", schema: errorSchema },
       422: unprocessableResponse,
     },
   },

@@ -16,7 +16,7 @@ describe("OpenAPI: metric templates and metrics", () => {
     expect(Object.keys(doc.paths["/evaluation-pipeline-nodes"]).sort()).toEqual(["get", "post"]);
     expect(Object.keys(doc.paths["/evaluation-pipeline-nodes/{id}"]).sort()).toEqual(["delete", "get", "patch"]);
     expect(Object.keys(doc.paths["/evaluation-pipeline-nodes/preview"])).toEqual(["post"]);
-    expect(Object.keys(doc.paths["/metric-templates/{id}"].patch.responses).sort()).toEqual(["200", "400", "403", "404", "422"]);
+    expect(Object.keys(doc.paths["/metric-templates/{id}"].patch.responses).sort()).toEqual(["200", "400", "403", "404", "413", "422"]);
     expect(Object.keys(doc.components.schemas.Metric.properties)).toContain("template_variables");
     expect(Object.keys(doc.components.schemas.MetricTemplate.properties)).toContain("is_system");
     const createMetric = doc.paths["/evaluation-pipeline-nodes"].post.requestBody!.content["application/json"].schema;

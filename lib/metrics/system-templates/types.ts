@@ -1,5 +1,5 @@
 /** The shape of a built-in template, and JSON Schema helpers for their structured outputs. */
-import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } from "@/db/schema";
+import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } from "@/lib/vocabulary";
 
 export type SystemTemplate = {
   /** Stable forever: seeding matches on it to update the template in place. */

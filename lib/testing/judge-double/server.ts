@@ -55,6 +55,8 @@ export interface JudgeDoubleStats {
   /** Most requests in flight at once since the last reset. */
   peakInFlight: number;
   byKind: Partial<Record<BehaviourKind, number>>;
+  /** Tokens of the replies the double answered with usage (what a provider bills), summed since the last reset. */
+  billed: { prompt_tokens: number; completion_tokens: number; replies: number };
 }
 
 export interface JudgeDouble {
@@ -72,6 +74,8 @@ export interface JudgeDouble {
   count(): number;
   inFlight(): number;
   stats(): JudgeDoubleStats;
+  /** Each billed reply's tokens, in the order the replies were sent, since the last reset. */
+  billedReplies(): Array<{ prompt_tokens: number; completion_tokens: number }>;
   close(): Promise<void>;
 }
 
@@ -203,6 +207,13 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
     });
   }
 
+  let billed = { prompt_tokens: 0, completion_tokens: 0, replies: 0 };
+  let billedEach: Array<{ prompt_tokens: number; completion_tokens: number }> = [];
+  function bill(prompt: number, completion: number): void {
+    billed = { prompt_tokens: billed.prompt_tokens + prompt, completion_tokens: billed.completion_tokens + completion, replies: billed.replies + 1 };
+    billedEach.push({ prompt_tokens: prompt, completion_tokens: completion });
+  }
+
   function sendToolCalls(res: http.ServerResponse, body: ChatBody, behaviour: Extract<Behaviour, { kind: "tool_calls" }>): number {
     const id = `chatcmpl-judgedouble-${++completionSeq}`;
     const created = Math.floor(Date.now() / 1000);
@@ -216,6 +227,7 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
     const promptTokens = tokens(messagesText(body.messages).length);
     const completionTokens = tokens(JSON.stringify(toolCalls).length + (content?.length ?? 0));
     const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    bill(promptTokens, completionTokens);
     if (body.stream !== true) {
       const choice = { index: 0, message: { role: "assistant", content, tool_calls: toolCalls, refusal: null }, logprobs: null, finish_reason: "tool_calls" };
       sendJson(res, 200, { id, object: "chat.completion", created, model, system_fingerprint: "fp_judge_double", choices: [choice], usage });
@@ -240,6 +252,7 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
     const promptTokens = tokens(messagesText(body.messages).length);
     const completionTokens = tokens(content.length);
     const usage = { prompt_tokens: promptTokens, completion_tokens: completionTokens, total_tokens: promptTokens + completionTokens };
+    bill(promptTokens, completionTokens);
     if (body.stream !== true) {
       const choice = { index: 0, message: { role: "assistant", content, refusal: null }, logprobs: null, finish_reason: "stop" };
       sendJson(res, 200, { id, object: "chat.completion", created, model, system_fingerprint: "fp_judge_double", choices: [choice], usage });
@@ -437,11 +450,14 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
       received = 0;
       peakInFlight = 0;
       byKind = {};
+      billed = { prompt_tokens: 0, completion_tokens: 0, replies: 0 };
+      billedEach = [];
     },
+    billedReplies: () => [...billedEach],
     requests,
     count: () => received,
     inFlight: () => inFlight,
-    stats: () => ({ count: received, inFlight, peakInFlight, byKind: { ...byKind } }),
+    stats: () => ({ count: received, inFlight, peakInFlight, byKind: { ...byKind }, billed: { ...billed } }),
     close() {
       closing ??= new Promise<void>((resolve) => {
         server.close(() => resolve());

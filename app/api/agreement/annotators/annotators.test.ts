@@ -4,8 +4,8 @@
  * count as labelled, and the agreement between the two is worked by hand.
  */
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import * as conversationsRoute from "@/app/api/datasets/[id]/conversations/route";
 import * as metrics from "@/app/api/evaluation-pipeline-nodes/route";

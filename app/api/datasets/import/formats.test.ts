@@ -6,8 +6,8 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
 import * as createAndImport from "./route";
 import * as conversationsRoute from "../[id]/conversations/route";
 import * as conversationRoute from "../../conversations/[id]/route";

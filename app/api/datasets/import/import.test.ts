@@ -1,10 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { countTable } from "@/lib/testing/seed";
+import { countTable } from "@/lib/testing/seed/rows";
 import { resetConfig } from "@/lib/config";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
 import * as createAndImport from "./route";
 import * as importInto from "../[id]/import/route";
 import * as datasets from "../route";

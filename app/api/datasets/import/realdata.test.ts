@@ -6,9 +6,9 @@
  * results as steps, and the file's ground truth in meta. Skips, saying so, where the folder is absent.
  */
 import { describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
-import { jsonl, readRealdata, realdataAbsentMessage, realdataPresent, sessionMessageParts, textKept, type KeptConversation } from "@/lib/testing/realdata";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
+import { jsonl, readRealdata, realdataAbsentMessage, realdataPresent, sessionMessageParts, textKept, type KeptConversation } from "@/lib/testing/realdata/files";
 import * as createAndImport from "./route";
 import * as conversationsRoute from "../[id]/conversations/route";
 import * as conversationRoute from "../../conversations/[id]/route";

@@ -4,8 +4,8 @@
  * stored and read back as the number it is. Runs on both stores (TEST_STORE=postgres).
  */
 import { describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
 import * as createAndImport from "./route";
 import * as conversationsRoute from "../[id]/conversations/route";
 import * as conversationRoute from "../../conversations/[id]/route";

@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { updateExecution } from "@/db/repositories/executions";
 import { getMetricRow } from "@/lib/metrics/metrics";
-import { call } from "@/lib/testing/http";
-import { insertConversationFixture, inOrder } from "@/lib/testing/seed";
-import { addTestResult, createTestDataset, createTestExecution } from "@/lib/testing/seed-results";
+import { call } from "@/lib/testing/http/call";
+import { insertConversationFixture, inOrder } from "@/lib/testing/seed/rows";
+import { addTestResult, createTestDataset, createTestExecution } from "@/lib/testing/seed/results";
 import * as metrics from "@/app/api/evaluation-pipeline-nodes/route";
 import * as metricItem from "@/app/api/evaluation-pipeline-nodes/[id]/route";
 import * as versions from "@/app/api/evaluation-pipeline-nodes/[id]/versions/route";

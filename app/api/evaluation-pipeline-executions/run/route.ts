@@ -18,7 +18,7 @@ export const POST = route({
 /** Start the same run and follow it as Server-Sent Events. */
 export const GET = route({
   query: runQuery,
-  handler: async ({ query, userId }) => {
+  handler: async ({ query, userId, guard }) => {
     const execution = await startExecution(
       {
         ...query,
@@ -29,7 +29,7 @@ export const GET = route({
       },
       userId,
     );
-    const res = await executionEventResponse(execution.id);
+    const res = await executionEventResponse(execution.id, { guard });
     res.headers.set("x-execution-id", String(execution.id));
     return res;
   },

@@ -4,9 +4,9 @@ import { getPgDb } from "@/db/pg";
 import { dialect } from "@/db/dialect";
 import { gridRowSchema } from "@/lib/schemas/executions";
 import { messageLabel, stepLabel } from "@/lib/results/grid";
-import { call } from "@/lib/testing/http";
-import { insertConversationFixture } from "@/lib/testing/seed";
-import { addTestResult, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed-results";
+import { call } from "@/lib/testing/http/call";
+import { insertConversationFixture } from "@/lib/testing/seed/rows";
+import { addTestResult, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed/results";
 import * as grid from "./route";
 
 type Fixture = Awaited<ReturnType<typeof seed>>;

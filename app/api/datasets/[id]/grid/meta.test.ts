@@ -1,10 +1,10 @@
-import { inOrder } from "@/lib/testing/seed";
+import { inOrder } from "@/lib/testing/seed/rows";
 import { beforeAll, describe, expect, it } from "vitest";
 import { getMetricRow } from "@/lib/metrics/metrics";
 import { gridRowSchema } from "@/lib/schemas/executions";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
-import { addTestResult, createTestExecution } from "@/lib/testing/seed-results";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
+import { addTestResult, createTestExecution } from "@/lib/testing/seed/results";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import * as metrics from "@/app/api/evaluation-pipeline-nodes/route";
 import * as grid from "./route";

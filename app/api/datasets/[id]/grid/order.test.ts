@@ -7,8 +7,8 @@
 import { beforeAll, describe, expect, it } from "vitest";
 import { rows, transaction } from "@/db/store";
 import { conversationsTable, messagesTable, stepsTable } from "@/db/tables";
-import { call } from "@/lib/testing/http";
-import { createTestDataset } from "@/lib/testing/seed-results";
+import { call } from "@/lib/testing/http/call";
+import { createTestDataset } from "@/lib/testing/seed/results";
 import * as grid from "./route";
 
 type Role = "user" | "assistant" | "tool";

@@ -12,7 +12,7 @@ const lastEventId = intText({ min: 0, max: MAX_ID });
 export const GET = route({
   params: idParams,
   query: z.object({ last_event_id: lastEventId.optional() }),
-  handler: async ({ params, query, req }) => {
+  handler: async ({ params, query, req, guard }) => {
     const header = req.headers.get("last-event-id");
     let resumeAfter = query.last_event_id;
     if (header) {
@@ -20,6 +20,6 @@ export const GET = route({
       if (!parsed.success) throw new AppError("bad_request", "Last-Event-ID must be an event id from this stream", [{ path: "Last-Event-ID", message: "must be a non-negative integer" }]);
       resumeAfter = parsed.data;
     }
-    return await executionEventResponse(params.id, resumeAfter);
+    return await executionEventResponse(params.id, { lastEventId: resumeAfter, guard });
   },
 });

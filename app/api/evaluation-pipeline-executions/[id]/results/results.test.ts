@@ -1,8 +1,8 @@
 /** A page of an execution's results (`limit`/`offset`): results in id order, the count of all of them, aggregates over all. */
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
-import { insertConversationFixture } from "@/lib/testing/seed";
-import { addTestResult, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed-results";
+import { call } from "@/lib/testing/http/call";
+import { insertConversationFixture } from "@/lib/testing/seed/rows";
+import { addTestResult, createTestDataset, createTestExecution, createTestMetric } from "@/lib/testing/seed/results";
 import * as results from "./route";
 
 let executionId: number;

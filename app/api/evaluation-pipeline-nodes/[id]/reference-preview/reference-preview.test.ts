@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http";
-import { upload } from "@/lib/testing/multipart";
+import { call } from "@/lib/testing/http/call";
+import { upload } from "@/lib/testing/http/multipart";
 import { metaFieldsSchema, referencePreviewSchema } from "@/lib/schemas/references";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import * as metaFields from "@/app/api/datasets/[id]/meta-fields/route";

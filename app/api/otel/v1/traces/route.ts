@@ -2,7 +2,7 @@ import { route } from "@/lib/api/route";
 import { otlpEncoding, otlpResponse, readOtlpBody } from "@/lib/api/otlp";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
-import { decodeJsonExport, decodeProtobufExport, encodeExportResponse, UnreadableExport } from "@/lib/otel/decode";
+import { decodeJsonExport, decodeProtobufExport, encodeExportResponse, TooManySpans, UnreadableExport } from "@/lib/otel/decode";
 import { ingestExport } from "@/lib/otel/ingest";
 
 export const dynamic = "force-dynamic";
@@ -17,6 +17,7 @@ export const POST = route({
       decoded = encoding === "json" ? decodeJsonExport(new TextDecoder("utf-8", { fatal: true }).decode(body)) : decodeProtobufExport(body);
     } catch (error) {
       if (error instanceof UnreadableExport) throw new AppError("bad_request", error.message);
+      if (error instanceof TooManySpans) throw new AppError("payload_too_large", error.message);
       if (error instanceof TypeError) throw new AppError("bad_request", "The body is not valid UTF-8");
       throw error;
     }

@@ -6,7 +6,7 @@ import { rawRows } from "@/db/store";
 import { resetConfig } from "@/lib/config";
 import { decodeProtobufResponse, encodeProtobufExport } from "@/lib/otel/decode";
 import { flushAssembly } from "@/lib/otel/ingest";
-import { call } from "@/lib/testing/http";
+import { call } from "@/lib/testing/http/call";
 import * as conversation from "@/app/api/conversations/[id]/route";
 import * as conversations from "@/app/api/datasets/[id]/conversations/route";
 import * as datasets from "@/app/api/datasets/route";

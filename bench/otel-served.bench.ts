@@ -1,6 +1,6 @@
 /**
  * Trace ingest as a user gets it: the production build served by `next start` with DEFAULT settings
- * (only the judge's address is set), the exports of lib/otel/ingest-bench-client.ts (another process,
+ * (only the judge's address is set), the exports of bench/support/otel-ingest-client.ts (another process,
  * OTLP protobuf, 512 spans an export, two in flight) posted to it over HTTP, while an evaluation run is
  * in progress on it (1,200 cells at a 200 ms judge double, batch 32, started again whenever it ends).
  * Two passes: closed loop (two exports in flight, as fast as the server answers: the most it ingests),
@@ -18,9 +18,9 @@ import os from "node:os";
 import path from "node:path";
 import Database from "better-sqlite3";
 import { startJudgeDouble } from "@/lib/testing/judge-double/server";
-import { ensureBuild } from "./project.mjs";
-import { addMetrics, agentConversations, importDataset, startRun, waitFinal } from "./reliability/data";
-import { TurnscopeServer } from "./reliability/server";
+import { ensureBuild } from "../scripts/project.mjs";
+import { addMetrics, agentConversations, importDataset, startRun, waitFinal } from "../scripts/reliability/data";
+import { TurnscopeServer } from "../scripts/reliability/server";
 
 const JUDGE_MS = 200;
 /** The open-loop phase: spans/s offered (OTEL_SERVED_BENCH_RATE) and how many (OTEL_SERVED_BENCH_RATE_SPANS). */
@@ -86,7 +86,7 @@ async function main() {
     const exportSpans = async (count: number, rate: number) => {
       const client = spawn(
         process.execPath,
-        ["--import", "tsx", "--conditions=react-server", "lib/otel/ingest-bench-client.ts", `${server.baseUrl}/api/otel/v1/traces`, String(count), String(rate)],
+        ["--import", "tsx", "--conditions=react-server", "bench/support/otel-ingest-client.ts", `${server.baseUrl}/api/otel/v1/traces`, String(count), String(rate)],
         { stdio: ["ignore", "pipe", "inherit"] },
       );
       let buffer = "";

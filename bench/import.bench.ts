@@ -24,10 +24,10 @@ import { closeDb, getDb } from "@/db/sqlite-database";
 import { insertConversationsBulk } from "@/db/repositories/imports";
 import { POST as createAndImport } from "@/app/api/datasets/import/route";
 import type { ImportSuccess } from "@/lib/schemas/imports";
-import { decodeUpload } from "./decode";
-import { normaliseUpload } from "./formats";
-import { parseUpload } from "./parse";
-import { validateConversations } from "./validate";
+import { decodeUpload } from "@/lib/import/decode";
+import { normaliseUpload } from "@/lib/import/formats";
+import { parseUpload } from "@/lib/import/parse";
+import { validateConversations } from "@/lib/import/validate";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;

@@ -15,7 +15,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { findPgBinDir, startPgTestServer } from "./pg-test-server.mjs";
+import { findPgBinDir, startPgTestServer } from "../scripts/pg-test-server.mjs";
 
 const CELLS = Number(process.env.BENCH_CLUSTER_CELLS ?? 640);
 const PER_PROCESS = 16;
@@ -92,7 +92,7 @@ async function main() {
   const { startJudgeDouble } = await import("@/lib/testing/judge-double/server");
   const double = await startJudgeDouble({ logger: () => {}, latencyMs: JUDGE_MS });
   process.env.OPENAI_BASE_URL = double.baseURL;
-  const { seedMessageCells } = await import("@/lib/testing/seed");
+  const { seedMessageCells } = await import("@/lib/testing/seed/rows");
   const { enqueueOnly } = await import("@/lib/runner/cluster-run");
   const { runBody } = await import("@/lib/schemas/executions");
   const { startExecution, waitForExecution } = await import("@/lib/runner");

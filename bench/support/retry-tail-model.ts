@@ -7,7 +7,7 @@
  * (docs/performance.md): on a short run the longest chain of refusals of any one cell, a second each, is
  * most of the run's time, whatever the client does.
  */
-import { mulberry32 } from "./judge-double/behaviours";
+import { mulberry32 } from "@/lib/testing/judge-double/behaviours";
 
 export type RetryTailModel = { cells: number; slots: number; latencyMs: number; refuseShare: number; retryAfterMs: number; seed: number };
 

@@ -1,6 +1,6 @@
 /**
  * Each test file gets its own temporary SQLite file — or, in the PostgreSQL project (TEST_STORE=postgres,
- * see vitest.config.mts and lib/testing/pg-global-setup.ts), its own database in the run's cluster,
+ * see vitest.config.mts and lib/testing/setup/pg-global-setup.ts), its own database in the run's cluster,
  * cloned from the migrated template — so files run in parallel without sharing state. A file of the
  * no-store group (TEST_STORE=none, scripts/test-files.mjs) gets no store, and fails if it opens one.
  *
@@ -39,7 +39,7 @@ let pgDatabase: { admin: string; name: string } | undefined;
 if (store === "postgres") {
   const adminUrl = inject("pgAdminUrl");
   const template = inject("pgTemplate");
-  if (!adminUrl || !template) throw new Error("TEST_STORE=postgres needs the cluster of lib/testing/pg-global-setup.ts");
+  if (!adminUrl || !template) throw new Error("TEST_STORE=postgres needs the cluster of lib/testing/setup/pg-global-setup.ts");
   const { default: pg } = await import("pg");
   const name = `test_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: adminUrl });

@@ -13,7 +13,7 @@ import vm from "node:vm";
 import { resetConfig } from "@/lib/config";
 import { startExecution, subscribe, waitForExecution, type RunnerDeps } from "@/lib/runner";
 import { getExecution } from "@/lib/results/execution-history";
-import { localModel, seedBenchDataset } from "@/lib/testing/bench-run";
+import { localModel, seedBenchDataset } from "@/bench/support/setup";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;

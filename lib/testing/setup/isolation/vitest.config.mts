@@ -2,13 +2,13 @@
 import path from "node:path";
 import { defineConfig } from "vitest/config";
 
-const root = path.join(import.meta.dirname, "..", "..", "..");
+const root = path.join(import.meta.dirname, "..", "..", "..", "..");
 export default defineConfig({
   root,
-  resolve: { alias: { "@": root, "server-only": path.join(root, "lib/testing/server-only-stub.ts") } },
+  resolve: { alias: { "@": root, "server-only": path.join(root, "lib/testing/setup/server-only-stub.ts") } },
   test: {
-    include: ["lib/testing/isolation/*.isolation.ts"],
-    setupFiles: ["lib/testing/vitest-setup.ts"],
+    include: ["lib/testing/setup/isolation/*.isolation.ts"],
+    setupFiles: ["lib/testing/setup/vitest-setup.ts"],
     environment: "node",
     pool: "forks",
     isolate: false,

@@ -2,7 +2,7 @@
  * Benchmark of check metrics through the real runner (plan → check → persist → stream): 100,000
  * message-level check cells (10,000 conversations × 10 assistant turns) in one run, every event
  * consumed by a subscriber, heap measured after GC before and after. Target: under 10 s.
- * Run with `npm run bench lib/checks/checks.bench.ts`; no threshold fails the run, the figures are to read.
+ * Run with `npm run bench bench/checks.bench.ts`; no threshold fails the run, the figures are to read.
  */
 import v8 from "node:v8";
 import vm from "node:vm";

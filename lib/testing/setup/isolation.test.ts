@@ -1,6 +1,6 @@
 /**
  * vitest runs test files one after another in shared worker processes (vitest.config.mts, isolate: false);
- * lib/testing/vitest-setup.ts must give each file what a process of its own gave it. Two files run in one
+ * lib/testing/setup/vitest-setup.ts must give each file what a process of its own gave it. Two files run in one
  * worker here, each leaving an environment variable, a module's state and a process singleton behind; the
  * second must see none of the first's (without the setup's resets it sees all three).
  */
@@ -9,8 +9,8 @@ import path from "node:path";
 import { expect, it } from "vitest";
 
 it("a test file sees nothing the file before it in the same worker left: environment, modules, process state", () => {
-  const root = path.join(import.meta.dirname, "..", "..");
-  const res = spawnSync(process.execPath, [path.join(root, "node_modules", "vitest", "vitest.mjs"), "run", "--config", "lib/testing/isolation/vitest.config.mts"], {
+  const root = path.join(import.meta.dirname, "..", "..", "..");
+  const res = spawnSync(process.execPath, [path.join(root, "node_modules", "vitest", "vitest.mjs"), "run", "--config", "lib/testing/setup/isolation/vitest.config.mts"], {
     cwd: root,
     encoding: "utf8",
     env: Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith("TURNSCOPE_ISOLATION_"))) as NodeJS.ProcessEnv,

@@ -1,10 +1,10 @@
 /**
- * The spans of lib/otel/ingest.bench.ts: agents' GenAI spans (an invoke_agent span, two chat spans
+ * The spans of bench/otel-ingest.bench.ts: agents' GenAI spans (an invoke_agent span, two chat spans
  * carrying the growing history, an execute_tool span per turn, three turns a conversation, 300
  * conversations in flight at once), encoded as OTLP protobuf export requests of 512 spans.
  */
 import { randomBytes } from "node:crypto";
-import { encodeProtobufExport } from "./decode";
+import { encodeProtobufExport } from "@/lib/otel/decode";
 
 export const BATCH = 512;
 const ACTIVE = 300;

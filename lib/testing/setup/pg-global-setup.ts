@@ -2,7 +2,7 @@
  * Vitest global setup of the PostgreSQL project (TEST_STORE=postgres or both, vitest.config.mts): one
  * throwaway cluster for the whole run (scripts/pg-test-server.mjs), or the one TEST_PG_ADMIN_URL names, and
  * in it one database migrated once. Each test file then gets its own database cloned from that template
- * (lib/testing/vitest-setup.ts: CREATE DATABASE … TEMPLATE, a file copy instead of running every
+ * (lib/testing/setup/vitest-setup.ts: CREATE DATABASE … TEMPLATE, a file copy instead of running every
  * migration again), as each SQLite test file gets its own file.
  */
 import pg from "pg";

@@ -1,5 +1,5 @@
 /**
- * Benchmark of trace ingest: OTLP protobuf exports of 512 GenAI spans (lib/otel/ingest-bench-client.ts,
+ * Benchmark of trace ingest: OTLP protobuf exports of 512 GenAI spans (bench/support/otel-ingest-client.ts,
  * another process, two exports in flight) to POST /api/otel/v1/traces served over real HTTP, on SQLite,
  * while an evaluation run is in progress in the same server process (a judge answering in 200 ms, batch
  * 32, started again whenever it finishes). Figures: spans/s ingested, export latency p50/p99, the
@@ -16,10 +16,10 @@ import { rawRows } from "@/db/store";
 import { resetConfig } from "@/lib/config";
 import { startExecution, waitForExecution, type RunnerDeps } from "@/lib/runner";
 import { getExecution } from "@/lib/results/execution-history";
-import { serveRoutes } from "@/lib/testing/route-server";
+import { serveRoutes } from "@/lib/testing/http/route-server";
 import * as traces from "@/app/api/otel/v1/traces/route";
-import { flushAssembly } from "./ingest";
-import { localModel, seedBenchDataset } from "@/lib/testing/bench-run";
+import { flushAssembly } from "@/lib/otel/ingest";
+import { localModel, seedBenchDataset } from "@/bench/support/setup";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
@@ -61,7 +61,7 @@ async function main() {
   sample(0);
   const cpuBefore = process.cpuUsage();
   const loadBefore = os.loadavg()[0];
-  const client = spawn(process.execPath, ["--import", "tsx", "--conditions=react-server", "lib/otel/ingest-bench-client.ts", `${server.baseURL}/api/otel/v1/traces`, String(spans)], {
+  const client = spawn(process.execPath, ["--import", "tsx", "--conditions=react-server", "bench/support/otel-ingest-client.ts", `${server.baseURL}/api/otel/v1/traces`, String(spans)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   let buffer = "";

@@ -5,7 +5,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { eq, sql } from "drizzle-orm";
-import type { MessageRole } from "@/db/schema";
+import type { MessageRole } from "@/lib/vocabulary";
 import { database, first, rows, transaction } from "@/db/store";
 import { conversationsTable, datasetsTable, evaluationResultsTable, messagesTable, pipelineExecutionsTable, stepsTable } from "@/db/tables";
 

@@ -16,10 +16,10 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
-import { idealRatio } from "@/lib/testing/retry-tail-model";
-import { ensureBuild } from "./project.mjs";
-import { addMetrics, agentConversations, importDataset, startRun, waitFinal } from "./reliability/data";
-import { TurnscopeServer } from "./reliability/server";
+import { idealRatio } from "@/bench/support/retry-tail-model";
+import { ensureBuild } from "../scripts/project.mjs";
+import { addMetrics, agentConversations, importDataset, startRun, waitFinal } from "../scripts/reliability/data";
+import { TurnscopeServer } from "../scripts/reliability/server";
 
 const BATCH = 32;
 
@@ -211,7 +211,7 @@ async function providerFaults(server: TurnscopeServer, double: JudgeDouble) {
     batch_size: BATCH,
     settings: "defaults",
     /**
-     * What a client that honours the 1 s Retry-After can reach at best (lib/testing/retry-tail-model.ts:
+     * What a client that honours the 1 s Retry-After can reach at best (bench/support/retry-tail-model.ts:
      * no slot held while waiting, retries first, no overhead), mean and 10th–90th percentile over seeds.
      */
     ideal_client: {

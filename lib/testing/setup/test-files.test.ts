@@ -31,7 +31,7 @@ describe("which store a test file runs on", () => {
   });
 
   it("follows chains of local imports, relative and through @/, static and dynamic", () => {
-    testFile("helper.ts", 'export { seedDataset } from "@/lib/testing/seed";\n');
+    testFile("helper.ts", 'export { seedDataset } from "@/lib/testing/seed/rows";\n');
     const viaHelper = classify(testFile("via-helper.test.ts", 'import { seedDataset } from "./helper";\n'));
     expect(viaHelper.group).toBe("store");
     expect(viaHelper.why).toContain("db/store.ts");
@@ -67,8 +67,8 @@ describe("which store a test file runs on", () => {
     const byGroup = testFilesByGroup();
     const all = groups.flatMap((g) => byGroup[g]);
     expect(new Set(all).size).toBe(all.length);
-    expect(all).toContain("lib/testing/test-files.test.ts");
-    expect(byGroup["no-store"]).toContain("lib/testing/test-files.test.ts");
+    expect(all).toContain("lib/testing/setup/test-files.test.ts");
+    expect(byGroup["no-store"]).toContain("lib/testing/setup/test-files.test.ts");
     expect(byGroup.store.length).toBeGreaterThan(0);
   });
 });

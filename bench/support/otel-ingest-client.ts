@@ -1,6 +1,6 @@
 /**
- * The exporting side of lib/otel/ingest.bench.ts and scripts/otel-served.bench.ts, in its own process:
- * the agents' spans of lib/otel/bench-spans.ts sent as OTLP protobuf in batches of 512 spans. Two modes:
+ * The exporting side of bench/otel-ingest.bench.ts and bench/otel-served.bench.ts, in its own process:
+ * the agents' spans of bench/support/otel-spans.ts sent as OTLP protobuf in batches of 512 spans. Two modes:
  *  - rate 0 (closed loop): two exports in flight, each sent as soon as the last one of its sender was
  *    answered, like two services' batch span processors pushing as fast as the server takes them — the
  *    most the server ingests (its latency then is the queue it builds, not what a user sees);
@@ -9,7 +9,7 @@
  *    see (no coordinated omission: a late send counts as late).
  * argv: url, total spans, rate (default 0). Prints one JSON line of figures.
  */
-import { BATCH, batch } from "./bench-spans";
+import { BATCH, batch } from "./otel-spans";
 
 const url = process.argv[2];
 const totalSpans = Number(process.argv[3]);

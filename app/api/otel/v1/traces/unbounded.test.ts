@@ -1,0 +1,165 @@
+/**
+ * Issue 33.5, 33.6 and 33.10 (`__proto__`) through the OTLP route:
+ * - 5: a 15.6 KB gzip body of `"spans":[0,0,…]` (8 M rejected spans) built one error string per span,
+ *   held the server 19 s and took 1.2 GB; now an export is counted before it is read (at most 50,000
+ *   spans: 413) and a partial success names five reasons and how many more.
+ * - 6: a `\u0000` escape inside `gen_ai.input.messages` JSON failed the rebuild's insert on PostgreSQL on
+ *   every pass, and 200 such conversations filled every pass so no other conversation was rebuilt again.
+ *   Now NUL becomes U+FFFD (as in an import), and a conversation whose rebuild fails is set aside until
+ *   new spans arrive, so the others are rebuilt.
+ * - 10: an attribute key `__proto__` set the decoded attributes' prototype.
+ */
+import { gzipSync } from "node:zlib";
+import { afterEach, describe, expect, it, vi } from "vitest";
+import { rawRows } from "@/db/store";
+import { resetConfig } from "@/lib/config";
+import { attributesOf, MAX_SPANS_PER_EXPORT } from "@/lib/otel/decode";
+import { flushAssembly } from "@/lib/otel/ingest";
+import { call } from "@/lib/testing/http/call";
+import * as conversation from "@/app/api/conversations/[id]/route";
+import * as conversations from "@/app/api/datasets/[id]/conversations/route";
+import * as datasets from "@/app/api/datasets/route";
+import { POST } from "./route";
+
+const failing = vi.hoisted(() => ({ on: false }));
+vi.mock("@/db/repositories/otel", async (importOriginal) => {
+  const real = await importOriginal<typeof import("@/db/repositories/otel")>();
+  return {
+    ...real,
+    // A store that refuses some conversations' rows, as PostgreSQL refused NUL: a stand-in for any such fault.
+    saveAssemblies: async (list: Parameters<typeof real.saveAssemblies>[0]) => {
+      if (failing.on && list.some((a) => JSON.stringify(a.conversation ?? null).includes("bad "))) throw new Error("insert refused\nparams: secret message text");
+      return real.saveAssemblies(list);
+    },
+  };
+});
+
+async function post(body: string | Uint8Array, headers: Record<string, string> = { "content-type": "application/json" }) {
+  const req = new Request("http://localhost/api/otel/v1/traces", { method: "POST", headers, body: typeof body === "string" ? body : new Uint8Array(body) });
+  const res = await POST(req, { params: Promise.resolve({}) });
+  const text = await res.text();
+  return { status: res.status, json: text ? (JSON.parse(text) as Record<string, any>) : undefined }; // eslint-disable-line @typescript-eslint/no-explicit-any -- test convenience
+}
+
+let seq = 0;
+const hex = (n: number, len: number) => n.toString(16).padStart(len, "0");
+const str = (v: string) => ({ stringValue: v });
+function chatSpan(conversationId: string, userText: string) {
+  const traceId = hex(++seq + 0x5000, 32);
+  return {
+    traceId,
+    spanId: hex(++seq + 0x5000, 16),
+    name: "chat m",
+    kind: 1,
+    startTimeUnixNano: String(BigInt("1780000000000000000") + BigInt(seq)),
+    endTimeUnixNano: String(BigInt("1780000000000000000") + BigInt(seq + 1)),
+    attributes: [
+      { key: "gen_ai.operation.name", value: str("chat") },
+      { key: "gen_ai.conversation.id", value: str(conversationId) },
+      { key: "gen_ai.input.messages", value: str(userText) },
+      { key: "gen_ai.output.messages", value: str(JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: "ok" }] }])) },
+    ],
+  };
+}
+const exportOf = (service: string, spans: unknown[]) => JSON.stringify({ resourceSpans: [{ resource: { attributes: [{ key: "service.name", value: str(service) }] }, scopeSpans: [{ spans }] }] });
+
+async function texts(service: string): Promise<string[]> {
+  const list = (await call(datasets.GET, "GET", "/api/datasets?limit=500")).json as Array<{ id: number; name: string }>;
+  const id = list.find((d) => d.name === service)?.id;
+  if (id === undefined) return [];
+  const convs = (await call(conversations.GET, "GET", `/x`, { params: { id } })).json as Array<{ id: number }>;
+  const out: string[] = [];
+  for (const c of convs) {
+    const one = (await call(conversation.GET, "GET", "/x", { params: { id: c.id } })).json as { messages: Array<{ role: string; content: string }> };
+    out.push(...one.messages.filter((m) => m.role === "user").map((m) => m.content));
+  }
+  return out.sort();
+}
+
+afterEach(() => {
+  failing.on = false;
+  delete process.env.LOG_LEVEL;
+  resetConfig();
+});
+
+describe("OTLP input nobody bounded (issue 33.5, 33.6, 33.10)", () => {
+  it("8 million rejected spans in a 16 KB gzip body: 413 at once, nothing stored, the heap untouched", async () => {
+    const json = `{"resourceSpans":[{"scopeSpans":[{"spans":[${Array(8_000_000).fill("0").join(",")}]}]}]}`;
+    const body = gzipSync(Buffer.from(json));
+    expect(body.length).toBeLessThan(40_000);
+    const before = (await rawRows<{ n: number }>("select count(*) as n from otel_spans"))[0].n;
+    const res = await post(body, { "content-type": "application/json", "content-encoding": "gzip" });
+    expect(res.status).toBe(413);
+    expect(res.json?.error.message).toBe(`The export holds more than ${MAX_SPANS_PER_EXPORT} spans: export smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`);
+    expect((await rawRows<{ n: number }>("select count(*) as n from otel_spans"))[0].n).toBe(before);
+  });
+
+  it("the same in protobuf (two bytes a span) is counted on the wire and refused", async () => {
+    const n = 60_000;
+    const spans = Buffer.alloc(n * 2);
+    for (let i = 0; i < n; i++) spans[2 * i] = 0x12;
+    const lengthDelimited = (tag: number, body: Buffer) => {
+      const len: number[] = [];
+      let l = body.length;
+      while (l > 127) {
+        len.push((l & 127) | 128);
+        l >>>= 7;
+      }
+      len.push(l);
+      return Buffer.concat([Buffer.from([tag, ...len]), body]);
+    };
+    const res = await post(lengthDelimited(0x0a, lengthDelimited(0x12, spans)), { "content-type": "application/x-protobuf" });
+    expect(res.status).toBe(413);
+  });
+
+  it("rejected spans within the limit: the partial success names five reasons and counts the rest", async () => {
+    const res = await post(JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: Array(40_000).fill(0) }] }] }));
+    expect(res.status).toBe(200);
+    expect(res.json?.partialSuccess.rejectedSpans).toBe(40_000);
+    expect(res.json?.partialSuccess.errorMessage).toMatch(/^40000 span\(s\) rejected: resourceSpans\[0\]\.scopeSpans\[0\]\.spans\[0\] is not an object; .*; and 39995 more$/);
+  });
+
+  it("a \\u0000 escape inside message JSON is stored as U+FFFD on either store", async () => {
+    const withNul = JSON.stringify([{ role: "user", parts: [{ type: "text", content: "a\u0000b" }] }]);
+    expect(withNul).toContain("\\u0000");
+    expect((await post(exportOf("nul-svc", [chatSpan("nul-1", withNul)]))).status).toBe(200);
+    await flushAssembly();
+    expect(await texts("nul-svc")).toEqual(["a\uFFFDb"]);
+  });
+
+  it("201 conversations whose rebuild fails are set aside: the others are rebuilt, the log holds no message text", async () => {
+    failing.on = true;
+    const spans = [];
+    for (let i = 0; i < 201; i++) {
+      spans.push(chatSpan(`bad-${i}`, JSON.stringify([{ role: "user", parts: [{ type: "text", content: `bad ${i}` }] }])));
+    }
+    expect((await post(exportOf("stuck-svc", spans))).status).toBe(200);
+    process.env.LOG_LEVEL = "error";
+    resetConfig();
+    const logged: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (logged.push(String(chunk)), true));
+    const spyOut = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (logged.push(String(chunk)), true));
+    try {
+      await flushAssembly();
+      // Later, a healthy conversation of another dataset arrives: it must be rebuilt.
+      expect((await post(exportOf("healthy-svc", [chatSpan("good-1", JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hello" }] }]))]))).status).toBe(200);
+      await flushAssembly();
+    } finally {
+      spy.mockRestore();
+      spyOut.mockRestore();
+    }
+    expect(await texts("healthy-svc")).toEqual(["hello"]);
+    const stale = await rawRows<{ n: number }>("select count(*) as n from otel_conversations where assembled_revision < revision");
+    expect(Number(stale[0].n)).toBe(0);
+    expect(logged.join("")).not.toContain("secret message text");
+    expect(logged.join("")).toContain("set aside until it gets new spans");
+  });
+
+  it("an attribute key __proto__ is an ordinary key", () => {
+    const out = attributesOf([{ key: "__proto__", value: { kvlistValue: { values: [{ key: "polluted", value: str("yes") }] } } }]);
+    expect(Object.getPrototypeOf(out)).toBe(Object.prototype);
+    expect((out as Record<string, unknown>).polluted).toBeUndefined();
+    expect(Object.keys(out)).toEqual(["__proto__"]);
+    expect(JSON.parse(JSON.stringify(out))).toEqual(JSON.parse('{"__proto__": {"polluted": "yes"}}'));
+  });
+});
