@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import type { ReactNode } from "react";
 import { AppNav } from "@/components/app-nav";
 import { Providers } from "@/components/providers";
+import { currentPageCaller } from "@/lib/api/page-caller";
 import "./globals.css";
 
 export const metadata: Metadata = {
@@ -9,11 +10,13 @@ export const metadata: Metadata = {
   description: "Evaluate conversations with AI assistants and agents.",
 };
 
-export default function RootLayout({ children }: { children: ReactNode }) {
+export default async function RootLayout({ children }: { children: ReactNode }) {
+  // Who is looking, so that controls the caller's role may not use are disabled with the reason (issue 34.4).
+  const caller = await currentPageCaller();
   return (
     <html lang="en">
       <body className="min-h-screen">
-        <Providers>
+        <Providers caller={caller ? { user: caller.userId, role: caller.role, via: caller.via } : null}>
           <AppNav />
           <main className="mx-auto max-w-7xl px-6 py-8">{children}</main>
         </Providers>

@@ -3,6 +3,7 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { usePathname } from "next/navigation";
 import { useState, useSyncExternalStore, type ReactNode } from "react";
+import { CallerProvider, type PageCaller } from "./caller-context";
 
 const noChanges = () => () => {};
 /** Pages whose forms are plain posts, made to work before any script has loaded (or with none): never inert. */
@@ -17,7 +18,7 @@ const worksWithoutScripts = new Set(["/signin"]);
  * driving the page waits the moment it takes instead of losing what it did. The sign-in page is the
  * exception: its form is a plain post that needs no script.
  */
-export function Providers({ children }: { children: ReactNode }) {
+export function Providers({ children, caller }: { children: ReactNode; caller: PageCaller | null }) {
   const [client] = useState(
     () => new QueryClient({ defaultOptions: { queries: { staleTime: 5_000, refetchOnWindowFocus: false, retry: 1 } } }),
   );
@@ -26,9 +27,11 @@ export function Providers({ children }: { children: ReactNode }) {
   const inert = !hydrated && !worksWithoutScripts.has(pathname);
   return (
     <QueryClientProvider client={client}>
-      <fieldset disabled={inert} className="contents" data-hydrated={hydrated ? "" : undefined}>
-        {children}
-      </fieldset>
+      <CallerProvider caller={caller}>
+        <fieldset disabled={inert} className="contents" data-hydrated={hydrated ? "" : undefined}>
+          {children}
+        </fieldset>
+      </CallerProvider>
     </QueryClientProvider>
   );
 }

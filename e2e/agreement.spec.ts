@@ -64,3 +64,40 @@ test("scores agree within a tolerance, weighted κ and the disagreements are sho
   await expect(ranking.getByText("Ordered the other way round (1)")).toBeVisible();
   await page.screenshot({ path: "test-results/screenshots/agreement-scores-ranking.png", fullPage: true });
 });
+
+test("a progress metric against a pass/fail reference: the controls say it was compared at a threshold, not within a tolerance", async ({ page, request }) => {
+  await request.post(`${judge}/reset`);
+  const trips = JSON.stringify({
+    conversations: [1, 0, 1, 0].map((reward, i) => ({ name: `Trip ${i + 1}`, meta: { reward }, messages: [{ role: "user", content: `Book trip ${i + 1}.` }, { role: "assistant", content: "Booked." }] })),
+  });
+  const imported = await request.post("/api/datasets/import", {
+    multipart: { file: { name: "trips.json", mimeType: "application/json", buffer: Buffer.from(trips) }, name: `Pass/fail reference ${Date.now()}` },
+  });
+  expect(imported.status(), await imported.text()).toBe(201);
+  const datasetId = ((await imported.json()) as { dataset_id: number }).dataset_id;
+  const metric = await request.post("/api/evaluation-pipeline-nodes", {
+    data: {
+      dataset_id: datasetId,
+      name: "Goal reached",
+      evaluation_level: "conversation",
+      prompt: "How far did the assistant get? @HISTORY",
+      output_type: "progress",
+      reference: { source: "meta", level: "conversation", path: "meta.reward", rule: { op: ">=", value: 1 } },
+    },
+  });
+  expect(metric.status(), await metric.text()).toBe(201);
+  const metricId = ((await metric.json()) as { id: number }).id;
+  const run = await request.post("/api/evaluation-pipeline-executions/run", { data: { dataset_id: datasetId, pipeline_node_id: metricId } });
+  const runId = ((await run.json()) as { id: number }).id;
+  await expect.poll(async () => ((await (await request.get(`/api/evaluation-pipeline-executions/${runId}`)).json()) as { status: string }).status).toBe("completed");
+
+  await page.goto(`/datasets/${datasetId}/agreement?metric=${metricId}`);
+  await expect(page.getByRole("combobox", { name: "Source B (truth)" })).toHaveValue("reference");
+  // The judge's 0.8 passes all four at 0.5; the reward passes two → accuracy 0.5.
+  await expect(page.getByTestId("agreement-accuracy")).toHaveText("0.500");
+  await expect(page.getByRole("combobox", { name: "Compare scores" })).toHaveValue("passfail");
+  await expect(page.getByRole("spinbutton", { name: "Threshold" })).toHaveValue("0.5");
+  await expect(page.getByText("pass at score ≥ 0.5")).toBeVisible();
+  await expect(page.getByText(/scores agree within/)).toHaveCount(0);
+  await expect(page.getByRole("spinbutton", { name: "Tolerance" })).toHaveCount(0);
+});

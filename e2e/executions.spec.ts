@@ -103,10 +103,16 @@ test.describe("execution history and results", () => {
     await expect(page.getByRole("table", { name: "Individual results" }).getByTestId("result-row")).toHaveCount(10);
     await page.screenshot({ path: "test-results/screenshots/execution.png", fullPage: true });
 
-    // The cancelled run's page keeps the results finished before the cancel, and can retry the rest.
+    // The cancelled run's page keeps the results finished before the cancel. Its retry has nothing to do here
+    // (the first run answered every cell, and the hung calls saved nothing): it says so and records no
+    // empty run (issue 34.5); a re-run starts one.
     await page.goto(`/executions/${cancelledId}`);
     await expect(page.getByRole("heading", { level: 1 })).toContainText("cancelled");
+    const before = (await latestExecutions(request, datasetId)).length;
     await page.getByRole("button", { name: `Retry failed of run #${cancelledId}` }).click();
+    await expect(page.getByRole("alert").filter({ hasText: /\S/ })).toHaveText("Nothing to retry: every cell of this scope already has a completed result");
+    expect(await latestExecutions(request, datasetId)).toHaveLength(before);
+    await page.getByRole("button", { name: `Re-run run #${cancelledId}` }).click();
     await expect(page.getByRole("status")).toContainText(/Started run #\d+/);
   });
 });

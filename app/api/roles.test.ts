@@ -16,6 +16,8 @@ const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 /** Reachable without a credential: the sign-in endpoint. */
 // /api/health answers without a credential (a load balancer's probe), leaving out the judge settings (lib/api/attacked-doors.test.ts).
 const publicRoutes = new Set(["/api/session", "/api/health"]);
+/** POSTs that change nothing (a body carries what to compute): open to viewers like a GET. */
+const readOnlyPosts = new Set(["/api/evaluation-pipeline-nodes/999999/reference-preview"]);
 /** Admin-only: managing people and keys. */
 const adminRoutes = [/^\/api\/users/, /^\/api\/keys/];
 
@@ -68,7 +70,7 @@ describe("every route, every role", () => {
       for (const e of endpoints) {
         if (publicRoutes.has(e.url)) continue;
         const adminOnly = adminRoutes.some((r) => r.test(e.url));
-        const writes = e.method !== "GET";
+        const writes = e.method !== "GET" && !(e.method === "POST" && readOnlyPosts.has(e.url));
         const allowed = role === "admin" || (!adminOnly && (role === "annotator" || !writes));
         const res = await send(e, { authorization: `Bearer ${keys[role]}` });
         seen.push(`${e.method} ${e.url} ${res.status}`);

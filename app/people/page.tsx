@@ -22,7 +22,7 @@ export default async function PeoplePage() {
         </p>
       </div>
       {caller.role === "admin" ? (
-        <PeopleManager me={caller.userId} />
+        <PeopleManager me={caller.userId} open={!locked} />
       ) : (
         <Card className="p-5 text-sm text-slate-600" role="alert">
           Only admins manage people and keys; you are signed in as {caller.userId} ({caller.role}).

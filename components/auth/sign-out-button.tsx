@@ -1,25 +1,17 @@
 "use client";
 
 import { useRouter } from "next/navigation";
-import { useEffect, useState } from "react";
+import { useCaller } from "@/components/caller-context";
 
-/** Shown only when the server asks for sign-in and this browser is signed in: who, and a button that ends the session. */
+/**
+ * Shown only when the server asks for sign-in and this browser is signed in: who, and a button that ends the
+ * session. Who comes from the page's render (the root layout), so it follows a sign-in made on the page
+ * itself, such as the People page's first admin key, as soon as the page refreshes.
+ */
 export function SignOutButton() {
   const router = useRouter();
-  const [who, setWho] = useState<{ user: string; role: string } | null>(null);
-  useEffect(() => {
-    let live = true;
-    fetch("/api/session", { cache: "no-store" })
-      .then((r) => (r.ok ? r.json() : null))
-      .then((s: { auth_required?: boolean; signed_in?: boolean; user?: string; role?: string } | null) => {
-        if (live && s?.auth_required && s.signed_in && s.user) setWho({ user: s.user, role: s.role ?? "" });
-      })
-      .catch(() => undefined);
-    return () => {
-      live = false;
-    };
-  }, []);
-  if (!who) return null;
+  const who = useCaller();
+  if (!who || who.via === "open") return null;
   return (
     <div className="ml-auto flex items-center gap-2 text-sm text-slate-500">
       <span data-testid="signed-in-as">

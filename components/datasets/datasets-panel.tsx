@@ -153,7 +153,7 @@ function CreateDatasetForm({ onCreated }: { onCreated: () => void }) {
             Created “{created.name}”.
           </p>
         ) : null}
-        <Button type="submit" disabled={mutation.isPending} className="w-full">
+        <Button needs="annotator" type="submit" disabled={mutation.isPending} className="w-full">
           {mutation.isPending ? "Creating…" : "Create dataset"}
         </Button>
       </form>

@@ -94,16 +94,16 @@ export function ExecutionActions({
   return (
     <div className="flex items-center justify-end gap-1.5">
       {isRunning(execution) ? (
-        <Button variant="danger" size={size} className="whitespace-nowrap" disabled={cancel.isPending} onClick={() => cancel.mutate()} aria-label={`Cancel run #${execution.id}`}>
+        <Button needs="annotator" variant="danger" size={size} className="whitespace-nowrap" disabled={cancel.isPending} onClick={() => cancel.mutate()} aria-label={`Cancel run #${execution.id}`}>
           {cancel.isPending ? "Cancelling…" : "Cancel"}
         </Button>
       ) : (
         <>
-          <Button variant="secondary" size={size} className="whitespace-nowrap" disabled={rerun.isPending} onClick={() => rerun.mutate(false)} aria-label={`Re-run run #${execution.id}`}>
+          <Button needs="annotator" variant="secondary" size={size} className="whitespace-nowrap" disabled={rerun.isPending} onClick={() => rerun.mutate(false)} aria-label={`Re-run run #${execution.id}`}>
             Re-run
           </Button>
           {execution.failed_evaluations > 0 || execution.status !== "completed" ? (
-            <Button variant="secondary" size={size} className="whitespace-nowrap" disabled={rerun.isPending} onClick={() => rerun.mutate(true)} aria-label={`Retry failed of run #${execution.id}`}>
+            <Button needs="annotator" variant="secondary" size={size} className="whitespace-nowrap" disabled={rerun.isPending} onClick={() => rerun.mutate(true)} aria-label={`Retry failed of run #${execution.id}`}>
               Retry failed
             </Button>
           ) : null}

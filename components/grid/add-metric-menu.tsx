@@ -60,10 +60,11 @@ export function AddMetricMenu({ datasetId, onAdded, onError }: { datasetId: numb
   });
   return (
     <Menu
+      needs="annotator"
       label="Add metric"
       align="end"
       trigger={<>{add.isPending ? "Adding…" : "+ Add metric"}</>}
-      triggerClassName="inline-flex h-9 items-center gap-1 rounded-md border border-slate-300 bg-white px-3 text-sm font-medium text-slate-800 shadow-sm hover:bg-slate-50"
+      triggerClassName="inline-flex h-9 items-center gap-1 rounded-md border border-slate-300 bg-white px-3 text-sm font-medium text-slate-800 shadow-sm hover:bg-slate-50 disabled:cursor-not-allowed disabled:text-slate-400 disabled:hover:bg-white"
     >
       {(close) => (
         <div className="w-72">

@@ -79,6 +79,7 @@ export function CellDetail({ anchor, metric, row, onClose }: { anchor: HTMLEleme
           Close
         </Button>
         <Button
+          needs="annotator"
           size="sm"
           onClick={() => {
             // Asking again on purpose: a cached verdict would only repeat the same answer.

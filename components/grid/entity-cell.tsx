@@ -1,16 +1,18 @@
 "use client";
 
+import { useAccess } from "@/components/caller-context";
 import { cn } from "@/components/ui/cn";
 import type { GridRow } from "@/lib/schemas/executions";
 import { useGridActions, useRowState } from "./grid-context";
 import { levelNames, levelShortNames, levelTones } from "./labels";
 
 const iconButton =
-  "inline-flex h-7 shrink-0 items-center justify-center rounded px-1.5 text-xs font-medium text-slate-500 hover:bg-slate-200 hover:text-slate-900";
+  "inline-flex h-7 shrink-0 items-center justify-center rounded px-1.5 text-xs font-medium text-slate-500 hover:bg-slate-200 hover:text-slate-900 disabled:cursor-not-allowed disabled:text-slate-300 disabled:hover:bg-transparent";
 
 /** The first column: expander, level, label, and the row's own actions (run the row, open it). */
 export function EntityCell({ row, depth, expandable, index }: { row: GridRow; depth: 0 | 1 | 2; expandable: boolean; index: number }) {
   const actions = useGridActions();
+  const access = useAccess("annotator");
   const { expanded } = useRowState();
   const isOpen = expandable && expanded.has(row.entity_id);
   return (
@@ -50,7 +52,8 @@ export function EntityCell({ row, depth, expandable, index }: { row: GridRow; de
           type="button"
           className={iconButton}
           aria-label={`Run every metric on ${row.label}`}
-          title="Run every metric on this row"
+          disabled={!access.allowed}
+          title={access.why ?? "Run every metric on this row"}
           onClick={(e) => {
             e.stopPropagation();
             actions.runRow(row);

@@ -1,6 +1,7 @@
 "use client";
 
 import { memo } from "react";
+import { useAccess } from "@/components/caller-context";
 import { cn } from "@/components/ui/cn";
 import { metricAppliesToStep } from "@/lib/metrics/step-kinds";
 import { ResultValue } from "@/components/results/result-value";
@@ -48,9 +49,18 @@ function ApplicableCell({ metric, row }: { metric: Metric; row: GridRow }) {
 
 function CellBody({ view, metric, row, where }: { view: CellView; metric: Metric; row: GridRow; where: string }) {
   const actions = useGridActions();
+  // A viewer reads the grid: no cell runs from a click (the reason is the cell's title).
+  const access = useAccess("annotator");
   const stop = (e: React.MouseEvent) => e.stopPropagation();
   switch (view.status) {
     case "empty":
+      if (!access.allowed) {
+        return (
+          <span className={cn(cellButton, "cursor-default text-slate-400")} title={access.why} aria-label={`${where}: not run`}>
+            Not run
+          </span>
+        );
+      }
       return (
         <button
           type="button"
@@ -83,9 +93,10 @@ function CellBody({ view, metric, row, where }: { view: CellView; metric: Metric
       return (
         <button
           type="button"
-          className={cn(cellButton, "text-red-700 hover:bg-red-50")}
-          title={`${view.error ?? "failed"} — click to retry`}
-          aria-label={`${where} failed: ${view.error ?? "failed"}. Retry`}
+          className={cn(cellButton, "text-red-700 hover:bg-red-50 disabled:cursor-default disabled:hover:bg-transparent")}
+          disabled={!access.allowed}
+          title={access.allowed ? `${view.error ?? "failed"} — click to retry` : `${view.error ?? "failed"} (${access.why})`}
+          aria-label={access.allowed ? `${where} failed: ${view.error ?? "failed"}. Retry` : `${where} failed: ${view.error ?? "failed"}`}
           onClick={(e) => {
             stop(e);
             actions.runCell(metric, row);
@@ -93,7 +104,7 @@ function CellBody({ view, metric, row, where }: { view: CellView; metric: Metric
         >
           <span aria-hidden>⚠</span>
           <span className="truncate text-xs">{view.error ?? "Error"}</span>
-          <span className="ml-auto hidden shrink-0 text-xs font-medium group-hover/cell:inline">↻ Retry</span>
+          {access.allowed ? <span className="ml-auto hidden shrink-0 text-xs font-medium group-hover/cell:inline">↻ Retry</span> : null}
         </button>
       );
     case "skipped":

@@ -36,6 +36,7 @@ export function MetricHeader({
         {(close) => (
           <>
             <MenuItem
+              needs="annotator"
               onSelect={() => {
                 close();
                 onRunColumn(metric, false);
@@ -44,6 +45,7 @@ export function MetricHeader({
               ▶ Run column
             </MenuItem>
             <MenuItem
+              needs="annotator"
               onSelect={() => {
                 close();
                 onRunColumn(metric, true);

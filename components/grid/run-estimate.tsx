@@ -63,7 +63,7 @@ export function RunEstimateConfirm({
             className="ml-2 h-8 w-28 rounded-md border border-slate-300 bg-white px-2 text-sm aria-[invalid=true]:border-red-500"
           />
         </label>
-        <Button size="sm" onClick={() => onStart(budgetValue)} disabled={budgetInvalid}>
+        <Button needs="annotator" size="sm" onClick={() => onStart(budgetValue)} disabled={budgetInvalid}>
           Start run
         </Button>
         <Button size="sm" variant="ghost" onClick={onCancel}>

@@ -72,7 +72,7 @@ export function RunList({
                 {running ? "Details" : "Results"}
               </Link>
               {running ? (
-                <Button variant="secondary" size="sm" onClick={() => onCancel(run.id)}>
+                <Button needs="annotator" variant="secondary" size="sm" onClick={() => onCancel(run.id)}>
                   Cancel
                 </Button>
               ) : (

@@ -42,6 +42,7 @@ export function RunToolbar({
     <div className="flex flex-wrap items-end gap-3 rounded-lg border border-slate-200 bg-white px-4 py-3 shadow-sm" role="toolbar" aria-label="Run controls">
       <div className="flex items-center gap-2">
         <Button
+          needs="annotator"
           onClick={onRunAll}
           disabled={!canRun || batchInvalid || running}
           title={running ? "A run is going: wait for it or cancel it" : canRun ? "Evaluate every cell of every metric" : "Add a metric first"}
@@ -49,6 +50,7 @@ export function RunToolbar({
           {running ? "Running…" : "▶ Run all"}
         </Button>
         <Button
+          needs="annotator"
           variant="secondary"
           onClick={onRetryFailed}
           disabled={!canRun || batchInvalid || running}

@@ -51,6 +51,8 @@ export function Workspace({
   );
   const [detail, setDetail] = useState<Detail | null>(null);
   const [notice, setNotice] = useState<Error | null>(null);
+  // Not an error: a click that had nothing to do says so (a retry with nothing failed records no run).
+  const [info, setInfo] = useState<string | null>(null);
 
   const metricsQuery = useQuery({
     queryKey: ["metrics", datasetId],
@@ -84,6 +86,7 @@ export function Workspace({
   const run = useCallback(
     (scope: RunScope, label: string) => {
       setNotice(null);
+      setInfo(null);
       setConfirming(null);
       if (scope.entity_id != null && scope.pipeline_node_id != null) return startNow(scope, label); // one cell
       const { settings } = latest.current;
@@ -96,7 +99,10 @@ export function Workspace({
         dry_run: true,
       };
       apiFetch<RunEstimate>("/evaluation-pipeline-executions/run", { method: "POST", json: body })
-        .then(({ data }) => (data.cells > CONFIRM_ABOVE_CELLS ? setConfirming({ scope, label, estimate: data }) : startNow(scope, label)))
+        .then(({ data }) => {
+          if (scope.retry && data.cells === 0) return setInfo("Nothing to retry: every cell here already has a completed result, so no run was started.");
+          return data.cells > CONFIRM_ABOVE_CELLS ? setConfirming({ scope, label, estimate: data }) : startNow(scope, label);
+        })
         // The run itself says what is wrong (its error shows as any run's does).
         .catch(() => startNow(scope, label));
     },
@@ -163,6 +169,14 @@ export function Workspace({
               }}
               onCancel={() => setConfirming(null)}
             />
+          ) : null}
+          {info ? (
+            <div role="status" data-testid="run-info" className="flex items-start gap-3 rounded-lg border border-slate-200 bg-white px-4 py-3 text-sm text-slate-700">
+              <p className="flex-1">{info}</p>
+              <button type="button" onClick={() => setInfo(null)} aria-label="Dismiss" title="Dismiss" className="rounded px-1.5 text-slate-500 hover:bg-slate-100">
+                ✕
+              </button>
+            </div>
           ) : null}
           {error ? <ErrorNotice error={error} onDismiss={() => (notice ? setNotice(null) : runs.clearError())} /> : null}
           <RunList runs={runs.runs} metrics={metrics} onCancel={runs.cancel} onDismiss={runs.dismiss} />

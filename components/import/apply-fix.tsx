@@ -84,7 +84,7 @@ export function ApplyFix({
         {prepared.summary} The result is imported as <span className="font-mono">{prepared.file.name}</span> into the same dataset choice.
       </p>
       <div className="flex flex-wrap gap-2">
-        <Button size="sm" disabled={pending} onClick={() => onImport(prepared.file)}>
+        <Button needs="annotator" size="sm" disabled={pending} onClick={() => onImport(prepared.file)}>
           {pending ? "Importing…" : "Apply the suggested fix and import"}
         </Button>
         <Button size="sm" variant="secondary" onClick={() => download(prepared.file)}>

@@ -27,6 +27,9 @@ function formatSize(bytes: number): string {
 
 const nameFromFile = (file: File) => file.name.replace(/\.(jsonl|json|ndjson)$/i, "").slice(0, 200);
 
+/** A fresh Idempotency-Key: one per import the person means, so a repeated click replays it instead of importing again. */
+const newKey = () => (typeof crypto !== "undefined" && "randomUUID" in crypto ? crypto.randomUUID() : `${Date.now()}-${Math.random()}`);
+
 /** Upload a conversations file into a new or existing dataset and show what happened. */
 export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[]; initialDatasetId?: number }) {
   const queryClient = useQueryClient();
@@ -45,6 +48,25 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
   const [formError, setFormError] = useState<string | null>(null);
   const [pending, setPending] = useState(false);
   const [outcome, setOutcome] = useState<Outcome | null>(null);
+  // Set before the first await of an upload: a second click in the same moment finds it and does nothing.
+  const sending = useRef(false);
+  // What was sent (files and fields) with the key it was sent under: the same request again reuses the key, so the
+  // server answers with the first outcome and creates nothing twice; a change of file or field gets a new key.
+  const lastRequest = useRef<{ signature: string; key: string } | null>(null);
+  // The request that imported: the Import button stays disabled until the file or a field changes.
+  const [imported, setImported] = useState<string | null>(null);
+  const requestSignature = (upload: File, extra: string, more: File[]) =>
+    JSON.stringify([
+      [upload, ...more].map((f) => [f.name, f.size, f.lastModified]),
+      mode,
+      mode === "new" ? [name.trim(), description] : datasetId,
+      feedback,
+      mappingId,
+      joinKey.trim(),
+      extra,
+    ]);
+  const current = file ? requestSignature(file, "", files.slice(1)) : null;
+  const alreadyImported = current !== null && current === imported;
   // Numbers each upload, so a new failure gets a fresh fix panel rather than the last one's state.
   const attempts = useRef(0);
 
@@ -65,6 +87,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
 
   async function submit(e: FormEvent) {
     e.preventDefault();
+    if (sending.current || alreadyImported) return;
     setOutcome(null);
     if (!file) return setFormError("Choose a file to import");
     if (checkForm()) await send(file, undefined, undefined, files.slice(1));
@@ -92,6 +115,10 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
 
   /** `more`: files joined with `upload` on the join key (no mapping then: a mapping reads one file). */
   async function send(upload: File, fixedFrom?: string, mapping?: string, more: File[] = []) {
+    if (sending.current) return;
+    sending.current = true;
+    const signature = requestSignature(upload, `${fixedFrom ?? ""}\u0000${mapping ?? ""}`, more);
+    if (lastRequest.current?.signature !== signature) lastRequest.current = { signature, key: newKey() };
     const form = new FormData();
     form.append("file", upload);
     for (const f of more) form.append("file", f);
@@ -106,10 +133,12 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
     const url = mode === "new" ? "/api/datasets/import" : `/api/datasets/${datasetId}/import`;
     setPending(true);
     try {
-      const res = await fetch(url, { method: "POST", body: form });
+      const res = await fetch(url, { method: "POST", body: form, headers: { "Idempotency-Key": lastRequest.current.key } });
       const body = (await res.json().catch(() => null)) as (ImportSuccess | ImportFailure | { error?: { message?: string } }) | null;
       if (body && "success" in body && body.success) {
         setOutcome({ kind: "success", result: body, fixedFrom });
+        // As the form reads it now (a fixed file has replaced the refused one in the form).
+        setImported(requestSignature(upload, "", more));
         await queryClient.invalidateQueries({ queryKey: ["datasets"] });
       } else if (body && "success" in body) {
         setOutcome({ kind: "failure", status: res.status, result: body, file: upload, fixedFrom, attempt: ++attempts.current });
@@ -117,6 +146,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
     } catch (error) {
       setOutcome({ kind: "error", message: `The upload did not reach the server: ${(error as Error).message}` });
     } finally {
+      sending.current = false;
       setPending(false);
     }
   }
@@ -234,9 +264,20 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
               {formError}
             </p>
           ) : null}
-          <Button type="submit" disabled={pending} className="w-full">
-            {pending ? "Importing…" : "Import"}
+          <Button
+            needs="annotator"
+            type="submit"
+            disabled={pending || alreadyImported}
+            title={alreadyImported ? "This file was imported with these settings; choose another file or change a field to import again" : undefined}
+            className="w-full"
+          >
+            {pending ? "Importing…" : alreadyImported ? "Imported" : "Import"}
           </Button>
+          {alreadyImported ? (
+            <p className="text-xs text-slate-500" data-testid="import-done-hint">
+              Imported. Choose another file (or change a field) to import again.
+            </p>
+          ) : null}
         </form>
       </Card>
 

@@ -118,7 +118,7 @@ export function MappingEditor({
           </Table>
         </div>
       ) : null}
-      <Button type="button" disabled={pending || !preview?.ok} onClick={() => onImport(mappingText)}>
+      <Button needs="annotator" type="button" disabled={pending || !preview?.ok} onClick={() => onImport(mappingText)}>
         {pending ? "Importing…" : "Import with this mapping"}
       </Button>
       <SaveMapping mapping={preview?.ok ? preview.mapping : null} />

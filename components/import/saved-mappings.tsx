@@ -94,6 +94,7 @@ export function SaveMapping({ mapping }: { mapping: ImportMapping | null }) {
           />
         </label>
         <Button
+          needs="annotator"
           type="button"
           variant="secondary"
           disabled={!mapping || !trimmed || save.isPending}

@@ -82,7 +82,7 @@ export function RulesPanel({ datasetId, metrics, rules, onChanged }: { datasetId
         description="Each finished conversation is evaluated once per rule, and again when it grows"
         actions={
           draft ? null : (
-            <Button size="sm" onClick={() => setDraft(emptyDraft(metrics))} disabled={metrics.length === 0} title={metrics.length ? undefined : "Add a metric first"}>
+            <Button needs="annotator" size="sm" onClick={() => setDraft(emptyDraft(metrics))} disabled={metrics.length === 0} title={metrics.length ? undefined : "Add a metric first"}>
               New rule
             </Button>
           )
@@ -128,13 +128,13 @@ export function RulesPanel({ datasetId, metrics, rules, onChanged }: { datasetId
                   ) : null}
                 </td>
                 <td className="space-x-1 whitespace-nowrap px-5 py-2 text-right">
-                  <Button size="sm" variant="ghost" onClick={() => setDraft(fromRule(r))}>
+                  <Button needs="annotator" size="sm" variant="ghost" onClick={() => setDraft(fromRule(r))}>
                     Edit
                   </Button>
-                  <Button size="sm" variant="ghost" onClick={() => void act(`/online-rules/${r.id}`, { method: "PATCH", json: { enabled: !r.enabled } })}>
+                  <Button needs="annotator" size="sm" variant="ghost" onClick={() => void act(`/online-rules/${r.id}`, { method: "PATCH", json: { enabled: !r.enabled } })}>
                     {r.enabled ? "Pause" : "Resume"}
                   </Button>
-                  <Button size="sm" variant="ghost" onClick={() => void act(`/online-rules/${r.id}`, { method: "DELETE" })}>
+                  <Button needs="annotator" size="sm" variant="ghost" onClick={() => void act(`/online-rules/${r.id}`, { method: "DELETE" })}>
                     Delete
                   </Button>
                 </td>
@@ -183,7 +183,7 @@ export function RulesPanel({ datasetId, metrics, rules, onChanged }: { datasetId
             </label>
           </div>
           <div className="flex gap-2">
-            <Button type="submit" size="sm" disabled={busy || draft.metrics.length === 0}>
+            <Button needs="annotator" type="submit" size="sm" disabled={busy || draft.metrics.length === 0}>
               {draft.id === null ? "Create rule" : "Save rule"}
             </Button>
             <Button size="sm" variant="ghost" onClick={() => setDraft(null)}>

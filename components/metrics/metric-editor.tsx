@@ -173,7 +173,7 @@ export function MetricEditor({
             <Link href={`/datasets/${datasetId}`} className="text-sm text-slate-600 hover:text-slate-900">
               Cancel
             </Link>
-            <Button type="submit" disabled={save.isPending || check.invalid.length > 0}>
+            <Button needs="annotator" type="submit" disabled={save.isPending || check.invalid.length > 0}>
               {save.isPending ? "Saving…" : metric ? "Save changes" : "Add metric"}
             </Button>
           </div>

@@ -2,6 +2,7 @@
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
+import { useAccess } from "@/components/caller-context";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
@@ -13,6 +14,7 @@ import { levelLabels, outputTypeLabels } from "./labels";
 /** A dataset's metrics in column order, with links to add and edit them and a delete action. */
 export function MetricsList({ datasetId, initial }: { datasetId: number; initial: Metric[] }) {
   const queryClient = useQueryClient();
+  const access = useAccess("annotator");
   const query = useQuery({
     queryKey: ["metrics", datasetId],
     queryFn: async () => (await apiFetch<Metric[]>(`/evaluation-pipeline-nodes?dataset_id=${datasetId}`)).data,
@@ -30,12 +32,18 @@ export function MetricsList({ datasetId, initial }: { datasetId: number; initial
         title="Metrics"
         description={metrics.length === 1 ? "1 metric, the grid's columns in order" : `${metrics.length} metrics, the grid's columns in order`}
         actions={
-          <Link
-            href={`/datasets/${datasetId}/metrics/new`}
-            className="inline-flex h-8 items-center rounded-md bg-brand-600 px-3 text-sm font-medium text-white shadow-sm hover:bg-brand-700"
-          >
-            Add metric
-          </Link>
+          access.allowed ? (
+            <Link
+              href={`/datasets/${datasetId}/metrics/new`}
+              className="inline-flex h-8 items-center rounded-md bg-brand-600 px-3 text-sm font-medium text-white shadow-sm hover:bg-brand-700"
+            >
+              Add metric
+            </Link>
+          ) : (
+            <span role="link" aria-disabled="true" title={access.why} className="inline-flex h-8 cursor-not-allowed items-center rounded-md bg-brand-600/50 px-3 text-sm font-medium text-white">
+              Add metric
+            </span>
+          )
         }
       />
       {metrics.length === 0 ? (
@@ -79,6 +87,7 @@ export function MetricsList({ datasetId, initial }: { datasetId: number; initial
                 </Td>
                 <Td className="text-right">
                   <Button
+                    needs="annotator"
                     variant="ghost"
                     size="sm"
                     aria-label={`Delete metric ${m.name}`}

@@ -119,7 +119,7 @@ export function PreviewPanel({
           </Field>
         ) : null}
         {cannotRun ? <p className="text-sm text-slate-500">{cannotRun}</p> : null}
-        <Button variant="secondary" className="w-full" disabled={!!cannotRun || preview.isPending} onClick={() => preview.mutate(request)}>
+        <Button needs="annotator" variant="secondary" className="w-full" disabled={!!cannotRun || preview.isPending} onClick={() => preview.mutate(request)}>
           {preview.isPending ? "Building…" : "Preview judge prompt"}
         </Button>
         {preview.error ? (

@@ -214,7 +214,7 @@ export function ReferenceFields({ metric }: { metric: Metric }) {
           </p>
         ) : null}
         <div className="flex justify-end border-t border-slate-100 pt-4">
-          <Button type="submit" disabled={save.isPending || (draft.source === "meta" && !draft.path.trim())}>
+          <Button needs="annotator" type="submit" disabled={save.isPending || (draft.source === "meta" && !draft.path.trim())}>
             {save.isPending ? "Saving…" : "Save reference"}
           </Button>
         </div>

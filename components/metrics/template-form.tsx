@@ -55,7 +55,7 @@ export function TemplateForm({
         <Button variant="secondary" onClick={onCancel}>
           Cancel
         </Button>
-        <Button type="submit" disabled={save.isPending || invalid}>
+        <Button needs="annotator" type="submit" disabled={save.isPending || invalid}>
           {save.isPending ? "Saving…" : template ? "Save template" : "Create template"}
         </Button>
       </div>

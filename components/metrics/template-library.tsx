@@ -140,7 +140,7 @@ export function TemplateLibrary({ initial }: { initial: MetricTemplate[] }) {
             title="My templates"
             description="Yours to edit and delete. Duplicate a built-in template to start from it."
             actions={
-              <Button size="sm" onClick={() => setEditingId("new")} disabled={editingId === "new"}>
+              <Button needs="annotator" size="sm" onClick={() => setEditingId("new")} disabled={editingId === "new"}>
                 New template
               </Button>
             }
@@ -216,15 +216,15 @@ function TemplateItem({
           <Button variant="ghost" size="sm" aria-expanded={open} aria-controls={detailsId} onClick={() => setOpen(!open)}>
             {open ? "Hide" : "View"}
           </Button>
-          <Button variant="ghost" size="sm" disabled={busy} onClick={onDuplicate}>
+          <Button needs="annotator" variant="ghost" size="sm" disabled={busy} onClick={onDuplicate}>
             Duplicate
           </Button>
           {!t.is_system ? (
             <>
-              <Button variant="ghost" size="sm" disabled={editing} onClick={onEdit}>
+              <Button needs="annotator" variant="ghost" size="sm" disabled={editing} onClick={onEdit}>
                 Edit
               </Button>
-              <Button variant="ghost" size="sm" className="text-red-700" disabled={busy} onClick={onDelete}>
+              <Button needs="annotator" variant="ghost" size="sm" className="text-red-700" disabled={busy} onClick={onDelete}>
                 Delete
               </Button>
             </>

@@ -1,6 +1,7 @@
 "use client";
 
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+import { useRouter } from "next/navigation";
 import { useState } from "react";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
@@ -22,13 +23,15 @@ const roleHelp: Record<Role, string> = {
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "never");
 
 /** People of the team, their roles and API keys: create, change role, issue a key (shown once), revoke. */
-export function PeopleManager({ me }: { me: string }) {
+export function PeopleManager({ me, open }: { me: string; open: boolean }) {
   const client = useQueryClient();
+  const router = useRouter();
   const users = useQuery({ queryKey: ["users"], queryFn: async () => (await apiFetch<User[]>("/users")).data });
   const [error, setError] = useState<string | null>(null);
   const [newKey, setNewKey] = useState<{ user: string; key: string } | null>(null);
   const [name, setName] = useState("");
-  const [role, setRole] = useState<Role>("annotator");
+  // In the one-person mode the first person added is the admin who will make the first key.
+  const [role, setRole] = useState<Role>(open ? "admin" : "annotator");
   const refresh = () => client.invalidateQueries({ queryKey: ["users"] });
   const fail = (e: unknown) => setError(e instanceof ApiError ? e.message : String(e));
 
@@ -58,6 +61,8 @@ export function PeopleManager({ me }: { me: string }) {
       setNewKey(created);
       setError(null);
       void refresh();
+      // The first key ended the one-person mode and signed this browser in with it: the page says so now.
+      if (open) router.refresh();
     },
     onError: fail,
   });

@@ -27,7 +27,7 @@ export function ConnectionTest({ defaultModel }: { defaultModel: string }) {
       <Field id="test-model" label="Model to test" hint={`Empty tests the default model, ${defaultModel}`} error={fieldError}>
         <Input id="test-model" value={model} maxLength={200} placeholder={defaultModel} onChange={(e) => setModel(e.target.value)} aria-invalid={!!fieldError} />
       </Field>
-      <Button type="submit" disabled={test.isPending}>
+      <Button needs="annotator" type="submit" disabled={test.isPending}>
         {test.isPending ? "Testing…" : "Test connection"}
       </Button>
       {test.data ? (

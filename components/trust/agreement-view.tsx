@@ -7,25 +7,16 @@ import { Bar, BarChart, CartesianGrid, ErrorBar, ResponsiveContainer, Tooltip, X
 import { Card, CardHeader } from "@/components/ui/card";
 import { Select } from "@/components/ui/select";
 import { apiFetch } from "@/lib/client/api";
-import type { Agreement } from "@/lib/schemas/labels";
+import type { Agreement, AnnotatorAgreement } from "@/lib/schemas/labels";
 import type { Metric } from "@/lib/schemas/metrics";
+import { cellHref, fmt, hasCells, sourceLabel, type EntityRef, type ExecutionSummary } from "./agreement-format";
+import { AnnotatorsPanel } from "./annotators-panel";
+import { RankingPanel, type Ranking } from "./ranking-panel";
 
-type ExecutionSummary = { id: number; status: string; created_at: string; meta: { model: string | null } };
-type EntityRef = { entity_type: string; entity_id: number; conversation_id: number };
+
 
 const figureNames = { accuracy: "Accuracy", kappa: "Cohen's κ", spearman: "Spearman ρ", mae: "MAE" } as const;
 
-type Ranking = {
-  items: number;
-  groups: number;
-  pairs: number;
-  pairwise_accuracy: number | null;
-  pairwise_interval: [number, number] | null;
-  mean_spearman: number | null;
-  spearman_interval: [number, number] | null;
-  spearman_undefined: number;
-  discordant: Array<{ better: EntityRef; worse: EntityRef; judge_better: number; judge_worse: number }>;
-};
 const intervalKinds = {
   accuracy: "Wilson score",
   kappa: "± 1.96 SE",
@@ -33,19 +24,7 @@ const intervalKinds = {
   mae: "± 1.96 s/√n",
 } as const;
 
-const fmt = (x: number | null | undefined) => (x === null || x === undefined ? "—" : x.toFixed(3));
 
-/** Where a cell opens in the grid: the workspace with that row's conversation open on it. */
-export function cellHref(datasetId: number, e: EntityRef): string {
-  return `/datasets/${datasetId}?open=${e.entity_type}:${e.entity_id}&conversation=${e.conversation_id}`;
-}
-
-function sourceLabel(source: string): string {
-  if (source === "latest") return "Latest results (grid)";
-  if (source === "labels") return "Human labels";
-  if (source === "reference") return "Reference";
-  return source.replace("execution:", "Run #");
-}
 
 /**
  * Agreement of a metric between two sources (runs, the grid's latest results, human labels, the
@@ -75,6 +54,15 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
       (await apiFetch<Agreement>(`/agreement?dataset_id=${datasetId}&pipeline_node_id=${metricId}&a=${encodeURIComponent(a)}&b=${encodeURIComponent(b)}${scoreParams}`)).data,
     refetchOnWindowFocus: true,
   });
+  const annotators = useQuery({
+    queryKey: ["agreement-annotators", datasetId, metricId, scoreParams],
+    enabled: metric !== null,
+    queryFn: async () => (await apiFetch<AnnotatorAgreement>(`/agreement/annotators?dataset_id=${datasetId}&pipeline_node_id=${metricId}${scoreParams}`)).data,
+  });
+  // A pass/fail source (a reference with a rule) is compared at a threshold whatever the mode asked: the
+  // controls show what was done rather than "as scores, within a tolerance" beside pass/fail figures.
+  const passFailSource = mode === "scores" && agreement.data?.threshold != null;
+  const shownMode = passFailSource ? "passfail" : mode;
   const rankingSource = a === "latest" || a.startsWith("execution:") ? a : "latest";
   const ranking = useQuery({
     queryKey: ["ranking", datasetId, metricId, rankingSource],
@@ -82,7 +70,14 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
     queryFn: async () => (await apiFetch<Ranking>(`/agreement/ranking?dataset_id=${datasetId}&pipeline_node_id=${metricId}&a=${encodeURIComponent(rankingSource)}`)).data,
   });
 
-  const sources = ["latest", "labels", ...(metric?.reference ? ["reference"] : []), ...(executions.data ?? []).map((e) => `execution:${e.id}`)];
+  const sources = [
+    "latest",
+    "labels",
+    ...(annotators.data?.annotators ?? []).filter((p) => p.labelled > 0).map((p) => `labels:${p.user_id}`),
+    ...(metric?.reference ? ["reference"] : []),
+    // A run that evaluated nothing (n = 0) reads no cell: not a source.
+    ...(executions.data ?? []).filter((e) => hasCells(e) || `execution:${e.id}` === a || `execution:${e.id}` === b).map((e) => `execution:${e.id}`),
+  ];
   const sourceSelect = (value: string, onChange: (v: string) => void, name: string) => (
     <label className="text-sm">
       <span className="mb-1 block font-medium text-slate-700">{name}</span>
@@ -132,16 +127,18 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
         {sourceSelect(a, setA, "Source A (judged)")}
         {sourceSelect(b, setB, "Source B (truth)")}
         {score ? (
-          <fieldset className="flex items-end gap-3 text-sm">
+          <fieldset className="flex items-end gap-3 text-sm" data-mode={shownMode}>
             <legend className="sr-only">How scores are compared</legend>
             <label>
               <span className="mb-1 block font-medium text-slate-700">Compare scores</span>
-              <Select value={mode} onChange={(e) => setMode(e.target.value as "scores" | "passfail")} aria-label="Compare scores">
-                <option value="scores">as scores, within a tolerance</option>
+              <Select value={shownMode} onChange={(e) => setMode(e.target.value as "scores" | "passfail")} aria-label="Compare scores">
+                <option value="scores" disabled={passFailSource}>
+                  {passFailSource ? "as scores (not against a pass/fail source)" : "as scores, within a tolerance"}
+                </option>
                 <option value="passfail">as pass/fail at a threshold</option>
               </Select>
             </label>
-            {mode === "scores" ? (
+            {shownMode === "scores" ? (
               <label>
                 <span className="mb-1 block font-medium text-slate-700">Tolerance</span>
                 <input
@@ -160,8 +157,11 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
                 <input
                   type="number"
                   step={0.05}
-                  value={threshold}
-                  onChange={(e) => setThreshold(e.target.value)}
+                  value={passFailSource ? String(agreement.data?.threshold) : threshold}
+                  onChange={(e) => {
+                    setMode("passfail");
+                    setThreshold(e.target.value);
+                  }}
                   aria-label="Threshold"
                   className="h-10 w-24 rounded-md border border-slate-300 px-3 text-sm"
                 />
@@ -201,7 +201,7 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
                       {fmt(d[k])}
                     </td>
                     <td className="px-5 py-2 text-xs text-slate-500">
-                      {d.intervals[k] ? `[${fmt(d.intervals[k]![0])}, ${fmt(d.intervals[k]![1])}] ${intervalKinds[k]}` : ""}
+                      {d.intervals[k] ? `[${fmt(d.intervals[k]![0])}, ${fmt(d.intervals[k]![1])}] ${intervalKinds[k]}` : d[k] === null ? <span data-testid={`agreement-${k}-why`}>{undefinedWhy(d, k)}</span> : ""}
                     </td>
                   </tr>
                 ))}
@@ -238,9 +238,22 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
       ) : agreement.isPending ? (
         <p className="text-sm text-slate-500">Computing…</p>
       ) : null}
+      {annotators.data && annotators.data.annotators.some((p) => p.labelled > 0) ? <AnnotatorsPanel data={annotators.data} /> : null}
       {ranking.data && ranking.data.groups > 0 ? <RankingPanel datasetId={datasetId} ranking={ranking.data} source={rankingSource} /> : null}
     </div>
   );
+}
+
+/** Why a figure reads "—": said beside it, so an undefined figure is not mistaken for a missing one. */
+function undefinedWhy(d: Agreement, k: keyof typeof figureNames): string {
+  if (d.n === 0) return "no cell read by both sources";
+  if ((k === "spearman" || k === "mae") && d.kind !== "score") return "for scores only";
+  if (k === "spearman") return d.n < 2 ? "needs two cells or more" : "undefined: one source gave every cell the same score, so there is no order to correlate";
+  if (k === "kappa") {
+    if (d.kind === "score" && d.threshold === null) return "compare as pass/fail at a threshold for κ (weighted κ below is for scores)";
+    return "undefined: both sources gave one and the same verdict throughout (chance agreement is 1)";
+  }
+  return "";
 }
 
 const showReading = (v: unknown) => (typeof v === "number" ? v.toFixed(2) : typeof v === "boolean" ? (v ? "pass" : "fail") : String(v));
@@ -274,63 +287,13 @@ function Disagreements({ datasetId, agreement }: { datasetId: number; agreement:
             ))}
           </tbody>
         </table>
+      ) : agreement.n === 0 ? (
+        <p className="px-5 py-3 text-sm text-slate-500" data-testid="agreement-nothing-to-compare">
+          No cell has a reading from both sources, so there is nothing to compare yet.
+        </p>
       ) : (
         <p className="px-5 py-3 text-sm text-slate-500">The two sources agree on every cell.</p>
       )}
-    </Card>
-  );
-}
-
-/** Agreement with human ranks among sibling replies (message trees): pairwise accuracy and mean Spearman. */
-function RankingPanel({ datasetId, ranking, source }: { datasetId: number; ranking: Ranking; source: string }) {
-  const iv = (x: [number, number] | null) => (x ? `[${fmt(x[0])}, ${fmt(x[1])}]` : "");
-  return (
-    <Card data-testid="ranking-agreement">
-      <CardHeader
-        title="Against human rankings"
-        description={`${sourceLabel(source)} on ${ranking.items} ranked replies to ${ranking.groups} prompts (meta.rank among siblings, 0 = best) · 95% intervals`}
-      />
-      <table className="w-full text-sm">
-        <tbody>
-          <tr className="border-b border-slate-100">
-            <th className="px-5 py-2 text-left font-medium text-slate-600">Pairwise accuracy</th>
-            <td className="px-5 py-2 font-mono" data-testid="ranking-pairwise">
-              {fmt(ranking.pairwise_accuracy)}
-            </td>
-            <td className="px-5 py-2 text-xs text-slate-500">
-              {iv(ranking.pairwise_interval)} Wilson · {ranking.pairs} pairs ranked differently by people, judge ties count half
-            </td>
-          </tr>
-          <tr>
-            <th className="px-5 py-2 text-left font-medium text-slate-600">Mean Spearman ρ per prompt</th>
-            <td className="px-5 py-2 font-mono" data-testid="ranking-spearman">
-              {fmt(ranking.mean_spearman)}
-            </td>
-            <td className="px-5 py-2 text-xs text-slate-500">
-              {iv(ranking.spearman_interval)} ± 1.96 s/√g{ranking.spearman_undefined ? ` · ${ranking.spearman_undefined} prompt${ranking.spearman_undefined === 1 ? "" : "s"} where the judge scored every reply alike` : ""}
-            </td>
-          </tr>
-        </tbody>
-      </table>
-      {ranking.discordant.length ? (
-        <div className="border-t border-slate-100 px-5 py-3 text-xs">
-          <p className="mb-1 font-medium text-slate-600">Ordered the other way round ({ranking.discordant.length})</p>
-          <ul className="space-y-0.5">
-            {ranking.discordant.slice(0, 10).map((p) => (
-              <li key={`${p.better.entity_id}-${p.worse.entity_id}`}>
-                <Link href={cellHref(datasetId, p.better)} className="text-brand-700 hover:underline">
-                  people&apos;s better #{p.better.entity_id}
-                </Link>{" "}
-                got {p.judge_better.toFixed(2)}, {" "}
-                <Link href={cellHref(datasetId, p.worse)} className="text-brand-700 hover:underline">
-                  worse #{p.worse.entity_id}
-                </Link>{" "}
-                got {p.judge_worse.toFixed(2)}
-              </li>
-            ))}
-          </ul>
-        </div>
-      ) : null}
     </Card>
   );
 }
@@ -368,17 +331,7 @@ function ConfusionMatrix({ datasetId, agreement }: { datasetId: number; agreemen
                 return (
                   <td key={colLabel} className={`px-4 py-2 ${i === j ? "bg-emerald-50" : "bg-amber-50"}`} data-testid={`confusion-${name}`}>
                     <span className="font-mono text-base">{c.counts[i][j]}</span>
-                    {cells.length ? (
-                      <ul className="mt-1 space-y-0.5 text-xs">
-                        {cells.map((e) => (
-                          <li key={`${e.entity_type}:${e.entity_id}`}>
-                            <Link href={cellHref(datasetId, e)} className="text-brand-700 hover:underline">
-                              {e.entity_type} #{e.entity_id}
-                            </Link>
-                          </li>
-                        ))}
-                      </ul>
-                    ) : null}
+                    {cells.length ? <CellLinks datasetId={datasetId} cells={cells} /> : null}
                   </td>
                 );
               })}
@@ -387,5 +340,31 @@ function ConfusionMatrix({ datasetId, agreement }: { datasetId: number; agreemen
         </tbody>
       </table>
     </Card>
+  );
+}
+
+/** How many of a confusion cell's entities are listed before the rest fold away. */
+const SHOWN_CELL_LINKS = 5;
+
+/** A confusion cell's entities as links: the first few, the rest folded in a scrolling list (116 inline made the page 4,000 px tall). */
+function CellLinks({ datasetId, cells }: { datasetId: number; cells: EntityRef[] }) {
+  const link = (e: EntityRef) => (
+    <li key={`${e.entity_type}:${e.entity_id}`}>
+      <Link href={cellHref(datasetId, e)} className="text-brand-700 hover:underline">
+        {e.entity_type} #{e.entity_id}
+      </Link>
+    </li>
+  );
+  const rest = cells.slice(SHOWN_CELL_LINKS);
+  return (
+    <div className="mt-1 text-xs" data-testid="confusion-links">
+      <ul className="space-y-0.5">{cells.slice(0, SHOWN_CELL_LINKS).map(link)}</ul>
+      {rest.length ? (
+        <details className="mt-1">
+          <summary className="cursor-pointer text-slate-600 hover:text-slate-900">{rest.length} more</summary>
+          <ul className="mt-1 max-h-48 space-y-0.5 overflow-y-auto pr-2">{rest.map(link)}</ul>
+        </details>
+      ) : null}
+    </div>
   );
 }

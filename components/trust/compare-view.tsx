@@ -9,9 +9,7 @@ import { Select } from "@/components/ui/select";
 import { apiFetch } from "@/lib/client/api";
 import type { Comparison } from "@/lib/schemas/compare";
 import type { Metric } from "@/lib/schemas/metrics";
-import { cellHref } from "./agreement-view";
-
-type ExecutionSummary = { id: number; status: string; created_at: string; meta: { model: string | null } };
+import { cellHref, hasCells, type ExecutionSummary } from "./agreement-format";
 
 const fmt = (x: number | null | undefined, digits = 3) => (x === null || x === undefined ? "—" : x.toFixed(digits));
 
@@ -33,10 +31,10 @@ export function CompareView({ datasetId, metrics, initialA, initialB }: { datase
     queryKey: ["executions", datasetId],
     queryFn: async () => (await apiFetch<ExecutionSummary[]>(`/evaluation-pipeline-executions?dataset_id=${datasetId}&limit=100`)).data,
   });
-  const list = executions.data ?? [];
   const [picked, setPicked] = useState<{ a: number | null; b: number | null }>({ a: initialA, b: initialB });
+  const list = (executions.data ?? []).filter((e) => hasCells(e) || e.id === picked.a || e.id === picked.b);
   const [onlyFlips, setOnlyFlips] = useState(false);
-  // Default: the two most recent runs, older as A.
+  // Default: the two most recent runs that evaluated something, older as A.
   const a = picked.a ?? list[1]?.id ?? null;
   const b = picked.b ?? list[0]?.id ?? null;
   const comparison = useQuery({

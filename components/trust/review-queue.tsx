@@ -3,6 +3,7 @@
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useAccess, useCaller } from "@/components/caller-context";
 import { MessageView } from "@/components/conversation/message-view";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
@@ -74,7 +75,8 @@ const help: Array<[string, string]> = [
 
 /**
  * The review queue: one cell after another of a metric, the conversation beside the judge's verdict and
- * reasoning, labelled from the keyboard. Labels are the caller's; the queue covers the first 500 rows.
+ * reasoning, labelled from the keyboard. The caller's own label is "your label" (and what counts as labelled
+ * here); other people's current labels are shown apart, by name. The queue covers the first 500 rows.
  */
 export function ReviewQueue({
   datasetId,
@@ -89,6 +91,9 @@ export function ReviewQueue({
   initialCell?: string | null;
 }) {
   const queryClient = useQueryClient();
+  const me = useCaller()?.user ?? "default";
+  const canLabel = useAccess("annotator");
+  const mayLabel = canLabel.allowed;
   const [filters, setFilters] = useState<Filters>({
     metricId: initialMetricId ?? metrics[0]?.id ?? 0,
     status: "all",
@@ -134,12 +139,24 @@ export function ReviewQueue({
       (await apiFetch<Agreement>(`/agreement?dataset_id=${datasetId}&pipeline_node_id=${filters.metricId}&a=latest&b=reference`)).data,
   });
 
-  // The caller's labels are the ones the API gives back on create; anyone's current label counts as labelled here.
-  const labelByCell = useMemo(() => {
-    const out = new Map<string, Label>();
-    for (const l of labelsQuery.data ?? []) if (!out.has(cellKey(l))) out.set(cellKey(l), l);
-    return out;
-  }, [labelsQuery.data]);
+  // The caller's own current label per cell; other people's are shown apart and never count as the caller's.
+  // Labelled (`verdicts`): the caller gave a verdict; a note without one is not a label.
+  const labelSets = useMemo(() => {
+    const mine = new Map<string, Label>();
+    const others = new Map<string, Label[]>();
+    const verdicts = new Set<string>();
+    for (const l of labelsQuery.data ?? []) {
+      const key = cellKey(l);
+      if (l.user_id !== me) others.set(key, [...(others.get(key) ?? []), l]);
+      else if (!mine.has(key)) {
+        mine.set(key, l);
+        if (l.value !== null) verdicts.add(key);
+      }
+    }
+    return { mine, others, verdicts };
+  }, [labelsQuery.data, me]);
+  const labelByCell = labelSets.mine;
+  const verdicts = labelSets.verdicts;
   const disagreeing = useMemo(() => new Set((disagreeQuery.data?.disagreements ?? []).map(cellKey)), [disagreeQuery.data]);
 
   const queue = useMemo(() => {
@@ -152,16 +169,17 @@ export function ReviewQueue({
       if (filters.status === "none" && cell) return false;
       if ((filters.status === "completed" || filters.status === "failed") && cell?.status !== filters.status) return false;
       if (filters.disagree && !disagreeing.has(key)) return false;
-      if (filters.unlabelled && labelByCell.has(key)) return false;
+      if (filters.unlabelled && verdicts.has(key)) return false;
       return true;
     });
-  }, [rowsQuery.data, filters, currentKey, disagreeing, labelByCell]);
+  }, [rowsQuery.data, filters, currentKey, disagreeing, verdicts]);
 
   const index = Math.max(0, queue.findIndex((r) => cellKey(r) === currentKey));
   const row = queue[index] ?? null;
   const rowKey = row ? cellKey(row) : null;
   const label = rowKey ? labelByCell.get(rowKey) : undefined;
-  const labelledInQueue = queue.filter((r) => labelByCell.has(cellKey(r))).length;
+  const labelledInQueue = queue.filter((r) => verdicts.has(cellKey(r))).length;
+  const others = rowKey ? (labelSets.others.get(rowKey) ?? []) : [];
 
   const note = draft.key === rowKey ? draft.text : (label?.note ?? "");
   const setNote = (text: string) => setDraft({ key: rowKey, text });
@@ -219,6 +237,7 @@ export function ReviewQueue({
       if (k === "?") setShowHelp((s) => !s);
       else if (k === "j") move(1);
       else if (k === "k") move(-1);
+      else if (!mayLabel && /^[pf1-5n]$/.test(k)) return;
       else if ((k === "p" || k === "f") && passFailValue(metric, k === "p") !== null) void save(passFailValue(metric, k === "p"), { advance: true });
       else if (/^[1-5]$/.test(k) && scoreValue(metric, Number(k)) !== null) void save(scoreValue(metric, Number(k)), { advance: true });
       else if (k === "n") noteRef.current?.focus();
@@ -227,7 +246,7 @@ export function ReviewQueue({
     };
     document.addEventListener("keydown", onKey);
     return () => document.removeEventListener("keydown", onKey);
-  }, [metric, move, save]);
+  }, [metric, move, save, mayLabel]);
 
   // Open each cell on the entity judged: its message or step, else (a conversation) the first user message.
   const loaded = conversationQuery.data?.id === row?.conversation_id ? conversationQuery.data : undefined;
@@ -301,7 +320,7 @@ export function ReviewQueue({
         </span>
         <span className="text-slate-500">·</span>
         <span>
-          <strong data-testid="review-labelled">{labelledInQueue}</strong> labelled
+          <strong data-testid="review-labelled">{labelledInQueue}</strong> labelled by you
         </span>
         <div className="h-2 w-48 overflow-hidden rounded-full bg-slate-100" aria-hidden>
           <div className="h-full bg-brand-600" style={{ width: `${queue.length ? (100 * labelledInQueue) / queue.length : 0}%` }} />
@@ -373,36 +392,52 @@ export function ReviewQueue({
               {metric.reference ? (
                 <p className="mt-2 text-sm" data-testid="review-reference">
                   <span className="text-slate-500">Reference{metric.reference.source === "meta" ? ` (${metric.reference.path}${metric.reference.rule ? ` ${metric.reference.rule.op} ${JSON.stringify(metric.reference.rule.value)}` : ""})` : " (labels)"}: </span>
-                  <strong>{referenceQuery.isPending ? "…" : rowKey && referenceByCell.has(rowKey) ? formatValue(referenceByCell.get(rowKey)) : "none for this cell"}</strong>
+                  <strong>
+                    {referenceQuery.error
+                      ? `could not be read (${referenceQuery.error.message})`
+                      : referenceQuery.isPending
+                        ? "…"
+                        : rowKey && referenceByCell.has(rowKey)
+                          ? formatValue(referenceByCell.get(rowKey))
+                          : "none for this cell"}
+                  </strong>
                 </p>
               ) : null}
-              {rowKey && disagreeing.has(rowKey) ? (
+              {/* Only beside a reference the page could read: "none" next to "they disagree" contradicts itself. */}
+              {rowKey && disagreeing.has(rowKey) && referenceByCell.has(rowKey) ? (
                 <p className="mt-2 text-sm font-medium text-amber-700">The judge and the reference disagree on this cell.</p>
               ) : null}
             </section>
             <section>
-              <h3 className="text-xs font-semibold uppercase tracking-wide text-slate-500">Your label</h3>
+              <h3 className="text-xs font-semibold uppercase tracking-wide text-slate-500">Your label ({me})</h3>
               <p className="mt-1 text-sm" data-testid="review-label">
-                {label ? (
+                {label && label.value !== null ? (
                   <span className="rounded bg-brand-50 px-1.5 py-0.5 font-semibold text-brand-800 ring-1 ring-brand-200">{formatValue(label.value)}</span>
+                ) : label ? (
+                  "none (a note only)"
                 ) : (
                   "none"
                 )}
               </p>
+              {!canLabel.allowed ? (
+                <p className="mt-1 text-xs text-slate-500" data-testid="review-readonly">
+                  {canLabel.why}: you can read labels but not give them.
+                </p>
+              ) : null}
               <div className="mt-2 flex flex-wrap gap-2">
                 {metric.output_type === "checkbox" ? (
                   <>
-                    <LabelButton given={label?.value} value={true} onClick={() => void save(true, { advance: true })}>
+                    <LabelButton given={label?.value} value={true} disabledWhy={canLabel.why} onClick={() => void save(true, { advance: true })}>
                       Pass (p)
                     </LabelButton>
-                    <LabelButton given={label?.value} value={false} onClick={() => void save(false, { advance: true })}>
+                    <LabelButton given={label?.value} value={false} disabledWhy={canLabel.why} onClick={() => void save(false, { advance: true })}>
                       Fail (f)
                     </LabelButton>
                   </>
                 ) : null}
                 {metric.output_type === "progress" || metric.output_type === "number"
                   ? [1, 2, 3, 4, 5].map((n) => (
-                      <LabelButton key={n} given={label?.value} value={scoreValue(metric, n)} onClick={() => void save(scoreValue(metric, n), { advance: true })}>
+                      <LabelButton key={n} given={label?.value} value={scoreValue(metric, n)} disabledWhy={canLabel.why} onClick={() => void save(scoreValue(metric, n), { advance: true })}>
                         {formatValue(scoreValue(metric, n))} ({n})
                       </LabelButton>
                     ))
@@ -413,6 +448,7 @@ export function ReviewQueue({
                   (metric.output_type === "checkbox" ? "p / f: pass / fail, then the next cell." : "p / f: label 1 / 0, then the next cell.")}
               </p>
             </section>
+            <OthersLabels labels={others} />
             <section>
               <label className="text-xs font-semibold uppercase tracking-wide text-slate-500" htmlFor="review-note">
                 Note (n)
@@ -431,6 +467,8 @@ export function ReviewQueue({
                   }
                 }}
                 rows={3}
+                readOnly={!canLabel.allowed}
+                title={canLabel.why}
                 className="mt-1 block w-full rounded-md border border-slate-300 px-3 py-2 text-sm shadow-sm focus:border-brand-500 focus:outline-none focus:ring-2 focus:ring-brand-100"
                 placeholder="Why the verdict is right or wrong (Enter saves)"
               />
@@ -443,12 +481,34 @@ export function ReviewQueue({
 }
 
 /** A label button, pressed (and marked) when it is the label the cell already has. */
-function LabelButton({ given, value, onClick, children }: { given: unknown; value: unknown; onClick: () => void; children: React.ReactNode }) {
+function LabelButton({ given, value, disabledWhy, onClick, children }: { given: unknown; value: unknown; disabledWhy?: string; onClick: () => void; children: React.ReactNode }) {
   const pressed = given !== undefined && given === value;
   return (
-    <Button size="sm" variant={pressed ? "primary" : "secondary"} aria-pressed={pressed} onClick={onClick}>
+    <Button size="sm" variant={pressed ? "primary" : "secondary"} aria-pressed={pressed} onClick={onClick} disabled={disabledWhy !== undefined} title={disabledWhy}>
       {pressed ? "✓ " : null}
       {children}
     </Button>
+  );
+}
+
+/** Other people's current labels of the cell, by name: shown apart from the caller's own. */
+function OthersLabels({ labels: others }: { labels: Label[] }) {
+  return (
+    <section data-testid="review-others">
+      <h3 className="text-xs font-semibold uppercase tracking-wide text-slate-500">Other people&apos;s labels</h3>
+      {others.length ? (
+        <ul className="mt-1 space-y-1 text-sm">
+          {others.map((o) => (
+            <li key={o.id} data-user={o.user_id}>
+              <span className="font-medium text-slate-700">{o.user_id}</span>:{" "}
+              {o.value !== null ? <strong>{formatValue(o.value)}</strong> : <span className="text-slate-500">no verdict</span>}
+              {o.note ? <span className="text-slate-500"> · “{o.note}”</span> : null}
+            </li>
+          ))}
+        </ul>
+      ) : (
+        <p className="mt-1 text-sm text-slate-500">No one else has labelled this cell.</p>
+      )}
+    </section>
   );
 }

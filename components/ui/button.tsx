@@ -1,4 +1,8 @@
+"use client";
+
 import type { ButtonHTMLAttributes } from "react";
+import { useAccess } from "@/components/caller-context";
+import type { Role } from "@/lib/auth/roles";
 import { cn } from "./cn";
 
 type Variant = "primary" | "secondary" | "ghost" | "danger";
@@ -12,13 +16,20 @@ const variants: Record<Variant, string> = {
 };
 const sizes: Record<Size, string> = { sm: "h-8 px-3 text-sm", md: "h-10 px-4 text-sm" };
 
+/**
+ * `needs`: the role the button's action needs (annotator to write, admin to manage). A caller without it sees the
+ * button disabled, its title saying why, instead of learning the rule from a 403.
+ */
 export function Button({
   variant = "primary",
   size = "md",
   className,
   type = "button",
+  needs,
   ...props
-}: ButtonHTMLAttributes<HTMLButtonElement> & { variant?: Variant; size?: Size }) {
+}: ButtonHTMLAttributes<HTMLButtonElement> & { variant?: Variant; size?: Size; needs?: Role }) {
+  const access = useAccess(needs ?? "viewer");
+  const refused = needs !== undefined && !access.allowed;
   return (
     <button
       type={type}
@@ -29,6 +40,7 @@ export function Button({
         className,
       )}
       {...props}
+      {...(refused ? { disabled: true, title: access.why, "data-needs-role": needs } : {})}
     />
   );
 }

@@ -2,6 +2,8 @@
 
 import { useCallback, useEffect, useLayoutEffect, useRef, useState, type KeyboardEvent as ReactKeyboardEvent, type ReactNode } from "react";
 import { createPortal } from "react-dom";
+import { useAccess } from "@/components/caller-context";
+import type { Role } from "@/lib/auth/roles";
 import { cn } from "./cn";
 
 type Position = { top: number; left: number };
@@ -114,13 +116,18 @@ export function Menu({
   triggerClassName,
   children,
   align = "start",
+  needs,
 }: {
   label: string;
   trigger: ReactNode;
   triggerClassName?: string;
   children: (close: () => void) => ReactNode;
   align?: "start" | "end";
+  /** The role the menu's actions need: without it the trigger is disabled, its title saying why. */
+  needs?: Role;
 }) {
+  const access = useAccess(needs ?? "viewer");
+  const refused = needs !== undefined && !access.allowed;
   const [anchor, setAnchor] = useState<HTMLButtonElement | null>(null);
   const button = useRef<HTMLButtonElement>(null);
   const close = useCallback(() => setAnchor(null), []);
@@ -144,6 +151,8 @@ export function Menu({
         aria-haspopup="menu"
         aria-expanded={anchor !== null}
         className={triggerClassName}
+        disabled={refused}
+        title={refused ? access.why : undefined}
         onClick={(e) => {
           e.stopPropagation();
           setAnchor(anchor ? null : button.current);
@@ -163,9 +172,11 @@ export function Menu({
 const itemClass =
   "flex w-full items-center gap-2 px-3 py-1.5 text-left text-sm text-slate-700 hover:bg-slate-100 focus:bg-slate-100 focus:outline-none disabled:text-slate-400";
 
-export function MenuItem({ onSelect, children, disabled }: { onSelect: () => void; children: ReactNode; disabled?: boolean }) {
+export function MenuItem({ onSelect, children, disabled, needs }: { onSelect: () => void; children: ReactNode; disabled?: boolean; needs?: Role }) {
+  const access = useAccess(needs ?? "viewer");
+  const off = disabled || (needs !== undefined && !access.allowed);
   return (
-    <button type="button" role="menuitem" className={itemClass} disabled={disabled} aria-disabled={disabled} onClick={onSelect}>
+    <button type="button" role="menuitem" className={itemClass} disabled={off} aria-disabled={off} title={needs !== undefined ? access.why : undefined} onClick={onSelect}>
       {children}
     </button>
   );

@@ -4,6 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import {
+  atScorePrecision,
   averageRanks,
   cohensKappa,
   computeAgreement,
@@ -237,11 +238,49 @@ describe("ranking agreement among siblings by hand", () => {
       { key: "c", items: [{ judge: 1, rank: 0, ref: "c0" }] },
     ];
     const r = rankingAgreement(groups);
-    expect(r).toMatchObject({ groups: 2, pairs: 4, pairwise_accuracy: 2.5 / 4, spearman_undefined: 1 });
+    expect(r).toMatchObject({ groups: 2, pairs: 4, pairwise_accuracy: 2.5 / 4, ties: 1, spearman_undefined: 1 });
     // Group a: judge ranks 3 1 2, human order (−rank) ranks 3 2 1 → dx 1 −1 0, dy 1 0 −1 → 1/√(2·2) = 0.5.
     expect(r.mean_spearman).toBeCloseTo(0.5, 12);
     expect(r.spearman_interval).toBeNull();
     expect(r.discordant).toEqual([{ better: "a1", worse: "a2", judge_better: 0.5, judge_worse: 0.7 }]);
     expect(r.pairwise_interval).toEqual(wilsonInterval(3, 4));
+  });
+
+  it("a constant judge whose copies average to float noise ties every pair: accuracy 0.5, nothing reversed", () => {
+    // Six copies of 0.8 average to 0.7999999999999999, three to 0.8000000000000002 (binary floating point).
+    const mean = (x: number, copies: number) => Array.from({ length: copies }, () => x).reduce((s, v) => s + v, 0) / copies;
+    expect(mean(0.8, 6)).not.toBe(0.8);
+    expect(mean(0.8, 3)).not.toBe(0.8);
+    const groups = [
+      { key: "p1", items: [mean(0.8, 6), 0.8, mean(0.8, 3)].map((judge, rank) => ({ judge, rank, ref: `p1-${rank}` })) },
+      { key: "p2", items: [0.8, mean(0.8, 7)].map((judge, rank) => ({ judge, rank, ref: `p2-${rank}` })) },
+    ];
+    const r = rankingAgreement(groups);
+    // 3 + 1 pairs, each a tie worth ½ → 2 / 4.
+    expect(r).toMatchObject({ groups: 2, pairs: 4, ties: 4, pairwise_accuracy: 0.5, discordant: [], mean_spearman: null, spearman_undefined: 2 });
+    expect(r.pairwise_interval).toEqual(wilsonInterval(2, 4));
+  });
+
+  it("scores that differ beyond the comparison precision still order", () => {
+    const r = rankingAgreement([{ key: "g", items: [0.8000001, 0.8].map((judge, rank) => ({ judge, rank, ref: rank })) }]);
+    expect(r).toMatchObject({ pairs: 1, ties: 0, pairwise_accuracy: 1 });
+  });
+});
+
+describe("comparison precision", () => {
+  it("reads float noise as equal, and keeps real differences", () => {
+    expect(atScorePrecision(0.7999999999999999)).toBe(0.8);
+    expect(atScorePrecision(0.8000000000000002)).toBe(0.8);
+    expect(atScorePrecision(0.1 + 0.2)).toBe(0.3);
+    expect(atScorePrecision(0.8000001)).toBe(0.8000001);
+    expect(atScorePrecision(123456789.10000001)).toBe(123456789.1);
+    expect(atScorePrecision(5.551115123125783e-17)).toBe(0);
+  });
+
+  it("Spearman and the pass/fail threshold read equal scores at that precision", () => {
+    // Noise that would break the tie between the first two values: average ranks 1.5 1.5 3.
+    expect(averageRanks([0.7999999999999999, 0.8, 0.9])).toEqual([1.5, 1.5, 3]);
+    const figures = computeAgreement("score", items([[0.49999999999999994, true], [0.2, false]]), { threshold: 0.5 });
+    expect(figures.accuracy).toBe(1);
   });
 });

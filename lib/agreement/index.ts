@@ -4,7 +4,7 @@
  * Source `b` is taken as the truth when naming false passes and false fails.
  */
 import type { OutputType } from "@/db/schema";
-import { cohensKappa, meanAbsoluteError, spearman, weightedKappa, wilsonInterval, type Interval } from "./stats";
+import { atScorePrecision, cohensKappa, meanAbsoluteError, spearman, weightedKappa, wilsonInterval, type Interval } from "./stats";
 
 export * from "./stats";
 export * from "./regression";
@@ -57,7 +57,7 @@ const passFail = (pass: boolean) => (pass ? "pass" : "fail");
 function categoryOf(kind: AgreementKind, r: Reading, threshold: number | undefined): string {
   // A pass/fail reading (a reference with a rule) stays pass/fail whatever the metric's scale.
   if (kind === "binary" || typeof r === "boolean") return passFail(r === true);
-  if (kind === "score" && threshold !== undefined) return passFail(Number(r) >= threshold);
+  if (kind === "score" && threshold !== undefined) return passFail(atScorePrecision(Number(r)) >= atScorePrecision(threshold));
   return String(r);
 }
 

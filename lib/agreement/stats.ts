@@ -12,6 +12,16 @@ export type Interval = [number, number];
 
 const clamp = (x: number, lo: number, hi: number) => Math.min(hi, Math.max(lo, x));
 
+/**
+ * A score at the precision scores are compared at: 9 decimals, and 12 significant digits for large values.
+ * Averaging copies of one score leaves binary noise (six copies of 0.8 average to 0.7999999999999999),
+ * which an exact comparison would read as an order; at this precision equal scores are ties.
+ */
+export function atScorePrecision(x: number): number {
+  if (!Number.isFinite(x)) return x;
+  return Number((Math.round(x * 1e9) / 1e9).toPrecision(12));
+}
+
 /** Wilson score interval of a proportion k/n; null when n is 0. */
 export function wilsonInterval(k: number, n: number, z = Z95): Interval | null {
   if (n <= 0) return null;
@@ -62,9 +72,9 @@ export function cohensKappa(pairs: ReadonlyArray<readonly [string, string]>, z =
   return { kappa, po, pe, se, interval: [clamp(kappa - z * se, -1, 1), clamp(kappa + z * se, -1, 1)] };
 }
 
-/** 1-based ranks, tied values sharing the average of the ranks they span. */
+/** 1-based ranks, tied values (equal at score precision) sharing the average of the ranks they span. */
 export function averageRanks(values: readonly number[]): number[] {
-  const order = values.map((v, i) => [v, i] as const).sort((x, y) => x[0] - y[0]);
+  const order = values.map((v, i) => [atScorePrecision(v), i] as const).sort((x, y) => x[0] - y[0]);
   const ranks = new Array<number>(values.length);
   let i = 0;
   while (i < order.length) {
@@ -153,7 +163,7 @@ export type WeightedKappaResult = {
 export function weightedKappa(pairs: ReadonlyArray<readonly [number, number]>): WeightedKappaResult | null {
   const n = pairs.length;
   if (n === 0) return null;
-  const levels = [...new Set(pairs.flat())].sort((x, y) => x - y);
+  const levels = [...new Set(pairs.flat().map(atScorePrecision))].sort((x, y) => x - y);
   const range = levels[levels.length - 1] - levels[0];
   if (range === 0) return null;
   const index = new Map(levels.map((v, i) => [v, i]));
@@ -162,8 +172,8 @@ export function weightedKappa(pairs: ReadonlyArray<readonly [number, number]>): 
   const rowTotals = new Array<number>(k).fill(0);
   const colTotals = new Array<number>(k).fill(0);
   for (const [a, b] of pairs) {
-    const i = index.get(a)!;
-    const j = index.get(b)!;
+    const i = index.get(atScorePrecision(a))!;
+    const j = index.get(atScorePrecision(b))!;
     observed[i][j] += 1 / n;
     rowTotals[i] += 1 / n;
     colTotals[j] += 1 / n;
@@ -190,6 +200,8 @@ export type RankingAgreement<R> = {
   pairs: number;
   /** Share of those pairs the judge orders as people did (a judge tie counts half). */
   pairwise_accuracy: number | null;
+  /** Of those pairs, the ones the judge scored alike (equal at score precision): neither agreeing nor reversed. */
+  ties: number;
   /** Wilson 95% interval of pairwise accuracy (ties counted half, rounded to the nearest pair). */
   pairwise_interval: Interval | null;
   /** Mean over groups of Spearman's rho between the judge's scores and the human order. */
@@ -198,7 +210,7 @@ export type RankingAgreement<R> = {
   spearman_interval: Interval | null;
   /** Groups whose rho is undefined (the judge gave every sibling the same score). */
   spearman_undefined: number;
-  /** Pairs the judge ordered the other way round, worst-ranked-higher first. */
+  /** Pairs the judge ordered the other way round (a strictly higher score for people's worse reply), largest reversal first. */
   discordant: Array<{ better: R; worse: R; judge_better: number; judge_worse: number }>;
 };
 
@@ -211,20 +223,25 @@ export function rankingAgreement<R>(groups: ReadonlyArray<RankingGroup<R>>): Ran
   let used = 0;
   let pairs = 0;
   let concordant = 0;
+  let ties = 0;
   const rhos: number[] = [];
   let undefinedRho = 0;
   const discordant: RankingAgreement<R>["discordant"] = [];
   for (const group of groups) {
     if (group.items.length < 2) continue;
     used++;
-    const items = group.items;
+    // Scores compared at their precision: copies averaged to 0.7999999999999999 tie with 0.8.
+    const items = group.items.map((it) => ({ ...it, judge: atScorePrecision(it.judge) }));
     for (let i = 0; i < items.length; i++) {
       for (let j = i + 1; j < items.length; j++) {
         if (items[i].rank === items[j].rank) continue;
         const [better, worse] = items[i].rank < items[j].rank ? [items[i], items[j]] : [items[j], items[i]];
         pairs++;
         if (better.judge > worse.judge) concordant += 1;
-        else if (better.judge === worse.judge) concordant += 0.5;
+        else if (better.judge === worse.judge) {
+          concordant += 0.5;
+          ties++;
+        }
         else discordant.push({ better: better.ref, worse: worse.ref, judge_better: better.judge, judge_worse: worse.judge });
       }
     }
@@ -247,6 +264,7 @@ export function rankingAgreement<R>(groups: ReadonlyArray<RankingGroup<R>>): Ran
     groups: used,
     pairs,
     pairwise_accuracy: pairs ? concordant / pairs : null,
+    ties,
     pairwise_interval: wilsonInterval(Math.round(concordant), pairs),
     mean_spearman: meanRho,
     spearman_interval: spearmanInterval,

@@ -46,6 +46,15 @@ function redirect(location: string, cookie?: string): Response {
   return new Response(null, { status: 303, headers });
 }
 
+/**
+ * The session cookie for a key its creator just made: the first admin key ends the one-person mode, so the
+ * browser that made it (on the People page) would have no credential for its very next request.
+ */
+export async function sessionCookieForNewKey(req: Request, key: string): Promise<string> {
+  const opened = await openSession(key, clientAddress(req));
+  return `${SESSION_COOKIE}=${opened.sessionId}; ${sessionCookieAttributes(isSecure(req), opened.ttlSeconds)}`;
+}
+
 /** POST /api/session. */
 export async function signIn(req: Request): Promise<Response> {
   // A sign-in form on another site must not sign this browser in (login CSRF).

@@ -33,6 +33,11 @@ export async function startExecution(req: RunRequest, userId: string, deps: Runn
   const engine = runEngine();
   const resultsUpTo = await engine.planBound();
   const plan = await planRun(req, { resultsUpTo });
+  // A retry with nothing failed or missing would record an empty run (n = 0), which then reads as a run
+  // everywhere runs are listed (Compare's default, Agreement's sources): refused, nothing recorded.
+  if (req.retry && plan.cells.length === 0) {
+    throw new AppError("conflict", "Nothing to retry: every cell of this scope already has a completed result");
+  }
   const variables = [...new Set(plan.cells.map((c) => c.node).flatMap((n) => n.templateVariables ?? []))];
   const meta: ExecutionMeta = {
     model: req.model_name ?? null,

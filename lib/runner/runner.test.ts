@@ -299,9 +299,17 @@ describe("failures, retry and recovery", () => {
     const retry = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv, retry: true });
     expect(retry.json.total_evaluations).toBe(1);
     expect(await finished(retry.json.id)).toMatchObject({ status: "completed", successful_evaluations: 1 });
+    // Nothing failed or missing now: a retry is refused and records no (empty) run; a dry run says 0 cells.
+    const runsBefore = (await call(collection.GET, "GET", `/api/evaluation-pipeline-executions?dataset_id=${s.datasetId}`)).headers.get("x-total-count");
     const again = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv, retry: true });
-    expect(again.json.total_evaluations).toBe(0);
-    expect(await finished(again.json.id)).toMatchObject({ status: "completed", total_evaluations: 0 });
+    expect(again.status).toBe(409);
+    expect(again.json.error).toMatchObject({ code: "conflict", message: expect.stringMatching(/^Nothing to retry/) });
+    const stream = await call(run.GET, "GET", `/api/evaluation-pipeline-executions/run?dataset_id=${s.datasetId}&pipeline_node_id=${s.conv}&retry=true`);
+    expect(stream.status).toBe(409);
+    expect((await call(collection.GET, "GET", `/api/evaluation-pipeline-executions?dataset_id=${s.datasetId}`)).headers.get("x-total-count")).toBe(runsBefore);
+    const dry = await start({ dataset_id: s.datasetId, pipeline_node_id: s.conv, retry: true, dry_run: true });
+    expect(dry.status).toBe(200);
+    expect(dry.json.cells).toBe(0);
   });
 
   it("fails every cell with one clear error when no judge is configured", async () => {

@@ -148,6 +148,44 @@ export const agreementSchema = z
 
 export type Agreement = z.infer<typeof agreementSchema>;
 
+export const annotatorAgreementQuery = agreementQuery.omit({ a: true, b: true });
+
+export const annotatorAgreementSchema = z
+  .object({
+    dataset_id: z.number().int(),
+    pipeline_node_id: z.number().int(),
+    output_type: z.string(),
+    kind: z.enum(["binary", "score", "category"]),
+    annotators: z
+      .array(
+        z.object({
+          user_id: z.string(),
+          labelled: z.number().int().describe("Cells with this person's current verdict (a note without a verdict is not counted)"),
+          notes_only: z.number().int().describe("Cells where this person's current label is a note without a verdict"),
+        }),
+      )
+      .describe("Everyone with a current label on the metric, by user id"),
+    pairs: z
+      .array(
+        z.object({
+          a: z.string(),
+          b: z.string(),
+          n: z.number().int().describe("Cells both people gave a verdict"),
+          accuracy: z.number().nullable(),
+          kappa: z.number().nullable().describe("Cohen's kappa (pass/fail, categories, or scores at `threshold`)"),
+          weighted_kappa: z.number().nullable().describe("Scores: Cohen's kappa with quadratic weights over the values"),
+          threshold: z.number().nullable(),
+          tolerance: z.number().nullable(),
+          intervals: z.object({ accuracy: interval, kappa: interval }),
+          disagreements: z.number().int().describe("Cells the two disagree on"),
+        }),
+      )
+      .describe("Every pair of annotators with at least one cell in common, by user id"),
+  })
+  .meta({ id: "AnnotatorAgreement" });
+
+export type AnnotatorAgreement = z.infer<typeof annotatorAgreementSchema>;
+
 export const rankingSchema = z
   .object({
     dataset_id: z.number().int(),
@@ -159,13 +197,17 @@ export const rankingSchema = z
     groups: z.number().int().describe("Prompts with at least two ranked replies"),
     pairs: z.number().int().describe("Pairs of sibling replies people ranked differently"),
     pairwise_accuracy: z.number().nullable().describe("Share of those pairs the judge orders as people did (a judge tie counts half)"),
+    ties: z
+      .number()
+      .int()
+      .describe("Of those pairs, the ones the judge scored alike (equal at 9 decimals, so averaging noise such as 0.7999999999999999 against 0.8 is a tie): counted half, never as reversed"),
     pairwise_interval: interval.describe("Wilson 95% interval"),
     mean_spearman: z.number().nullable().describe("Mean over prompts of Spearman's rho between the judge's scores and the human order"),
     spearman_interval: interval.describe("mean ± 1.96·s/√g over the prompts"),
     spearman_undefined: z.number().int().describe("Prompts where the judge gave every reply the same score"),
     discordant: z
       .array(z.object({ better: entityRef, worse: entityRef, judge_better: z.number(), judge_worse: z.number() }))
-      .describe("Pairs the judge ordered the other way round (at most 200), the largest reversal first"),
+      .describe("Pairs the judge ordered the other way round, a strictly higher score for people's worse reply (at most 200), the largest reversal first; ties are not listed"),
   })
   .meta({ id: "RankingAgreement" });
 

@@ -22,7 +22,8 @@ export const executionOperations: Operation[] = [
       "Scope: cell = `pipeline_node_id` + `entity_type`/`entity_id`; row = entity only (a conversation row includes its " +
       "messages' and steps' metrics, a message row its steps'); column = `pipeline_node_id` only; all = neither. " +
       "Message-level metrics evaluate assistant messages; step-level metrics every step. `retry` evaluates only cells whose " +
-      "latest result failed or is missing (and asks the judge afresh). Answers at once; the run goes on in the server. " +
+      "latest result failed or is missing (and asks the judge afresh); with none in the scope it answers 409 `conflict` " +
+      "(\"Nothing to retry\") and records no run — a dry run answers `cells: 0`. Answers at once; the run goes on in the server. " +
       "404 for an unknown dataset, metric or entity (or one of another dataset); 422 when the dataset has no metrics, the " +
       "metric's level does not match the entity, or no metric applies to the entity. `conversation_ids` and `pipeline_node_ids` " +
       "narrow the run to some conversations and some metrics (how online rules run). " +
@@ -37,6 +38,7 @@ export const executionOperations: Operation[] = [
       202: { description: "The execution, `pending`; `Location` names it", schema: executionSchema },
       400: badRequest,
       404: notFoundResponse,
+      409: { description: "`retry` with no failed or missing cell in the scope: nothing to retry, no run recorded", schema: conflictResponse.schema },
       422: unprocessableResponse,
     },
   },
@@ -52,6 +54,7 @@ export const executionOperations: Operation[] = [
       200: { description: "The event stream", contentType: "text/event-stream" },
       400: badRequest,
       404: notFoundResponse,
+      409: { description: "`retry` with nothing to retry (as for the POST)", schema: conflictResponse.schema },
       422: unprocessableResponse,
     },
   },

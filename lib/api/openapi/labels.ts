@@ -2,7 +2,7 @@ import { errorSchema, idParams } from "@/lib/schemas/common";
 import { gateQuery, gateReportSchema } from "@/lib/schemas/gate";
 import { compareQuery, comparisonSchema } from "@/lib/schemas/compare";
 import { metaFieldsSchema, referencePreviewBody, referencePreviewSchema } from "@/lib/schemas/references";
-import { agreementQuery, agreementSchema, createLabelBody, labelSchema, listLabelsQuery, metricVersionSchema, rankingQuery, rankingSchema } from "@/lib/schemas/labels";
+import { agreementQuery, agreementSchema, annotatorAgreementQuery, annotatorAgreementSchema, createLabelBody, labelSchema, listLabelsQuery, metricVersionSchema, rankingQuery, rankingSchema } from "@/lib/schemas/labels";
 import { badRequest, forbiddenResponse, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 
@@ -84,13 +84,34 @@ export const labelOperations: Operation[] = [
   },
   {
     method: "get",
+    path: "/agreement/annotators",
+    operationId: "getAnnotatorAgreement",
+    summary: "Agreement between the people who labelled a metric",
+    description:
+      "Each person's current labels are one source (`labels:<user_id>`); every pair of people with cells in common is " +
+      "compared on those cells as `GET /agreement` would compare them: pass/fail and categories get accuracy and Cohen's " +
+      "kappa, scores quadratic-weighted kappa and accuracy within `tolerance` (default 0.1 for progress), or with " +
+      "`threshold` the pass/fail figures. A note without a verdict is not a label: `labelled` counts a person's verdicts " +
+      "only, `notes_only` the rest.",
+    tag: labels,
+    query: annotatorAgreementQuery,
+    responses: {
+      200: { description: "Annotators and their agreement, pair by pair", schema: annotatorAgreementSchema },
+      400: badRequest,
+      404: notFoundResponse,
+      422: { description: "The metric is not of the dataset", schema: unprocessableResponse.schema },
+    },
+  },
+  {
+    method: "get",
     path: "/agreement/ranking",
     operationId: "getRankingAgreement",
     summary: "A message metric against human ranks among sibling replies",
     description:
       "For message trees with human rankings (Open Assistant: several assistant replies to one prompt, `meta.rank` 0 = best, " +
       "`meta.parent_id` the prompt): replies with the same group value are siblings. Pairwise accuracy is the share of sibling " +
-      "pairs people ranked differently that the judge orders the same way (higher score = better; a judge tie counts half), " +
+      "pairs people ranked differently that the judge orders the same way (higher score = better; scores are compared at 9 decimals, " +
+      "so copies averaged to 0.7999999999999999 tie with 0.8; a judge tie counts half and is counted in `ties`, never in `discordant`), " +
       "with a Wilson 95% interval; `mean_spearman` averages per prompt Spearman's rho between the judge's scores and the human " +
       "order, with mean ± 1.96·s/√g. A reply stored on several root-to-leaf paths (same `id_path` value) counts once, its copies' " +
       "scores averaged. Pass/fail metrics read as 1/0.",
@@ -182,7 +203,8 @@ export const labelOperations: Operation[] = [
       "Reads every cell of the metric (entities at its level) through `reference` (absent: the metric's saved reference; " +
       "null: none) as agreement would: a meta field through its rule (pass/fail), the field itself for the output type, or " +
       "the latest label. Returns the counts (`pass`, `fail`, `other` readings, `missing`) and each cell's reading. Changes " +
-      "nothing; a reference the metric could not save is a 422 with the same reason as on save.",
+      "nothing, so a viewer may call it too (it is a POST only to carry an unsaved reference); a reference the metric " +
+      "could not save is a 422 with the same reason as on save.",
     tag: "Metrics",
     params: idParams,
     body: referencePreviewBody,

@@ -134,7 +134,10 @@ export const resultOperations: Operation[] = [
       `\`status\` (empty in CSV). Columns: ${gridExportColumns}, then \`meta.<key>\` for every top-level key of the ` +
       "dataset's conversation meta (null where a conversation lacks it), then the cell's latest human label " +
       "(`label_value`, `label_note`, `label_user`, `labelled_at`) and the metric's reference (`reference`: where it " +
-      "reads from, e.g. `conversation.meta.reward >= 1` or `labels`; `reference_value`: what it says for the cell). `value` is the verdict's value for checkbox, number and text metrics, `result` the whole " +
+      "reads from, e.g. `conversation.meta.reward >= 1` or `labels`; `reference_value`: what it says for the cell). Naming: " +
+      "`label` is the row's name as the grid shows it (a conversation's name, a message's first words, a step's kind), as in " +
+      "`GET /datasets/{id}/grid`, never a human label; a human label is always `label_value` with `label_user` its author (the newest " +
+      "current label of anyone). `value` is the verdict's value for checkbox, number and text metrics, `result` the whole " +
       "verdict. In CSV and XLSX, objects and arrays are JSON text, and a text cell starting with `=`, `+`, `-`, `@`, a " +
       "tab or a carriage return is prefixed with `'` so spreadsheets do not run it as a formula (numbers stay numbers). " +
       'The XLSX has one "Grid" sheet with typed cells, a frozen, filterable header. JSON is `{dataset_id, columns, ' +

@@ -59,7 +59,9 @@ export const userOperations: Operation[] = [
     summary: "Create an API key for a person: the key is in this answer only",
     description:
       "Only the key's SHA-256 is stored. Send it as `Authorization: Bearer <key>`, or enter it once on the sign-in page. Once any key " +
-      "exists, every request needs a credential and `X-User-Id` is ignored; so while none is configured, the first key must be an admin's (409 otherwise).",
+      "exists, every request needs a credential and `X-User-Id` is ignored; so while none is configured, the first key must be an admin's (409 otherwise). " +
+      "That first key, made from the one-person mode, also signs its creator in: the answer sets the session cookie (as `POST /session` " +
+      "would), so the browser that made it keeps working as that admin.",
     tag,
     params: idParams,
     body: createKeyBody,

@@ -70,6 +70,27 @@ describe("GET /api/agreement/ranking", () => {
     expect(res.json.discordant[0].worse.entity_id).toBe(worse.id);
   });
 
+  it("a constant judge is a tie on every pair, though copies of a reply average to float noise", async () => {
+    // Reply a (rank 0) has six follow-ups, so it is stored on six paths; b (rank 1) on one; c (rank 2) on three.
+    const followUps = (parent: string, k: number): Msg[] =>
+      Array.from({ length: k }, (_, i) => ({ message_id: `${parent}-q${i}`, parent_id: parent, text: `follow-up ${i}`, role: "prompter" as const, replies: [reply(`${parent}-r${i}`, `${parent}-q${i}`, 0)] }));
+    const a = { ...reply("a", "p1", 0), replies: followUps("a", 6) };
+    const c = { ...reply("c", "p1", 2), replies: followUps("c", 3) };
+    const trees = [tree("p1", [a, reply("b", "p1", 1), c]), tree("p2", [reply("d", "p2", 0), reply("e", "p2", 1)])].map((t) => JSON.stringify(t)).join("\n");
+    const datasetId = await importTrees(trees, "constant judge");
+    const node = await messageMetric(datasetId);
+    const execution = await createTestExecution(node);
+    const messages = await assistantMessages(datasetId);
+    expect(messages.filter((m) => m.replyId === "a")).toHaveLength(6);
+    for (const m of messages) {
+      await addTestResult({ executionId: execution.id, node, entity: { type: "message", id: m.id, conversationId: m.conversationId, messageId: m.id }, result: { score: 0.8 }, score: 0.8 });
+    }
+    const res = await call(ranking.GET, "GET", `/api/agreement/ranking?dataset_id=${datasetId}&pipeline_node_id=${node.id}&a=execution:${execution.id}`);
+    expect(res.status, res.text).toBe(200);
+    // p1: (a,b) (a,c) (b,c); p2: (d,e); the follow-up replies have no siblings. Every pair a tie: 2 / 4.
+    expect(res.json).toMatchObject({ pairs: 4, ties: 4, pairwise_accuracy: 0.5, discordant: [], mean_spearman: null, spearman_undefined: 2 });
+  });
+
   it("refuses what it cannot rank with a 4xx that says why", async () => {
     const datasetId = await importTrees(file, "refusals");
     const conv = await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", {
@@ -102,6 +123,22 @@ describe("GET /api/agreement/ranking", () => {
     expect(res.json.groups).toBeGreaterThan(20);
     expect(res.json.pairwise_accuracy).toBe(1);
     expect(res.json.mean_spearman).toBeCloseTo(1, 12);
+  }, 120_000);
+  it.runIf(fs.existsSync(realFile))("a constant judge on the real Open Assistant trees: pairwise accuracy 0.5, every pair a tie", async () => {
+    const datasetId = await importTrees(fs.readFileSync(realFile, "utf8"), "oasst constant");
+    const node = await messageMetric(datasetId);
+    const execution = await createTestExecution(node);
+    for (const m of await assistantMessages(datasetId)) {
+      await addTestResult({ executionId: execution.id, node, entity: { type: "message", id: m.id, conversationId: m.conversationId, messageId: m.id }, result: { score: 0.8 }, score: 0.8 });
+    }
+    const res = await call(ranking.GET, "GET", `/api/agreement/ranking?dataset_id=${datasetId}&pipeline_node_id=${node.id}&a=execution:${execution.id}`);
+    expect(res.status).toBe(200);
+    expect(res.json.pairs).toBeGreaterThan(50);
+    expect(res.json.ties).toBe(res.json.pairs);
+    expect(res.json.pairwise_accuracy).toBe(0.5);
+    expect(res.json.discordant).toEqual([]);
+    expect(res.json.mean_spearman).toBeNull();
+    expect(res.json.spearman_undefined).toBe(res.json.groups);
   }, 120_000);
   if (!fs.existsSync(realFile)) it.skip("real Open Assistant trees: ../shared/realdata is absent, skipped", () => undefined);
 });
