@@ -66,7 +66,7 @@ export type CellRunnerOptions = {
    * run's abort at the limit: the stop itself reaches other batches only when the run is marked ended,
    * and meanwhile they went on calling and saving past the limit.
    */
-  budgetGate?: { underBudget: () => Promise<boolean>; oneAtATime: (save: () => Promise<void>) => Promise<void> };
+  budgetGate?: { underBudget: (landedHereUsd: number) => Promise<boolean>; oneAtATime: (save: () => Promise<void>) => Promise<void>; unsaved: (outcome: JudgeOutcome) => Promise<void> };
   /**
    * True once no new judge call may go out (an in-process run's max_cost_usd reached): asked before each
    * call takes its slot and again once it has it. Calls already out finish and are saved and counted.
@@ -150,16 +150,24 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       ? async (s, o) => {
           if (!mayStart()) throw new NotStarted();
           const leave = callSlots ? await callSlots.gate(model)(s, o) : () => undefined;
-          if (mayStart() && (await stillUnderBudget())) return leave;
+          if (mayStart() && (await stillUnderBudget(true))) return leave;
           leave();
           throw new NotStarted();
         }
       : undefined;
   /** Set once `underBudget` said no: nothing of the run starts or is saved here any more. */
   let overBudget = false;
-  const stillUnderBudget = async () => {
-    if (!overBudget && opts.budgetGate && !(await opts.budgetGate.underBudget())) overBudget = true;
-    return !overBudget;
+  /**
+   * Before a call goes out (`beforeCall`): what every process saved and the replies that landed here but
+   * are not saved yet — past the limit no call starts here (`callsStopped`), while the replies still out
+   * are saved as they land. Before a save: what is saved; past the limit nothing more is saved here.
+   */
+  let callsStopped = false;
+  const stillUnderBudget = async (beforeCall = false) => {
+    if (!opts.budgetGate || overBudget) return !overBudget;
+    if (!(await opts.budgetGate.underBudget(0))) overBudget = true;
+    else if (beforeCall && !callsStopped && unsavedCost > 0 && !(await opts.budgetGate.underBudget(unsavedCost))) callsStopped = true;
+    return !overBudget && !(beforeCall && callsStopped);
   };
 
   /** Trees loaded ahead by prefetchTrees, taken by the first cell of their conversation. */
@@ -389,10 +397,17 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     landed(priced(outcome.model, outcome.inputTokens, outcome.outputTokens));
     outcome = withGoalUsage(cell, outcome);
     if (opts.budgetGate) {
-      // A shared run's budget reached meanwhile (by any process): the reply is not saved. (The save
-      // itself checks again that the run is active.)
-      const save = () => (!signal.aborted && !overBudget ? (announce(), record(cell, outcome)) : Promise.resolve());
-      return await opts.budgetGate.oneAtATime(async () => void ((await stillUnderBudget()) && (await save())));
+      // A shared run's budget reached meanwhile (by any process): the reply is not saved, but the provider
+      // billed it, so its tokens and cost are added to the run's (the save itself checks again that the run is active).
+      const gate = opts.budgetGate;
+      return await gate.oneAtATime(async () => {
+        if (signal.aborted) return;
+        if (await stillUnderBudget()) {
+          announce();
+          return await record(cell, outcome);
+        }
+        if (outcome.inputTokens + outcome.outputTokens > 0) await gate.unsaved(outcome);
+      });
     }
     announce();
     await record(cell, outcome);

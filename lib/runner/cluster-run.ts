@@ -20,7 +20,7 @@ import { resultTokensSince } from "@/db/repositories/online";
 import { z } from "zod";
 import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing } from "@/db/repositories/executions";
 import { cellsWithResult, insertResultOnce, insertResultsOnce, maxResultId } from "@/db/repositories/evaluation-results";
-import { addExecutionHedges, addExecutionRateLimits, claimNextWave } from "@/db/repositories/execution-queue";
+import { addExecutionHedges, addExecutionRateLimits, addUnsavedUsage, claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
 import { getNotifier, subscribe as subscribeCluster } from "@/lib/cluster/notify";
@@ -174,12 +174,16 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   if (spent && (await spent.now()) >= req.max_cost_usd!) return void (await stopForBudget(row.id, req.max_cost_usd!));
   let reached = false;
   const underBudget = spent
-    ? async () => {
-        if (!reached && (await spent.now()) >= req.max_cost_usd!) {
+    ? async (landedHereUsd = 0) => {
+        if (reached) return false;
+        const saved = await spent.now();
+        if (saved >= req.max_cost_usd!) {
           reached = true;
           await stopForBudget(row.id, req.max_cost_usd!);
+          return false;
         }
-        return !reached;
+        // Replies that landed here and wait for their save stop new calls, not the run.
+        return saved + landedHereUsd < req.max_cost_usd!;
       }
     : undefined;
   const runner = cellRunner({
@@ -199,7 +203,7 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     // recorded, before each call goes out and before each reply is saved: the first to see the limit
     // reached ends the run; until the end reaches the other batches, none of them calls or saves more.
     budget: underBudget ? async () => void (await underBudget()) : undefined,
-    budgetGate: underBudget && { underBudget, oneAtATime: (save) => oneAtATime(row.id, save) },
+    budgetGate: underBudget && { underBudget, oneAtATime: (save) => oneAtATime(row.id, save), unsaved: (o) => addUnsavedUsage(row.id, o.inputTokens, o.outputTokens, costOf(o.model, o.inputTokens, o.outputTokens)) },
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
@@ -230,6 +234,8 @@ function queuedResults({ executionId, totals }: ResultSinkContext): ResultSink {
       if (outcome.hedges) await addExecutionHedges(executionId, outcome.hedges);
       const once = await insertResultOnce(values, outcome.cacheEntry);
       if (once) await announce({ saved: once.saved, counted: once.counted });
+      // Not saved (the run ended meanwhile, or another process saved the cell first): its call still cost.
+      else if (outcome.inputTokens + outcome.outputTokens > 0) await addUnsavedUsage(executionId, outcome.inputTokens, outcome.outputTokens, costOf(outcome.model, outcome.inputTokens, outcome.outputTokens));
     },
     async recordMany(values, announce) {
       const { saved, counted } = await insertResultsOnce(executionId, values);
@@ -390,6 +396,10 @@ export const queuedEngine: RunEngine = {
   cancel: async (row) => void (await markCancelled(queuedEngine, row)),
   async ended(final) {
     await startQueue();
+    // A run stopped by its budget keeps its batches: those working finish the calls they have out (each
+    // reply counted, saved or not) and start none; the ones not started yet see the spend and return at once.
+    // Cancelling them would abort calls the provider may already have answered and billed.
+    if ((final.meta as { stop_reason?: string } | null)?.stop_reason === "budget") return void (await publishProgress(final.id));
     await cancelExecutionJobs(final.id).catch((err: unknown) => log.warn("runner: could not drop an ended run's batches", { execution_id: final.id, err }));
     await publishProgress(final.id);
   },

@@ -99,6 +99,11 @@ export async function endRun(engine: RunEngine, row: PipelineExecutionRow, end: 
   const overBudget = !end.interrupted && end.budgetUsd !== undefined;
   const status = end.interrupted ? "failed" : end.cancelled || overBudget ? "cancelled" : current.failedEvaluations > 0 ? "failed" : "completed";
   const totals = await runTotals(row.id);
+  // Replies a queued run could not save (past its budget, or after its end) were billed all the same.
+  const unsaved = meta as { unsaved_input_tokens?: number; unsaved_output_tokens?: number; unsaved_cost_usd?: number | null };
+  totals.input_tokens += unsaved.unsaved_input_tokens ?? 0;
+  totals.output_tokens += unsaved.unsaved_output_tokens ?? 0;
+  if (unsaved.unsaved_cost_usd !== undefined) totals.cost_usd = unsaved.unsaved_cost_usd === null || totals.cost_usd === null ? null : totals.cost_usd + unsaved.unsaved_cost_usd;
   const stopMessage = end.interrupted ?? (overBudget ? budgetMessage(totals.cost_usd ?? 0, end.budgetUsd!) : undefined);
   const errors = stopMessage
     ? [...((current.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: stopMessage }]
