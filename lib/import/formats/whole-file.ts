@@ -4,6 +4,7 @@
  * and eval logs holding samples. Each adapter is one file; this picks the first whose detector
  * accepts the parsed upload.
  */
+import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
 import { convertCodingAgentSession, isCodingAgentSession } from "./coding-agent-session";
 import { convertAgentEvents, eventsOf } from "./agent-events";
@@ -24,6 +25,10 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
     // JSON Lines of events: one run.
     const events = eventsOf(parsed.lines.map((l) => l.value));
     if (events) return convertAgentEvents([{ value: events, events, path: "" }]);
+    // OpenHands evaluation output: one run per line, each with its `history` of events.
+    if (units.every((u) => isRecord(u.value) && eventsOf(u.value))) {
+      return convertAgentEvents(units.map((u) => ({ value: u.value, events: eventsOf(u.value) as Record<string, unknown>[], path: "", line: u.line })));
+    }
     return undefined;
   }
   if (parsed.kind !== "json") return undefined;
