@@ -19,6 +19,7 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   swe_agent_trajectory: "SWE-agent trajectory",
   agent_events: "Agent event stream",
   eval_log: "Evaluation log samples",
+  codex_rollout: "Codex CLI session rollout",
   joined_files: "Files joined on a key",
   mapping: "Your mapping",
 };

@@ -17,6 +17,7 @@ export const importFormats = [
   "swe_agent_trajectory",
   "agent_events",
   "eval_log",
+  "codex_rollout",
   "joined_files",
   "mapping",
 ] as const;

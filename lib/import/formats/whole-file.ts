@@ -6,6 +6,7 @@
  */
 import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
+import { convertCodexRollout, isCodexRollout } from "./codex-rollout";
 import { convertCodingAgentSession, isCodingAgentSession } from "./coding-agent-session";
 import { convertAgentEvents, eventsOf } from "./agent-events";
 import { convertEvalLog, isEvalLog } from "./eval-log";
@@ -18,6 +19,7 @@ type Parsed = Extract<ParseResult, { ok: true }>;
 /** The upload converted by a whole-file adapter, or undefined when none recognises it. */
 export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
   if (parsed.kind === "jsonl") {
+    if (isCodexRollout(parsed.lines)) return convertCodexRollout(parsed.lines);
     if (isCodingAgentSession(parsed.lines)) return convertCodingAgentSession(parsed.lines);
     const units = parsed.lines.map((l) => ({ value: l.value, line: l.line, path: "" }));
     if (isMessageTreeFile(units)) return convertMessageTrees(units);
