@@ -20,6 +20,7 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   agent_events: "Agent event stream",
   eval_log: "Evaluation log samples",
   codex_rollout: "Codex CLI session rollout",
+  tau2_results: "tau2-bench simulations",
   joined_files: "Files joined on a key",
   mapping: "Your mapping",
 };

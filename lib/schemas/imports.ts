@@ -18,6 +18,7 @@ export const importFormats = [
   "agent_events",
   "eval_log",
   "codex_rollout",
+  "tau2_results",
   "joined_files",
   "mapping",
 ] as const;

@@ -30,7 +30,8 @@ const formats =
   "`message_tree` (Open Assistant trees: one conversation per root-to-leaf path, `rank`/votes/reviews/`parent_id` in message meta, `message_tree_id` in conversation meta); " +
   "`swe_agent_trajectory` (SWE-agent `.traj`, `history` + `trajectory`: imported once); `agent_events` (OpenHands event streams and evaluation output, one run per line with its `history`: actions → tool calls, caused observations → results, outcome in meta); " +
   "`eval_log` (Inspect AI logs: one conversation per sample, `input`/`target`/`scores` in meta); " +
-  "`codex_rollout` (Codex CLI `rollout-*.jsonl`: response items read once, their `event_msg` copies skipped and counted, calls paired with outputs by `call_id`, context around the prompt a system message); `joined_files` (several `file` parts joined on `join_key`, roles from each file). " +
+  "`codex_rollout` (Codex CLI `rollout-*.jsonl`: response items read once, their `event_msg` copies skipped and counted, calls paired with outputs by `call_id`, context around the prompt a system message); " +
+  "`tau2_results` (tau2-bench `simulations[]` + `tasks[]`: one conversation per simulation, the policy its system message, `raw_data` read only for reasoning, reward and task in meta); `joined_files` (several `file` parts joined on `join_key`, roles from each file). " +
   "Every success carries `records`, saying why the stored counts differ from the file's records. " +
   "UTF-8 only (a UTF-8 BOM is allowed). Nothing is silently lost: text found in the file's messages that no stored field holds is " +
   "listed in `not_imported` per field path, so is a value stored in another written form than the file's, with a `reason` " +

@@ -12,6 +12,7 @@ import { convertAgentEvents, eventsOf } from "./agent-events";
 import { convertEvalLog, isEvalLog } from "./eval-log";
 import type { Normalised } from "./normalised";
 import { convertMessageTrees, isMessageTreeFile } from "./message-tree";
+import { convertTau2Results, isTau2Results } from "./tau2-results";
 import { convertSweAgentTrajectories, isTwiceStoredTrajectory } from "./swe-agent";
 
 type Parsed = Extract<ParseResult, { ok: true }>;
@@ -36,6 +37,7 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
   if (parsed.kind !== "json") return undefined;
   const root = parsed.value;
   if (isEvalLog(root)) return convertEvalLog(root);
+  if (isTau2Results(root)) return convertTau2Results(root);
   const events = eventsOf(root);
   if (events) return convertAgentEvents([{ value: root, events, path: Array.isArray(root) ? "" : "events" }]);
   // Several runs: a list of event lists, or of {events} records.
