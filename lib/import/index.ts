@@ -7,6 +7,7 @@ import { insertConversationsBulk, saveImportOutcome, type BulkResult, type Idemp
 import { notFound } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
 import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportRecords, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
+import { inferMapping } from "./structure/infer";
 import { decodeUpload } from "./decode";
 import { groupIssues } from "./group-issues";
 import { isRecord } from "./issues";
@@ -134,8 +135,10 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
   const validated = validateConversations(normalised.data);
   // No adapter read the file: the rules' mapping is offered only when it really imports it.
   const workingMapping = () => {
-    const mapping = parsed && proposeMapping(parsed);
-    return mapping && checkUpload(bytes, { ...opts, mapping }).ok ? mapping : undefined;
+    if (!parsed) return undefined;
+    // The structural reader's mapping first (inferred from the file's shape), then the rules' simpler guess.
+    for (const mapping of [inferMapping(parsed), proposeMapping(parsed)]) if (mapping && checkUpload(bytes, { ...opts, mapping }).ok) return mapping;
+    return undefined;
   };
   // A rename is offered only once it was applied to the file and the file checked again (checkRenames).
   const renames = (issues: ImportIssue[]) =>

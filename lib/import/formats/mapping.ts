@@ -18,7 +18,7 @@ const turnscopeRoles = new Set(["user", "assistant", "system", "tool"]);
 
 /** `results.items` → the value there; own keys only, so a path can never reach a prototype. */
 function at(value: unknown, path: string | undefined): unknown {
-  if (!path) return value;
+  if (!path || path === ".") return value;
   let current = value;
   for (const key of path.split(".")) {
     if (!isRecord(current) || !own(current, key)) return undefined;
@@ -43,26 +43,157 @@ function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unkn
 
 function convertMessage(m: unknown, mapping: ImportMapping): unknown {
   if (!isRecord(m)) return m;
-  const rawRole = m[mapping.role];
+  const rawRole = at(m, mapping.role);
   const roleText = typeof rawRole === "string" ? rawRole : rawRole === undefined ? undefined : String(rawRole);
   const mapped = roleText !== undefined && mapping.roles && own(mapping.roles, roleText) ? mapping.roles[roleText] : roleText;
   const steps: Record<string, unknown>[] = [];
-  const thinking = mapping.thinking ? textOf(m[mapping.thinking]) : null;
+  const thinking = mapping.thinking ? textOf(at(m, mapping.thinking)) : null;
   if (thinking) steps.push({ thinking });
-  if (mapping.tool_calls && m[mapping.tool_calls] !== undefined && m[mapping.tool_calls] !== null) {
-    const calls = parseMaybeJson(m[mapping.tool_calls]);
+  const rawContent = at(m, mapping.content);
+  // Content parts (Anthropic blocks, typed parts) hold calls, results and reasoning as well as text: kept as steps.
+  const pieces = Array.isArray(rawContent) ? readContent(rawContent) : undefined;
+  const partSteps = pieces?.filter((p) => p.kind === "step").map((p) => (p as { step: Record<string, unknown> }).step) ?? [];
+  steps.push(...partSteps);
+  const callsValue = mapping.tool_calls ? at(m, mapping.tool_calls) : undefined;
+  if (callsValue !== undefined && callsValue !== null) {
+    const calls = parseMaybeJson(callsValue);
     for (const call of Array.isArray(calls) ? calls : [calls]) steps.push(toolCallStep(call));
   }
-  if (mapping.tool_result && m[mapping.tool_result] !== undefined && m[mapping.tool_result] !== null) {
-    steps.push({ tool_result: parseMaybeJson(m[mapping.tool_result]) });
+  // Steps already in the Turnscope shape (`thinking`, `tool_call`, `tool_result`, `output_content`): kept as they are.
+  const given = mapping.steps ? at(m, mapping.steps) : undefined;
+  if (Array.isArray(given)) steps.push(...given.filter(isRecord));
+  const resultValue = mapping.tool_result ? at(m, mapping.tool_result) : undefined;
+  if (resultValue !== undefined && resultValue !== null) steps.push({ tool_result: parseMaybeJson(resultValue) });
+  // A message whose text is a call as JSON text (ShareGPT's `function_call` turns): the call, as a step.
+  const textCall = mapping.tool_call_id !== undefined && typeof rawContent === "string" ? callsInText(rawContent) : undefined;
+  if (textCall) {
+    steps.push(...textCall);
+    const message: Record<string, unknown> = { role: mapped, content: null, steps };
+    if (mapping.message_meta?.length) message.meta = pick(m, mapping.message_meta);
+    return message;
   }
-  const content = textOf(m[mapping.content]);
+  const content = pieces && partSteps.length ? pieces.filter((p) => p.kind === "text").map((p) => (p as { text: string }).text).join("\n") || null : textOf(rawContent);
   if (steps.length && content) steps.push({ output_content: content });
   const message: Record<string, unknown> = { content };
   if (mapped !== undefined) message.role = mapped;
   if (steps.length) message.steps = steps;
   if (mapping.message_meta?.length) message.meta = pick(m, mapping.message_meta);
+  // Media parts become a placeholder in the text; where they are (their URL) stays in the message's meta.
+  const media = Array.isArray(rawContent) ? mediaOf(rawContent) : [];
+  if (media.length) message.meta = { ...(isRecord(message.meta) ? message.meta : {}), media };
+  const answers = mapping.tool_call_id ? at(m, mapping.tool_call_id) : undefined;
+  if (answers !== undefined && answers !== null) Object.defineProperty(message, answersKey, { value: String(answers), enumerable: false });
   return message;
+}
+
+/** The media parts of a content list (image, audio, file), as they are. */
+function mediaOf(parts: unknown[]): unknown[] {
+  return parts.filter((p) => isRecord(p) && typeof p.type === "string" && /image|audio|file|document/.test(p.type));
+}
+
+const callIdKeys = ["call_id", "tool_call_id", "tool_use_id"];
+
+/**
+ * A record of a log that writes calls and their results as records of their own, without a role (Codex's
+ * `function_call` / `function_call_output` items): a call (a name with arguments or input) is an assistant
+ * message holding it; a record naming a call id with an output is that call's reply.
+ */
+function looseToolRecord(m: Record<string, unknown>): Record<string, unknown> | undefined {
+  if (typeof m.name === "string" && ("arguments" in m || "input" in m)) {
+    const { name, arguments: args, input, call_id: callId, id, ...rest } = m;
+    const call = { name, arguments: args !== undefined ? args : { input }, id: callId ?? id };
+    const message: Record<string, unknown> = { role: "assistant", content: null, steps: [toolCallStep(call)] };
+    if (Object.keys(rest).length) message.meta = rest;
+    return message;
+  }
+  const idKey = callIdKeys.find((k) => typeof m[k] === "string");
+  const output = m.output ?? m.result;
+  if (idKey && output !== undefined) {
+    const { output: _output, result: _result, [idKey]: _id, ...rest } = m;
+    const reply: Record<string, unknown> = { role: "tool", content: typeof output === "string" ? output : JSON.stringify(output) };
+    if (Object.keys(rest).length) reply.meta = rest;
+    Object.defineProperty(reply, answersKey, { value: m[idKey], enumerable: false });
+    return reply;
+  }
+  return undefined;
+}
+
+/** The tool call(s) a text holds as JSON (`{"name", "arguments"}` or a list of them); undefined for any other text. */
+function callsInText(text: string): Record<string, unknown>[] | undefined {
+  const parsed = parseMaybeJson(text);
+  const list = Array.isArray(parsed) ? parsed : [parsed];
+  const isCall = (c: unknown) => isRecord(c) && typeof c.name === "string" && ("arguments" in c || "input" in c || "parameters" in c);
+  return list.length && list.every(isCall) ? list.map((c) => toolCallStep(c)) : undefined;
+}
+
+/** Where a converted message remembers the call it answers (not enumerable: never stored). */
+const answersKey = "__answers";
+
+/**
+ * Tool replies folded into the assistant message holding their call: a tool message (or one holding only tool
+ * results) becomes tool_result steps of the assistant message whose call has its id, else of the last assistant
+ * message with calls. Only with `tool_call_id` set, so a mapping without it reads messages one for one.
+ */
+function pairResults(messages: unknown[]): unknown[] {
+  const out: unknown[] = [];
+  const byCall = new Map<string, Record<string, unknown>>();
+  let lastCaller: Record<string, unknown> | undefined;
+  for (const m of messages) {
+    if (!isRecord(m)) {
+      out.push(m);
+      continue;
+    }
+    const steps = Array.isArray(m.steps) ? (m.steps as Array<Record<string, unknown>>) : [];
+    const calls = steps.filter((st) => isRecord(st.tool_call));
+    if (m.role === "assistant" && calls.length) {
+      lastCaller = m;
+      for (const st of calls) {
+        const id = (st.tool_call as Record<string, unknown>).id;
+        if (typeof id === "string") byCall.set(id, m);
+      }
+    }
+    const onlyResults = steps.length > 0 && steps.every((st) => "tool_result" in st) && !m.content;
+    const isReply = m.role === "tool" || (m.role !== "assistant" && onlyResults);
+    const answers = (m as Record<string, unknown>)[answersKey];
+    const target = (typeof answers === "string" ? byCall.get(answers) : undefined) ?? lastCaller;
+    if (isReply && target) {
+      const results = onlyResults ? steps : [{ tool_result: typeof m.content === "string" ? parseMaybeJson(m.content) : (m.content ?? "") }];
+      const own = target.steps as Array<Record<string, unknown>>;
+      // Before the turn's closing text, after its calls.
+      const closing = own.length && "output_content" in own[own.length - 1] ? own.pop() : undefined;
+      own.push(...results);
+      if (closing) own.push(closing);
+      // The reply's own fields (its ids, the tool's structured copy of the result) stay with the turn.
+      if (isRecord(m.meta)) {
+        const meta = isRecord(target.meta) ? target.meta : {};
+        target.meta = { ...meta, tool_replies: [...(Array.isArray(meta.tool_replies) ? meta.tool_replies : []), m.meta] };
+      }
+      continue;
+    }
+    // An assistant message right after another (a call, its results, then the answer) continues the same turn.
+    const previous = out[out.length - 1];
+    if (m.role === "assistant" && isRecord(previous) && previous.role === "assistant" && Array.isArray(previous.steps) && (previous.steps as unknown[]).length) {
+      const own = previous.steps as Array<Record<string, unknown>>;
+      own.push(...steps.filter((st) => !("output_content" in st)));
+      if (typeof m.content === "string" && m.content) {
+        own.push({ output_content: m.content });
+        previous.content = m.content;
+      }
+      if (steps.some((st) => isRecord(st.tool_call))) lastCaller = previous;
+      for (const st of calls) {
+        const id = (st.tool_call as Record<string, unknown>).id;
+        if (typeof id === "string") byCall.set(id, previous);
+      }
+      // Each message's own fields are kept: the later ones under `continued`, in order.
+      if (isRecord(m.meta)) {
+        const meta = isRecord(previous.meta) ? previous.meta : {};
+        previous.meta = { ...meta, continued: [...(Array.isArray(meta.continued) ? meta.continued : []), m.meta] };
+      }
+      continue;
+    }
+    out.push(m);
+  }
+  return out;
 }
 
 /** The records the mapping reads, each with its path in the file and its JSON Lines line. */
@@ -84,6 +215,7 @@ function recordsOf(parsed: Parsed, mapping: ImportMapping): Array<{ value: unkno
 
 /** Read a parsed upload with a mapping; what does not fit is left for validation to name. */
 export function applyMapping(parsed: Parsed, mapping: ImportMapping): Normalised {
+  if (mapping.group_by !== undefined) return applyGrouped(parsed, mapping, mapping.group_by);
   const records = recordsOf(parsed, mapping);
   if (!records) {
     return {
@@ -111,18 +243,82 @@ export function applyMapping(parsed: Parsed, mapping: ImportMapping): Normalised
     const topKey = mapping.messages.split(".")[0];
     const metaKeys = mapping.meta ?? Object.keys(value).filter((k) => k !== topKey && k !== mapping.name);
     conversation.meta = pick(value, metaKeys);
-    if (Array.isArray(rawMessages)) conversation.messages = rawMessages.map((m) => convertMessage(m, mapping));
+    if (Array.isArray(rawMessages)) {
+      const converted = rawMessages.map((m) => convertMessage(m, mapping));
+      conversation.messages = mapping.tool_call_id ? pairResults(converted) : converted;
+    }
     sources.push({
       path,
       messagesPath: join(mapping.messages),
       line,
       raw: value,
       rawMessages: Array.isArray(rawMessages) ? rawMessages : undefined,
-      // One file message per converted message, compared field by field for the text accounting.
-      messageSources: Array.isArray(rawMessages) ? rawMessages.map((_, i) => i) : undefined,
+      // One file message per converted message, compared field by field for the text accounting; folded replies
+      // make that untrue, so the conversation is then searched as a whole.
+      messageSources: Array.isArray(rawMessages) && !mapping.tool_call_id ? rawMessages.map((_, i) => i) : undefined,
+      wholeConversation: mapping.tool_call_id ? true : undefined,
     });
     return conversation;
   });
+  keepFileFields(parsed, mapping, conversations);
+  return { format: "mapping", data: { conversations }, sources };
+}
+
+/**
+ * The fields of the file beside its conversation list (an eval's settings, a benchmark's tasks): kept once, in
+ * the first conversation's meta as `file`, so what the file says around its conversations is not dropped.
+ */
+function keepFileFields(parsed: Parsed, mapping: ImportMapping, conversations: unknown[]): void {
+  if (parsed.kind !== "json" || !mapping.conversations || !isRecord(parsed.value)) return;
+  const listKey = mapping.conversations.split(".")[0];
+  const rest = Object.keys(parsed.value).filter((k) => k !== listKey);
+  const first = conversations[0];
+  if (!rest.length || !isRecord(first)) return;
+  const meta = isRecord(first.meta) ? first.meta : {};
+  first.meta = { ...meta, file: pick(parsed.value, rest) };
+}
+
+/**
+ * Records that are single messages, grouped into conversations by a shared field (a session id), in file
+ * order. The conversation's meta holds the group's value and the fields every record of the group shares.
+ */
+function applyGrouped(parsed: Parsed, mapping: ImportMapping, groupBy: string): Normalised {
+  const records = recordsOf(parsed, { ...mapping, group_by: undefined });
+  if (!records) return applyMapping(parsed, { ...mapping, group_by: undefined });
+  const groups = new Map<string, Array<{ value: unknown; path: string; line?: number }>>();
+  for (const r of records) {
+    const key = isRecord(r.value) && groupBy ? at(r.value, groupBy) : undefined;
+    const k = key === undefined || key === null ? "" : typeof key === "string" ? key : JSON.stringify(key);
+    const list = groups.get(k);
+    if (list) list.push(r);
+    else groups.set(k, [r]);
+  }
+  const conversations: unknown[] = [];
+  const sources: ConversationSource[] = [];
+  for (const [key, members] of groups) {
+    const converted: unknown[] = [];
+    // Records that are no message (progress, snapshots): kept in the conversation's meta, not dropped.
+    const others: unknown[] = [];
+    for (const r of members) {
+      const m = isRecord(r.value) ? at(r.value, mapping.messages) : r.value;
+      const loose = isRecord(m) && at(m, mapping.role) === undefined ? looseToolRecord(m) : undefined;
+      if (!isRecord(m) || (at(m, mapping.role) === undefined && !loose)) {
+        others.push(r.value);
+        continue;
+      }
+      const message = loose ?? (convertMessage(m, mapping) as Record<string, unknown>);
+      // The record's own fields around its message (ids, the tool's copy of a result) go to the message's meta.
+      if (mapping.messages !== "." && isRecord(r.value)) {
+        const around = Object.keys(r.value).filter((k) => k !== mapping.messages && k !== groupBy);
+        if (around.length) message.meta = { ...(pick(r.value, around) ?? {}), ...(isRecord(message.meta) ? message.meta : {}) };
+      }
+      converted.push(message);
+    }
+    const meta: Record<string, unknown> = groupBy ? { [groupBy]: key } : {};
+    if (others.length) meta.other_records = others;
+    conversations.push({ name: key || undefined, meta: Object.keys(meta).length ? meta : null, messages: mapping.tool_call_id ? pairResults(converted) : converted });
+    sources.push({ path: members[0].path, messagesPath: members[0].path, line: members[0].line, rawMessages: members.map((r) => r.value), wholeConversation: true });
+  }
   return { format: "mapping", data: { conversations }, sources };
 }
 
