@@ -21,6 +21,7 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   eval_log: "Evaluation log samples",
   codex_rollout: "Codex CLI session rollout",
   tau2_results: "tau2-bench simulations",
+  smolagents_run: "smolagents run output",
   joined_files: "Files joined on a key",
   mapping: "Your mapping",
 };

@@ -19,6 +19,7 @@ export const importFormats = [
   "eval_log",
   "codex_rollout",
   "tau2_results",
+  "smolagents_run",
   "joined_files",
   "mapping",
 ] as const;

@@ -13,6 +13,7 @@ import { convertEvalLog, isEvalLog } from "./eval-log";
 import type { Normalised } from "./normalised";
 import { convertMessageTrees, isMessageTreeFile } from "./message-tree";
 import { convertTau2Results, isTau2Results } from "./tau2-results";
+import { convertSmolagentsRuns, isSmolagentsRun } from "./smolagents-run";
 import { convertSweAgentTrajectories, isTwiceStoredTrajectory } from "./swe-agent";
 
 type Parsed = Extract<ParseResult, { ok: true }>;
@@ -24,6 +25,7 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
     if (isCodingAgentSession(parsed.lines)) return convertCodingAgentSession(parsed.lines);
     const units = parsed.lines.map((l) => ({ value: l.value, line: l.line, path: "" }));
     if (isMessageTreeFile(units)) return convertMessageTrees(units);
+    if (isSmolagentsRun(units)) return convertSmolagentsRuns(units);
     if (units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
     // JSON Lines of events: one run.
     const events = eventsOf(parsed.lines.map((l) => l.value));
@@ -46,6 +48,7 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
   }
   const units = Array.isArray(root) ? root.map((value, i) => ({ value, path: `[${i}]` })) : [{ value: root, path: "" }];
   if (isMessageTreeFile(units)) return convertMessageTrees(units);
+  if (isSmolagentsRun(units)) return convertSmolagentsRuns(units);
   if (units.length && units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
   return undefined;
 }
