@@ -8,6 +8,7 @@ import { notFound } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
 import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportRecords, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
 import { inferMapping } from "./structure/infer";
+import { isZip, readEvalArchive } from "./formats/eval-archive";
 import { decodeUpload } from "./decode";
 import { groupIssues } from "./group-issues";
 import { isRecord } from "./issues";
@@ -109,7 +110,14 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
     const join = opts.join;
     ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => joinFiles(joined.inputs, join.key)));
   } else {
-    const decoded = decodeUpload(bytes, opts);
+    // An Inspect AI .eval log is a ZIP archive: read as the JSON log it holds. Any other ZIP is refused saying so.
+    let upload = bytes;
+    if (isZip(bytes) && bytes.length <= opts.maxBytes) {
+      const archive = readEvalArchive(bytes, opts.maxBytes);
+      if (!archive.ok) return { ok: false, status: archive.status, errors: archive.errors, warnings: [] };
+      upload = new TextEncoder().encode(archive.text);
+    }
+    const decoded = decodeUpload(upload, { maxBytes: upload === bytes ? opts.maxBytes : Math.max(opts.maxBytes, upload.length) });
     if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
     warnings = decoded.warnings;
     text = decoded.text;
