@@ -22,6 +22,7 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   codex_rollout: "Codex CLI session rollout",
   tau2_results: "tau2-bench simulations",
   smolagents_run: "smolagents run output",
+  aider_history: "Aider chat history (Markdown)",
   joined_files: "Files joined on a key",
   mapping: "Your mapping",
 };

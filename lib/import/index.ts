@@ -9,6 +9,7 @@ import { getConfig } from "@/lib/config";
 import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportRecords, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
 import { inferMapping } from "./structure/infer";
 import { isZip, readEvalArchive } from "./formats/eval-archive";
+import { convertAiderHistory, isAiderHistory } from "./formats/aider-history";
 import { decodeUpload } from "./decode";
 import { groupIssues } from "./group-issues";
 import { isRecord } from "./issues";
@@ -121,6 +122,12 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
     if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
     warnings = decoded.warnings;
     text = decoded.text;
+    // Aider writes Markdown, not JSON: read as what it is (no mapping applies to it).
+    if (!opts.mapping && isAiderHistory(decoded.text)) {
+      texts = [];
+      const aider = decoded.text;
+      ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => convertAiderHistory(aider)));
+    } else {
     const read = parseUpload(decoded.text);
     if (!read.ok) return { ok: false, status: read.status, errors: read.errors, warnings, text: decoded.text };
     // NUL (a \u0000 escape) cannot be stored on PostgreSQL: replaced and counted on both stores.
@@ -130,6 +137,7 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
     texts = read.kind === "csv" ? [] : [{ text: decoded.text, lines: read.kind === "jsonl" }];
     const mapping = opts.mapping;
     ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => (mapping ? applyMapping(read, mapping) : normaliseUpload(read))));
+    }
   }
   // Values stored in another written form than the file's (25.00 as 25): listed, as their bytes are not kept.
   const reserialised = texts.flatMap((t) => findReserialised(t.text, { ...t, parsedJson }));

@@ -20,6 +20,7 @@ export const importFormats = [
   "codex_rollout",
   "tau2_results",
   "smolagents_run",
+  "aider_history",
   "joined_files",
   "mapping",
 ] as const;

@@ -32,7 +32,8 @@ const formats =
   "`eval_log` (Inspect AI logs, JSON or `.eval` ZIP archives with `attachment://` bodies resolved: one conversation per sample, `input`/`target`/`scores` in meta, the final submit call kept); " +
   "`codex_rollout` (Codex CLI `rollout-*.jsonl`: response items read once, their `event_msg` copies skipped and counted, calls paired with outputs by `call_id`, context around the prompt a system message); " +
   "`tau2_results` (tau2-bench `simulations[]` + `tasks[]`: one conversation per simulation, the policy its system message, `raw_data` read only for reasoning, reward and task in meta); " +
-  "`smolagents_run` (smolagents run outputs: `intermediate_steps` with tool-call / tool-response roles, calls read from their Python repr, a failed call from its error text, answer and `true_answer` in meta); `joined_files` (several `file` parts joined on `join_key`, roles from each file). " +
+  "`smolagents_run` (smolagents run outputs: `intermediate_steps` with tool-call / tool-response roles, calls read from their Python repr, a failed call from its error text, answer and `true_answer` in meta); " +
+  "`aider_history` (Aider's `.aider.chat.history.md`, Markdown: one conversation per session, `####` prompts once, confirmation answers not prompts, `>` output in meta, `<thinking-content-…>` as thinking); `joined_files` (several `file` parts joined on `join_key`, roles from each file). " +
   "A file no adapter reads is refused with a `suggested_mapping` the structural reader inferred from its shape (role-like and content-like fields at any depth, tool calls, results paired by `tool_call_id`, JSON Lines grouped by `group_by`), checked to import it. " +
   "Every success carries `records`, saying why the stored counts differ from the file's records. " +
   "UTF-8 only (a UTF-8 BOM is allowed). Nothing is silently lost: text found in the file's messages that no stored field holds is " +
