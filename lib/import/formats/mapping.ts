@@ -57,7 +57,10 @@ function convertMessage(m: unknown, mapping: ImportMapping): unknown {
   const callsValue = mapping.tool_calls ? at(m, mapping.tool_calls) : undefined;
   if (callsValue !== undefined && callsValue !== null) {
     const calls = parseMaybeJson(callsValue);
-    for (const call of Array.isArray(calls) ? calls : [calls]) steps.push(toolCallStep(call));
+    const list = Array.isArray(calls) ? calls : [calls];
+    // The field holds its calls deeper (a model response an event carries): those calls, found inside it.
+    const found = list.every(isCallLike) ? list : nestedCalls(calls);
+    for (const call of found) steps.push(toolCallStep(call));
   }
   // Steps already in the Turnscope shape (`thinking`, `tool_call`, `tool_result`, `output_content`): kept as they are.
   const given = mapping.steps ? at(m, mapping.steps) : undefined;
@@ -126,6 +129,21 @@ function callsInText(text: string): Record<string, unknown>[] | undefined {
   return list.length && list.every(isCall) ? list.map((c) => toolCallStep(c)) : undefined;
 }
 
+/** A tool call: a name (or `function.name`) with arguments or input. */
+function isCallLike(v: unknown): boolean {
+  if (!isRecord(v)) return false;
+  const fn = isRecord(v.function) ? v.function : v;
+  return (typeof fn.name === "string" || typeof v.function === "string") && ("arguments" in fn || "input" in fn || "args" in fn || "arguments" in v);
+}
+
+/** The calls a value holds a few levels down (lists of calls inside records), in order. */
+function nestedCalls(value: unknown, depth = 0): unknown[] {
+  if (depth > 6) return [];
+  if (Array.isArray(value)) return value.every(isCallLike) && value.length ? value : value.flatMap((v) => nestedCalls(v, depth + 1));
+  if (isRecord(value)) return Object.values(value).flatMap((v) => nestedCalls(v, depth + 1));
+  return [];
+}
+
 /** Where a converted message remembers the call it answers (not enumerable: never stored). */
 const answersKey = "__answers";
 
@@ -138,10 +156,22 @@ function pairResults(messages: unknown[]): unknown[] {
   const out: unknown[] = [];
   const byCall = new Map<string, Record<string, unknown>>();
   let lastCaller: Record<string, unknown> | undefined;
+  const seenCalls = new Set<string>();
   for (const m of messages) {
     if (!isRecord(m)) {
       out.push(m);
       continue;
+    }
+    // A call written again (the same model response on each event it caused) is the same call: kept once.
+    if (Array.isArray(m.steps)) {
+      m.steps = (m.steps as Array<Record<string, unknown>>).filter((st) => {
+        const id = isRecord(st.tool_call) ? st.tool_call.id : undefined;
+        if (typeof id !== "string") return true;
+        if (seenCalls.has(id)) return false;
+        seenCalls.add(id);
+        return true;
+      });
+      if (!(m.steps as unknown[]).length) delete m.steps;
     }
     const steps = Array.isArray(m.steps) ? (m.steps as Array<Record<string, unknown>>) : [];
     const calls = steps.filter((st) => isRecord(st.tool_call));

@@ -99,6 +99,21 @@ describe("the structural reader", () => {
     expect(steps[1].toolResult).toBe("a.txt");
   });
 
+  it("finds calls held deeper in a field (the model response an event carries), each call once though written twice", () => {
+    const response = { choices: [{ message: { content: "", tool_calls: [{ id: "t1", function: { name: "ls", arguments: '{"path": "."}' } }, { id: "t2", function: { name: "cat", arguments: '{"path": "a"}' } }] } }] };
+    const events = [
+      { source: "user", content: "Look around" },
+      { source: "agent", note: "ls", tool_call_metadata: { tool_call_id: "t1", model_response: response } },
+      { source: "agent", note: "cat", tool_call_metadata: { tool_call_id: "t2", model_response: response } },
+      { source: "environment", content: "a.txt", tool_call_metadata: { tool_call_id: "t1" } },
+    ];
+    const text = JSON.stringify({ history: events });
+    expect(infer(text)).toMatchObject({ messages: "history", role: "source", content: "content", tool_calls: "tool_call_metadata" });
+    const r = read(text);
+    const calls = r.conversations[0].messages.flatMap((m) => (m.steps as Step[]).filter((st) => st.toolCall).map((st) => st.toolCall?.id));
+    expect(calls).toEqual(["t1", "t2"]);
+  });
+
   it("infers nothing from a file without role-like and content-like fields", () => {
     expect(infer(JSON.stringify([{ question_id: 1, turns: ["a", "b"] }]))).toBeUndefined();
   });

@@ -115,7 +115,23 @@ function isCall(v: unknown): boolean {
   return named && ("arguments" in fn || "input" in fn || "args" in fn || "arguments" in value || "tool_input" in value);
 }
 
+/** True when a value holds tool calls somewhere inside it (a model response an event carries), a few levels down. */
+function holdsCalls(value: unknown, depth = 0): boolean {
+  if (depth > 6) return false;
+  if (Array.isArray(value)) return value.some((v) => (isCall(v) && !Array.isArray(v)) || holdsCalls(v, depth + 1));
+  if (isRecord(value)) return Object.values(value).some((v) => (Array.isArray(v) && v.length > 0 && v.every(isCall)) || holdsCalls(v, depth + 1));
+  return false;
+}
+
 function callsField(fields: Map<string, unknown[]>, skip: Set<string>): string | undefined {
+  const direct = directCallsField(fields, skip);
+  if (direct) return direct;
+  // Calls held deeper in a field (OpenHands' `tool_call_metadata.model_response.choices[].message.tool_calls`).
+  for (const [key, values] of fields) if (!skip.has(key) && !key.includes(".") && values.some((v) => holdsCalls(v))) return key;
+  return undefined;
+}
+
+function directCallsField(fields: Map<string, unknown[]>, skip: Set<string>): string | undefined {
   for (const [key, values] of fields) {
     if (skip.has(key) || key.includes(".")) continue;
     const present = values.filter((v) => v !== null && v !== undefined);
@@ -225,7 +241,8 @@ export function inferMapping(parsed: Parsed): ImportMapping | undefined {
   const calls = callsField(messageFields, used);
   if (calls) {
     mapping.tool_calls = calls;
-    used.add(calls);
+    // A field holding its calls deeper says more than them (the whole model response): it stays in the message's meta too.
+    if (directCallsField(messageFields, used) === calls) used.add(calls);
   }
   const stepKeys = new Set(["thinking", "tool_call", "tool_result", "output_content"]);
   const stepsKey = [...messageFields.keys()].find(
