@@ -130,6 +130,8 @@ describe("the structural reader", () => {
     const refused = await upload(createAndImport.POST, "/api/datasets/import", { file: text, fields: { name: "runs" } });
     expect(refused.status).toBe(422);
     const mapping = refused.json.llm_feedback.suggested_mapping;
+    // No rename fixes this file, so the import page opens the mapping editor with this mapping (not the rename fix).
+    expect(refused.json.llm_feedback.suggested_transformation).toBeNull();
     expect(mapping).toMatchObject({ conversations: "runs", messages: "log.entries", tool_calls: "invocations", tool_call_id: "tool_call_id" });
     const imported = await upload(createAndImport.POST, "/api/datasets/import", { file: text, fields: { name: "runs", mapping: JSON.stringify(mapping) } });
     expect(imported.status).toBe(201);
