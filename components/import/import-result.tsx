@@ -19,6 +19,10 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   swe_agent_trajectory: "SWE-agent trajectory",
   agent_events: "Agent event stream",
   eval_log: "Evaluation log samples",
+  codex_rollout: "Codex CLI session rollout",
+  tau2_results: "tau2-bench simulations",
+  smolagents_run: "smolagents run output",
+  aider_history: "Aider chat history (Markdown)",
   joined_files: "Files joined on a key",
   mapping: "Your mapping",
 };

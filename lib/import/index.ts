@@ -7,6 +7,9 @@ import { insertConversationsBulk, saveImportOutcome, type BulkResult, type Idemp
 import { notFound } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
 import type { ImportFailure, ImportFormat, ImportIssue, ImportMapping, ImportRecords, ImportSuccess, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
+import { inferMapping } from "./structure/infer";
+import { isZip, readEvalArchive } from "./formats/eval-archive";
+import { convertAiderHistory, isAiderHistory } from "./formats/aider-history";
 import { decodeUpload } from "./decode";
 import { groupIssues } from "./group-issues";
 import { isRecord } from "./issues";
@@ -108,10 +111,23 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
     const join = opts.join;
     ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => joinFiles(joined.inputs, join.key)));
   } else {
-    const decoded = decodeUpload(bytes, opts);
+    // An Inspect AI .eval log is a ZIP archive: read as the JSON log it holds. Any other ZIP is refused saying so.
+    let upload = bytes;
+    if (isZip(bytes) && bytes.length <= opts.maxBytes) {
+      const archive = readEvalArchive(bytes, opts.maxBytes);
+      if (!archive.ok) return { ok: false, status: archive.status, errors: archive.errors, warnings: [] };
+      upload = new TextEncoder().encode(archive.text);
+    }
+    const decoded = decodeUpload(upload, { maxBytes: upload === bytes ? opts.maxBytes : Math.max(opts.maxBytes, upload.length) });
     if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
     warnings = decoded.warnings;
     text = decoded.text;
+    // Aider writes Markdown, not JSON: read as what it is (no mapping applies to it).
+    if (!opts.mapping && isAiderHistory(decoded.text)) {
+      texts = [];
+      const aider = decoded.text;
+      ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => convertAiderHistory(aider)));
+    } else {
     const read = parseUpload(decoded.text);
     if (!read.ok) return { ok: false, status: read.status, errors: read.errors, warnings, text: decoded.text };
     // NUL (a \u0000 escape) cannot be stored on PostgreSQL: replaced and counted on both stores.
@@ -121,6 +137,7 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
     texts = read.kind === "csv" ? [] : [{ text: decoded.text, lines: read.kind === "jsonl" }];
     const mapping = opts.mapping;
     ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => (mapping ? applyMapping(read, mapping) : normaliseUpload(read))));
+    }
   }
   // Values stored in another written form than the file's (25.00 as 25): listed, as their bytes are not kept.
   const reserialised = texts.flatMap((t) => findReserialised(t.text, { ...t, parsedJson }));
@@ -134,8 +151,10 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
   const validated = validateConversations(normalised.data);
   // No adapter read the file: the rules' mapping is offered only when it really imports it.
   const workingMapping = () => {
-    const mapping = parsed && proposeMapping(parsed);
-    return mapping && checkUpload(bytes, { ...opts, mapping }).ok ? mapping : undefined;
+    if (!parsed) return undefined;
+    // The structural reader's mapping first (inferred from the file's shape), then the rules' simpler guess.
+    for (const mapping of [inferMapping(parsed), proposeMapping(parsed)]) if (mapping && checkUpload(bytes, { ...opts, mapping }).ok) return mapping;
+    return undefined;
   };
   // A rename is offered only once it was applied to the file and the file checked again (checkRenames).
   const renames = (issues: ImportIssue[]) =>

@@ -17,6 +17,10 @@ export const importFormats = [
   "swe_agent_trajectory",
   "agent_events",
   "eval_log",
+  "codex_rollout",
+  "tau2_results",
+  "smolagents_run",
+  "aider_history",
   "joined_files",
   "mapping",
 ] as const;
@@ -88,7 +92,22 @@ const importMappingObject = z
       .describe("Role values in the file → Turnscope roles (`user`, `assistant`, `system`, `tool`), e.g. `{\"bot\": \"assistant\"}`"),
     thinking: z.string().max(200).optional().describe("Message field whose text becomes a thinking step"),
     tool_calls: z.string().max(200).optional().describe("Message field holding a tool call or a list of them (`{name, arguments}`), become tool_call steps"),
+    steps: z
+      .string()
+      .max(200)
+      .optional()
+      .describe("Message field holding steps already in the Turnscope shape (`thinking`, `tool_call`, `tool_result`, `output_content`), kept as they are"),
     tool_result: z.string().max(200).optional().describe("Message field holding a tool's output, becomes a tool_result step"),
+    tool_call_id: z
+      .string()
+      .max(200)
+      .optional()
+      .describe("Message field naming the call a tool message answers (`tool_call_id`): set, each tool message (and a message of only tool results) becomes a tool_result step of the assistant message holding that call"),
+    group_by: z
+      .string()
+      .max(200)
+      .optional()
+      .describe("Records that are single messages (JSON Lines of one message each): the record field shared by the messages of one conversation, e.g. `session_id` (`\"\"`: all records are one conversation); `messages` is then the record field holding the message, `.` for the record itself"),
     name: z.string().max(200).optional().describe("Record field used as the conversation's name"),
     meta: z
       .array(z.string().max(200))

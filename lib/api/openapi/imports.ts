@@ -28,15 +28,20 @@ const formats =
   "`conversation_id` grouping rows, other columns → meta); `jsonl` (JSON Lines, one record per line, in any of these shapes); " +
   "`coding_agent_session` (Claude Code session JSONL: one conversation per session, streamed replies merged by `message.id`, progress/snapshot/system records skipped and counted, compaction summary marked); " +
   "`message_tree` (Open Assistant trees: one conversation per root-to-leaf path, `rank`/votes/reviews/`parent_id` in message meta, `message_tree_id` in conversation meta); " +
-  "`swe_agent_trajectory` (SWE-agent `.traj`, `history` + `trajectory`: imported once); `agent_events` (OpenHands event streams: actions → tool calls, caused observations → results, outcome in meta); " +
-  "`eval_log` (Inspect AI logs: one conversation per sample, `input`/`target`/`scores` in meta); `joined_files` (several `file` parts joined on `join_key`, roles from each file). " +
+  "`swe_agent_trajectory` (SWE-agent `.traj`, `history` + `trajectory`: imported once); `agent_events` (OpenHands event streams and evaluation output, one run per line with its `history`: actions → tool calls, caused observations → results, outcome in meta); " +
+  "`eval_log` (Inspect AI logs, JSON or `.eval` ZIP archives with `attachment://` bodies resolved: one conversation per sample, `input`/`target`/`scores` in meta, the final submit call kept); " +
+  "`codex_rollout` (Codex CLI `rollout-*.jsonl`: response items read once, their `event_msg` copies skipped and counted, calls paired with outputs by `call_id`, context around the prompt a system message); " +
+  "`tau2_results` (tau2-bench `simulations[]` + `tasks[]`: one conversation per simulation, the policy its system message, `raw_data` read only for reasoning, reward and task in meta); " +
+  "`smolagents_run` (smolagents run outputs: `intermediate_steps` with tool-call / tool-response roles, calls read from their Python repr, a failed call from its error text, answer and `true_answer` in meta); " +
+  "`aider_history` (Aider's `.aider.chat.history.md`, Markdown: one conversation per session, `####` prompts once, confirmation answers not prompts, `>` output in meta, `<thinking-content-…>` as thinking); `joined_files` (several `file` parts joined on `join_key`, roles from each file). " +
+  "A file no adapter reads is refused with a `suggested_mapping` the structural reader inferred from its shape (role-like and content-like fields at any depth, tool calls, results paired by `tool_call_id`, JSON Lines grouped by `group_by`), checked to import it. " +
   "Every success carries `records`, saying why the stored counts differ from the file's records. " +
   "UTF-8 only (a UTF-8 BOM is allowed). Nothing is silently lost: text found in the file's messages that no stored field holds is " +
   "listed in `not_imported` per field path, so is a value stored in another written form than the file's, with a `reason` " +
   "(`re-serialised: 25.00 stored as 25`; an integer-like key moved first; a key written twice), and a message that would be stored empty although the file has text in it refuses the import (422).";
 
 const stages =
-  "Validation runs in stages, each stopping the next on error: size and encoding (413, 415 for gzip/ZIP/binary or non-UTF-8), " +
+  "Validation runs in stages, each stopping the next on error: size and encoding (413, 415 for gzip, a ZIP archive that is no Inspect AI `.eval` log, other binary files or non-UTF-8; a `.eval` archive is read as the eval log it holds), " +
   "JSON syntax (400, `Invalid JSON: … at line L, column C`), structure (`conversations`, each `messages`, each `role`; 422), " +
   "then types and values (roles, the step rule, tool call shapes, `meta` objects; 422). Identical faults are grouped into one issue with `count` and the index ranges; up to 200 distinct faults per stage, then one issue saying how many more. " +
   "Warnings (the file still imports): messages without content; tool calls not declared by the conversation's agents, or with arguments " +

@@ -26,6 +26,19 @@ export function isEvalLog(value: unknown): value is Rec {
   );
 }
 
+/**
+ * The messages, and the output's message when it holds calls the messages do not (an agent's final `submit`
+ * is written only in `output` and the events): that call is part of the conversation.
+ */
+function withFinalOutput(messages: unknown[], output: unknown): unknown[] {
+  const choice = isRecord(output) && Array.isArray(output.choices) && isRecord(output.choices[0]) ? output.choices[0] : undefined;
+  const message = choice && isRecord(choice.message) ? choice.message : undefined;
+  if (!message || !Array.isArray(message.tool_calls) || !message.tool_calls.length) return messages;
+  const known = new Set<unknown>();
+  for (const m of messages) if (isRecord(m) && Array.isArray(m.tool_calls)) for (const c of m.tool_calls) if (isRecord(c)) known.add(c.id);
+  return message.tool_calls.every((c) => isRecord(c) && !known.has(c.id)) ? [...messages, message] : messages;
+}
+
 /** Convert an eval log's samples to conversations. */
 export function convertEvalLog(log: Rec): Normalised {
   const evalInfo = isRecord(log.eval) ? log.eval : {};
@@ -35,8 +48,8 @@ export function convertEvalLog(log: Rec): Normalised {
   const sources: ConversationSource[] = [];
   let messagesInFile = 0;
   (log.samples as Rec[]).forEach((sample, i) => {
-    const raw = sample.messages as unknown[];
-    messagesInFile += raw.length;
+    const raw = withFinalOutput(sample.messages as unknown[], sample.output);
+    messagesInFile += (sample.messages as unknown[]).length;
     const converted = convertMessages(raw);
     const meta: Rec = { eval: shared };
     for (const [k, v] of Object.entries(sample)) if (k !== "messages" && k !== "output" && k !== "events") meta[k] = v;

@@ -10,6 +10,7 @@ import type { ParseResult } from "../parse";
 import { roleAlias } from "../suggestions";
 import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
+import { answersKey, callsInText, isCallLike, looseToolRecord, mediaOf, nestedCalls, pairResults } from "./mapping-tools";
 import { readContent, toolCallStep, parseMaybeJson } from "./turns";
 
 type Parsed = Extract<ParseResult, { ok: true }>;
@@ -18,7 +19,7 @@ const turnscopeRoles = new Set(["user", "assistant", "system", "tool"]);
 
 /** `results.items` → the value there; own keys only, so a path can never reach a prototype. */
 function at(value: unknown, path: string | undefined): unknown {
-  if (!path) return value;
+  if (!path || path === ".") return value;
   let current = value;
   for (const key of path.split(".")) {
     if (!isRecord(current) || !own(current, key)) return undefined;
@@ -43,25 +44,49 @@ function pick(obj: Record<string, unknown>, keys: string[]): Record<string, unkn
 
 function convertMessage(m: unknown, mapping: ImportMapping): unknown {
   if (!isRecord(m)) return m;
-  const rawRole = m[mapping.role];
+  const rawRole = at(m, mapping.role);
   const roleText = typeof rawRole === "string" ? rawRole : rawRole === undefined ? undefined : String(rawRole);
   const mapped = roleText !== undefined && mapping.roles && own(mapping.roles, roleText) ? mapping.roles[roleText] : roleText;
   const steps: Record<string, unknown>[] = [];
-  const thinking = mapping.thinking ? textOf(m[mapping.thinking]) : null;
+  const thinking = mapping.thinking ? textOf(at(m, mapping.thinking)) : null;
   if (thinking) steps.push({ thinking });
-  if (mapping.tool_calls && m[mapping.tool_calls] !== undefined && m[mapping.tool_calls] !== null) {
-    const calls = parseMaybeJson(m[mapping.tool_calls]);
-    for (const call of Array.isArray(calls) ? calls : [calls]) steps.push(toolCallStep(call));
+  const rawContent = at(m, mapping.content);
+  // Content parts (Anthropic blocks, typed parts) hold calls, results and reasoning as well as text: kept as steps.
+  const pieces = Array.isArray(rawContent) ? readContent(rawContent) : undefined;
+  const partSteps = pieces?.filter((p) => p.kind === "step").map((p) => (p as { step: Record<string, unknown> }).step) ?? [];
+  steps.push(...partSteps);
+  const callsValue = mapping.tool_calls ? at(m, mapping.tool_calls) : undefined;
+  if (callsValue !== undefined && callsValue !== null) {
+    const calls = parseMaybeJson(callsValue);
+    const list = Array.isArray(calls) ? calls : [calls];
+    // The field holds its calls deeper (a model response an event carries): those calls, found inside it.
+    const found = list.every(isCallLike) ? list : nestedCalls(calls);
+    for (const call of found) steps.push(toolCallStep(call));
   }
-  if (mapping.tool_result && m[mapping.tool_result] !== undefined && m[mapping.tool_result] !== null) {
-    steps.push({ tool_result: parseMaybeJson(m[mapping.tool_result]) });
+  // Steps already in the Turnscope shape (`thinking`, `tool_call`, `tool_result`, `output_content`): kept as they are.
+  const given = mapping.steps ? at(m, mapping.steps) : undefined;
+  if (Array.isArray(given)) steps.push(...given.filter(isRecord));
+  const resultValue = mapping.tool_result ? at(m, mapping.tool_result) : undefined;
+  if (resultValue !== undefined && resultValue !== null) steps.push({ tool_result: parseMaybeJson(resultValue) });
+  // A message whose text is a call as JSON text (ShareGPT's `function_call` turns): the call, as a step.
+  const textCall = mapping.tool_call_id !== undefined && typeof rawContent === "string" ? callsInText(rawContent) : undefined;
+  if (textCall) {
+    steps.push(...textCall);
+    const message: Record<string, unknown> = { role: mapped, content: null, steps };
+    if (mapping.message_meta?.length) message.meta = pick(m, mapping.message_meta);
+    return message;
   }
-  const content = textOf(m[mapping.content]);
+  const content = pieces && partSteps.length ? pieces.filter((p) => p.kind === "text").map((p) => (p as { text: string }).text).join("\n") || null : textOf(rawContent);
   if (steps.length && content) steps.push({ output_content: content });
   const message: Record<string, unknown> = { content };
   if (mapped !== undefined) message.role = mapped;
   if (steps.length) message.steps = steps;
   if (mapping.message_meta?.length) message.meta = pick(m, mapping.message_meta);
+  // Media parts become a placeholder in the text; where they are (their URL) stays in the message's meta.
+  const media = Array.isArray(rawContent) ? mediaOf(rawContent) : [];
+  if (media.length) message.meta = { ...(isRecord(message.meta) ? message.meta : {}), media };
+  const answers = mapping.tool_call_id ? at(m, mapping.tool_call_id) : undefined;
+  if (answers !== undefined && answers !== null) Object.defineProperty(message, answersKey, { value: String(answers), enumerable: false });
   return message;
 }
 
@@ -84,6 +109,7 @@ function recordsOf(parsed: Parsed, mapping: ImportMapping): Array<{ value: unkno
 
 /** Read a parsed upload with a mapping; what does not fit is left for validation to name. */
 export function applyMapping(parsed: Parsed, mapping: ImportMapping): Normalised {
+  if (mapping.group_by !== undefined) return applyGrouped(parsed, mapping, mapping.group_by);
   const records = recordsOf(parsed, mapping);
   if (!records) {
     return {
@@ -111,18 +137,82 @@ export function applyMapping(parsed: Parsed, mapping: ImportMapping): Normalised
     const topKey = mapping.messages.split(".")[0];
     const metaKeys = mapping.meta ?? Object.keys(value).filter((k) => k !== topKey && k !== mapping.name);
     conversation.meta = pick(value, metaKeys);
-    if (Array.isArray(rawMessages)) conversation.messages = rawMessages.map((m) => convertMessage(m, mapping));
+    if (Array.isArray(rawMessages)) {
+      const converted = rawMessages.map((m) => convertMessage(m, mapping));
+      conversation.messages = mapping.tool_call_id ? pairResults(converted) : converted;
+    }
     sources.push({
       path,
       messagesPath: join(mapping.messages),
       line,
       raw: value,
       rawMessages: Array.isArray(rawMessages) ? rawMessages : undefined,
-      // One file message per converted message, compared field by field for the text accounting.
-      messageSources: Array.isArray(rawMessages) ? rawMessages.map((_, i) => i) : undefined,
+      // One file message per converted message, compared field by field for the text accounting; folded replies
+      // make that untrue, so the conversation is then searched as a whole.
+      messageSources: Array.isArray(rawMessages) && !mapping.tool_call_id ? rawMessages.map((_, i) => i) : undefined,
+      wholeConversation: mapping.tool_call_id ? true : undefined,
     });
     return conversation;
   });
+  keepFileFields(parsed, mapping, conversations);
+  return { format: "mapping", data: { conversations }, sources };
+}
+
+/**
+ * The fields of the file beside its conversation list (an eval's settings, a benchmark's tasks): kept once, in
+ * the first conversation's meta as `file`, so what the file says around its conversations is not dropped.
+ */
+function keepFileFields(parsed: Parsed, mapping: ImportMapping, conversations: unknown[]): void {
+  if (parsed.kind !== "json" || !mapping.conversations || !isRecord(parsed.value)) return;
+  const listKey = mapping.conversations.split(".")[0];
+  const rest = Object.keys(parsed.value).filter((k) => k !== listKey);
+  const first = conversations[0];
+  if (!rest.length || !isRecord(first)) return;
+  const meta = isRecord(first.meta) ? first.meta : {};
+  first.meta = { ...meta, file: pick(parsed.value, rest) };
+}
+
+/**
+ * Records that are single messages, grouped into conversations by a shared field (a session id), in file
+ * order. The conversation's meta holds the group's value and the fields every record of the group shares.
+ */
+function applyGrouped(parsed: Parsed, mapping: ImportMapping, groupBy: string): Normalised {
+  const records = recordsOf(parsed, { ...mapping, group_by: undefined });
+  if (!records) return applyMapping(parsed, { ...mapping, group_by: undefined });
+  const groups = new Map<string, Array<{ value: unknown; path: string; line?: number }>>();
+  for (const r of records) {
+    const key = isRecord(r.value) && groupBy ? at(r.value, groupBy) : undefined;
+    const k = key === undefined || key === null ? "" : typeof key === "string" ? key : JSON.stringify(key);
+    const list = groups.get(k);
+    if (list) list.push(r);
+    else groups.set(k, [r]);
+  }
+  const conversations: unknown[] = [];
+  const sources: ConversationSource[] = [];
+  for (const [key, members] of groups) {
+    const converted: unknown[] = [];
+    // Records that are no message (progress, snapshots): kept in the conversation's meta, not dropped.
+    const others: unknown[] = [];
+    for (const r of members) {
+      const m = isRecord(r.value) ? at(r.value, mapping.messages) : r.value;
+      const loose = isRecord(m) && at(m, mapping.role) === undefined ? looseToolRecord(m) : undefined;
+      if (!isRecord(m) || (at(m, mapping.role) === undefined && !loose)) {
+        others.push(r.value);
+        continue;
+      }
+      const message = loose ?? (convertMessage(m, mapping) as Record<string, unknown>);
+      // The record's own fields around its message (ids, the tool's copy of a result) go to the message's meta.
+      if (mapping.messages !== "." && isRecord(r.value)) {
+        const around = Object.keys(r.value).filter((k) => k !== mapping.messages && k !== groupBy);
+        if (around.length) message.meta = { ...(pick(r.value, around) ?? {}), ...(isRecord(message.meta) ? message.meta : {}) };
+      }
+      converted.push(message);
+    }
+    const meta: Record<string, unknown> = groupBy ? { [groupBy]: key } : {};
+    if (others.length) meta.other_records = others;
+    conversations.push({ name: key || undefined, meta: Object.keys(meta).length ? meta : null, messages: mapping.tool_call_id ? pairResults(converted) : converted });
+    sources.push({ path: members[0].path, messagesPath: members[0].path, line: members[0].line, rawMessages: members.map((r) => r.value), wholeConversation: true });
+  }
   return { format: "mapping", data: { conversations }, sources };
 }
 

@@ -11,6 +11,7 @@ import { isRecord } from "../issues";
 import type { Normalised } from "./normalised";
 import { isMessageLike } from "./records";
 import type { ConversationSource } from "./source-paths";
+import { isLegacyHistory, legacyMessages } from "./swe-agent-legacy";
 import { convertMessages, toolsAsAgents } from "./turns";
 
 type Rec = Record<string, unknown>;
@@ -36,14 +37,20 @@ export function convertSweAgentTrajectories(units: Array<{ value: Rec; path: str
   const sources: ConversationSource[] = [];
   let historyMessages = 0;
   let trajectorySteps = 0;
+  let demonstrations = 0;
   for (const { value, path, line } of units) {
     const history = value.history as unknown[];
     const trajectory = value.trajectory as Rec[];
     historyMessages += history.length;
     trajectorySteps += trajectory.length;
-    const converted = convertMessages(history);
+    // Before 1.0 the actions are free text and observations come back as user messages (swe-agent-legacy.ts).
+    const legacy = isLegacyHistory(history) ? legacyMessages(history as Rec[]) : undefined;
+    if (legacy?.demonstrations.length) demonstrations += legacy.demonstrations.length;
+    const converted = convertMessages(legacy ? legacy.messages : history);
     const meta: Rec = {};
     for (const [k, v] of Object.entries(value)) if (k !== "history" && k !== "trajectory" && k !== "tools") meta[k] = v;
+    if (legacy?.demonstrations.length) meta.demonstrations = legacy.demonstrations;
+    if (legacy?.responses.length) meta.model_responses = legacy.responses;
     meta.trajectory_steps = trajectory.map((s) => Object.fromEntries(Object.entries(s).filter(([k]) => !inHistory.has(k))));
     const agents = [...new Set(history.map((m) => (isRecord(m) && typeof m.agent === "string" ? m.agent : undefined)).filter(Boolean))];
     if (agents.length) meta.agents = agents;
@@ -61,7 +68,7 @@ export function convertSweAgentTrajectories(units: Array<{ value: Rec; path: str
     records: {
       inFile: historyMessages + trajectorySteps,
       unit: "records (history messages + trajectory steps)",
-      skipped: {},
+      skipped: demonstrations ? { "demonstration (kept in meta, not a turn)": demonstrations } : {},
       reasons: [
         `the run is stored twice, as ${historyMessages} history messages and ${trajectorySteps} trajectory steps: it is imported once, from history; what only the trajectory holds (execution_time, state) is in the conversation's meta as trajectory_steps`,
         "the agent's consecutive actions and their tool replies are one assistant turn, its calls and results steps",

@@ -4,12 +4,16 @@
  * and eval logs holding samples. Each adapter is one file; this picks the first whose detector
  * accepts the parsed upload.
  */
+import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
+import { convertCodexRollout, isCodexRollout } from "./codex-rollout";
 import { convertCodingAgentSession, isCodingAgentSession } from "./coding-agent-session";
 import { convertAgentEvents, eventsOf } from "./agent-events";
 import { convertEvalLog, isEvalLog } from "./eval-log";
 import type { Normalised } from "./normalised";
 import { convertMessageTrees, isMessageTreeFile } from "./message-tree";
+import { convertTau2Results, isTau2Results } from "./tau2-results";
+import { convertSmolagentsRuns, isSmolagentsRun } from "./smolagents-run";
 import { convertSweAgentTrajectories, isTwiceStoredTrajectory } from "./swe-agent";
 
 type Parsed = Extract<ParseResult, { ok: true }>;
@@ -17,18 +21,25 @@ type Parsed = Extract<ParseResult, { ok: true }>;
 /** The upload converted by a whole-file adapter, or undefined when none recognises it. */
 export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
   if (parsed.kind === "jsonl") {
+    if (isCodexRollout(parsed.lines)) return convertCodexRollout(parsed.lines);
     if (isCodingAgentSession(parsed.lines)) return convertCodingAgentSession(parsed.lines);
     const units = parsed.lines.map((l) => ({ value: l.value, line: l.line, path: "" }));
     if (isMessageTreeFile(units)) return convertMessageTrees(units);
+    if (isSmolagentsRun(units)) return convertSmolagentsRuns(units);
     if (units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
     // JSON Lines of events: one run.
     const events = eventsOf(parsed.lines.map((l) => l.value));
     if (events) return convertAgentEvents([{ value: events, events, path: "" }]);
+    // OpenHands evaluation output: one run per line, each with its `history` of events.
+    if (units.every((u) => isRecord(u.value) && eventsOf(u.value))) {
+      return convertAgentEvents(units.map((u) => ({ value: u.value, events: eventsOf(u.value) as Record<string, unknown>[], path: "", line: u.line })));
+    }
     return undefined;
   }
   if (parsed.kind !== "json") return undefined;
   const root = parsed.value;
   if (isEvalLog(root)) return convertEvalLog(root);
+  if (isTau2Results(root)) return convertTau2Results(root);
   const events = eventsOf(root);
   if (events) return convertAgentEvents([{ value: root, events, path: Array.isArray(root) ? "" : "events" }]);
   // Several runs: a list of event lists, or of {events} records.
@@ -37,6 +48,7 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
   }
   const units = Array.isArray(root) ? root.map((value, i) => ({ value, path: `[${i}]` })) : [{ value: root, path: "" }];
   if (isMessageTreeFile(units)) return convertMessageTrees(units);
+  if (isSmolagentsRun(units)) return convertSmolagentsRuns(units);
   if (units.length && units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
   return undefined;
 }

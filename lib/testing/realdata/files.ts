@@ -76,3 +76,7 @@ export const sessionMessageParts = (text: string) =>
   jsonl(text)
     .filter((r) => r.type === "user" || r.type === "assistant")
     .map((r) => r.message);
+
+/** A real file that may be placed in ../shared/realdata by hand (published examples of the newer families): present or not. */
+export const realdataHas = (name: string) => fs.existsSync(path.join(realdataDir, name));
+export const realdataFileAbsent = (name: string) => `skipped: ${path.join(realdataDir, name)} is absent (a real published file, never copied into this repository)`;

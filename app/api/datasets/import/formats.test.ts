@@ -257,3 +257,24 @@ describe("agent logs without a real file: samples written from the formats' docu
     expect(conversations[1].meta).toMatchObject({ input: "What is 3 * 4?", target: "12", scores: { match: { value: "I", answer: "7" } }, eval: { task: "arithmetic_tools", model: "openai/gpt-4o" } });
   });
 });
+
+describe("agent log families read from their published shape (issue 36), through the API", () => {
+  const steps = (cs: Conversation[]) => cs.flatMap((c) => c.messages.flatMap((m) => m.steps));
+  const calls = (cs: Conversation[]) => steps(cs).filter((s) => s.tool_call !== null);
+  const results = (cs: Conversation[]) => steps(cs).filter((s) => s.tool_result !== null);
+
+  it.each([
+    // [sample, format, conversations, calls, results, a field of the first conversation's meta]
+    ["openhands-output.jsonl", "agent_events", 2, 5, 4, { instance_id: "example__parser-1" }],
+    ["codex-rollout.jsonl", "codex_rollout", 1, 2, 2, { cli_version: "0.46.0" }],
+    ["tau2-results.json", "tau2_results", 2, 5, 5, { reward: 1 }],
+    ["smolagents-run.jsonl", "smolagents_run", 2, 4, 4, { true_answer: "12" }],
+    ["swe-agent-legacy.traj", "swe_agent_trajectory", 1, 3, 3, { info: { exit_status: "submitted" } }],
+  ] as const)("%s imports as %s: every call stored with its result, the outcome in meta", async (name, format, conversationCount, callCount, resultCount, meta) => {
+    const { outcome, conversations } = await importSample(name);
+    expect(outcome).toMatchObject({ format, conversations_imported: conversationCount });
+    expect(calls(conversations)).toHaveLength(callCount);
+    expect(results(conversations)).toHaveLength(resultCount);
+    expect(conversations[0].meta).toMatchObject(meta);
+  });
+});

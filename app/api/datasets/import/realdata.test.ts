@@ -172,4 +172,33 @@ describe.skipIf(!realdataPresent)("real files from ../shared/realdata import as 
     expect(meta.trajectory_steps).toHaveLength(11);
     expect(meta).not.toHaveProperty("trajectory");
   }, 60_000);
+  it("OpenHands evaluation output: one run per line with its history, every action paired with its observation, outcome in meta", async () => {
+    const text = read("openhands_multi_swe_bench_output.jsonl");
+    const runs = jsonl(text);
+    const { outcome, conversations } = await importFiles([{ name: "output.jsonl", text }]);
+    expect(outcome).toMatchObject({ format: "agent_events", conversations_imported: 3 });
+    expect(outcome.records).toMatchObject({ in_file: 222, skipped: { "action/recall": 3, "observation/recall answering no call": 3, "observation/error answering no call": 2 } });
+    // The events' display summaries ("Running command: ls") are the only text not stored, and are listed.
+    // The model response repeated on each action is its calls (stored) and `object: "chat.completion"`, which names a
+    // kind; each event's timestamp says when, not what (the run's first and last are in meta).
+    const drop = new Set(["object", "timestamp"]);
+    const histories = JSON.parse(JSON.stringify(runs.map((r) => (r.history as Array<Record<string, unknown>>).map(({ message: _message, ...e }) => e))), (k, v: unknown) => (drop.has(k) ? undefined : v)) as unknown;
+    expect(textKept(histories, conversations).ratio).toBeGreaterThanOrEqual(0.99);
+    for (const [i, c] of conversations.entries()) {
+      const all = c.messages.flatMap((m) => m.steps);
+      const events = runs[i].history as Array<Record<string, unknown>>;
+      const called = events.filter((e) => e.action && e.tool_call_metadata);
+      const answered = events.filter((e) => e.observation && called.some((a) => a.id === e.cause));
+      expect(all.filter((s) => s.tool_call)).toHaveLength(called.length);
+      expect(all.filter((s) => s.tool_result !== null)).toHaveLength(answered.length);
+      expect(c.messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
+      expect(c.meta).toMatchObject({ instance_id: runs[i].instance_id, test_result: runs[i].test_result, started_at: events[0].timestamp, ended_at: events[events.length - 1].timestamp });
+    }
+    expect(conversations.map((c) => steps([c]).filter((s) => s.tool_call).length)).toEqual([23, 33, 49]);
+    const failed = conversations.find((c) => c.name === "ponylang__ponyc-4588") as Conversation;
+    expect(failed.meta?.outcome).toMatchObject({ error: expect.stringMatching(/^RuntimeError: Agent reached maximum iteration/) });
+    expect(failed.meta?.outcome).not.toHaveProperty("finish");
+    expect(conversations.filter((c) => c.meta?.outcome && "finish" in (c.meta.outcome as object))).toHaveLength(2);
+    expect(conversations[0].agents).toEqual([expect.objectContaining({ tools: expect.objectContaining({ execute_bash: expect.anything() }) })]);
+  }, 60_000);
 });
