@@ -7,6 +7,7 @@
  * schema the caller sent, so the real `@ai-sdk/openai` client can be exercised
  * end-to-end without network access.
  */
+import { seededRandom } from "@/lib/agreement/regression";
 import { z } from "zod";
 
 /** A behaviour's own latencyMs overrides the global latency for that one reply. */
@@ -127,17 +128,8 @@ export const latencySchema = z.union([
 // ---------------------------------------------------------------------------
 // Deterministic randomness
 
-/** mulberry32: tiny, fast, and good enough for reproducible fault injection. */
-export function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+/** mulberry32 (lib/agreement's seeded generator): tiny, fast, and good enough for reproducible fault injection. */
+export const mulberry32 = seededRandom;
 
 /** Exactly one draw per call, so the sequence depends only on seed and request count. */
 export function drawFault(mix: FaultMix, rand: () => number): Behaviour | undefined {
