@@ -302,7 +302,8 @@ export async function accessSection(server: TurnscopeServer, secrets: { token: s
   check(checks, "another user's template is not listed, even naming them in X-User-Id", mine.status === 201 && !(listed.json as Array<{ id: number }>).some((t) => t.id === id));
   check(checks, "nor readable by id", got.status === 404, got.status);
   check(checks, "nor changeable", patched.status === 403 && deleted.status === 403, { patch: patched.status, delete: deleted.status });
-  const writes = ops.filter((op) => op.method !== "GET");
+  // The reference preview is a POST that only reads (viewers may call it, app/api/roles.test.ts).
+  const writes = ops.filter((op) => op.method !== "GET" && !/\/reference-preview$/.test(op.path));
   const viewerWrites = [];
   for (const op of writes) {
     const res = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { ...viewer, "content-type": "application/json" }, body: op.method === "DELETE" ? undefined : "{}" });
