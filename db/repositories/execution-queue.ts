@@ -4,7 +4,7 @@
  */
 import "server-only";
 import { dialect } from "../dialect";
-import { lockRow, raw, rawExec, rawRun, transaction } from "../store";
+import { lockRow, raw, rawExec, rawRows, rawRun, transaction } from "../store";
 
 /** Add to `meta.rate_limits` in one statement: processes running cells of one execution count together. */
 export async function addExecutionRateLimits(id: number, n: number): Promise<void> {
@@ -49,4 +49,11 @@ export async function addUnsavedUsage(executionId: number, inputTokens: number, 
     meta.unsaved_replies = Number(meta.unsaved_replies ?? 0) + 1;
     yield* rawExec("update pipeline_executions set meta = ? where id = ?", [JSON.stringify(meta), executionId]);
   });
+}
+
+/** The cost of a running queued run's calls counted without a result so far (meta.unsaved_cost_usd). */
+export async function unsavedCostOf(executionId: number): Promise<number> {
+  const rows = await rawRows<{ meta: unknown }>("select meta from pipeline_executions where id = ?", [executionId]);
+  const meta = (typeof rows[0]?.meta === "string" ? JSON.parse(rows[0].meta) : (rows[0]?.meta ?? {})) as { unsaved_cost_usd?: number | null };
+  return meta.unsaved_cost_usd ?? 0;
 }

@@ -191,6 +191,9 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     if (opts.budget) void opts.budget(totals.cost + unsavedCost);
   };
   const addGoalUsage = (conversationId: number, usage: GoalUsage) => {
+    // A shared run counts it in the run at once, where every process's budget reading sees it (a cell
+    // carrying it is saved only after its own call, while other processes kept starting calls).
+    if (opts.budgetGate) return void opts.budgetGate.unsaved({ ...failedOutcome(usage.model, "", 0), inputTokens: usage.inputTokens, outputTokens: usage.outputTokens });
     goalUsage.set(conversationId, usage);
     landed(priced(usage.model, usage.inputTokens, usage.outputTokens));
   };

@@ -20,7 +20,7 @@ import { resultTokensSince } from "@/db/repositories/online";
 import { z } from "zod";
 import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing } from "@/db/repositories/executions";
 import { cellsWithResult, insertResultOnce, insertResultsOnce, maxResultId } from "@/db/repositories/evaluation-results";
-import { addExecutionHedges, addExecutionRateLimits, addUnsavedUsage, claimNextWave } from "@/db/repositories/execution-queue";
+import { addExecutionHedges, addExecutionRateLimits, addUnsavedUsage, claimNextWave, unsavedCostOf } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
 import { getNotifier, subscribe as subscribeCluster } from "@/lib/cluster/notify";
@@ -353,7 +353,8 @@ function runSpend(executionId: number): { now(): Promise<number> } {
       upToId = Math.max(upToId, t.maxId);
       cost += costOf(t.model ?? "", t.inputTokens, t.outputTokens) ?? 0;
     }
-    return cost;
+    // Calls counted without a result (goal extractions, replies past the budget): meta.unsaved_cost_usd.
+    return cost + (await unsavedCostOf(executionId));
   };
   // Callers at once share one read, but never one that started before the call: it could miss a result
   // saved just before (a budgeted save must see the one before it).
