@@ -250,6 +250,20 @@ describe("online rules: the sweep", () => {
     expect([...counts.values()].sort()).toEqual([1, 1, 2]);
   });
 
+  it("refuses a daily cap that could never be reached: a judge metric whose model has no price (issue 34.6)", async () => {
+    const datasetId = await arrive("unpriced-svc", ["u-1"]);
+    const unpriced = (await createMetric({ dataset_id: datasetId, name: "Unpriced", evaluation_level: "conversation", output_type: "progress", prompt: "Helpful?\n@HISTORY", model_name: "no-price-model" })).id;
+    const refused = await postRule({ dataset_id: datasetId, pipeline_node_ids: [unpriced], max_cost_usd_per_day: 1 });
+    expect(refused.status).toBe(422);
+    expect(refused.json.error.details).toEqual([{ path: "max_cost_usd_per_day", message: "needs a price for no-price-model in JUDGE_PRICES" }]);
+    // Without a cap the rule is fine; a cap added later is refused the same way.
+    const rule = await postRule({ dataset_id: datasetId, pipeline_node_ids: [unpriced] });
+    expect(rule.status).toBe(201);
+    const patched = await call(ruleRoute.PATCH, "PATCH", `/x/${rule.json.id}`, { params: { id: rule.json.id }, body: { max_cost_usd_per_day: 1 } });
+    expect(patched.status).toBe(422);
+    await call(ruleRoute.DELETE, "DELETE", `/x/${rule.json.id}`, { params: { id: rule.json.id } });
+  });
+
   it("stops for the day at max_cost_usd_per_day: the run is cancelled for budget and the sweep starts no other", async () => {
     const datasetId = await arrive("budget-svc", Array.from({ length: 40 }, (_, i) => `b-${i}`));
     const metric = await metricFor(datasetId);

@@ -5,7 +5,7 @@ import { listNodes } from "@/db/repositories/metrics";
 import type { OnlineRuleRow } from "@/db/schema";
 import { assertDatasetExists } from "@/lib/datasets";
 import { AppError, notFound } from "@/lib/errors";
-import { costOf } from "@/lib/judge";
+import { costOf, resolveModelName } from "@/lib/judge";
 import { parseGridExtras } from "@/lib/results/grid";
 import type { CreateRuleBody, OnlineRule, UpdateRuleBody } from "@/lib/schemas/online";
 
@@ -55,9 +55,30 @@ async function checkSelection(datasetId: number, nodeIds: number[] | undefined, 
   if (filter) await parseGridExtras(datasetId, { level: "conversation", filter, limit: 1, offset: 0 });
 }
 
+/**
+ * 422 when a daily cap could never be reached: a judge metric of the rule whose model has no price
+ * (JUDGE_PRICES) costs nothing as far as the cap can tell (a $1 cap was accepted and never triggered).
+ */
+async function checkCap(datasetId: number, nodeIds: number[], cap: number | null | undefined): Promise<void> {
+  if (cap === null || cap === undefined) return;
+  const wanted = new Set(nodeIds);
+  const unpriced = new Set<string>();
+  for (const node of await listNodes({ datasetId })) {
+    if (!wanted.has(node.id) || node.kind === "check") continue;
+    const model = resolveModelName(null, node.modelName);
+    if (costOf(model, 1, 1) === null) unpriced.add(model);
+  }
+  if (unpriced.size) {
+    throw new AppError("unprocessable", `max_cost_usd_per_day could never be reached: no price is set for ${[...unpriced].join(", ")} (set JUDGE_PRICES), so its calls count nothing`, [
+      { path: "max_cost_usd_per_day", message: `needs a price for ${[...unpriced].join(", ")} in JUDGE_PRICES` },
+    ]);
+  }
+}
+
 export async function createRule(body: CreateRuleBody, userId: string): Promise<OnlineRule> {
   await assertDatasetExists(body.dataset_id);
   await checkSelection(body.dataset_id, body.pipeline_node_ids, body.filter);
+  await checkCap(body.dataset_id, body.pipeline_node_ids, body.max_cost_usd_per_day);
   const row = await repo.insertRule({
     datasetId: body.dataset_id,
     userId,
@@ -86,6 +107,7 @@ export async function updateRule(id: number, body: UpdateRuleBody): Promise<Onli
   const row = await repo.getRule(id);
   if (!row) throw notFound("Online rule", id);
   await checkSelection(row.datasetId, body.pipeline_node_ids, body.filter);
+  await checkCap(row.datasetId, body.pipeline_node_ids ?? row.pipelineNodeIds, body.max_cost_usd_per_day === undefined ? row.maxCostUsdPerDay : body.max_cost_usd_per_day);
   const updated = await repo.updateRule(id, {
     pipelineNodeIds: body.pipeline_node_ids && [...new Set(body.pipeline_node_ids)],
     filter: body.filter === undefined ? undefined : body.filter,

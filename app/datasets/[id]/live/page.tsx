@@ -21,6 +21,11 @@ export default async function LivePage({ params }: { params: Promise<{ id: strin
       <DatasetPageHeader dataset={dataset} title="Live">
         Conversations arriving as OpenTelemetry traces, judged by the online rules as they finish. Updates by itself.
       </DatasetPageHeader>
+      <p className="text-sm text-slate-600" data-testid="live-trace-hint">
+        Traces land in this dataset when the exporter sends them to <span className="font-mono">/api/otel/v1/traces</span> with the resource
+        attribute <span className="font-mono">turnscope.dataset={dataset.name}</span> (else its <span className="font-mono">service.name</span> names the
+        dataset), e.g. <span className="font-mono">OTEL_RESOURCE_ATTRIBUTES=turnscope.dataset={encodeURIComponent(dataset.name)}</span>.
+      </p>
       <LiveView datasetId={dataset.id} metrics={metrics} />
     </div>
   );
