@@ -62,6 +62,7 @@ test.describe("Live page", () => {
     await page.getByRole("link", { name: "Live", exact: true }).click();
     await expect(page.getByRole("heading", { name: "Live", level: 1 })).toBeVisible();
     await expect(page.getByText("No live conversations yet")).toBeVisible();
+    await expect(page.getByTestId("live-trace-hint")).toContainText(`turnscope.dataset=${name}`);
 
     // A rule: every conversation, finished after 2 s without a span.
     await page.getByRole("button", { name: "New rule" }).click();

@@ -50,6 +50,8 @@ const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", "127.
     DATABASE_URL: databaseUrl,
     OPENAI_BASE_URL: `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? "4010"}/v1`,
     OPENAI_API_KEY: "test-key-for-the-judge-double",
+    // The default judge model priced, as a team with a daily cap has it (a cap over unpriced models is refused).
+    JUDGE_PRICES: JSON.stringify({ "gpt-4o-mini": { input: 0.15, output: 0.6 } }),
     LOG_LEVEL: process.env.LOG_LEVEL ?? "warn",
     // The Live page's spec waits for online rules to judge conversations: sweep every second.
     ONLINE_SWEEP_INTERVAL_MS: process.env.ONLINE_SWEEP_INTERVAL_MS ?? "1000",

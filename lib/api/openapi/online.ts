@@ -19,7 +19,7 @@ export const onlineOperations: Operation[] = [
     path: "/online-rules",
     operationId: "createOnlineRule",
     summary: "Judge a dataset's live conversations as they finish",
-    description: `${ruleDescription} 404 for an unknown dataset; 422 for a metric of another dataset or a filter naming one.`,
+    description: `${ruleDescription} 404 for an unknown dataset; 422 for a metric of another dataset or a filter naming one, and for a \`max_cost_usd_per_day\` over a judge metric whose model has no price in JUDGE_PRICES (the cap could never be reached).`,
     tag,
     body: createRuleBody,
     responses: { 201: { description: "The rule", schema: onlineRuleSchema }, 400: badRequest, 404: notFoundResponse, 422: unprocessableResponse },
