@@ -12,6 +12,7 @@ import { listNodes } from "@/db/repositories/metrics";
 import type { PipelineNodeRow } from "@/db/schema";
 import { mcnemarExact, pairedBootstrap } from "@/lib/agreement";
 import { AppError, notFound } from "@/lib/errors";
+import { readingOfResult } from "@/lib/labels/readings";
 import { isFinalStatus } from "@/lib/execution-status";
 import type { GateQuery, GateReport } from "@/lib/schemas/gate";
 
@@ -20,14 +21,11 @@ type Case = { nodeId: number; conversationId: number; name: string | null; runs:
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** A cell's pass/fail: a checkbox's value, a score against the metric's minimum (0.5 without one); null for text. */
+/** A cell's pass/fail: a checkbox's verdict, a score against the metric's minimum (0.5 without one); null for text. */
 function cellPass(node: PipelineNodeRow, row: GateCellRow, min: number | undefined): boolean | null {
-  if (node.outputType === "checkbox") {
-    if (isObject(row.result) && typeof row.result.value === "boolean") return row.result.value;
-    return row.score === null ? null : row.score >= 1;
-  }
-  if (row.score === null) return null;
-  return row.score >= (min ?? 0.5);
+  const reading = readingOfResult(node.outputType, row);
+  if (typeof reading === "boolean") return reading;
+  return typeof reading === "number" ? reading >= (min ?? 0.5) : null;
 }
 
 function reasonOf(row: GateCellRow): string | null {

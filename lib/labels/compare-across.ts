@@ -9,16 +9,18 @@ import { getConversationTrees } from "@/db/repositories/datasets";
 import { getExecutionRow } from "@/db/repositories/executions";
 import { gateCellRows, type GateCellRow } from "@/db/repositories/gate";
 import { listNodes } from "@/db/repositories/metrics";
-import type { PipelineExecutionRow } from "@/db/schema";
+import type { OutputType, PipelineExecutionRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/errors";
 import type { SourceComparison } from "@/lib/schemas/compare";
+import { readingOfResult } from "./readings";
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-function sideOf(outputType: string, row: GateCellRow) {
+function sideOf(outputType: OutputType, row: GateCellRow) {
   const value = isObject(row.result) && "value" in row.result ? row.result.value : (row.result ?? null);
-  let pass: boolean | null = null;
-  if (row.status === "completed") pass = outputType === "checkbox" ? value === true || row.score === 1 : row.score === null ? null : row.score >= 0.5;
+  // The reading the agreement pages use: a checkbox's verdict, else the score (passing from 0.5).
+  const reading = readingOfResult(outputType, row);
+  const pass = reading === undefined ? null : typeof reading === "boolean" ? reading : typeof reading === "number" ? reading >= 0.5 : null;
   return { status: row.status, value, score: row.score, pass };
 }
 

@@ -6,6 +6,7 @@
  */
 import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, jsonSchema, tool, type ModelMessage, type ToolSet } from "ai";
+import { readPath } from "@/lib/checks/scope";
 import type { Step } from "@/lib/conversation";
 import type { TargetRow } from "@/db/repositories/targets";
 
@@ -71,16 +72,9 @@ async function openAIChat(target: TargetRow, req: TargetRequest): Promise<Target
   }
 }
 
-/** A value at a path such as `reply`, `data.text` or `choices[0].message.content` (a leading `$.` is allowed). */
+/** A value at a path such as `reply`, `data.text` or `choices[0].message.content` (a leading `$.` is allowed); own keys only. */
 export function valueAt(value: unknown, path: string): unknown {
-  const parts = path.replace(/^\$\.?/, "").match(/[^.[\]]+/g) ?? [];
-  let at: unknown = value;
-  for (const part of parts) {
-    if (Array.isArray(at) && /^\d+$/.test(part)) at = at[Number(part)];
-    else if (isRecord(at)) at = at[part];
-    else return undefined;
-  }
-  return at;
+  return readPath(value, path.replace(/^\$\.?/, "").match(/[^.[\]]+/g) ?? []).value;
 }
 
 /** The request body from the template: `{{messages}}` as a value is the message list; placeholders inside strings are text. */
