@@ -41,6 +41,13 @@ function schemaId(schema: z.ZodType): string | undefined {
 }
 
 function inline(schema: z.ZodType, io: "input" | "output"): JsonSchema {
+  const out = convert(schema, io);
+  // Inputs are inlined; a registered (id) schema inside one would leave a dangling local $ref.
+  if (out.$defs) throw new Error(`inline schema has $defs (${Object.keys(out.$defs).join(", ")}): register it only for output`);
+  return out;
+}
+
+function convert(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   const out = z.toJSONSchema(schema, {
     io,
     target: "draft-2020-12",
@@ -49,14 +56,16 @@ function inline(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   }) as JsonSchema;
   delete out.$schema;
   delete out.id;
-  // Inputs are inlined; a registered (id) schema inside one would leave a dangling local $ref.
-  if (out.$defs) throw new Error(`inline schema has $defs (${Object.keys(out.$defs).join(", ")}): register it only for output`);
   return out;
 }
 
 function bodySchema(schema: z.ZodType, io: "input" | "output"): JsonSchema {
   const id = schemaId(schema);
-  return id && io === "output" ? { $ref: componentRef(id) } : inline(schema, io);
+  if (io === "input") return inline(schema, io);
+  if (id) return { $ref: componentRef(id) };
+  // An unnamed response (a union of named ones): its named parts are components (componentSchemas).
+  const { $defs: _defs, ...rest } = convert(schema, io);
+  return toComponentRefs(rest) as JsonSchema;
 }
 
 function parameters(op: Operation): JsonSchema[] {
@@ -95,19 +104,39 @@ function response(spec: ResponseSpec): JsonSchema {
   return out;
 }
 
+/** Points every `#/$defs/X` reference of a converted schema at `#/components/schemas/X`. */
+function toComponentRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(toComponentRefs);
+  if (!value || typeof value !== "object") return value;
+  const out: JsonSchema = {};
+  for (const [key, item] of Object.entries(value)) {
+    out[key] = key === "$ref" && typeof item === "string" && item.startsWith("#/$defs/") ? componentRef(item.slice("#/$defs/".length)) : toComponentRefs(item);
+  }
+  return out;
+}
+
+/**
+ * The named (`.meta({ id })`) schemas the documented responses reach. They are found from this module's
+ * own operation list, not by listing zod's global registry: the server bundles lib/schemas into more than
+ * one chunk, each registering its own copy of "Dataset" and the rest in the one process-wide registry, and
+ * converting that registry whole failed with "Duplicate schema id" once a second copy had loaded (the API
+ * reference page answered 500 depending on which page the process had served before it).
+ */
 function componentSchemas(): Record<string, JsonSchema> {
-  const all = z.toJSONSchema(z.globalRegistry, {
+  const outputs = new Set<z.ZodType>([errorSchema]);
+  for (const op of operations) for (const spec of Object.values(op.responses)) if (spec.schema) outputs.add(spec.schema);
+  const all = z.toJSONSchema(z.object(Object.fromEntries([...outputs].map((schema, i) => [`r${i}`, schema]))), {
     io: "output",
     target: "draft-2020-12",
     unrepresentable: "any",
     override,
-    uri: (id) => componentRef(id),
-  }) as { schemas: Record<string, JsonSchema> };
-  for (const schema of Object.values(all.schemas)) {
-    delete schema.$schema;
-    delete schema.id;
+  }) as { $defs?: Record<string, JsonSchema> };
+  const schemas: Record<string, JsonSchema> = {};
+  for (const [id, schema] of Object.entries(all.$defs ?? {})) {
+    const { $schema: _schema, id: _id, ...rest } = toComponentRefs(schema) as JsonSchema;
+    schemas[id] = rest;
   }
-  return all.schemas;
+  return schemas;
 }
 
 /** The whole OpenAPI 3.1 document. */

@@ -1,6 +1,7 @@
 import { errorSchema, idParams } from "@/lib/schemas/common";
 import { gateQuery, gateReportSchema } from "@/lib/schemas/gate";
-import { compareQuery, comparisonSchema } from "@/lib/schemas/compare";
+import { z } from "zod";
+import { compareQuery, comparisonSchema, sourceComparisonSchema } from "@/lib/schemas/compare";
 import { metaFieldsSchema, referencePreviewBody, referencePreviewSchema } from "@/lib/schemas/references";
 import { agreementQuery, agreementSchema, annotatorAgreementQuery, annotatorAgreementSchema, createLabelBody, labelSchema, listLabelsQuery, metricVersionSchema, rankingQuery, rankingSchema } from "@/lib/schemas/labels";
 import { badRequest, forbiddenResponse, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
@@ -140,7 +141,7 @@ export const labelOperations: Operation[] = [
     tag: "Executions",
     query: compareQuery,
     responses: {
-      200: { description: "The comparison (`pair_by=source`: SourceComparison — pass^k, pass@k, flips per source conversation, target and simulator errors apart)", schema: comparisonSchema },
+      200: { description: "The comparison (`pair_by=source`: SourceComparison — pass^k, pass@k, flips per source conversation, target and simulator errors apart)", schema: z.union([comparisonSchema, sourceComparisonSchema]) },
       400: badRequest,
       404: notFoundResponse,
       422: unprocessableResponse,
