@@ -65,7 +65,7 @@ test.describe("metrics", { tag: "@store-independent" }, () => {
     await page.goto(`/datasets/${datasetId}/metrics/new`);
     await page.getByLabel("Scratch").check();
     await page.getByLabel("Name").fill("Honest step");
-    await page.getByLabel("Output type").selectOption({ label: "Yes / no" });
+    await page.getByLabel("Output type").selectOption({ label: "Pass / fail" });
 
     const prompt = page.getByRole("combobox", { name: "Prompt" });
     await prompt.click();

@@ -53,7 +53,7 @@ test.describe("dataset workspace", () => {
     await expect(grid.locator('[data-testid=grid-cell][data-state="pending"], [data-testid=grid-cell][data-state="processing"]').first()).toBeVisible();
     await expect(page.getByRole("progressbar", { name: /Run #\d+ progress/ })).toBeVisible();
     // The judge's live limit and its 429 count are shown while the run goes on.
-    await expect(page.getByTestId("run-limiter").first()).toContainText(/limit \d+ · 0 × 429/);
+    await expect(page.getByTestId("run-limiter").first()).toContainText(/up to \d+ calls at once · 0 rate-limited answers/);
     const run = page.getByTestId("run-status").first();
     await expect(run).toHaveAttribute("data-status", "completed", { timeout: 45_000 });
     await expect(run).toContainText("failed of");

@@ -5,7 +5,6 @@ import { useEffect, useRef } from "react";
 import { Badge } from "@/components/ui/badge";
 import { JsonView } from "@/components/ui/json-view";
 import { apiFetch } from "@/lib/client/api";
-import { conversationLabel } from "@/lib/conversation-label";
 import type { Conversation } from "@/lib/schemas/datasets";
 import { MessageView } from "./message-view";
 
@@ -74,7 +73,7 @@ export function ConversationPanel({ conversationId, focus, onClose }: { conversa
         <div className="min-w-0 flex-1">
           <p className="text-xs font-medium uppercase tracking-wide text-slate-400">Conversation{c ? ` ${c.position + 1}` : ""}</p>
           <h2 ref={heading} tabIndex={-1} className="truncate text-lg font-semibold text-slate-900 focus:outline-none">
-            {c ? conversationLabel({ name: c.name, position: c.position, meta: c.meta, firstUser: c.messages.find((m) => m.role === "user")?.content ?? null }) : "Loading…"}
+            {c ? c.label : "Loading…"}
           </h2>
           {c?.description ? <p className="mt-0.5 text-sm text-slate-500">{c.description}</p> : null}
         </div>

@@ -1,3 +1,4 @@
+import { outputTypeNames } from "@/components/grid/labels";
 import { Badge } from "@/components/ui/badge";
 import { formatScore } from "@/components/results/format";
 import type { Aggregated } from "@/lib/schemas/executions";
@@ -20,7 +21,7 @@ export function AggregateCard({ metric, nodeId, aggregated }: { metric: Metric |
     <section className="rounded-lg border border-slate-200 bg-white p-4 shadow-sm" aria-label={`${name} aggregates`} data-testid="aggregate-card">
       <div className="flex items-start justify-between gap-2">
         <h3 className="font-semibold text-slate-900">{name}</h3>
-        {metric ? <Badge>{metric.output_type}</Badge> : null}
+        {metric ? <Badge>{outputTypeNames[metric.output_type]}</Badge> : null}
       </div>
       <dl className="mt-3 grid grid-cols-5 gap-2">
         <Stat label="Average" value={aggregated.average_score} />

@@ -150,7 +150,7 @@ export function ExecutionView({ initial, metrics, datasetName }: { initial: Exec
 
       <Card>
         <CardHeader title="Individual results" description="Every cell this run evaluated" />
-        <ResultsTable results={results.data?.results ?? []} metrics={metrics} />
+        <ResultsTable datasetId={execution.dataset_id} results={results.data?.results ?? []} metrics={metrics} />
       </Card>
     </div>
   );

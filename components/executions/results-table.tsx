@@ -6,19 +6,15 @@ import { Select } from "@/components/ui/select";
 import { Table, Td, Th } from "@/components/ui/table";
 import { formatDuration, reasoningOf } from "@/components/results/format";
 import { ResultValue } from "@/components/results/result-value";
+import { entityWords, useConversationLabels } from "@/components/conversation/use-conversation-labels";
 import type { IndividualResult } from "@/lib/schemas/executions";
 import type { Metric } from "@/lib/schemas/metrics";
 
 const PAGE_SIZE = 50;
 
-function entityText(r: IndividualResult): string {
-  if (r.entity_type === "conversation") return `conversation ${r.conversation_id}`;
-  if (r.entity_type === "message") return `message ${r.message_id} · conv. ${r.conversation_id}`;
-  return `step ${r.step_id} · msg. ${r.message_id} · conv. ${r.conversation_id}`;
-}
 
 /** Every individual result of a run, filterable by metric and status, a page at a time. */
-export function ResultsTable({ results, metrics }: { results: IndividualResult[]; metrics: Metric[] }) {
+export function ResultsTable({ datasetId, results, metrics }: { datasetId: number; results: IndividualResult[]; metrics: Metric[] }) {
   const [metric, setMetric] = useState("");
   const [status, setStatus] = useState("");
   const [page, setPage] = useState(0);
@@ -31,6 +27,7 @@ export function ResultsTable({ results, metrics }: { results: IndividualResult[]
   const pages = Math.max(1, Math.ceil(filtered.length / PAGE_SIZE));
   const current = Math.min(page, pages - 1);
   const shown = filtered.slice(current * PAGE_SIZE, (current + 1) * PAGE_SIZE);
+  const labelOf = useConversationLabels(datasetId, shown.map((r) => r.conversation_id));
 
   return (
     <div>
@@ -91,7 +88,7 @@ export function ResultsTable({ results, metrics }: { results: IndividualResult[]
               const note = r.status === "failed" ? r.error : reasoningOf(r.result);
               return (
                 <tr key={r.id} data-testid="result-row" data-status={r.status}>
-                  <Td className="whitespace-nowrap text-xs text-slate-600">{entityText(r)}</Td>
+                  <Td className="whitespace-nowrap text-xs text-slate-600">{entityWords(r, labelOf)}</Td>
                   <Td className="whitespace-nowrap">{m?.name ?? `Metric ${r.pipeline_node_id}`}</Td>
                   <Td>
                     {r.status === "failed" ? (

@@ -84,9 +84,9 @@ function CellBody({ view, metric, row, where }: { view: CellView; metric: Metric
       );
     case "processing":
       return (
-        <span className="flex h-full items-center gap-2 px-2 text-xs text-brand-700" aria-label={`${where}: judging, run ${view.progress}% done`}>
+        <span className="flex h-full items-center gap-2 px-2 text-xs text-brand-700" aria-label={`${where}: being judged by run #${view.executionId}`}>
           <span className="h-3.5 w-3.5 animate-spin rounded-full border-2 border-brand-100 border-t-brand-600" aria-hidden />
-          Judging… <span className="tabular-nums text-slate-500">{view.progress}%</span>
+          Judging…
         </span>
       );
     case "failed":

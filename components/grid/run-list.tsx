@@ -51,9 +51,9 @@ export function RunList({
                   <span
                     data-testid="run-limiter"
                     className={cn("text-xs tabular-nums", run.rateLimits ? "text-amber-800" : "text-slate-500")}
-                    title="The judge model's adaptive limit of calls in flight, and the 429 (rate limit) answers this run has met"
+                    title="The judge model's adaptive limit of calls in flight (it shrinks when the provider answers 429, rate limited), and how many such answers this run has met"
                   >
-                    limit {run.concurrencyLimit} · {run.rateLimits ?? 0} × 429
+                    up to {run.concurrencyLimit} calls at once · {rateLimited(run.rateLimits ?? 0)}
                   </span>
                 ) : null}
               </span>
@@ -61,7 +61,7 @@ export function RunList({
               <span role="status" className="flex-1 text-slate-700">
                 {e.successful_evaluations} succeeded, {e.failed_evaluations} failed
                 {e.skipped_evaluations ? `, ${e.skipped_evaluations} skipped` : ""} of {e.total_evaluations}
-                {e.meta.rate_limits ? ` · ${e.meta.rate_limits} × 429` : ""}
+                {e.meta.rate_limits ? ` · ${rateLimited(e.meta.rate_limits)}` : ""}
                 {run.status === "cancelled" ? " — cancelled; finished results are kept" : ""}
               </span>
             )}
@@ -91,4 +91,9 @@ export function RunList({
       })}
     </ul>
   );
+}
+
+/** "3 rate-limited answers": the judge provider's 429s, said in words. */
+function rateLimited(n: number): string {
+  return `${n} rate-limited ${n === 1 ? "answer" : "answers"}`;
 }

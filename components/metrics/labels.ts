@@ -1,27 +1,18 @@
 /** Names the metric pages show for levels and output types (client-safe: no server imports). */
 import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
+import { levelNames, outputTypeNames } from "@/components/grid/labels";
 
 export const levels = ["conversation", "message", "step"] as const satisfies readonly EvaluationLevel[];
 export const outputTypeList = ["progress", "checkbox", "number", "text", "json"] as const satisfies readonly OutputType[];
 
-export const levelLabels: Record<EvaluationLevel, string> = {
-  conversation: "Conversation",
-  message: "Message",
-  step: "Step",
-};
+/** One name per level and per output type on every page: the grid's (components/grid/labels.ts). */
+export const levelLabels = levelNames;
+export const outputTypeLabels = outputTypeNames;
 
 export const levelHints: Record<EvaluationLevel, string> = {
   conversation: "One judgement per conversation",
   message: "One judgement per assistant message",
   step: "One judgement per agent step",
-};
-
-export const outputTypeLabels: Record<OutputType, string> = {
-  progress: "Score 0–1",
-  checkbox: "Yes / no",
-  number: "Number",
-  text: "Text",
-  json: "JSON (schema)",
 };
 
 /** What a basic-mode prompt (no variables) is given, per level — mirrors lib/metrics/resolve.ts. */

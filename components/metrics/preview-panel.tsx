@@ -102,7 +102,7 @@ export function PreviewPanel({
           >
             {(conversations.data ?? []).map((c) => (
               <option key={c.id} value={c.id}>
-                {c.position + 1}. {c.name ?? `Conversation ${c.position + 1}`}
+                {c.position + 1}. {c.label}
               </option>
             ))}
           </Select>

@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import { entityWords, useConversationLabels } from "@/components/conversation/use-conversation-labels";
 import { useState } from "react";
 import { Bar, BarChart, CartesianGrid, ErrorBar, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { Card, CardHeader } from "@/components/ui/card";
@@ -261,6 +262,7 @@ const showReading = (v: unknown) => (typeof v === "number" ? v.toFixed(2) : type
 /** The cells the two sources disagree on, worst first, each opening in the grid. */
 function Disagreements({ datasetId, agreement }: { datasetId: number; agreement: Agreement }) {
   const rows = agreement.disagreements.slice(0, 50);
+  const labelOf = useConversationLabels(datasetId, rows.map((r) => r.conversation_id));
   return (
     <Card className="lg:col-span-2">
       <CardHeader title="Disagreements" description={`${agreement.disagreements.length} cells${agreement.disagreements.length > rows.length ? `, the ${rows.length} furthest apart shown` : ""}`} />
@@ -278,7 +280,7 @@ function Disagreements({ datasetId, agreement }: { datasetId: number; agreement:
               <tr key={`${r.entity_type}:${r.entity_id}`} className="border-t border-slate-100">
                 <td className="px-5 py-1.5">
                   <Link href={cellHref(datasetId, r)} className="text-brand-700 hover:underline">
-                    {r.entity_type} #{r.entity_id}
+                    {entityWords(r, labelOf)}
                   </Link>
                 </td>
                 <td className="px-5 py-1.5 font-mono">{showReading(r.a)}</td>
@@ -348,10 +350,11 @@ const SHOWN_CELL_LINKS = 5;
 
 /** A confusion cell's entities as links: the first few, the rest folded in a scrolling list (116 inline made the page 4,000 px tall). */
 function CellLinks({ datasetId, cells }: { datasetId: number; cells: EntityRef[] }) {
+  const labelOf = useConversationLabels(datasetId, cells.map((e) => e.conversation_id));
   const link = (e: EntityRef) => (
     <li key={`${e.entity_type}:${e.entity_id}`}>
       <Link href={cellHref(datasetId, e)} className="text-brand-700 hover:underline">
-        {e.entity_type} #{e.entity_id}
+        {entityWords(e, labelOf)}
       </Link>
     </li>
   );

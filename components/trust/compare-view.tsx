@@ -2,6 +2,7 @@
 
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
+import { entityWords, useConversationLabels } from "@/components/conversation/use-conversation-labels";
 import { useState } from "react";
 import { Badge } from "@/components/ui/badge";
 import { Card, CardHeader } from "@/components/ui/card";
@@ -58,6 +59,7 @@ export function CompareView({ datasetId, metrics, initialA, initialB }: { datase
   if (executions.isSuccess && list.length < 2) return <p className="text-sm text-slate-500">Run the metrics at least twice to compare two runs.</p>;
   const c = comparison.data;
   const cells = c ? c.cells.filter((x) => !onlyFlips || x.flip) : [];
+  const labelOf = useConversationLabels(datasetId, cells.map((x) => x.conversation_id));
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-end gap-4">
@@ -174,7 +176,7 @@ export function CompareView({ datasetId, metrics, initialA, initialB }: { datase
                     <td className="px-5 py-1.5">{names.get(x.pipeline_node_id) ?? `#${x.pipeline_node_id}`}</td>
                     <td className="px-5 py-1.5">
                       <Link href={cellHref(datasetId, x)} className="text-brand-700 hover:underline">
-                        {x.entity_type} #{x.entity_id}
+                        {entityWords(x, labelOf)}
                       </Link>
                     </td>
                     <td className="px-5 py-1.5 font-mono">{verdictText(x.a)}</td>

@@ -5,6 +5,7 @@ import Link from "next/link";
 import { useCallback, useEffect, useMemo, useRef, useState } from "react";
 import { useAccess, useCaller } from "@/components/caller-context";
 import { MessageView } from "@/components/conversation/message-view";
+import { levelNames, outputTypeNames } from "@/components/grid/labels";
 import { Badge } from "@/components/ui/badge";
 import { Button } from "@/components/ui/button";
 import { Card } from "@/components/ui/card";
@@ -280,7 +281,7 @@ export function ReviewQueue({
           <Select value={filters.metricId} onChange={(e) => setFilter({ metricId: Number(e.target.value) })} aria-label="Metric">
             {metrics.map((m) => (
               <option key={m.id} value={m.id}>
-                {m.name} ({m.evaluation_level}, {m.output_type})
+                {m.name} ({levelNames[m.evaluation_level].toLowerCase()}, {outputTypeNames[m.output_type].toLowerCase()})
               </option>
             ))}
           </Select>

@@ -1,6 +1,6 @@
 /** Datasets and their conversations, messages and steps: the only place these tables are queried. */
 import "server-only";
-import { asc, count, desc, eq, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { ConversationRow, DatasetRow, MessageRow, StepRow } from "../schema";
 import { changes, database, first, prepared, rawRows } from "../store";
 import { processSingleton } from "@/lib/process-state";
@@ -121,26 +121,33 @@ export async function deleteDataset({ id }: { id: number }): Promise<boolean> {
 }
 
 export type ConversationWithCounts = ConversationRow & { messageCount: number; stepCount: number };
+/** A listed conversation also carries the start of its first user message: what a nameless one is called by. */
+export type ListedConversation = ConversationWithCounts & { firstUser: string | null };
 
 const conversationCounts = {
   messageCount: sql<number>`(select count(*) from messages m where m.conversation_id = "conversations"."id")`,
   stepCount: sql<number>`(select count(*) from steps s where s.conversation_id = "conversations"."id")`,
 };
 
-export async function listConversations(opts: { datasetId: number; limit: number; offset: number }): Promise<{
-  items: ConversationWithCounts[];
+export async function listConversations(opts: { datasetId: number; limit: number; offset: number; ids?: number[] }): Promise<{
+  items: ListedConversation[];
   total: number;
 }> {
   const db = await database();
-  const where = eq(conversationsTable.datasetId, opts.datasetId);
+  const c = conversationsTable;
+  const where = and(eq(c.datasetId, opts.datasetId), opts.ids ? inJsonIntegers(c.id, sql`${JSON.stringify(opts.ids)}`) : undefined);
   const items = await db
-    .select({ ...conversationColumns(), ...conversationCounts })
-    .from(conversationsTable)
+    .select({
+      ...conversationColumns(),
+      ...conversationCounts,
+      firstUser: sql<string | null>`(select substr(m.content, 1, 200) from messages m where m.conversation_id = "conversations"."id" and m.role = 'user' order by m.position limit 1)`,
+    })
+    .from(c)
     .where(where)
-    .orderBy(asc(conversationsTable.position))
+    .orderBy(asc(c.position))
     .limit(opts.limit)
     .offset(opts.offset);
-  const total = first(await db.select({ n: count() }).from(conversationsTable).where(where))?.n ?? 0;
+  const total = first(await db.select({ n: count() }).from(c).where(where))?.n ?? 0;
   return { items, total };
 }
 

@@ -1,6 +1,7 @@
 /** Datasets and conversations as the API shows them: row → wire mapping and the not-found rules. */
 import "server-only";
 import * as repo from "@/db/repositories/datasets";
+import { conversationLabel } from "@/lib/conversation-label";
 import { notFound } from "@/lib/errors";
 import type { Conversation, ConversationSummary, Dataset } from "@/lib/schemas/datasets";
 
@@ -18,12 +19,13 @@ function toDataset(row: repo.DatasetWithCounts): Dataset {
   };
 }
 
-function toConversationSummary(row: repo.ConversationWithCounts): ConversationSummary {
+function toConversationSummary(row: repo.ConversationWithCounts, firstUser: string | null): ConversationSummary {
   return {
     id: row.id,
     dataset_id: row.datasetId,
     position: row.position,
     name: row.name,
+    label: conversationLabel({ name: row.name, position: row.position, meta: row.meta, firstUser }),
     description: row.description,
     meta: row.meta ?? null,
     message_count: row.messageCount,
@@ -63,17 +65,17 @@ export async function deleteDataset(id: number): Promise<void> {
   if (!await repo.deleteDataset({ id })) throw notFound("Dataset", id);
 }
 
-export async function listConversations(datasetId: number, opts: { limit: number; offset: number }) {
+export async function listConversations(datasetId: number, opts: { limit: number; offset: number; ids?: number[] }) {
   await assertDatasetExists(datasetId);
   const { items, total } = await repo.listConversations({ datasetId, ...opts });
-  return { items: items.map(toConversationSummary), total };
+  return { items: items.map((row) => toConversationSummary(row, row.firstUser)), total };
 }
 
 export async function getConversation(id: number): Promise<Conversation> {
   const tree = await repo.getConversationTree({ id });
   if (!tree) throw notFound("Conversation", id);
   return {
-    ...toConversationSummary(tree.conversation),
+    ...toConversationSummary(tree.conversation, tree.messages.find((m) => m.role === "user")?.content ?? null),
     agents: tree.conversation.agents ?? null,
     goal: tree.conversation.goal,
     goal_generated_by: tree.conversation.goal ? (tree.conversation.goalGeneratedBy ?? null) : null,

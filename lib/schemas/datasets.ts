@@ -20,6 +20,16 @@ export const listDatasetsQuery = paginationQuery.extend({
   user_id: userId.optional().describe("Only datasets of this user"),
 });
 
+export const listConversationsQuery = paginationQuery.extend({
+  ids: z
+    .string()
+    .regex(/^\d+(,\d+)*$/, "must be conversation ids separated by commas")
+    .transform((s) => s.split(",").map(Number))
+    .pipe(z.array(z.number().int().min(1).max(2 ** 31 - 1)).min(1).max(500))
+    .optional()
+    .describe("Only these conversations of the dataset (up to 500 ids, comma-separated); ids of other datasets are left out"),
+});
+
 export const datasetSchema = z
   .object({
     id: z.number().int(),
@@ -40,6 +50,9 @@ export const conversationSummarySchema = z
     dataset_id: z.number().int(),
     position: z.number().int(),
     name: z.string().nullable(),
+    label: z
+      .string()
+      .describe("What every page calls it: the name, else an id from meta (`task_id 12 · trial 0`), else the first words of its first user message, else `Conversation <position + 1>`"),
     description: z.string().nullable(),
     meta: jsonValue,
     message_count: z.number().int(),

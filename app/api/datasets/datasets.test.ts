@@ -165,11 +165,34 @@ describe("conversations", () => {
     expect(res.headers.get("x-total-count")).toBe("2");
     expect(res.json.map((c: { name: string }) => c.name)).toEqual(["first", "second"]);
     expect(Object.keys(res.json[0]).sort()).toEqual(
-      ["created_at", "dataset_id", "description", "id", "message_count", "meta", "name", "position", "step_count"].sort(),
+      ["created_at", "dataset_id", "description", "id", "label", "message_count", "meta", "name", "position", "step_count"].sort(),
     );
     expect(res.json[0]).toMatchObject({ position: 0, message_count: 3, step_count: 2, meta: { channel: "web", n: [1, 2] } });
     const missing = await call(conversations.GET, "GET", "/api/datasets/999999/conversations", { params: { id: 999999 } });
     expect(missing.status).toBe(404);
+  });
+
+  it("names each conversation as every page does (label), and lists only the ids asked for", async () => {
+    const { json: ds } = await create({ name: "labels" });
+    const { json: other } = await create({ name: "labels, another dataset" });
+    const named = await insertConversationFixture(ds.id, { position: 0, name: "refund call" });
+    const nameless = await insertConversationFixture(ds.id, { position: 1, name: "  " });
+    const elsewhere = await insertConversationFixture(other.id, { position: 0, name: "not here" });
+    const list = await call(conversations.GET, "GET", `/api/datasets/${ds.id}/conversations`, { params: { id: ds.id } });
+    // A nameless conversation with no meta id is called by its first user message's words.
+    expect(list.json.map((c: { label: string }) => c.label)).toEqual(["refund call", "find x"]);
+    const one = await call(conversation.GET, "GET", `/api/conversations/${nameless.conversationId}`, { params: { id: nameless.conversationId } });
+    expect(one.json.label).toBe("find x");
+
+    const some = await call(conversations.GET, "GET", `/api/datasets/${ds.id}/conversations?ids=${nameless.conversationId},${elsewhere.conversationId}`, { params: { id: ds.id } });
+    expect(some.status).toBe(200);
+    expect(some.json.map((c: { id: number }) => c.id)).toEqual([nameless.conversationId]);
+    expect(some.headers.get("x-total-count")).toBe("1");
+    expect(named.conversationId).toBeGreaterThan(0);
+
+    const bad = await call(conversations.GET, "GET", `/api/datasets/${ds.id}/conversations?ids=1,x`, { params: { id: ds.id } });
+    expect(bad.status).toBe(400);
+    expect(JSON.stringify(bad.json)).toContain("ids");
   });
 
   it("returns one conversation with messages and steps, meta exactly as stored", async () => {

@@ -1,9 +1,10 @@
-import { idParams, paginationQuery } from "@/lib/schemas/common";
+import { idParams } from "@/lib/schemas/common";
 import {
   conversationSchema,
   conversationSummarySchema,
   createDatasetBody,
   datasetSchema,
+  listConversationsQuery,
   listDatasetsQuery,
   updateDatasetBody,
 } from "@/lib/schemas/datasets";
@@ -73,7 +74,7 @@ export const datasetOperations: Operation[] = [
     summary: "List a dataset's conversations in import order",
     tag: "Conversations",
     params: idParams,
-    query: paginationQuery,
+    query: listConversationsQuery,
     responses: {
       200: {
         description: "A page of conversations",
