@@ -127,7 +127,7 @@ describe("the hedged request", () => {
     await clock.advance(50);
     provider.requests[1].answer("from the hedge");
     const won = await call;
-    expect(won).toMatchObject({ value: "from the hedge", winner: "hedge", hedged: true });
+    expect(won).toMatchObject({ value: "from the hedge", winner: "hedge", hedged: true, abandoned: 1 });
     expect(provider.requests[0].abortedWith).toBeInstanceOf(HedgeLostError);
     expect(provider.requests[1].abortedWith).toBeUndefined();
     // The primary answering after all is too late: nothing else comes of it.

@@ -178,7 +178,8 @@ export type Role = "primary" | "hedge";
  */
 export type SendOnce<T> = (role: Role, signal: AbortSignal, sent: () => void) => Promise<T>;
 
-export type HedgedResult<T> = { value: T; winner: Role; hedged: boolean; timeoutMs: number };
+/** `abandoned`: requests of the call that were sent and then aborted unanswered when the winner answered. */
+export type HedgedResult<T> = { value: T; winner: Role; hedged: boolean; abandoned: number; timeoutMs: number };
 
 /** A call failed: `error` is what to report, `timeoutMs` the limit a time-out hit (if it was one). */
 export class HedgedCallError extends Error {
@@ -280,8 +281,13 @@ export function hedgedCall<T>(
           if (settled) return;
           if (leg.sentAt !== undefined) tracker.recordAnswer(clock.now() - leg.sentAt);
           finish();
-          for (const l of legs) if (!l.done) l.controller.abort(new HedgeLostError());
-          resolve({ value, winner: role, hedged: legs.length > 1, timeoutMs: tracker.timeoutMs(settings) });
+          let abandoned = 0;
+          for (const l of legs) {
+            if (l.done) continue;
+            if (l.sentAt !== undefined) abandoned++;
+            l.controller.abort(new HedgeLostError());
+          }
+          resolve({ value, winner: role, hedged: legs.length > 1, abandoned, timeoutMs: tracker.timeoutMs(settings) });
         },
         (error: unknown) => {
           leg.done = true;

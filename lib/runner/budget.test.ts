@@ -12,8 +12,9 @@ import { loadSampleDataset } from "@/lib/testing/seed/sample";
 import { waitForExecution } from "./run";
 
 // $1 per thousand tokens either way: every judged cell costs a few tenths of a dollar.
-// No hedged requests: a hedge's loser is aborted unread, so its tokens (if the provider billed it) are unknown
-// and the token equality below could not hold; the run reports how many hedges it sent (meta.hedges).
+// No hedged requests: a hedge's loser is counted at the winner's tokens (lib/judge/judge.ts), an estimate of
+// what a provider bills for it; this double does not bill it, so the token equality below holds without hedges
+// (lib/judge/judge.test.ts checks the hedge's count against a double that bills abandoned requests).
 const judgeDouble = withJudgeDouble({ JUDGE_MAX_RETRIES: "0", JUDGE_HEDGE: "false", JUDGE_PRICES: JSON.stringify({ "gpt-4o-mini": { input: 1000, output: 1000 } }) });
 let double: JudgeDouble;
 beforeEach(() => {
