@@ -91,7 +91,7 @@ export async function startComparison(body: CreateComparisonInput, userId: strin
   if (planned.length > body.max_pairs) {
     throw new AppError("unprocessable", `${planned.length} pairs is more than max_pairs (${body.max_pairs}); each is judged twice`, [{ path: "max_pairs", message: `raise it to ${planned.length} to judge them all` }]);
   }
-  const params = { model_name: body.model_name ?? null, batch_size: body.batch_size ?? null, max_cost_usd: body.max_cost_usd ?? null };
+  const params = { model_name: body.model_name ?? null, batch_size: body.batch_size ?? null, max_cost_usd: body.max_cost_usd ?? null, no_cache: body.no_cache };
   const row = await repo.insertComparison(
     { userId, pipelineNodeId: node.id, aSource: body.a, bSource: body.b ?? null, aDatasetId, bDatasetId, pairBy: body.pair_by, params },
     planned.map((p) => ({ groupKey: p.groupKey, aConversationId: p.a.conversationId, aMessageId: p.a.messageId, bConversationId: p.b.conversationId, bMessageId: p.b.messageId })),
@@ -132,7 +132,7 @@ async function work(row: repo.ComparisonRow, planned: PlannedPair[], body: Creat
     const [textA, textB] = [repliesText(planned.a.replies), repliesText(planned.b.replies)];
     const ask = async (first: string, second: string) => {
       const prompt = buildPairwisePrompt({ metric: node, input: planned.input, candidateA: first, candidateB: second, contextTokens: contextTokensFor(model) });
-      const outcome = await judge({ model, system: prompt.system, prompt: prompt.prompt, outputType: "pairwise", signal }, deps);
+      const outcome = await judge({ model, system: prompt.system, prompt: prompt.prompt, outputType: "pairwise", signal, noCache: body.no_cache }, deps);
       usage.judge_calls += outcome.cached ? 0 : outcome.attempts;
       usage.input_tokens += outcome.inputTokens;
       usage.output_tokens += outcome.outputTokens;

@@ -25,6 +25,7 @@ export const createComparisonBody = z.object({
   model_name: z.string().trim().min(1).max(200).optional().describe("The judge model (default: the metric's, else JUDGE_MODEL)"),
   batch_size: z.number().int().min(1).max(256).optional().describe("Pairs judged at once (each pair's two orders together); the judge's own JUDGE_MAX_CONCURRENCY still bounds calls"),
   max_cost_usd: z.number().positive().optional().describe("Stop starting pairs once the judge calls cost this much (JUDGE_PRICES); the comparison ends cancelled with the pairs judged so far"),
+  no_cache: z.boolean().optional().default(false).describe("Ask the judge afresh instead of reusing cached verdicts for the same prompts (the fresh verdicts are still cached)"),
   max_pairs: z.number().int().min(1).max(100_000).optional().default(10_000).describe("Refuse (422) a comparison with more pairs than this"),
 });
 export type CreateComparisonInput = z.infer<typeof createComparisonBody>;

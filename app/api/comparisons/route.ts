@@ -9,6 +9,6 @@ export const POST = route({
   body: createComparisonBody,
   handler: async ({ body, userId }) => {
     const comparison = await startComparison(body, userId);
-    return json({ ...comparison, results: undefined }, { status: 202, headers: { location: `/api/comparisons/${comparison.id}` } });
+    return json(comparison, { status: 202, headers: { location: `/api/comparisons/${comparison.id}` } });
   },
 });

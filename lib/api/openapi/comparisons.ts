@@ -29,7 +29,7 @@ export const comparisonOperations: Operation[] = [
     tag,
     body: createComparisonBody,
     responses: {
-      202: { description: "Started: the comparison without `results` (GET it for the pairs)", schema: comparisonSchema },
+      202: { description: "Started: the comparison with its pairs, none judged yet", schema: comparisonSchema },
       400: badRequest,
       404: notFoundResponse,
       409: { description: "A generation side is still running", schema: errorSchema },
