@@ -18,6 +18,7 @@ import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import * as rankings from "@/app/api/rankings/route";
 import * as create from "./route";
 import * as item from "./[id]/route";
+import * as cancel from "./[id]/cancel/route";
 
 const judgeDouble = withJudgeDouble({ JUDGE_MAX_RETRIES: "0" });
 let double: JudgeDouble;
@@ -151,6 +152,20 @@ describe("POST /api/comparisons", () => {
     }
   });
 
+  it("cancel stops a comparison at once: calls in flight aborted, nothing written after, a second cancel is 409", async () => {
+    const { source, generated } = await sourceAndGenerated("fine", "also fine");
+    const metric = await pairwiseMetric(source.id);
+    double.setDefault({ kind: "hang" });
+    const started = await call(create.POST, "POST", "/api/comparisons", { body: { pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "source_conversation" } });
+    expect(started.status).toBe(202);
+    await expect.poll(() => double.inFlight(), { timeout: 20_000 }).toBeGreaterThan(0);
+    const cancelled = await call(cancel.POST, "POST", "/x", { params: { id: started.json.id } });
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.json).toMatchObject({ status: "cancelled", pairs: 0, error: "cancelled" });
+    expect(cancelled.json.results.every((r: { outcome: unknown; error: unknown }) => r.outcome === null && r.error === null)).toBe(true);
+    expect((await call(cancel.POST, "POST", "/x", { params: { id: started.json.id } })).status).toBe(409);
+  });
+
   it("refuses what it cannot compare with a 4xx that says why, creating nothing", async () => {
     const { source, generated } = await sourceAndGenerated("x", "y");
     const metric = await pairwiseMetric(source.id);
@@ -160,6 +175,8 @@ describe("POST /api/comparisons", () => {
     expect([res.status, res.json.error.message]).toEqual([422, expect.stringMatching(/not pairwise/)]);
     res = await post({ pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "siblings" });
     expect([res.status, res.json.error.message]).toEqual([422, expect.stringMatching(/leave b out/)]);
+    res = await post({ pipeline_node_id: metric, a: `dataset:${source.id}`, pair_by: "siblings" });
+    expect([res.status, res.json.error.message]).toEqual([422, expect.stringMatching(/judged per message/)]);
     res = await post({ pipeline_node_id: metric, a: `dataset:${source.id}`, pair_by: "source_conversation" });
     expect([res.status, res.json.error.message]).toEqual([422, expect.stringMatching(/give b/)]);
     res = await post({ pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${source.id}`, pair_by: "source_conversation" });
@@ -172,6 +189,8 @@ describe("POST /api/comparisons", () => {
     res = await post({ pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${unrelated.id}`, pair_by: "source_conversation" });
     expect([res.status, res.json.error.message]).toEqual([422, expect.stringMatching(/Nothing to compare/)]);
     expect((await call(item.GET, "GET", "/api/comparisons/999999", { params: { id: 999999 } })).status).toBe(404);
+    expect((await call(rankings.GET, "GET", `/api/rankings?pipeline_node_id=${metric}&comparisons=999999`)).status).toBe(404);
+    expect((await call(rankings.GET, "GET", `/api/rankings?pipeline_node_id=${metric}&comparisons=1;2`)).status).toBe(400);
     expect(double.count()).toBe(0);
     // A pairwise metric compares two replies: a run refuses it by name.
     const started = await call(run.POST, "POST", "/api/evaluation-pipeline-executions/run", { body: { dataset_id: source.id, pipeline_node_id: metric } });
