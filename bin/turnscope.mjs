@@ -158,8 +158,11 @@ async function resolveMetrics(api, s, datasetId) {
   if (res.status !== 200) throw failure("metrics", res);
   const all = res.json;
   const pick = (ref) => all.find((m) => String(m.id) === String(ref)) ?? all.find((m) => m.name === ref);
-  const chosen = s.metrics.length ? s.metrics.map((ref) => pick(ref) ?? ref) : all;
+  // A pairwise metric compares two replies (POST /api/comparisons); a run cannot judge it, so "all" leaves it out.
+  const chosen = s.metrics.length ? s.metrics.map((ref) => pick(ref) ?? ref) : all.filter((m) => m.output_type !== "pairwise");
   const missing = chosen.filter((m) => typeof m !== "object");
+  const pairwise = chosen.filter((m) => typeof m === "object" && m.output_type === "pairwise");
+  if (pairwise.length) throw couldNot(`${pairwise.map((m) => m.name).join(", ")}: a pairwise metric compares two replies and is judged by a comparison (POST /api/comparisons), not by this gate`);
   if (missing.length) throw couldNot(`no metric ${missing.map((m) => JSON.stringify(m)).join(", ")} in dataset ${datasetId} (it has: ${all.map((m) => m.name).join(", ") || "none"})`);
   if (chosen.length === 0) throw couldNot(`dataset ${datasetId} has no metrics to evaluate`);
   const mins = Object.entries(s.mins).map(([ref, value]) => {

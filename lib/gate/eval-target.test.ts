@@ -151,6 +151,15 @@ describe("turnscope eval --target --mode --repeats (issue 38.1)", () => {
     expect(nothing.code, nothing.stderr).toBe(2);
     expect(nothing.stderr).toMatch(/generation \d+ ended failed/);
 
+    // A pairwise metric is left out of "every metric", and refused by name (a comparison judges it).
+    const pairwise = await call(nodes.POST, "POST", "/x", { body: { dataset_id: datasetId, name: "better reply", evaluation_level: "conversation", output_type: "pairwise", prompt: "Which is better?" } });
+    expect(pairwise.status, pairwise.text).toBe(201);
+    const named = await turnscope(["--dataset", String(datasetId), "--metric", "better reply"]);
+    expect([named.code, named.stderr]).toEqual([2, expect.stringContaining("is judged by a comparison")]);
+    const all = await turnscope(["--dataset", String(datasetId)]);
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stderr).not.toContain("better reply");
+
     const badMode = await turnscope(["--dataset", String(datasetId), "--target", String(targetId), "--mode", "rewind"]);
     expect([badMode.code, badMode.stderr]).toEqual([2, expect.stringContaining("--mode must be next_turn, replay or simulate")]);
   });
