@@ -134,6 +134,12 @@ describe("POST /api/comparisons", () => {
     expect(cands.map((c) => [c.wins, c.losses])).toEqual([[4, 2], [3, 3], [2, 4]]);
     expect(cands.reduce((s, c) => s + c.strength, 0)).toBeCloseTo(1, 9);
     for (const c of cands) expect(c.interval[0]).toBeLessThanOrEqual(c.strength + 1e-9);
+    // Strengths only add up over comparisons that link every candidate, under one metric.
+    const apart = await call(rankings.GET, "GET", `/api/rankings?pipeline_node_id=${metric}&comparisons=${ids[0]}`);
+    expect(apart.status, apart.text).toBe(200);
+    const otherMetric = await pairwiseMetric(ok.id);
+    const wrong = await call(rankings.GET, "GET", `/api/rankings?pipeline_node_id=${otherMetric}&comparisons=${ids.join(",")}`);
+    expect([wrong.status, wrong.json.error.message]).toEqual([422, expect.stringMatching(/another metric/)]);
     // The same query, the same answer (the bootstrap is seeded).
     expect((await call(rankings.GET, "GET", `/api/rankings?pipeline_node_id=${metric}&comparisons=${ids.join(",")}&iterations=200`)).json).toEqual(res.json);
   });
