@@ -72,7 +72,7 @@ test.describe("execution history and results", () => {
     const completedRow = rows.filter({ has: page.locator(`[href="/executions/${completed.id}"]`) });
 
     await completedRow.getByRole("button", { name: `Export run #${completed.id}` }).click();
-    const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("menuitem", { name: "CSV" }).click()]);
+    const [csvDownload] = await Promise.all([page.waitForEvent("download"), page.getByRole("menuitem", { name: "CSV", exact: true }).click()]);
     expect(csvDownload.suggestedFilename()).toMatch(/\.csv$/);
     const csv = parse(fs.readFileSync(await csvDownload.path()), { columns: true, skip_empty_lines: true, bom: true }) as Array<Record<string, string>>;
     expect(csv.length).toBe(results.results.length);

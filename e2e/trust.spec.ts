@@ -174,5 +174,13 @@ test.describe("judge trust", () => {
     await expect(page.getByTestId("compare-cell")).toHaveCount(1);
     await expect(page.getByTestId("compare-cell")).toContainText("pass");
     await expect(page.getByTestId("compare-cell")).toContainText("fail");
+    // The cell is named as the grid names its conversation, not by an id.
+    await expect(page.getByTestId("compare-cell").getByRole("link")).toHaveText("Trajectory 01");
+    // The choices live in the address: a reload (or a shared link) shows the same comparison.
+    const url = new URL(page.url());
+    expect([url.searchParams.get("a"), url.searchParams.get("b"), url.searchParams.get("flips")]).toEqual([String(alpha), String(beta), "1"]);
+    await page.reload();
+    await expect(page.getByLabel("Only flips")).toBeChecked();
+    await expect(page.getByTestId("compare-cell")).toHaveCount(1);
   });
 });

@@ -70,8 +70,13 @@ test.describe("dataset workspace", () => {
       expect(seq.indexOf("pending") >= 0 || seq.indexOf("processing") >= 0, `${key}: ${seq.join(" → ")}`).toBe(true);
     }
 
-    // Expanding a conversation shows its assistant messages and their steps, each with its level.
+    // The message- and step-level metrics are summed up on each conversation's row once the run ends
+    // (a run at those levels looked empty until a row was opened).
     const lisbon = grid.getByTestId("grid-row").filter({ hasText: "Flight to Lisbon" });
+    await expect(lisbon.getByTestId("grid-rollup")).toHaveCount(2);
+    await expect(lisbon.getByTestId("grid-rollup").first()).toContainText(/avg \d\.\d\d|\d+\/\d+ pass|judged/);
+
+    // Expanding a conversation shows its assistant messages and their steps, each with its level.
     await lisbon.getByRole("button", { name: "Expand Flight to Lisbon" }).click();
     await expect(grid.locator('[data-testid=grid-row][data-level="message"]').first()).toBeVisible();
     await expect(grid.locator('[data-testid=grid-row][data-level="step"]').first()).toBeVisible();

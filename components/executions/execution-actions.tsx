@@ -2,6 +2,7 @@
 
 import { useMutation, useQueryClient } from "@tanstack/react-query";
 import { Button } from "@/components/ui/button";
+import { exportFormats } from "@/components/results/export-formats";
 import { Menu, menuItemClass } from "@/components/ui/popover";
 import { apiFetch } from "@/lib/client/api";
 import type { Execution } from "@/lib/schemas/executions";
@@ -25,11 +26,6 @@ export function rerunBody(e: Execution, retry: boolean) {
   };
 }
 
-const formats = [
-  { format: "csv", label: "CSV" },
-  { format: "json", label: "JSON" },
-  { format: "xlsx", label: "Excel (.xlsx)" },
-] as const;
 
 /** Download links for an execution's results. */
 export function ExportMenu({ executionId }: { executionId: number }) {
@@ -41,11 +37,11 @@ export function ExportMenu({ executionId }: { executionId: number }) {
       triggerClassName="inline-flex h-8 items-center whitespace-nowrap rounded-md border border-slate-300 bg-white px-3 text-sm font-medium text-slate-800 shadow-sm hover:bg-slate-50"
     >
       {(close) =>
-        formats.map((f) => (
+        exportFormats.map((f) => (
           <a
-            key={f.format}
+            key={f.query}
             role="menuitem"
-            href={`/api/evaluation-pipeline-executions/${executionId}/export?format=${f.format}`}
+            href={`/api/evaluation-pipeline-executions/${executionId}/export?${f.query}`}
             download
             className={menuItemClass}
             // A download leaves the page where it is, so the menu must close by itself.

@@ -93,7 +93,8 @@ export const DataGrid = memo(function DataGrid({
   const items = virtualizer.getVirtualItems();
   const tableRows = table.getRowModel().rows;
   const metaTemplate = metaKeys.length ? ` repeat(${metaKeys.length}, ${META_WIDTH}px)` : "";
-  const template = `${ENTITY_WIDTH}px${metaTemplate} repeat(${metrics.length}, ${METRIC_WIDTH}px)`;
+  // The first column takes the room the metric columns leave (labels were cut with 40% of the width empty).
+  const template = `minmax(${ENTITY_WIDTH}px, 1fr)${metaTemplate} repeat(${metrics.length}, ${METRIC_WIDTH}px)`;
   const width = ENTITY_WIDTH + metaKeys.length * META_WIDTH + metrics.length * METRIC_WIDTH;
 
   // Fetch the pages of the conversations that scrolled into view (placeholders) — page by page.

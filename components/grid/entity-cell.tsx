@@ -43,8 +43,10 @@ export function EntityCell({ row, depth, expandable, index }: { row: GridRow; de
       >
         {levelShortNames[row.entity_type]}
       </span>
-      <span className={cn("min-w-0 flex-1 truncate", depth === 0 ? "font-medium text-slate-900" : "text-slate-700", row.entity_type === "step" && "font-mono text-xs")} title={row.label}>
-        {row.label}
+      <span className={cn("flex min-w-0 flex-1", depth === 0 ? "font-medium text-slate-900" : "text-slate-700", row.entity_type === "step" && "font-mono text-xs")} title={row.label}>
+        <span className="min-w-0 truncate">{labelParts(row.label).head}</span>
+        {/* The end that tells sibling paths apart ("(path 2/3)") stays visible when the rest is cut. */}
+        {labelParts(row.label).tail ? <span className="shrink-0 whitespace-pre text-slate-500">{labelParts(row.label).tail}</span> : null}
       </span>
       {/* Shown on hover or keyboard focus only, so that labels keep the room the rest of the time. */}
       <span className="hidden shrink-0 items-center gap-0.5 group-hover/row:flex group-focus-within/row:flex">
@@ -76,4 +78,10 @@ export function EntityCell({ row, depth, expandable, index }: { row: GridRow; de
       </span>
     </div>
   );
+}
+
+/** A label's last parenthesised part (an Open Assistant path, a repeat), kept whole when the label is cut. */
+function labelParts(label: string): { head: string; tail: string | null } {
+  const m = /^(.*\S)( \([^()]{1,24}\))$/.exec(label);
+  return m ? { head: m[1], tail: m[2] } : { head: label, tail: null };
 }

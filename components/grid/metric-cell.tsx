@@ -16,6 +16,8 @@ const cellButton =
 
 /** One (metric, entity) cell: blank where the metric's level is not the row's. */
 export const MetricCell = memo(function MetricCell({ metric, row }: { metric: Metric; row: GridRow }) {
+  const rollup = row.entity_type === "conversation" ? row.rollups?.[String(metric.id)] : undefined;
+  if (rollup && metric.evaluation_level !== "conversation") return <RollupCell metric={metric} row={row} rollup={rollup} />;
   if (metric.evaluation_level !== row.entity_type) {
     return (
       <span className="px-2 text-slate-300" aria-label="does not apply">
@@ -33,6 +35,31 @@ export const MetricCell = memo(function MetricCell({ metric, row }: { metric: Me
   }
   return <ApplicableCell metric={metric} row={row} />;
 });
+
+/**
+ * A conversation row's summary of a message- or step-level metric: how its cells in this conversation came
+ * out (a pass/fail metric as passed of judged, a score as its mean), so a run at that level shows on the
+ * rows before any is opened. Expanding the row shows the cells themselves.
+ */
+function RollupCell({ metric, row, rollup }: { metric: Metric; row: GridRow; rollup: NonNullable<GridRow["rollups"]>[string] }) {
+  const unit = metric.evaluation_level === "message" ? "messages" : "steps";
+  const passFail = metric.output_type === "checkbox";
+  const passed = passFail && rollup.mean !== null ? Math.round(rollup.mean * rollup.completed) : null;
+  const main =
+    passed !== null ? `${passed}/${rollup.completed} pass` : rollup.mean !== null ? `avg ${rollup.mean.toFixed(2)}` : rollup.completed ? `${rollup.completed} judged` : "";
+  const title =
+    `${metric.name} over this conversation's ${unit}: ${rollup.completed} judged` +
+    (passed !== null ? `, ${passed} passed` : rollup.mean !== null ? `, mean ${rollup.mean.toFixed(3)}` : "") +
+    (rollup.failed ? `, ${rollup.failed} failed to judge` : "") +
+    ". Expand the row for each one.";
+  return (
+    <span className="flex h-full items-center gap-1.5 px-2 text-xs text-slate-600" data-testid="grid-rollup" title={title} aria-label={`${metric.name} on ${row.label}: ${title}`}>
+      <span className={cn("tabular-nums", passed !== null && passed < rollup.completed ? "text-amber-800" : "")}>{main}</span>
+      {rollup.completed && !passFail ? <span className="text-slate-400">({rollup.completed} {unit})</span> : null}
+      {rollup.failed ? <span className="text-red-700">{rollup.failed} failed</span> : null}
+    </span>
+  );
+}
 
 function ApplicableCell({ metric, row }: { metric: Metric; row: GridRow }) {
   const actions = useGridActions();

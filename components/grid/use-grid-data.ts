@@ -3,7 +3,7 @@
  * on the public grid endpoint), and the messages and steps of expanded conversations, flattened into
  * one list for the virtualiser. Nothing here fetches results separately: each page carries its cells.
  */
-import { useQueries, type QueryObserverResult } from "@tanstack/react-query";
+import { useQueries, useQueryClient, type QueryObserverResult } from "@tanstack/react-query";
 import { useCallback, useMemo, useState } from "react";
 import { apiFetch } from "@/lib/client/api";
 import type { GridRow } from "@/lib/schemas/executions";
@@ -18,10 +18,8 @@ type Children = { messages: GridRow[]; steps: GridRow[] };
 // cached on an earlier visit would show results from before the runs that happened since.
 let visits = 0;
 
-/** Optional meta columns, filter and sort of the conversation rows (the grid endpoint's `meta`, `filter`, `sort`). */
-export type GridView = { meta: string; filter: string; sort: string };
-
-export const emptyView: GridView = { meta: "", filter: "", sort: "" };
+export { emptyView, keepViewInUrl, viewFromSearch, type GridView } from "./grid-view";
+import { emptyView, type GridView } from "./grid-view";
 
 const isEmptyView = (v: GridView) => !v.meta && !v.filter && !v.sort;
 
@@ -100,6 +98,7 @@ export function childRows(conversationId: number, children: Children): DisplayRo
 /** Rows of the grid for the virtualiser, and the calls that widen what is loaded. */
 export function useGridData(datasetId: number, initial: Page, view: GridView = emptyView) {
   const [visit] = useState(() => ++visits);
+  const queryClient = useQueryClient();
   const [requested, setRequested] = useState<ReadonlySet<number>>(() => new Set([0]));
   const [expanded, setExpanded] = useState<ReadonlySet<number>>(() => new Set());
   const pageList = useMemo(() => [...requested].sort((a, b) => a - b), [requested]);
@@ -172,5 +171,16 @@ export function useGridData(datasetId: number, initial: Page, view: GridView = e
     });
   }, []);
 
-  return { rows, total, expanded, toggleExpanded, requestRows, pageError };
+  /**
+   * Reads a view's first page before it is shown: a view the API refuses (a bad filter, sort or meta key)
+   * throws its error and the grid keeps the rows it has, instead of turning into an error.
+   */
+  const checkView = useCallback(
+    async (next: GridView) => {
+      await queryClient.fetchQuery({ queryKey: gridPageKey(datasetId, visit, 0, next), queryFn: () => fetchPage(datasetId, 0, next), staleTime: 5 * 60_000 });
+    },
+    [queryClient, datasetId, visit],
+  );
+
+  return { rows, total, expanded, toggleExpanded, requestRows, pageError, checkView };
 }

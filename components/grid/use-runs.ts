@@ -143,6 +143,8 @@ export function useRuns({ datasetId, store }: { datasetId: number; store: LiveCe
         const total = d.execution.total_evaluations;
         update(id, (r) => ({ ...r, status: d.status, execution: d.execution, progress: 100, finished: total, total }));
         void queryClient.invalidateQueries({ queryKey: ["executions", datasetId] });
+        // Conversation rows sum up their message and step cells (roll-ups): read the loaded pages again.
+        void queryClient.invalidateQueries({ queryKey: ["grid", datasetId] });
       });
     },
     [datasetId, queryClient, store, update],

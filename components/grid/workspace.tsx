@@ -17,7 +17,7 @@ import { RunToolbar } from "./run-toolbar";
 import type { RunScope } from "./types";
 import { useRunSettings } from "./use-run-settings";
 import { GridViewBar } from "@/components/trust/grid-view-bar";
-import { emptyView, useGridData, type GridView } from "./use-grid-data";
+import { emptyView, keepViewInUrl, useGridData, type GridView } from "./use-grid-data";
 import { useRuns } from "./use-runs";
 
 type Detail = { anchor: HTMLElement; metric: Metric; row: GridRow };
@@ -30,6 +30,7 @@ export function Workspace({
   initialGrid,
   defaultModel,
   initialOpen,
+  initialView = emptyView,
 }: {
   datasetId: number;
   initialMetrics: Metric[];
@@ -37,6 +38,8 @@ export function Workspace({
   defaultModel: string;
   /** A cell to open on arrival (links from the agreement page): its conversation, focused on the entity. */
   initialOpen?: { entityType: string; entityId: number; conversationId: number } | null;
+  /** Meta columns, filter and sort from the page's address. */
+  initialView?: GridView;
 }) {
   const [store] = useState(() => new LiveCells());
   const [settings, setSettings] = useRunSettings(datasetId);
@@ -60,9 +63,26 @@ export function Workspace({
     initialData: initialMetrics,
   });
   const metrics = metricsQuery.data;
-  const [view, setView] = useState<GridView>(emptyView);
+  const [view, setView] = useState<GridView>(initialView);
+  // A view the API refused: said once, beside the fields, while the grid keeps the rows it had.
+  const [viewError, setViewError] = useState<Error | null>(null);
   const metaKeys = useMemo(() => (view.meta ? view.meta.split(",").map((k) => k.trim()).filter(Boolean) : []), [view.meta]);
   const grid = useGridData(datasetId, initialGrid, view);
+  const { checkView } = grid;
+  const applyView = useCallback(
+    async (next: GridView) => {
+      try {
+        await checkView(next);
+      } catch (e) {
+        setViewError(e instanceof Error ? e : new Error(String(e)));
+        return;
+      }
+      setViewError(null);
+      setView(next);
+      keepViewInUrl(next);
+    },
+    [checkView],
+  );
   const runs = useRuns({ datasetId, store });
 
   // Run callbacks are stable (the grid's columns and cells never re-render because of them) and read
@@ -180,11 +200,11 @@ export function Workspace({
           ) : null}
           {error ? <ErrorNotice error={error} onDismiss={() => (notice ? setNotice(null) : runs.clearError())} /> : null}
           <RunList runs={runs.runs} metrics={metrics} onCancel={runs.cancel} onDismiss={runs.dismiss} />
-          <GridViewBar view={view} onApply={setView} metrics={metrics} />
+          <GridViewBar view={view} onApply={applyView} metrics={metrics} error={viewError} onDismissError={() => setViewError(null)} />
           {grid.pageError ? (
             // The rows could not be read (an invalid filter, sort or meta key): the reason, not an empty grid.
             <div data-testid="grid-error">
-              <ErrorNotice error={grid.pageError} onDismiss={() => setView(emptyView)} dismissLabel="Clear the view" />
+              <ErrorNotice error={grid.pageError} onDismiss={() => void applyView(emptyView)} dismissLabel="Clear the view" />
             </div>
           ) : grid.total === 0 && !view.meta && !view.filter && !view.sort ? (
             <p className="rounded-lg border border-dashed border-slate-300 bg-white px-5 py-10 text-center text-sm text-slate-500">
@@ -195,7 +215,7 @@ export function Workspace({
           )}
           {grid.pageError ? null : (
             <p className="text-xs text-slate-500">
-              {grid.total.toLocaleString()} conversations · click a row to open it, a result for the judge&apos;s reasoning, an error to retry it.
+              {grid.total.toLocaleString()} {grid.total === 1 ? "conversation" : "conversations"} · click a row to open it, a result for the judge&apos;s reasoning, an error to retry it.
             </p>
           )}
         </div>
@@ -207,7 +227,8 @@ export function Workspace({
 }
 
 function ErrorNotice({ error, onDismiss, dismissLabel = "Dismiss error" }: { error: Error; onDismiss: () => void; dismissLabel?: string }) {
-  const details = error instanceof ApiError ? error.details : [];
+  // The API's message already quotes a single detail ("Invalid query parameter (filter: …)"): say it once.
+  const details = (error instanceof ApiError ? error.details : []).filter((d) => !error.message.includes(d.message));
   return (
     <div role="alert" className="flex items-start gap-3 rounded-lg border border-red-200 bg-red-50 px-4 py-3 text-sm text-red-800">
       <div className="flex-1">

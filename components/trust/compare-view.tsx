@@ -27,14 +27,26 @@ function verdictText(side: Comparison["cells"][number]["a"]): string {
  * Two runs of a dataset side by side: what changed (model, prompt version), tokens and cost of each,
  * per-metric agreement and flips, and every cell's two verdicts.
  */
-export function CompareView({ datasetId, metrics, initialA, initialB }: { datasetId: number; metrics: Metric[]; initialA: number | null; initialB: number | null }) {
+export function CompareView({
+  datasetId,
+  metrics,
+  initialA,
+  initialB,
+  initialOnlyFlips = false,
+}: {
+  datasetId: number;
+  metrics: Metric[];
+  initialA: number | null;
+  initialB: number | null;
+  initialOnlyFlips?: boolean;
+}) {
   const executions = useQuery({
     queryKey: ["executions", datasetId],
     queryFn: async () => (await apiFetch<ExecutionSummary[]>(`/evaluation-pipeline-executions?dataset_id=${datasetId}&limit=100`)).data,
   });
   const [picked, setPicked] = useState<{ a: number | null; b: number | null }>({ a: initialA, b: initialB });
   const list = (executions.data ?? []).filter((e) => hasCells(e) || e.id === picked.a || e.id === picked.b);
-  const [onlyFlips, setOnlyFlips] = useState(false);
+  const [onlyFlips, setOnlyFlips] = useState(initialOnlyFlips);
   // Default: the two most recent runs that evaluated something, older as A.
   const a = picked.a ?? list[1]?.id ?? null;
   const b = picked.b ?? list[0]?.id ?? null;
@@ -47,7 +59,11 @@ export function CompareView({ datasetId, metrics, initialA, initialB }: { datase
   const runSelect = (value: number | null, which: "a" | "b", label: string) => (
     <label className="text-sm">
       <span className="mb-1 block font-medium text-slate-700">{label}</span>
-      <Select value={value ?? ""} aria-label={label} onChange={(e) => setPicked((p) => ({ ...p, [which]: Number(e.target.value) }))}>
+      <Select value={value ?? ""} aria-label={label} onChange={(e) => {
+          const next = { a, b, [which]: Number(e.target.value) };
+          setPicked(next);
+          keepInUrl({ a: next.a, b: next.b, flips: onlyFlips });
+        }}>
         {list.map((e) => (
           <option key={e.id} value={e.id}>
             Run #{e.id} · {e.meta.model ?? "default model"} · {e.status}
@@ -56,17 +72,21 @@ export function CompareView({ datasetId, metrics, initialA, initialB }: { datase
       </Select>
     </label>
   );
-  if (executions.isSuccess && list.length < 2) return <p className="text-sm text-slate-500">Run the metrics at least twice to compare two runs.</p>;
   const c = comparison.data;
   const cells = c ? c.cells.filter((x) => !onlyFlips || x.flip) : [];
   const labelOf = useConversationLabels(datasetId, cells.map((x) => x.conversation_id));
+  if (executions.isSuccess && list.length < 2) return <p className="text-sm text-slate-500">Run the metrics at least twice to compare two runs.</p>;
   return (
     <div className="space-y-4">
       <div className="flex flex-wrap items-end gap-4">
         {runSelect(a, "a", "Run A")}
         {runSelect(b, "b", "Run B")}
         <label className="flex items-center gap-2 text-sm">
-          <input type="checkbox" checked={onlyFlips} onChange={(e) => setOnlyFlips(e.target.checked)} />
+          <input type="checkbox" checked={onlyFlips} onChange={(e) => {
+              setOnlyFlips(e.target.checked);
+              setPicked({ a, b });
+              keepInUrl({ a, b, flips: e.target.checked });
+            }} />
           Only flips
         </label>
       </div>
@@ -191,4 +211,17 @@ export function CompareView({ datasetId, metrics, initialA, initialB }: { datase
       ) : null}
     </div>
   );
+}
+
+/** The runs compared and the flips-only choice in the address, so a reload or a shared link shows the same comparison. */
+function keepInUrl(choice: { a: number | null; b: number | null; flips: boolean }) {
+  const url = new URL(window.location.href);
+  for (const key of ["a", "b"] as const) {
+    const v = choice[key];
+    if (v === null) url.searchParams.delete(key);
+    else url.searchParams.set(key, String(v));
+  }
+  if (choice.flips) url.searchParams.set("flips", "1");
+  else url.searchParams.delete("flips");
+  window.history.replaceState(window.history.state, "", url);
 }

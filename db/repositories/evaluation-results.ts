@@ -376,3 +376,47 @@ export async function latestResultsFor(nodeIds: number[], entityType: Evaluation
   );
   return rows.map((x) => x.r);
 }
+
+export type RollupRow = { pipelineNodeId: number; conversationId: number; completed: number; failed: number; scored: number; scoreSum: number | null };
+
+/**
+ * For message- or step-level metrics, each conversation's latest cells summed up: how many completed or
+ * failed, and the sum and count of their scores (a checkbox scores 1 for pass). The grid shows it on the
+ * conversation's row, so a message-level run does not look empty until each conversation is opened.
+ */
+export async function rollupsFor(nodeIds: number[], entityType: "message" | "step", conversationIds: number[]): Promise<RollupRow[]> {
+  if (nodeIds.length === 0 || conversationIds.length === 0) return [];
+  const r = evaluationResultsTable;
+  const rows = await prepared(
+    "executions.rollupsFor",
+    (db) => {
+      const latest = db
+        .select({ id: sql<number>`max(${r.id})`.as("latest_id") })
+        .from(r)
+        .where(and(inJsonIntegers(r.conversationId, sql.placeholder("conversationIds")), inJsonIntegers(r.pipelineNodeId, sql.placeholder("nodeIds")), eq(r.entityType, sql.placeholder("entityType"))))
+        .groupBy(r.pipelineNodeId, r.entityId)
+        .as("latest");
+      return db
+        .select({
+          pipelineNodeId: r.pipelineNodeId,
+          conversationId: r.conversationId,
+          completed: sql<number>`sum(case when ${r.status} = 'completed' then 1 else 0 end)`,
+          failed: sql<number>`sum(case when ${r.status} = 'failed' then 1 else 0 end)`,
+          scored: sql<number>`sum(case when ${r.status} = 'completed' and ${r.score} is not null then 1 else 0 end)`,
+          scoreSum: sql<number | null>`sum(case when ${r.status} = 'completed' then ${r.score} end)`,
+        })
+        .from(r)
+        .innerJoin(latest, eq(latest.id, r.id))
+        .groupBy(r.pipelineNodeId, r.conversationId);
+    },
+    { nodeIds: JSON.stringify(nodeIds), entityType, conversationIds: JSON.stringify(conversationIds) },
+  );
+  return rows.map((x) => ({
+    pipelineNodeId: x.pipelineNodeId,
+    conversationId: x.conversationId,
+    completed: Number(x.completed),
+    failed: Number(x.failed),
+    scored: Number(x.scored),
+    scoreSum: x.scoreSum === null ? null : Number(x.scoreSum),
+  }));
+}

@@ -29,8 +29,9 @@ async function* exportRecords(snapshot: ExecutionSnapshot): AsyncGenerator<Expor
   }
 }
 
-function csvExport(snapshot: ExecutionSnapshot): Readable {
+function csvExport(snapshot: ExecutionSnapshot, bom: boolean): Readable {
   const csv = stringify({
+    bom,
     header: true,
     columns: [...EXPORT_COLUMNS],
     // Prefixes `'` to strings starting with = + - @ tab or CR; numbers stay numbers.
@@ -47,11 +48,11 @@ function csvExport(snapshot: ExecutionSnapshot): Readable {
 }
 
 /** A download of the execution's results (404 AppError for an unknown execution). */
-export async function exportExecution(executionId: number, format: ExportFormat): Promise<ExportFile> {
+export async function exportExecution(executionId: number, format: ExportFormat, opts: { bom?: boolean } = {}): Promise<ExportFile> {
   const snapshot = await openSnapshot(executionId);
   const body =
     format === "csv"
-      ? fromNodeReadable(csvExport(snapshot))
+      ? fromNodeReadable(csvExport(snapshot, opts.bom ?? false))
       : format === "xlsx"
         ? fromNodeReadable(xlsxExport(snapshot))
         : textStream(exportJson(snapshot));

@@ -28,8 +28,9 @@ function flat(value: GridValue): string | number | boolean | null {
   return value !== null && typeof value === "object" ? JSON.stringify(value) : value;
 }
 
-function csvExport(plan: GridExportPlan): Readable {
+function csvExport(plan: GridExportPlan, bom: boolean): Readable {
   const csv = stringify({
+    bom,
     header: true,
     columns: plan.columns,
     // Prefixes `'` to strings starting with = + - @ tab or CR; numbers stay numbers.
@@ -95,9 +96,9 @@ function xlsxExport(plan: GridExportPlan): Readable {
 }
 
 /** A download of the dataset grid's latest verdicts (404 AppError for an unknown dataset). */
-export async function exportGrid(datasetId: number, format: ExportFormat): Promise<ExportFile> {
+export async function exportGrid(datasetId: number, format: ExportFormat, opts: { bom?: boolean } = {}): Promise<ExportFile> {
   const plan = await planGridExport(datasetId);
   const body =
-    format === "csv" ? fromNodeReadable(csvExport(plan)) : format === "xlsx" ? fromNodeReadable(xlsxExport(plan)) : textStream(jsonExport(plan));
+    format === "csv" ? fromNodeReadable(csvExport(plan, opts.bom ?? false)) : format === "xlsx" ? fromNodeReadable(xlsxExport(plan)) : textStream(jsonExport(plan));
   return { body, contentType: EXPORT_CONTENT_TYPES[format], filename: `dataset-${datasetId}-grid.${format}` };
 }

@@ -3,7 +3,7 @@
  * that level, the latest result across executions. A page costs the same few queries at any size.
  */
 import "server-only";
-import { latestResultsFor } from "@/db/repositories/evaluation-results";
+import { latestResultsFor, rollupsFor } from "@/db/repositories/evaluation-results";
 import * as repo from "@/db/repositories/grid";
 import { getNode } from "@/db/repositories/metrics";
 import type { EvaluationLevel, EvaluationResultRow } from "@/db/schema";
@@ -183,5 +183,28 @@ export async function getGridPage(datasetId: number, q: GridQuery): Promise<{ it
     if (!cells) cellsByEntity.set(r.entityId, (cells = {}));
     cells[String(r.pipelineNodeId)] = toCell(r);
   }
-  return { items: entities.map((e) => ({ ...e, cells: cellsByEntity.get(e.entity_id) ?? {} })), total };
+  const rollups = q.level === "conversation" ? await rollupsOf(datasetId, entities.map((e) => e.entity_id)) : null;
+  return {
+    items: entities.map((e) => ({
+      ...e,
+      cells: cellsByEntity.get(e.entity_id) ?? {},
+      ...(rollups ? { rollups: rollups.get(e.entity_id) ?? {} } : {}),
+    })),
+    total,
+  };
+}
+
+/** Conversation rows' summaries of their message- and step-level metrics' latest cells. */
+async function rollupsOf(datasetId: number, conversationIds: number[]): Promise<Map<number, NonNullable<GridRow["rollups"]>>> {
+  const out = new Map<number, NonNullable<GridRow["rollups"]>>();
+  if (conversationIds.length === 0) return out;
+  for (const level of ["message", "step"] as const) {
+    const nodes = await repo.listNodeIdsAtLevel(datasetId, level);
+    for (const r of await rollupsFor(nodes, level, conversationIds)) {
+      let row = out.get(r.conversationId);
+      if (!row) out.set(r.conversationId, (row = {}));
+      row[String(r.pipelineNodeId)] = { completed: r.completed, failed: r.failed, mean: r.scored > 0 && r.scoreSum !== null ? r.scoreSum / r.scored : null };
+    }
+  }
+  return out;
 }

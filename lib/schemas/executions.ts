@@ -224,7 +224,13 @@ export const resultsQuery = z.object({
   offset: intText({ min: 0 }).optional().describe("With limit: results to skip (default 0)"),
 });
 
-export const exportQuery = z.object({ format: z.enum(["csv", "json", "xlsx"]) });
+export const exportQuery = z.object({
+  format: z.enum(["csv", "json", "xlsx"]),
+  bom: boolText
+    .optional()
+    .default(false)
+    .describe("CSV only: start the file with a UTF-8 byte order mark, so Excel reads accents and non-Latin text right (default false)"),
+});
 
 const metaKey = "[A-Za-z0-9_-]{1,100}(?:\\.[A-Za-z0-9_-]{1,100}){0,7}";
 const gridField = `(?:meta\\.${metaKey}|metric\\.\\d{1,16})`;
@@ -285,6 +291,17 @@ export const gridRowSchema = z
       .nullable()
       .describe("Steps: the kinds of content the step carries (a step metric whose applies_to names none of them shows n/a); null for other rows"),
     cells: z.record(z.string(), gridCellSchema).describe("Latest result per metric id, across executions"),
+    rollups: z
+      .record(
+        z.string(),
+        z.object({
+          completed: z.number().int().describe("The conversation's message (or step) cells of this metric whose latest result completed"),
+          failed: z.number().int(),
+          mean: z.number().nullable().describe("Mean score of the completed cells (a pass/fail metric: the share that passed); null when none has a score"),
+        }),
+      )
+      .optional()
+      .describe("Conversation rows: per message- or step-level metric id with results in this conversation, those results summed up"),
     meta: z
       .record(z.string(), jsonValue)
       .optional()

@@ -124,7 +124,7 @@ async function main() {
     const ownServersError = await ownServersDone;
     if (ownServersError) throw ownServersError;
     await runSection("user patterns and NUL", () => userInputSection(server));
-    await runSection("bounded input and counted calls", () => boundsSection(server, double, { exactBudget: storeKind !== "postgres" }));
+    await runSection("bounded input and counted calls", () => boundsSection(server, double));
     await runSection("output safety", () => outputSafetySection(server, double));
     await runSection("SIGKILL during a run", () => killDuringRun(server, double, sizes.killRunConversations, visibilitySeconds));
     await runSection("SIGKILL during an import", () => killDuringImport(server, sizes.killImportConversations, sizes.killImportDelays));

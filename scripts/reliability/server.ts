@@ -7,10 +7,12 @@ import path from "node:path";
 
 // The suite runs from the project root (npm scripts do).
 const root = process.cwd();
-const nextBin = path.join(root, "node_modules", "next", "dist", "bin", "next");
 
-/** `databaseUrl` (PostgreSQL) overrides `databasePath` (SQLite), as DATABASE_URL does for the app. */
-export type ServerOptions = { port: number; databasePath: string; databaseUrl?: string; env?: Record<string, string> };
+/**
+ * `databaseUrl` (PostgreSQL) overrides `databasePath` (SQLite), as DATABASE_URL does for the app. `root`
+ * serves another built checkout (a benchmark's baseline commit) instead of this one.
+ */
+export type ServerOptions = { port: number; databasePath: string; databaseUrl?: string; env?: Record<string, string>; root?: string };
 
 export class TurnscopeServer {
   private child: ChildProcess | undefined;
@@ -33,8 +35,9 @@ export class TurnscopeServer {
   async start(): Promise<void> {
     // RELIABILITY_NODE_ARGS (e.g. "--cpu-prof") profiles the server under the suite's load.
     const nodeArgs = (process.env.RELIABILITY_NODE_ARGS ?? "").split(" ").filter(Boolean);
-    const child = spawn(process.execPath, [...nodeArgs, nextBin, "start", "-p", String(this.options.port), "-H", "127.0.0.1"], {
-      cwd: root,
+    const cwd = this.options.root ?? root;
+    const child = spawn(process.execPath, [...nodeArgs, path.join(cwd, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(this.options.port), "-H", "127.0.0.1"], {
+      cwd,
       env: {
         ...process.env,
         NEXT_TELEMETRY_DISABLED: "1",

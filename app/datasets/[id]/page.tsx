@@ -2,6 +2,7 @@ import type { Metadata } from "next";
 import Link from "next/link";
 import { Workspace } from "@/components/grid/workspace";
 import { GRID_PAGE_SIZE } from "@/components/grid/types";
+import { viewFromSearch } from "@/components/grid/grid-view";
 import { MetricsList } from "@/components/metrics/metrics-list";
 import { Badge } from "@/components/ui/badge";
 import { getDataset } from "@/lib/datasets";
@@ -35,7 +36,8 @@ export default async function DatasetPage({
   searchParams: Promise<Record<string, string | string[] | undefined>>;
 }) {
   const dataset = await load((await params).id);
-  const initialOpen = readOpen(await searchParams);
+  const search = await searchParams;
+  const initialOpen = readOpen(search);
   // The first page of rows comes with the HTML, so the grid shows at once; the rest page in as it scrolls.
   const grid = await getGridPage(dataset.id, { level: "conversation", limit: GRID_PAGE_SIZE, offset: 0 });
   const metrics = await listMetrics(dataset.id);
@@ -70,7 +72,7 @@ export default async function DatasetPage({
         </div>
         {dataset.description ? <p className="mt-1 text-sm text-slate-500">{dataset.description}</p> : null}
       </div>
-      <Workspace datasetId={dataset.id} initialMetrics={metrics} initialGrid={grid} defaultModel={judgeSettings().default_model} initialOpen={initialOpen} />
+      <Workspace datasetId={dataset.id} initialMetrics={metrics} initialGrid={grid} defaultModel={judgeSettings().default_model} initialOpen={initialOpen} initialView={viewFromSearch(search)} />
       <MetricsList datasetId={dataset.id} initial={metrics} />
     </div>
   );

@@ -30,7 +30,7 @@ export default async function ComparePage({
       <DatasetPageHeader dataset={dataset} title="Compare two runs">
         Two executions side by side: what changed between them, flips, score deltas, tokens and cost.
       </DatasetPageHeader>
-      <CompareView datasetId={dataset.id} metrics={await listMetrics(dataset.id)} initialA={a.success ? a.data : null} initialB={b.success ? b.data : null} />
+      <CompareView datasetId={dataset.id} metrics={await listMetrics(dataset.id)} initialA={a.success ? a.data : null} initialB={b.success ? b.data : null} initialOnlyFlips={search.flips === "1"} />
     </div>
   );
 }

@@ -172,6 +172,17 @@ describe("GET /api/datasets/{id}/export", () => {
     expect(lines[0][header.indexOf("score")]).toBe("0.8");
   });
 
+  it("CSV for Excel: bom=true starts the file with a UTF-8 byte order mark and nothing else changes; without it, none", async () => {
+    const plain = new Uint8Array(await (await download("csv")).arrayBuffer());
+    const res = await download("csv&bom=true");
+    expect(res.status).toBe(200);
+    const withBom = new Uint8Array(await res.arrayBuffer());
+    expect([...withBom.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    expect(plain[0]).not.toBe(0xef);
+    expect(Buffer.from(withBom.subarray(3)).equals(Buffer.from(plain))).toBe(true);
+    expect((await download("csv&bom=maybe")).status).toBe(400);
+  });
+
   it("XLSX: a Grid sheet with the same rows, typed cells, a frozen header and defused text", async () => {
     const res = await download("xlsx");
     expect(res.status).toBe(200);

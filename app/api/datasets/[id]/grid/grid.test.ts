@@ -70,6 +70,10 @@ describe("GET /api/datasets/{id}/grid", () => {
       role: null,
     });
     expect(Object.keys(a.cells).sort()).toEqual([String(fx.convMetric.id), String(fx.convText.id)].sort());
+    // The message-level metric is summed up on its conversation's row (issue 34.6: a message run looked empty);
+    // the result filed at the conversation's level is not one of its message cells.
+    expect(a.rollups).toEqual({ [fx.msgMetric.id]: { completed: 1, failed: 0, mean: 1 } });
+    expect(b.rollups).toEqual({});
     expect(a.cells[fx.convMetric.id]).toMatchObject({
       status: "completed",
       result: { score: 0.8, reasoning: "new" },

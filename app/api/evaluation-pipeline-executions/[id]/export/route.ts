@@ -7,7 +7,7 @@ export const GET = route({
   params: idParams,
   query: exportQuery,
   handler: async ({ params, query }) => {
-    const file = await exportExecution(params.id, query.format);
+    const file = await exportExecution(params.id, query.format, { bom: query.bom });
     return new Response(file.body, {
       headers: {
         "content-type": file.contentType,
