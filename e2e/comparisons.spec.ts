@@ -91,3 +91,34 @@ test("a comparison's page: wins with their interval, consistency, position bias 
 
   expect((await page.goto("/comparisons/999999"))?.status()).toBe(404);
 });
+
+test("a pairwise column is judged in pairs: its menu starts a comparison against another dataset, and its page follows it", async ({ page, request }) => {
+  test.setTimeout(120_000);
+  await request.post(`${judge}/reset`);
+  const stamp = Date.now();
+  const source = await importConversations(request, `grid source ${stamp}`, [0, 1].map((i) => chat(i, `Open Orders, pick order ${i}, choose Refund. (CLEAR)`)));
+  const candidateName = `grid candidate ${stamp}`;
+  await importConversations(request, candidateName, source.conversationIds.map((id, i) => chat(i, `Refunds exist. (VAGUE ${i})`, { source_conversation_id: id })));
+  const metric = await request.post("/api/evaluation-pipeline-nodes", {
+    data: { dataset_id: source.id, name: "Better reply", evaluation_level: "conversation", output_type: "pairwise", prompt: "Which reply is better?\nReply A: @CANDIDATE_A\nReply B: @CANDIDATE_B" },
+  });
+  expect(metric.status(), await metric.text()).toBe(201);
+
+  await page.goto(`/datasets/${source.id}`);
+  const grid = page.getByRole("table", { name: "Evaluation grid" });
+  // No cell offers a run of its own: the metric compares two replies.
+  await expect(grid.locator('[data-testid=grid-cell][data-state="pairwise"]')).toHaveCount(2);
+  await grid.getByRole("button", { name: "Better reply column actions" }).click();
+  await expect(page.getByRole("menuitem", { name: "▶ Run column" })).toHaveCount(0);
+  await page.getByRole("menuitem", { name: /Compare replies/ }).click();
+  await expect(page.getByRole("heading", { name: "Compare replies" })).toBeVisible();
+  await expect(page.getByLabel("Pairwise metric")).toHaveValue(String(((await metric.json()) as { id: number }).id));
+  await page.getByLabel(/This dataset against another/).check();
+  await page.getByLabel("Other dataset (B)").selectOption({ label: `${candidateName} (2 conversations)` });
+  await page.getByRole("button", { name: "Judge every pair in both orders" }).click();
+  await expect(page).toHaveURL(/\/comparisons\/\d+$/);
+  // The page refreshes itself while the pairs are judged; both pairs end judged.
+  await expect(page.getByTestId("pairs").locator("tbody tr")).toHaveCount(2, { timeout: 60_000 });
+  await expect(page.getByTestId("ties").or(page.getByTestId("wins-a"))).not.toHaveCount(0);
+  await page.screenshot({ path: "test-results/screenshots/comparison-from-grid.png", fullPage: true });
+});

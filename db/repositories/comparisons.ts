@@ -117,6 +117,11 @@ export async function saveComparisonState(id: number, v: { status: ComparisonSta
   );
 }
 
+/** End every comparison still pending or processing as failed with `error` (a stopped server's); how many. */
+export async function failUnfinishedComparisons(error: string, finishedAt: string): Promise<number> {
+  return await rawRun("update comparisons set status = 'failed', error = ?, finished_at = ? where status in ('pending', 'processing')", [error, finishedAt]);
+}
+
 /** A dataset's conversation ids in grid order. */
 export async function datasetConversationIds(datasetId: number): Promise<number[]> {
   return (await rawRows<{ id: number }>("select id from conversations where dataset_id = ? order by position, id", [datasetId])).map((r) => Number(r.id));

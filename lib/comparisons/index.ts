@@ -8,6 +8,7 @@
 import "server-only";
 import { setMaxListeners } from "node:events";
 import pLimit from "p-limit";
+import { dialect } from "@/db/dialect";
 import { getDataset } from "@/db/repositories/datasets";
 import * as repo from "@/db/repositories/comparisons";
 import { getGeneration as getGenerationRow } from "@/db/repositories/targets";
@@ -242,4 +243,16 @@ export async function cancelComparison(id: number): Promise<Comparison> {
 /** Wait for a comparison of this process to end (tests). */
 export async function waitForComparison(id: number): Promise<void> {
   await active.get(id)?.finished;
+}
+
+/**
+ * At start-up on SQLite (one server owns the store): a comparison a stopped server left unfinished can
+ * never finish, so it ends failed, saying to start it again, instead of showing "judging" for good. On
+ * PostgreSQL another process may be working it, so it is left alone.
+ */
+export async function recoverComparisons(): Promise<number> {
+  if (dialect.queuesRuns) return 0;
+  const failed = await repo.failUnfinishedComparisons("interrupted: the server stopped while this comparison ran; start it again", new Date().toISOString());
+  if (failed) log.warn("comparisons a stopped server left unfinished ended failed", { count: failed });
+  return failed;
 }

@@ -8,7 +8,8 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { writeConversations } from "@/db/repositories/conversation-writes";
 import { lockRow, transaction } from "@/db/store";
 import type { Conversation } from "@/lib/conversation";
-import { waitForComparison } from "@/lib/comparisons";
+import { dialect } from "@/db/dialect";
+import { recoverComparisons, waitForComparison } from "@/lib/comparisons";
 import { createDataset } from "@/lib/datasets";
 import { call } from "@/lib/testing/http/call";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
@@ -170,6 +171,27 @@ describe("POST /api/comparisons", () => {
     expect(cancelled.json).toMatchObject({ status: "cancelled", pairs: 0, error: "cancelled" });
     expect(cancelled.json.results.every((r: { outcome: unknown; error: unknown }) => r.outcome === null && r.error === null)).toBe(true);
     expect((await call(cancel.POST, "POST", "/x", { params: { id: started.json.id } })).status).toBe(409);
+  });
+
+  it("a comparison a stopped server left unfinished ends failed at the next start on SQLite, saying so (left alone on PostgreSQL)", async () => {
+    const { source, generated } = await sourceAndGenerated("fine", "also fine");
+    const metric = await pairwiseMetric(source.id);
+    double.setDefault({ kind: "hang" });
+    const started = await call(create.POST, "POST", "/api/comparisons", { body: { pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "source_conversation" } });
+    expect(started.status).toBe(202);
+    await expect.poll(() => double.inFlight(), { timeout: 20_000 }).toBeGreaterThan(0);
+    // What the start-up does (instrumentation.ts) after a server died with this comparison in flight.
+    const recovered = await recoverComparisons();
+    const after = await call(item.GET, "GET", "/x", { params: { id: started.json.id } });
+    if (dialect.queuesRuns) {
+      expect(recovered).toBe(0);
+      expect(after.json.status).toBe("processing");
+      expect((await call(cancel.POST, "POST", "/x", { params: { id: started.json.id } })).status).toBe(200);
+    } else {
+      expect(recovered).toBeGreaterThanOrEqual(1);
+      expect(after.json).toMatchObject({ status: "failed", error: "interrupted: the server stopped while this comparison ran; start it again" });
+      expect((await call(cancel.POST, "POST", "/x", { params: { id: started.json.id } })).status).toBe(409);
+    }
   });
 
   it("refuses what it cannot compare with a 4xx that says why, creating nothing", async () => {
