@@ -61,24 +61,22 @@ test("align a judge to the airline file's reward: held-out figures, the prompt i
   await expect(fewShot.locator("pre")).toContainText("Did the agent complete the customer's task as the airline policy allows? @HISTORY");
   await page.screenshot({ path: "test-results/screenshots/align-result.png", fullPage: true });
 
-  // What the server says decides which button the page offers: Promote when Δκ's interval is above zero.
-  const listed = (await (await request.get(`/api/alignments?pipeline_node_id=${metricId}`)).json()) as Array<{ candidates: Array<{ strategy: string; beats_baseline: boolean }> }>;
-  const beats = listed[0].candidates.find((c) => c.strategy === "few_shot")!.beats_baseline;
+  // On this file the double answers like the nearest example (a trial of the same task in another fold),
+  // which agrees with the reward better than chance: few-shot's Δκ interval lies above zero; the rewritten
+  // rubric (the double's canned text) changes nothing and is not proven.
   const row = table.getByTestId("align-row-few_shot");
-  if (beats) {
-    await expect(row.getByText("interval above zero")).toBeVisible();
-    await row.getByRole("button", { name: "Promote", exact: true }).click();
-  } else {
-    await expect(row.getByText("not proven: the interval reaches zero")).toBeVisible();
-    page.once("dialog", (d) => void d.accept());
-    await row.getByRole("button", { name: "Promote anyway…" }).click();
-  }
+  await expect(row.getByText("recommended")).toBeVisible();
+  await expect(row.getByText("interval above zero")).toBeVisible();
+  await expect(table.getByTestId("align-row-rewrite").getByText("not proven: the interval reaches zero")).toBeVisible();
+  await expect(table.getByTestId("align-row-rewrite").getByRole("button", { name: "Promote anyway…" })).toBeVisible();
+  await row.getByRole("button", { name: "Promote", exact: true }).click();
   await expect(panel.getByTestId("align-promoted")).toContainText("Saved as version 2 of the metric's prompt (version 1 stays");
   await page.screenshot({ path: "test-results/screenshots/align-promoted.png", fullPage: true });
 
   await panel.getByRole("link", { name: "Open the metric" }).click();
   const history = page.getByTestId("agreement-history");
   await expect(history.getByTestId("history-version-2")).toContainText("current");
+  await expect(history.getByTestId("history-version-2").getByTestId("history-aligned")).toContainText("held out in alignment");
   await expect(history.getByTestId("history-version-1")).toContainText("not run");
   await history.getByTestId("history-version-1").getByText("Show prompt").click();
   await expect(history.getByTestId("history-version-1").locator("pre")).toHaveText("Did the agent complete the customer's task as the airline policy allows? @HISTORY");

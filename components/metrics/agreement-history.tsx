@@ -10,7 +10,17 @@ import type { Metric } from "@/lib/schemas/metrics";
 
 type History = {
   truth: "labels" | "reference";
-  versions: Array<{ version: number; created_at: string; model_name: string | null; prompt: string; n: number; kappa: number | null; kappa_interval: [number, number] | null; accuracy: number | null }>;
+  versions: Array<{
+    version: number;
+    created_at: string;
+    model_name: string | null;
+    prompt: string;
+    n: number;
+    kappa: number | null;
+    kappa_interval: [number, number] | null;
+    accuracy: number | null;
+    aligned: { alignment_id: number; strategy: string; kappa: number | null; kappa_interval: [number, number] | null; baseline_kappa: number | null } | null;
+  }>;
 };
 
 const fmt = (x: number | null) => (x === null ? "—" : x.toFixed(3));
@@ -71,6 +81,12 @@ export function AgreementHistory({ metric }: { metric: Metric }) {
                   <td className="px-5 py-2 font-mono" data-testid="history-kappa">
                     {v.n ? fmt(v.kappa) : "not run"}
                     {v.kappa_interval ? <span className="ml-2 text-xs text-slate-500">[{fmt(v.kappa_interval[0])}, {fmt(v.kappa_interval[1])}]</span> : null}
+                    {v.aligned ? (
+                      <div className="mt-1 text-xs text-slate-600" data-testid="history-aligned">
+                        held out in alignment #{v.aligned.alignment_id} ({v.aligned.strategy.replace("_", "-")}): {fmt(v.aligned.kappa)}
+                        {v.aligned.kappa_interval ? ` [${fmt(v.aligned.kappa_interval[0])}, ${fmt(v.aligned.kappa_interval[1])}]` : ""} vs {fmt(v.aligned.baseline_kappa)} before
+                      </div>
+                    ) : null}
                   </td>
                   <td className="px-5 py-2">
                     <details>

@@ -60,3 +60,11 @@ export async function saveAlignmentState(
     [v.status, v.done, v.total, JSON.stringify(v.report), JSON.stringify(v.usage), v.error ?? null, v.finishedAt ?? null, id],
   );
 }
+
+/** Record on a completed alignment which candidate was promoted to which prompt version (its report keeps the rest). */
+export async function recordPromotion(id: number, promoted: { strategy: string; version: number; at: string }): Promise<void> {
+  const row = await getAlignmentRow(id);
+  if (!row) return;
+  const report = { ...(row.report ?? {}), promoted: [...(((row.report ?? {}) as { promoted?: unknown[] }).promoted ?? []), promoted] };
+  await rawRun("update alignments set report = ? where id = ?", [JSON.stringify(report), id]);
+}

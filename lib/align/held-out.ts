@@ -5,7 +5,7 @@
  * the judge also gives; TNR: the same for fails); for categories TPR and TNR are null.
  */
 import { seededRandom } from "@/lib/agreement/regression";
-import { cohensKappa, type Interval } from "@/lib/agreement/stats";
+import type { Interval } from "@/lib/agreement/stats";
 
 export type Figures = { kappa: number | null; accuracy: number | null; tpr: number | null; tnr: number | null };
 export type FigureIntervals = { kappa: Interval | null; accuracy: Interval | null; tpr: Interval | null; tnr: Interval | null };
@@ -15,27 +15,53 @@ export type Delta = { estimate: number | null; interval: Interval | null; n: num
 /** A verdict per cell (null: the judge failed on it, so it is left out) against the truth. */
 export type Verdicts = ReadonlyArray<string | null>;
 
-function figuresAt(truth: readonly string[], verdicts: Verdicts, at: readonly number[]): Figures {
-  const pairs: Array<readonly [string, string]> = [];
-  let tp = 0, pos = 0, tn = 0, neg = 0;
-  for (const i of at) {
-    const v = verdicts[i];
-    if (v === null) continue;
-    pairs.push([v, truth[i]]);
-    if (truth[i] === "pass") {
+/** Verdicts and truth as small integers (a category's index; −1 for no verdict), so a resample only counts. */
+type Encoded = { truth: Int32Array; verdicts: Int32Array; k: number; pass: number; fail: number; binary: boolean };
+
+function encode(truth: readonly string[], verdicts: Verdicts): Encoded {
+  const names = [...new Set([...truth, ...verdicts.filter((v): v is string => v !== null)])].sort();
+  const index = new Map(names.map((c, i) => [c, i]));
+  return {
+    truth: Int32Array.from(truth, (t) => index.get(t)!),
+    verdicts: Int32Array.from(verdicts, (v) => (v === null ? -1 : index.get(v)!)),
+    k: names.length,
+    pass: index.get("pass") ?? -1,
+    fail: index.get("fail") ?? -1,
+    binary: truth.every((t) => t === "pass" || t === "fail"),
+  };
+}
+
+/** κ, accuracy, TPR and TNR of the cells at `at` (with repeats, as a resample gives them); Cohen's κ as lib/agreement computes it. */
+function figuresAt(e: Encoded, at: ArrayLike<number>): Figures {
+  const k = e.k;
+  const rows = new Float64Array(k);
+  const cols = new Float64Array(k);
+  let n = 0, agree = 0, tp = 0, pos = 0, tn = 0, neg = 0;
+  for (let j = 0; j < at.length; j++) {
+    const i = at[j];
+    const v = e.verdicts[i];
+    if (v < 0) continue;
+    const t = e.truth[i];
+    n++;
+    rows[v]++;
+    cols[t]++;
+    if (v === t) agree++;
+    if (t === e.pass) {
       pos++;
-      if (v === "pass") tp++;
-    } else if (truth[i] === "fail") {
+      if (v === e.pass) tp++;
+    } else if (t === e.fail) {
       neg++;
-      if (v === "fail") tn++;
+      if (v === e.fail) tn++;
     }
   }
-  const binary = truth.every((t) => t === "pass" || t === "fail");
+  let pe = 0;
+  for (let c = 0; c < k; c++) pe += (rows[c] / n) * (cols[c] / n);
+  const po = agree / n;
   return {
-    kappa: cohensKappa(pairs)?.kappa ?? null,
-    accuracy: pairs.length ? pairs.filter(([a, b]) => a === b).length / pairs.length : null,
-    tpr: binary && pos ? tp / pos : null,
-    tnr: binary && neg ? tn / neg : null,
+    kappa: n === 0 || pe >= 1 ? null : (po - pe) / (1 - pe),
+    accuracy: n ? po : null,
+    tpr: e.binary && pos ? tp / pos : null,
+    tnr: e.binary && neg ? tn / neg : null,
   };
 }
 
@@ -56,10 +82,11 @@ function percentile(values: number[]): Interval | null {
 
 /** The figures of these verdicts over every cell, with bootstrap intervals over `draws`. */
 export function heldOutFigures(truth: readonly string[], verdicts: Verdicts, draws: readonly number[][]): HeldOut {
-  const point = figuresAt(truth, verdicts, allIndices(truth.length));
+  const e = encode(truth, verdicts);
+  const point = figuresAt(e, allIndices(truth.length));
   const samples: Record<keyof Figures, number[]> = { kappa: [], accuracy: [], tpr: [], tnr: [] };
   for (const at of draws) {
-    const f = figuresAt(truth, verdicts, at);
+    const f = figuresAt(e, at);
     for (const k of Object.keys(samples) as Array<keyof Figures>) if (f[k] !== null) samples[k].push(f[k]);
   }
   return {
@@ -79,15 +106,19 @@ export function heldOutFigures(truth: readonly string[], verdicts: Verdicts, dra
  * takes the same cells for both, so what the two share (hard cells, easy cells) cancels out.
  */
 export function pairedKappaDelta(truth: readonly string[], baseline: Verdicts, candidate: Verdicts, draws: readonly number[][]): Delta {
-  const both = allIndices(truth.length).filter((i) => baseline[i] !== null && candidate[i] !== null);
-  const kb = figuresAt(truth, baseline, both).kappa;
-  const kc = figuresAt(truth, candidate, both).kappa;
+  const inBoth = (i: number) => baseline[i] !== null && candidate[i] !== null;
+  const both = allIndices(truth.length).filter(inBoth);
+  const eb = encode(truth, baseline);
+  const ec = encode(truth, candidate);
+  const kb = figuresAt(eb, both).kappa;
+  const kc = figuresAt(ec, both).kappa;
   const estimate = kb === null || kc === null ? null : kc - kb;
   const deltas: number[] = [];
+  const all = both.length === truth.length;
   for (const at of draws) {
-    const sample = at.filter((i) => baseline[i] !== null && candidate[i] !== null);
-    const b = figuresAt(truth, baseline, sample).kappa;
-    const c = figuresAt(truth, candidate, sample).kappa;
+    const sample = all ? at : at.filter(inBoth);
+    const b = figuresAt(eb, sample).kappa;
+    const c = figuresAt(ec, sample).kappa;
     if (b !== null && c !== null) deltas.push(c - b);
   }
   return { estimate, interval: estimate === null ? null : percentile(deltas), n: both.length };

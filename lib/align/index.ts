@@ -41,7 +41,7 @@ type Params = {
   max_cost_usd: number | null;
 };
 type Header = Pick<Alignment, "truth_n" | "truth_classes" | "annotator_kappa" | "annotator_pairs" | "warnings" | "baseline_version"> & { baseline_prompt: string };
-type Stored = Header & Partial<Report>;
+type Stored = Header & Partial<Report> & { promoted?: Alignment["promoted"] };
 
 async function metricToAlign(id: number): Promise<PipelineNodeRow> {
   const node = await getMetricRow(id);
@@ -193,6 +193,7 @@ function toWire(row: repo.AlignmentRow): Alignment {
     candidates: r.candidates ?? [],
     folds_detail: r.folds_detail ?? [],
     recommended: r.recommended ?? null,
+    promoted: r.promoted ?? [],
     usage: { ...emptyUsage(), ...((row.usage ?? {}) as Partial<AlignmentUsage>) },
     error: row.error,
     created_at: row.createdAt,
@@ -251,5 +252,6 @@ export async function promoteAlignment(id: number, body: { strategy: Alignment["
   const before = (await listMetricVersions(node.id)).at(-1)?.version ?? null;
   await updateMetric(node.id, { prompt: candidate.prompt });
   const version = (await listMetricVersions(node.id)).at(-1)!;
+  await repo.recordPromotion(id, { strategy: body.strategy, version: version.version, at: version.created_at });
   return { alignment_id: id, strategy: body.strategy, version, previous_version: before };
 }

@@ -62,25 +62,30 @@ export function cellText(trees: Map<number, ConversationTree>, cell: TruthCell):
 export type JudgeContext = { node: PipelineNodeRow; model: string; trees: Map<number, ConversationTree>; spend: Spend; concurrency: number; signal?: AbortSignal; deps?: JudgeDeps };
 
 /**
- * Each cell's reading under `prompt` (the metric's definition otherwise), in the order given; a cell the
- * judge failed on reads null (left out of the figures, as a failed cell is left out of agreement).
+ * Each cell's reading under its own prompt (candidates differ by fold), all in one pool of calls so no fold
+ * waits for another's slowest call; a cell the judge failed on reads null (left out of the figures, as a
+ * failed cell is left out of agreement).
  */
-export async function judgeCells(ctx: JudgeContext, prompt: string, cells: readonly TruthCell[]): Promise<Array<Reading | null>> {
-  const out: Array<Reading | null> = cells.map(() => null);
-  const metric = { ...ctx.node, prompt };
+export async function judgeMany(ctx: JudgeContext, items: ReadonlyArray<{ cell: TruthCell; prompt: string }>): Promise<Array<Reading | null>> {
+  const out: Array<Reading | null> = items.map(() => null);
   const contextTokens = contextTokensFor(ctx.model);
   await forEachLimited(
-    cells.map((c, i) => [c, i] as const),
+    items.map((item, i) => [item, i] as const),
     ctx.concurrency,
-    async ([cell, i]) => {
+    async ([{ cell, prompt }, i]) => {
       ctx.spend.check();
       const tree = ctx.trees.get(cell.conversationId);
       if (!tree) return;
-      const built = buildJudgePrompt({ metric, tree, entity: { type: cell.entityType, id: cell.entityId }, contextTokens });
+      const built = buildJudgePrompt({ metric: { ...ctx.node, prompt }, tree, entity: { type: cell.entityType, id: cell.entityId }, contextTokens });
       const outcome = await judge({ model: ctx.model, system: built.system, prompt: built.prompt, outputType: ctx.node.outputType, outputSchema: ctx.node.outputSchema, signal: ctx.signal }, ctx.deps);
       ctx.spend.count(outcome, "judge");
       out[i] = readingOfResult(ctx.node.outputType, { status: outcome.status, result: outcome.result, score: outcome.score }) ?? null;
     },
   );
   return out;
+}
+
+/** Every cell under one prompt. */
+export async function judgeCells(ctx: JudgeContext, prompt: string, cells: readonly TruthCell[]): Promise<Array<Reading | null>> {
+  return judgeMany(ctx, cells.map((cell) => ({ cell, prompt })));
 }

@@ -10,11 +10,11 @@ import type { Alignment, AlignmentStrategy } from "@/lib/schemas/alignments";
 import { examplesSection, selectExamples, withExamples } from "./few-shot";
 import { stratifiedFolds } from "./folds";
 import { heldOutFigures, pairedKappaDelta, recommend, resamples } from "./held-out";
-import { cellText, judgeCells, type JudgeContext } from "./judging";
+import { cellText, judgeCells, judgeMany, type JudgeContext } from "./judging";
 import { fewShotExamples, foldPlans, thresholdVerdicts } from "./plan";
 import { rewriteRubric, type RewriteCase } from "./rewrite";
 import { bestThreshold } from "./threshold";
-import { cellKey, classOf, DEFAULT_THRESHOLD, verdictOf, type Truth } from "./truth";
+import { cellKey, classOf, DEFAULT_THRESHOLD, verdictOf, type Truth, type TruthCell } from "./truth";
 
 export type WorkParams = { strategies: AlignmentStrategy[]; folds: number; seed: number; maxExamples: number; optimizerModel: string };
 export type Report = Pick<Alignment, "baseline" | "candidates" | "folds_detail" | "recommended">;
@@ -49,38 +49,52 @@ export async function alignmentWork(ctx: JudgeContext, node: PipelineNodeRow, tr
       ...extra,
     });
   };
-  const judgeFold = async (prompt: string, heldOut: number[], into: Array<string | null>) => {
-    const readings = await judgeCells(ctx, prompt, heldOut.map((i) => cells[i]));
-    heldOut.forEach((i, j) => (into[i] = readings[j] === null ? null : classOf(node.outputType, readings[j]!, DEFAULT_THRESHOLD)));
-  };
+
+  // Every held-out cell of every strategy and fold is judged in one pool of calls (a fold never waits
+  // for another's slowest call); what a strategy needs first (the optimiser's rubrics) is asked at once.
+  const items: Array<{ cell: TruthCell; prompt: string; strategy: AlignmentStrategy; index: number }> = [];
+  const extras = new Map<AlignmentStrategy, Partial<Report["candidates"][number]>>();
+  if (p.strategies.includes("few_shot")) {
+    for (const plan of plans) {
+      const prompt = withExamples(node.prompt, examplesSection(examples[plan.fold].map(example)));
+      for (const i of plan.heldOut) items.push({ cell: cells[i], prompt, strategy: "few_shot", index: i });
+    }
+    // The prompt to promote: examples chosen from every truth cell the same way.
+    const all = selectExamples(cells.map((c, i) => ({ index: i, truth: c.truth, disagreement: baseline[i] !== null && baseline[i] !== c.truth })), { max: p.maxExamples, seed: p.seed });
+    extras.set("few_shot", {
+      prompt: withExamples(node.prompt, examplesSection(all.map(example))),
+      examples: all.map((i) => ({ entity_type: cells[i].entityType, entity_id: cells[i].entityId, verdict: example(i).verdict })),
+    });
+  }
+  if (p.strategies.includes("rewrite")) {
+    const cases = (indices: number[]): RewriteCase[] =>
+      indices.filter((i) => baseline[i] !== truthClass[i]).map((i) => ({ text: texts[i], truth: truthClass[i], judged: baseline[i], notes: cells[i].notes }));
+    const [final, ...perFold] = await Promise.all([cells.map((_, i) => i), ...plans.map((plan) => plan.training)].map((indices) => rewriteRubric(ctx, p.optimizerModel, node.prompt, cases(indices))));
+    const errors: string[] = [];
+    plans.forEach((plan, f) => {
+      const rewritten = perFold[f];
+      if ("error" in rewritten) errors.push(`fold ${plan.fold + 1}: ${rewritten.error}`);
+      else for (const i of plan.heldOut) items.push({ cell: cells[i], prompt: rewritten.rubric, strategy: "rewrite", index: i });
+    });
+    if ("error" in final) errors.push(`every cell: ${final.error}`);
+    extras.set("rewrite", { ...("rubric" in final ? { prompt: final.rubric } : {}), error: errors.length ? errors.join("; ") : null });
+  }
+  const readings = await judgeMany(ctx, items);
+  const verdictsOf = new Map<AlignmentStrategy, Array<string | null>>();
+  items.forEach((item, j) => {
+    const v = verdictsOf.get(item.strategy) ?? cells.map(() => null);
+    verdictsOf.set(item.strategy, v);
+    v[item.index] = readings[j] === null ? null : classOf(node.outputType, readings[j]!, DEFAULT_THRESHOLD);
+  });
 
   for (const strategy of p.strategies) {
-    const verdicts: Array<string | null> = cells.map(() => null);
-    if (strategy === "few_shot") {
-      for (const plan of plans) await judgeFold(withExamples(node.prompt, examplesSection(examples[plan.fold].map(example))), plan.heldOut, verdicts);
-      // The prompt to promote: examples chosen from every truth cell the same way.
-      const all = selectExamples(cells.map((c, i) => ({ index: i, truth: c.truth, disagreement: baseline[i] !== null && baseline[i] !== c.truth })), { max: p.maxExamples, seed: p.seed });
-      scoreCandidate(strategy, verdicts, {
-        prompt: withExamples(node.prompt, examplesSection(all.map(example))),
-        examples: all.map((i) => ({ entity_type: cells[i].entityType, entity_id: cells[i].entityId, verdict: example(i).verdict })),
-      });
-    } else if (strategy === "rewrite") {
-      const cases = (indices: number[]): RewriteCase[] =>
-        indices.filter((i) => baseline[i] !== truthClass[i]).map((i) => ({ text: texts[i], truth: truthClass[i], judged: baseline[i], notes: cells[i].notes }));
-      const errors: string[] = [];
-      for (const plan of plans) {
-        const rewritten = await rewriteRubric(ctx, p.optimizerModel, node.prompt, cases(plan.training));
-        if ("error" in rewritten) errors.push(`fold ${plan.fold + 1}: ${rewritten.error}`);
-        else await judgeFold(rewritten.rubric, plan.heldOut, verdicts);
-      }
-      const final = await rewriteRubric(ctx, p.optimizerModel, node.prompt, cases(cells.map((_, i) => i)));
-      if ("error" in final) errors.push(`every cell: ${final.error}`);
-      scoreCandidate(strategy, verdicts, { ...("rubric" in final ? { prompt: final.rubric } : {}), error: errors.length ? errors.join("; ") : null });
-    } else {
+    if (strategy === "threshold") {
       const scores = baseReadings.map((r) => (typeof r === "number" ? r : null));
       const { verdicts: held, thresholds } = thresholdVerdicts(plans, scores, truthClass, DEFAULT_THRESHOLD);
       const all = scores.flatMap((s, i) => (s === null || (truthClass[i] !== "pass" && truthClass[i] !== "fail") ? [] : [{ score: s, truth: truthClass[i] as "pass" | "fail" }]));
       scoreCandidate(strategy, held, { threshold: bestThreshold(all, DEFAULT_THRESHOLD), fold_thresholds: thresholds });
+    } else {
+      scoreCandidate(strategy, verdictsOf.get(strategy) ?? cells.map(() => null), extras.get(strategy) ?? {});
     }
   }
   return {

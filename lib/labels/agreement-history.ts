@@ -5,12 +5,15 @@
  * model (a new version) shows up as a new row as soon as a run judges with it.
  */
 import "server-only";
+import { listAlignmentRows } from "@/db/repositories/alignments";
 import { listPromptVersions } from "@/db/repositories/prompt-versions";
 import { resultReadingsBetween } from "@/db/repositories/readings";
 import { agreementKind, computeAgreement, type PairedItem } from "@/lib/agreement";
 import { getMetricRow } from "@/lib/metrics/metrics";
 import { DEFAULT_PROGRESS_THRESHOLD, readSource } from "./agreement-report";
 import { readingOfResult } from "./readings";
+
+type Strategy = "few_shot" | "rewrite" | "threshold";
 
 export type AgreementHistory = {
   pipeline_node_id: number;
@@ -25,6 +28,7 @@ export type AgreementHistory = {
     kappa_interval: [number, number] | null;
     accuracy: number | null;
     accuracy_interval: [number, number] | null;
+    aligned: { alignment_id: number; strategy: Strategy; kappa: number | null; kappa_interval: [number, number] | null; baseline_kappa: number | null } | null;
   }>;
 };
 
@@ -36,6 +40,16 @@ export async function getAgreementHistory(id: number, truthAsked?: "labels" | "r
   const truthCells = truth === "labels" ? labels : await readSource(node, "reference", "b");
   const versions = await listPromptVersions(node.id);
   const kind = agreementKind(node.outputType);
+  // Versions promoted from an alignment carry its held-out figures, so a new version reads at once.
+  type Stored = { promoted?: Array<{ strategy: Strategy; version: number }>; candidates?: Array<{ strategy: string; held_out: { kappa: number | null; intervals: { kappa: [number, number] | null } } }>; baseline?: { kappa: number | null } };
+  const aligned = new Map<number, NonNullable<AgreementHistory["versions"][number]["aligned"]>>();
+  for (const a of await listAlignmentRows(node.id)) {
+    const report = (a.report ?? {}) as Stored;
+    for (const p of report.promoted ?? []) {
+      const c = report.candidates?.find((x) => x.strategy === p.strategy);
+      if (c && !aligned.has(p.version)) aligned.set(p.version, { alignment_id: a.id, strategy: p.strategy, kappa: c.held_out.kappa, kappa_interval: c.held_out.intervals.kappa, baseline_kappa: report.baseline?.kappa ?? null });
+    }
+  }
   const out: AgreementHistory["versions"] = [];
   for (const [i, v] of versions.entries()) {
     const latest = new Map<string, PairedItem>();
@@ -59,6 +73,7 @@ export async function getAgreementHistory(id: number, truthAsked?: "labels" | "r
       kappa_interval: f.intervals.kappa,
       accuracy: f.accuracy,
       accuracy_interval: f.intervals.accuracy,
+      aligned: aligned.get(v.version) ?? null,
     });
   }
   return { pipeline_node_id: node.id, truth, versions: out };

@@ -95,6 +95,7 @@ export const alignmentSchema = z
       .array(z.object({ fold: z.number().int(), held_out: z.array(z.number().int()), examples: z.array(z.number().int()) }))
       .describe("Per fold: the entity ids scored, and the entity ids few_shot used as examples (never among them)"),
     recommended: z.enum(alignmentStrategies).nullable().describe("The candidate with the largest Δκ among those whose interval is above zero"),
+    promoted: z.array(z.object({ strategy: z.enum(alignmentStrategies), version: z.number().int(), at: isoTimestamp })).describe("Candidates promoted from this alignment, and the prompt version each became"),
     usage,
     error: z.string().nullable(),
     created_at: isoTimestamp,
@@ -135,6 +136,10 @@ export const agreementHistorySchema = z
           kappa_interval: interval,
           accuracy: z.number().nullable(),
           accuracy_interval: interval,
+          aligned: z
+            .object({ alignment_id: z.number().int(), strategy: z.enum(alignmentStrategies), kappa: z.number().nullable(), kappa_interval: interval, baseline_kappa: z.number().nullable() })
+            .nullable()
+            .describe("When the version was promoted from an alignment: its held-out κ there (before any run judged with it)"),
         }),
       )
       .describe("Oldest first; a version no run judged has n 0"),

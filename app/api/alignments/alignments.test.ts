@@ -216,6 +216,10 @@ describe("agreement history", () => {
       [2, N, 1],
     ]);
     expect(h.json.versions[1].kappa_interval).toEqual([1, 1]);
+    // The promoted version also carries its held-out κ from the alignment it came from.
+    expect(h.json.versions[1].aligned).toMatchObject({ alignment_id: a.id, strategy: "few_shot", kappa: 1, baseline_kappa: 0 });
+    expect(h.json.versions[0].aligned).toBeNull();
+    expect((await get(a.id)).json.promoted).toEqual([expect.objectContaining({ strategy: "few_shot", version: 2 })]);
     expect((await call(history.GET, "GET", "/x", { params: { id: 987654 } })).status).toBe(404);
   });
 });
