@@ -22,7 +22,9 @@ const DELAYS = (process.env.ALIGN_BENCH_DELAYS ?? "0,50").split(",").map(Number)
 function model(delayMs: number): LanguageModelV3 {
   const answer = (prompt: string): LanguageModelV3GenerateResult => {
     const optimiser = prompt.includes("You improve the rubric");
-    const score = /refund issued/.test(prompt) ? 0.7 : /still waiting/.test(prompt) ? 0.4 : 0.55;
+    // The judged item only, not the examples a few-shot prompt quotes (this model does not follow them).
+    const item = prompt.split("=== End of examples ===").pop() ?? prompt;
+    const score = /refund issued/.test(item) ? 0.7 : /still waiting/.test(item) ? 0.4 : 0.55;
     const text = JSON.stringify(optimiser ? { rubric: "Resolved means the refund was issued. @HISTORY" } : { score, reasoning: "bench" });
     return {
       content: [{ type: "text", text }],
