@@ -3,6 +3,7 @@
  * thresholds chosen on training folds, and held-out figures worked by hand.
  */
 import { describe, expect, it } from "vitest";
+import { classOf, passThreshold } from "./classes";
 import { EXAMPLES_BEGIN, EXAMPLES_END, examplesSection, selectExamples, stripExamples, withExamples } from "./few-shot";
 import { stratifiedFolds } from "./folds";
 import { heldOutFigures, pairedKappaDelta, recommend, resamples } from "./held-out";
@@ -132,5 +133,17 @@ describe("held-out figures, worked by hand", () => {
   it("chooses no threshold without cells and prefers the one nearest the prior on ties", () => {
     expect(bestThreshold([], 0.5)).toBeNull();
     expect(bestThreshold([{ score: 0.2, truth: "fail" }, { score: 0.9, truth: "pass" }], 0.5)).toBe(0.9);
+  });
+});
+
+describe("classes", () => {
+  it("reads scores at the middle of the truth's scale (labels 1…5 → 3), progress at 0.5, booleans and categories as they are", () => {
+    expect(passThreshold("number", [1, 5, 4, 2])).toBe(3);
+    expect(passThreshold("progress", [0.9, 0.95])).toBe(0.5);
+    expect(passThreshold("number", [true, false])).toBe(0.5);
+    expect(classOf("number", 3, 3)).toBe("pass");
+    expect(classOf("number", 2, 3)).toBe("fail");
+    expect(classOf("progress", true)).toBe("pass");
+    expect(classOf("text", "refund")).toBe("refund");
   });
 });

@@ -40,7 +40,7 @@ type Params = {
   model: string;
   max_cost_usd: number | null;
 };
-type Header = Pick<Alignment, "truth_n" | "truth_classes" | "annotator_kappa" | "annotator_pairs" | "warnings" | "baseline_version"> & { baseline_prompt: string };
+type Header = Pick<Alignment, "truth_n" | "pass_threshold" | "truth_classes" | "annotator_kappa" | "annotator_pairs" | "warnings" | "baseline_version"> & { baseline_prompt: string };
 type Stored = Header & Partial<Report> & { promoted?: Alignment["promoted"] };
 
 async function metricToAlign(id: number): Promise<PipelineNodeRow> {
@@ -118,6 +118,7 @@ export async function startAlignment(input: CreateAlignmentInput, userId: string
   for (const c of truth.cells) classes[c.truth] = (classes[c.truth] ?? 0) + 1;
   const header: Header = {
     truth_n: truth.cells.length,
+    pass_threshold: node.outputType === "checkbox" || node.outputType === "text" ? null : truth.threshold,
     truth_classes: classes,
     annotator_kappa: truth.annotatorKappa,
     annotator_pairs: truth.annotatorPairs,
@@ -184,6 +185,7 @@ function toWire(row: repo.AlignmentRow): Alignment {
     model: p.model,
     baseline_version: r.baseline_version ?? null,
     truth_n: r.truth_n ?? 0,
+    pass_threshold: r.pass_threshold ?? null,
     truth_classes: r.truth_classes ?? {},
     annotator_kappa: r.annotator_kappa ?? null,
     annotator_pairs: r.annotator_pairs ?? [],

@@ -6,12 +6,13 @@
  */
 import "server-only";
 import { currentLabelRows } from "@/db/repositories/labels";
-import type { EvaluationLevel, OutputType, PipelineNodeRow } from "@/db/schema";
+import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
 import type { Reading } from "@/lib/agreement";
 import { AppError } from "@/lib/errors";
 import { getAnnotatorAgreement } from "@/lib/labels/annotators";
 import { readSource } from "@/lib/labels/agreement-report";
 import { readingOfLabelValue } from "@/lib/labels/readings";
+import { classOf, passThreshold } from "./classes";
 
 export type TruthCell = {
   entityType: EvaluationLevel;
@@ -26,15 +27,6 @@ export type TruthCell = {
 
 /** Annotators below this κ are warned about: a judge cannot be aligned to people who disagree with each other. */
 export const ANNOTATOR_KAPPA_WARNING = 0.6;
-/** The score that counts as a pass when a score is read as pass/fail (progress scores, score labels). */
-export const DEFAULT_THRESHOLD = 0.5;
-
-/** A reading as the class alignment compares: pass/fail, or a category. */
-export function classOf(outputType: OutputType, reading: Reading, threshold = DEFAULT_THRESHOLD): string {
-  if (typeof reading === "boolean") return reading ? "pass" : "fail";
-  if (outputType === "text") return String(reading);
-  return Number(reading) >= threshold ? "pass" : "fail";
-}
 
 /** A verdict an example shows, as the metric's result would hold it. */
 export function verdictOf(node: Pick<PipelineNodeRow, "outputType">, cell: TruthCell, labelValue?: unknown): Record<string, unknown> {
@@ -59,6 +51,8 @@ export type Truth = {
   cells: TruthCell[];
   /** Label values by cell key (json metrics' examples show them as given). */
   values: Map<string, unknown>;
+  /** The score that counts as a pass (scores read as pass/fail, on both the truth's side and the judge's). */
+  threshold: number;
   annotatorKappa: number | null;
   annotatorPairs: Array<{ a: string; b: string; n: number; kappa: number | null }>;
   warnings: string[];
@@ -86,23 +80,25 @@ export async function loadTruth(node: PipelineNodeRow, truth: "labels" | "refere
       const reading = readingOfLabelValue(node.outputType, l.value);
       if (reading === undefined) continue;
       seen.add(k);
-      cells.push({ entityType: l.entityType, entityId: l.entityId, conversationId: l.conversationId, reading, truth: classOf(node.outputType, reading), notes: notes.get(k) ?? [] });
+      cells.push({ entityType: l.entityType, entityId: l.entityId, conversationId: l.conversationId, reading, truth: "", notes: notes.get(k) ?? [] });
     }
     if (cells.length === 0) throw noTruth(`metric ${node.id} has no labels with a verdict; label some cells first (a note alone is not a verdict)`);
   } else {
     if (!node.reference) throw noTruth(`metric ${node.id} has no reference; set one on the metric (e.g. meta.reward with a rule) or use truth "labels"`);
     for (const r of (await readSource(node, "reference", "b")).values()) {
       const k = cellKey(r.entity_type, r.entity_id);
-      cells.push({ entityType: r.entity_type, entityId: r.entity_id, conversationId: r.conversation_id, reading: r.reading, truth: classOf(node.outputType, r.reading), notes: notes.get(k) ?? [] });
+      cells.push({ entityType: r.entity_type, entityId: r.entity_id, conversationId: r.conversation_id, reading: r.reading, truth: "", notes: notes.get(k) ?? [] });
     }
     if (cells.length === 0) throw noTruth(`the reference of metric ${node.id} reads no cell (the meta field is missing everywhere)`);
   }
   cells.sort((a, b) => a.conversationId - b.conversationId || a.entityId - b.entityId);
+  const threshold = passThreshold(node.outputType, cells.map((c) => c.reading));
+  for (const c of cells) c.truth = classOf(node.outputType, c.reading, threshold);
   const classes = new Set(cells.map((c) => c.truth));
   if (classes.size < 2) throw noTruth(`every one of the ${cells.length} truth cells reads "${[...classes][0]}": κ is undefined with one class; label cells of both kinds`);
   if (cells.length < 2 * folds) throw noTruth(`${cells.length} truth cells are too few for ${folds} folds (at least ${2 * folds}: two per fold)`);
 
-  const annotators = await getAnnotatorAgreement({ dataset_id: node.datasetId, pipeline_node_id: node.id, threshold: node.outputType === "checkbox" || node.outputType === "text" ? undefined : DEFAULT_THRESHOLD });
+  const annotators = await getAnnotatorAgreement({ dataset_id: node.datasetId, pipeline_node_id: node.id, threshold: node.outputType === "checkbox" || node.outputType === "text" ? undefined : threshold });
   const pairs = annotators.pairs.map((p) => ({ a: p.a, b: p.b, n: p.n, kappa: p.kappa })).sort((x, y) => y.n - x.n);
   const annotatorKappa = pairs[0]?.kappa ?? null;
   const warnings: string[] = [];
@@ -111,5 +107,5 @@ export async function loadTruth(node: PipelineNodeRow, truth: "labels" | "refere
       `annotators ${pairs[0].a} and ${pairs[0].b} agree at κ ${annotatorKappa.toFixed(2)} on ${pairs[0].n} cells (below ${ANNOTATOR_KAPPA_WARNING}): a judge cannot be aligned to people who disagree with each other; settle the labels first`,
     );
   }
-  return { cells, values, annotatorKappa, annotatorPairs: pairs, warnings };
+  return { cells, values, threshold, annotatorKappa, annotatorPairs: pairs, warnings };
 }

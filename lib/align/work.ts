@@ -14,7 +14,8 @@ import { cellText, judgeCells, judgeMany, type JudgeContext } from "./judging";
 import { fewShotExamples, foldPlans, thresholdVerdicts } from "./plan";
 import { rewriteRubric, type RewriteCase } from "./rewrite";
 import { bestThreshold } from "./threshold";
-import { cellKey, classOf, DEFAULT_THRESHOLD, verdictOf, type Truth, type TruthCell } from "./truth";
+import { classOf } from "./classes";
+import { cellKey, verdictOf, type Truth, type TruthCell } from "./truth";
 
 export type WorkParams = { strategies: AlignmentStrategy[]; folds: number; seed: number; maxExamples: number; optimizerModel: string };
 export type Report = Pick<Alignment, "baseline" | "candidates" | "folds_detail" | "recommended">;
@@ -30,7 +31,7 @@ export async function alignmentWork(ctx: JudgeContext, node: PipelineNodeRow, tr
   const n = cells.length;
   const truthClass = cells.map((c) => c.truth);
   const baseReadings = await judgeCells(ctx, node.prompt, cells);
-  const baseline = baseReadings.map((r) => (r === null ? null : classOf(node.outputType, r, DEFAULT_THRESHOLD)));
+  const baseline = baseReadings.map((r) => (r === null ? null : classOf(node.outputType, r, truth.threshold)));
   const folds = stratifiedFolds(cells, (c) => c.truth, p.folds, p.seed);
   const plans = foldPlans(folds, p.folds);
   const draws = resamples(n, { seed: p.seed });
@@ -84,15 +85,15 @@ export async function alignmentWork(ctx: JudgeContext, node: PipelineNodeRow, tr
   items.forEach((item, j) => {
     const v = verdictsOf.get(item.strategy) ?? cells.map(() => null);
     verdictsOf.set(item.strategy, v);
-    v[item.index] = readings[j] === null ? null : classOf(node.outputType, readings[j]!, DEFAULT_THRESHOLD);
+    v[item.index] = readings[j] === null ? null : classOf(node.outputType, readings[j]!, truth.threshold);
   });
 
   for (const strategy of p.strategies) {
     if (strategy === "threshold") {
       const scores = baseReadings.map((r) => (typeof r === "number" ? r : null));
-      const { verdicts: held, thresholds } = thresholdVerdicts(plans, scores, truthClass, DEFAULT_THRESHOLD);
+      const { verdicts: held, thresholds } = thresholdVerdicts(plans, scores, truthClass, truth.threshold);
       const all = scores.flatMap((s, i) => (s === null || (truthClass[i] !== "pass" && truthClass[i] !== "fail") ? [] : [{ score: s, truth: truthClass[i] as "pass" | "fail" }]));
-      scoreCandidate(strategy, held, { threshold: bestThreshold(all, DEFAULT_THRESHOLD), fold_thresholds: thresholds });
+      scoreCandidate(strategy, held, { threshold: bestThreshold(all, truth.threshold), fold_thresholds: thresholds });
     } else {
       scoreCandidate(strategy, verdictsOf.get(strategy) ?? cells.map(() => null), extras.get(strategy) ?? {});
     }

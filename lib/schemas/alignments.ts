@@ -72,6 +72,7 @@ export const alignmentSchema = z
     model: z.string().describe("The judge model every verdict was asked of"),
     baseline_version: z.number().int().nullable().describe("The metric's prompt version judged as the baseline"),
     truth_n: z.number().int().describe("Cells with a truth reading"),
+    pass_threshold: z.number().nullable().describe("Score metrics: the score that counts as a pass on both sides (0.5 for progress; the middle of the truth's scale for number and json-score metrics); null for pass/fail and category metrics"),
     truth_classes: z.record(z.string(), z.number().int()).describe("Cells per truth class (pass / fail, or categories)"),
     annotator_kappa: z.number().nullable().describe("Cohen's κ between the two annotators who labelled the most cells in common; null without two"),
     annotator_pairs: z.array(z.object({ a: z.string(), b: z.string(), n: z.number().int(), kappa: z.number().nullable() })),
