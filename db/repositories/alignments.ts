@@ -68,3 +68,8 @@ export async function recordPromotion(id: number, promoted: { strategy: string; 
   const report = { ...(row.report ?? {}), promoted: [...(((row.report ?? {}) as { promoted?: unknown[] }).promoted ?? []), promoted] };
   await rawRun("update alignments set report = ? where id = ?", [JSON.stringify(report), id]);
 }
+
+/** Alignments left pending or processing by a server that stopped: ended as failed (SQLite, at start-up). */
+export async function failOrphanedAlignments(message: string, now: string): Promise<number> {
+  return rawRun("update alignments set status = 'failed', error = ?, finished_at = ? where status in ('pending', 'processing')", [message, now]);
+}

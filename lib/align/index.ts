@@ -5,6 +5,7 @@
  * prompt version — refused (409) unless it beat the baseline on held-out cells or the caller forces it.
  */
 import "server-only";
+import { dialect } from "@/db/dialect";
 import * as repo from "@/db/repositories/alignments";
 import type { PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/errors";
@@ -161,6 +162,16 @@ async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Par
     if (!(error instanceof BudgetReached)) log.error("alignment failed", { alignment_id: id, error: (error as Error).message });
     await repo.saveAlignmentState(id, { status: "failed", done: spend.done, total: total.judge + total.optimizer, report: header, usage: spend.usage, error: message, finishedAt: new Date().toISOString() });
   }
+}
+
+/**
+ * At start-up on SQLite (one server owns the store): an alignment a stopped server left unfinished can
+ * never finish, so it ends failed, saying to start it again. On PostgreSQL another process may be working
+ * it, so it is left alone.
+ */
+export async function recoverAlignments(): Promise<number> {
+  if (dialect.queuesRuns) return 0;
+  return repo.failOrphanedAlignments("interrupted: the server stopped while this alignment ran; start it again", new Date().toISOString());
 }
 
 /** Resolves once the alignment's work in this process is over (tests). */

@@ -14,7 +14,7 @@ import * as history from "@/app/api/evaluation-pipeline-nodes/[id]/agreement-his
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { waitForExecution } from "@/lib/runner/run";
 import { seededRandom } from "@/lib/agreement/regression";
-import { waitForAlignment } from "@/lib/align";
+import { recoverAlignments, waitForAlignment } from "@/lib/align";
 import { EXAMPLES_BEGIN, EXAMPLES_END } from "@/lib/align/few-shot";
 import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http/call";
@@ -245,6 +245,30 @@ describe("noise", () => {
     const forced = await promoteIt(a.id, { strategy: "few_shot", force: true });
     expect(forced.status).toBe(200);
     expect(forced.json.version.prompt).toBe(fewShot.prompt);
+  });
+});
+
+describe("a server stopped mid-alignment", () => {
+  it("leaves no alignment processing for good: at start-up (SQLite) it ends failed, saying to start it again", async () => {
+    const d = await dataset("interrupted");
+    double.setLatency(5_000);
+    const res = await start({ pipeline_node_id: d.metricId, truth: "reference", strategies: ["few_shot"] });
+    expect(res.status).toBe(202);
+    await expect.poll(async () => (await get(res.json.id)).json.status).toBe("processing");
+    // What a restart does; on PostgreSQL another process may be working it, so it is left alone there.
+    const ended = await recoverAlignments();
+    const a = (await get(res.json.id)).json;
+    if (process.env.TEST_STORE === "postgres") {
+      expect(ended).toBe(0);
+      expect(a.status).toBe("processing");
+    } else {
+      expect(ended).toBe(1);
+      expect(a).toMatchObject({ status: "failed", error: expect.stringMatching(/interrupted.*start it again/) });
+    }
+    double.setLatency(0);
+    await waitForAlignment(res.json.id);
+    // The work that was still going on does not bring an ended alignment back.
+    if (process.env.TEST_STORE !== "postgres") expect((await get(res.json.id)).json.status).toBe("failed");
   });
 });
 
