@@ -248,6 +248,49 @@ describe("noise", () => {
   });
 });
 
+describe("threshold, on a score metric", () => {
+  it("finds the pass threshold on training folds, proves it on held-out ones; promote says a threshold is not a prompt", async () => {
+    // The judge scores resolved conversations 0.7 and the others 0.6: both pass at 0.5, so the baseline's κ is 0.
+    const verdict = (score: number) => `[[judge-double:verdict {"score":${score},"reasoning":"r"}]]`;
+    const file = JSON.stringify({
+      conversations: Array.from({ length: 30 }, (_, i) => ({
+        name: `t${i}`,
+        meta: { reward: i % 2 === 0 ? 1 : 0 },
+        messages: [
+          { role: "user", content: `question ${i}` },
+          { role: "assistant", content: `answer ${i} ${verdict(i % 2 === 0 ? 0.7 : 0.6)}` },
+        ],
+      })),
+    });
+    const imported = await upload(createAndImport.POST, "/api/datasets/import", { file, fields: { name: "scores" } });
+    const datasetId = imported.json.dataset_id;
+    const metric = await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", {
+      body: {
+        dataset_id: datasetId,
+        name: "Quality",
+        evaluation_level: "conversation",
+        prompt: "How good? @HISTORY",
+        output_type: "progress",
+        reference: { source: "meta", level: "conversation", path: "meta.reward", rule: { op: ">=", value: 1 } },
+      },
+    });
+    const a = await finished({ pipeline_node_id: metric.json.id, truth: "reference", strategies: ["threshold"], folds: 3 });
+    expect(a.pass_threshold).toBe(0.5);
+    expect(a.baseline).toMatchObject({ kappa: 0, tpr: 1, tnr: 0 });
+    const t = a.candidates[0];
+    expect(t.fold_thresholds).toEqual([0.7, 0.7, 0.7]);
+    expect(t.threshold).toBe(0.7);
+    expect(t.held_out).toMatchObject({ kappa: 1, accuracy: 1, tpr: 1, tnr: 1 });
+    expect(a.recommended).toBe("threshold");
+    // No extra judge calls: the threshold reads the baseline's scores.
+    expect(a.usage.judge_calls).toBe(30);
+    const promoted = await promoteIt(a.id, { strategy: "threshold" });
+    expect(promoted.status).toBe(422);
+    expect(promoted.json.error.message).toMatch(/not part of the metric's prompt: use 0.7/);
+    expect((await promoteIt(a.id, { strategy: "few_shot" })).status).toBe(422);
+  });
+});
+
 describe("a server stopped mid-alignment", () => {
   it("leaves no alignment processing for good: at start-up (SQLite) it ends failed, saying to start it again", async () => {
     const d = await dataset("interrupted");
