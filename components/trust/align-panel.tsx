@@ -171,7 +171,7 @@ function AlignmentResult({ alignment: a, promoting, onPromote }: { alignment: Al
         <span data-testid="align-status">
           {working ? "Judging…" : a.status === "completed" ? "Completed" : "Failed"} · {a.progress.done} of {a.progress.total} calls
         </span>{" "}
-        · {a.truth_n} truth cells ({Object.entries(a.truth_classes).map(([k, v]) => `${v} ${k}`).join(", ")}) · {a.folds} folds · {a.usage.judge_calls} judge calls, {a.usage.optimizer_calls} optimiser calls, {a.usage.cached} from cache
+        · {a.truth_n} truth cells ({Object.entries(a.truth_classes).map(([k, v]) => `${v} ${k}`).join(", ")}) {a.pass_threshold !== null ? ` · a score ≥ ${a.pass_threshold} passes` : ""} · {a.folds} folds · {a.usage.judge_calls} judge calls, {a.usage.optimizer_calls} optimiser calls, {a.usage.cached} from cache
         {a.usage.cost_usd ? ` · $${a.usage.cost_usd.toFixed(4)}` : ""}
         <div className="mt-1 h-2 w-full max-w-md overflow-hidden rounded bg-slate-100" role="progressbar" aria-valuenow={Math.round(share * 100)} aria-label="Alignment progress">
           <div className="h-full bg-brand-600 transition-all" style={{ width: `${share * 100}%` }} />

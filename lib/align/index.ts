@@ -28,6 +28,8 @@ const running = processSingleton("alignment.running", () => new Map<number, Prom
 const emptyUsage = (): AlignmentUsage => ({ judge_calls: 0, optimizer_calls: 0, cached: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
 /** Reply tokens assumed per call when pricing a dry run. */
 const ASSUMED_OUTPUT_TOKENS = 150;
+/** A metric's prompt at most (lib/schemas/metrics.ts): a longer candidate could not be edited after promotion. */
+const MAX_PROMPT_CHARS = 50_000;
 /** How often progress is written while calls land. */
 const SAVE_EVERY_MS = 300;
 
@@ -248,6 +250,11 @@ export async function promoteAlignment(id: number, body: { strategy: Alignment["
     ]);
   }
   if (!candidate.prompt) throw new AppError("conflict", `The ${body.strategy} candidate has no prompt to promote: ${candidate.error ?? "it failed"}`);
+  if (candidate.prompt.length > MAX_PROMPT_CHARS) {
+    throw new AppError("unprocessable", `The ${body.strategy} prompt is ${candidate.prompt.length} characters, over the ${MAX_PROMPT_CHARS} a metric's prompt may have; align again with fewer max_examples`, [
+      { path: "strategy", message: "the candidate's prompt is too long to save" },
+    ]);
+  }
   const d = candidate.delta_kappa;
   if (!candidate.beats_baseline && !body.force) {
     const why = d.interval
