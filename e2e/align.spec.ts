@@ -84,4 +84,10 @@ test("align a judge to the airline file's reward: held-out figures, the prompt i
   // The old prompt, one click away.
   await history.getByRole("button", { name: "Use version 1's prompt again" }).click();
   await expect(history.getByTestId("history-version-3")).toContainText("current");
+
+  // Back on the agreement page, the metric's last alignment is there on opening the panel.
+  await page.goto(`/datasets/${datasetId}/agreement?metric=${metricId}`);
+  await page.getByTestId("align-panel").getByRole("button", { name: "Align this judge" }).click();
+  await expect(page.getByTestId("alignment-result")).toHaveAttribute("data-status", "completed");
+  await expect(page.getByTestId("align-row-few_shot").getByText("recommended")).toBeVisible();
 });

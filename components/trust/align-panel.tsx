@@ -56,14 +56,21 @@ export function AlignPanel({ metric }: { metric: Metric }) {
     onSuccess: (a) => (setAlignmentId(a.id), setError(null), setPromoted(null)),
     onError: say,
   });
+  // The metric's latest alignment is shown on opening, so a reload or another person's alignment is not lost.
+  const earlier = useQuery({
+    queryKey: ["alignments", metric.id],
+    enabled: open && alignmentId === null,
+    queryFn: async () => (await apiFetch<Alignment[]>(`/alignments?pipeline_node_id=${metric.id}`)).data,
+  });
+  const shownId = alignmentId ?? earlier.data?.[0]?.id ?? null;
   const alignment = useQuery({
-    queryKey: ["alignment", alignmentId],
-    enabled: alignmentId !== null,
-    queryFn: async () => (await apiFetch<Alignment>(`/alignments/${alignmentId}`)).data,
+    queryKey: ["alignment", shownId],
+    enabled: shownId !== null,
+    queryFn: async () => (await apiFetch<Alignment>(`/alignments/${shownId}`)).data,
     refetchInterval: (q) => (q.state.data && (q.state.data.status === "completed" || q.state.data.status === "failed") ? false : 700),
   });
   const promote = useMutation({
-    mutationFn: async (v: { strategy: AlignmentStrategy; force: boolean }) => (await apiFetch<Promoted>(`/alignments/${alignmentId}/promote`, { method: "POST", json: v })).data,
+    mutationFn: async (v: { strategy: AlignmentStrategy; force: boolean }) => (await apiFetch<Promoted>(`/alignments/${shownId}/promote`, { method: "POST", json: v })).data,
     onSuccess: (p) => (setPromoted(p), setError(null)),
     onError: say,
   });
