@@ -18,7 +18,7 @@ import { processSingleton } from "@/lib/process-state";
 import type { Alignment, AlignmentUsage, CreateAlignmentInput } from "@/lib/schemas/alignments";
 import { listPromptVersions } from "@/db/repositories/prompt-versions";
 import { EXAMPLE_CHARS } from "./few-shot";
-import { BudgetReached, Spend, treesOf, type JudgeContext } from "./judging";
+import { BudgetReached, dependencyValues, Spend, treesOf, type JudgeContext } from "./judging";
 import { REWRITE_DISAGREEMENTS } from "./rewrite";
 import { loadTruth, type Truth } from "./truth";
 import { alignmentWork, plannedCalls, type Report } from "./work";
@@ -148,7 +148,7 @@ async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Par
   try {
     await repo.saveAlignmentState(id, { status: "processing", done: 0, total: total.judge + total.optimizer, report: header, usage: spend.usage });
     const config = getJudgeConfig();
-    const ctx: JudgeContext = { node, model: params.model, trees: await treesOf(truth.cells), spend, concurrency: Math.max(1, Math.min(config.maxConcurrency, 16)), deps: judgeDeps };
+    const ctx: JudgeContext = { node, model: params.model, trees: await treesOf(truth.cells), metricValues: await dependencyValues(node, truth.cells), spend, concurrency: Math.max(1, Math.min(config.maxConcurrency, 16)), deps: judgeDeps };
     const report = await alignmentWork(ctx, node, truth, {
       strategies: params.strategies,
       folds: params.folds,

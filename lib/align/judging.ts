@@ -8,7 +8,9 @@ import type { PipelineNodeRow } from "@/db/schema";
 import { contextTokensFor, costOf, judge, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { readingOfResult } from "@/lib/labels/readings";
 import { buildJudgePrompt, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
+import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
 import { resolveVariables } from "@/lib/metrics/resolve";
+import { listNodes } from "@/db/repositories/metrics";
 import { forEachLimited } from "@/lib/runner/limited";
 import type { Reading } from "@/lib/agreement";
 import type { AlignmentUsage } from "@/lib/schemas/alignments";
@@ -59,7 +61,26 @@ export function cellText(trees: Map<number, ConversationTree>, cell: TruthCell):
   return resolveVariables(tree, { type: cell.entityType, id: cell.entityId }, ["@HISTORY"])["@HISTORY"] ?? "";
 }
 
-export type JudgeContext = { node: PipelineNodeRow; model: string; trees: Map<number, ConversationTree>; spend: Spend; concurrency: number; signal?: AbortSignal; deps?: JudgeDeps };
+export type JudgeContext = {
+  node: PipelineNodeRow;
+  model: string;
+  trees: Map<number, ConversationTree>;
+  /** Each cell's `@METRIC.<name>` values (its dependencies' latest verdicts), read once for every prompt. */
+  metricValues?: Map<string, Record<string, string | null>>;
+  spend: Spend;
+  concurrency: number;
+  signal?: AbortSignal;
+  deps?: JudgeDeps;
+};
+
+/** The dependencies' latest verdicts of each cell, when the metric's prompt uses `@METRIC.<name>` (as a run reads them). */
+export async function dependencyValues(node: PipelineNodeRow, cells: readonly TruthCell[]): Promise<Map<string, Record<string, string | null>> | undefined> {
+  if (!(node.templateVariables ?? []).some((v) => v.startsWith("@METRIC."))) return undefined;
+  const nodes = new Map((await listNodes({ datasetId: node.datasetId })).map((n) => [n.id, n]));
+  const out = new Map<string, Record<string, string | null>>();
+  for (const c of cells) out.set(`${c.entityType}:${c.entityId}`, await metricVerdicts(node, { type: c.entityType, id: c.entityId, conversationId: c.conversationId }, nodes));
+  return out;
+}
 
 /**
  * Each cell's reading under its own prompt (candidates differ by fold), all in one pool of calls so no fold
@@ -76,7 +97,8 @@ export async function judgeMany(ctx: JudgeContext, items: ReadonlyArray<{ cell: 
       ctx.spend.check();
       const tree = ctx.trees.get(cell.conversationId);
       if (!tree) return;
-      const built = buildJudgePrompt({ metric: { ...ctx.node, prompt }, tree, entity: { type: cell.entityType, id: cell.entityId }, contextTokens });
+      const metricValues = ctx.metricValues?.get(`${cell.entityType}:${cell.entityId}`);
+      const built = buildJudgePrompt({ metric: { ...ctx.node, prompt }, tree, entity: { type: cell.entityType, id: cell.entityId }, metricValues, contextTokens });
       const outcome = await judge({ model: ctx.model, system: built.system, prompt: built.prompt, outputType: ctx.node.outputType, outputSchema: ctx.node.outputSchema, signal: ctx.signal }, ctx.deps);
       ctx.spend.count(outcome, "judge");
       out[i] = readingOfResult(ctx.node.outputType, { status: outcome.status, result: outcome.result, score: outcome.score }) ?? null;
