@@ -10,6 +10,7 @@ import * as conversationsRoute from "@/app/api/datasets/[id]/conversations/route
 import * as metrics from "@/app/api/evaluation-pipeline-nodes/route";
 import * as versions from "@/app/api/evaluation-pipeline-nodes/[id]/versions/route";
 import * as labels from "@/app/api/labels/route";
+import * as conversation from "@/app/api/conversations/[id]/route";
 import * as history from "@/app/api/evaluation-pipeline-nodes/[id]/agreement-history/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { waitForExecution } from "@/lib/runner/run";
@@ -245,6 +246,29 @@ describe("noise", () => {
     const forced = await promoteIt(a.id, { strategy: "few_shot", force: true });
     expect(forced.status).toBe(200);
     expect(forced.json.version.prompt).toBe(fewShot.prompt);
+  });
+});
+
+describe("a message-level metric", () => {
+  it("aligns on labelled assistant messages: examples quote the transcript up to the message, figures per message", async () => {
+    const d = await dataset("messages");
+    const metric = await call(metrics.POST, "POST", "/api/evaluation-pipeline-nodes", {
+      body: { dataset_id: d.datasetId, name: "Reply resolves", evaluation_level: "message", prompt: "Does this reply resolve the request? @CURRENT_MESSAGE.output", output_type: "checkbox" },
+    });
+    expect(metric.status).toBe(201);
+    for (const [i, id] of d.conversationIds.entries()) {
+      const conv = await call(conversation.GET, "GET", `/api/conversations/${id}`, { params: { id } });
+      const reply = conv.json.messages.find((m: { role: string }) => m.role === "assistant");
+      const res = await call(labels.POST, "POST", "/api/labels", {
+        body: { dataset_id: d.datasetId, pipeline_node_id: metric.json.id, entity_type: "message", entity_id: reply.id, value: i % 2 === 0 },
+      });
+      expect(res.status, res.text).toBe(201);
+    }
+    const a = await finished({ pipeline_node_id: metric.json.id, truth: "labels", strategies: ["few_shot"], seed: 2 });
+    expect(a.truth_n).toBe(N);
+    expect(a.candidates[0].examples.every((e: { entity_type: string }) => e.entity_type === "message")).toBe(true);
+    expect(a.candidates[0].held_out.kappa).toBe(1);
+    expect(a.recommended).toBe("few_shot");
   });
 });
 
