@@ -51,6 +51,11 @@ async function metricToAlign(id: number): Promise<PipelineNodeRow> {
   if (node.kind === "check") {
     throw new AppError("unprocessable", `Metric ${id} is a check, not a judge: there is no prompt to align`, [{ path: "pipeline_node_id", message: "must be an llm metric" }]);
   }
+  if (node.outputType === "pairwise") {
+    throw new AppError("unprocessable", `Metric ${id} is pairwise: it compares two replies, and alignment needs a verdict per cell`, [
+      { path: "pipeline_node_id", message: "must be a pass/fail, score or category metric" },
+    ]);
+  }
   return node;
 }
 

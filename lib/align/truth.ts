@@ -42,6 +42,9 @@ export function verdictOf(node: Pick<PipelineNodeRow, "outputType">, cell: Truth
       return { value: cell.truth };
     case "json":
       return labelValue && typeof labelValue === "object" ? (labelValue as Record<string, unknown>) : { score: typeof cell.reading === "number" ? cell.reading : pass ? 1 : 0 };
+    case "pairwise":
+      // Never reached: pairwise metrics are refused before any truth is read (lib/align/index.ts).
+      return { value: cell.truth };
   }
 }
 
