@@ -15,6 +15,9 @@ export async function register(): Promise<void> {
   // The run engine, chosen once for the store: on PostgreSQL this process's share of the queued runs' work.
   const { startRunner } = await import("@/lib/runner");
   await startRunner();
+  // Alignments a stopped server left unfinished (SQLite) end failed, saying so (lib/align).
+  const { recoverAlignments } = await import("@/lib/align");
+  await recoverAlignments();
   // The judge thread loads and warms up now rather than on a run's first calls (lib/judge/call-thread.ts).
   // Not awaited: the server starts serving meanwhile, and calls sent before it is warm simply queue.
   const { getJudgeConfig } = await import("@/lib/judge");

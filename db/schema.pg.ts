@@ -673,6 +673,31 @@ export const generationsTable = pgTable(
   (t) => [index("generations_dataset_idx").on(t.datasetId), index("generations_source_idx").on(t.sourceDatasetId)],
 );
 
+/** A judge alignment (issue 39): candidates of a metric's prompt scored on held-out labels; `report` holds the figures. */
+export const alignmentsTable = pgTable(
+  "alignments",
+  {
+    id: integer("id").primaryKey().generatedByDefaultAsIdentity(),
+    userId: text("user_id").notNull(),
+    datasetId: integer("dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    pipelineNodeId: integer("pipeline_node_id")
+      .notNull()
+      .references(() => pipelineNodesTable.id, { onDelete: "cascade" }),
+    status: text("status").notNull(),
+    params: json("params").notNull(),
+    report: json("report"),
+    usage: json("usage"),
+    total: integer("total").notNull().default(0),
+    done: integer("done").notNull().default(0),
+    error: text("error"),
+    createdAt: createdAt(),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [index("alignments_node_idx").on(t.pipelineNodeId)],
+);
+
 /** A pairwise comparison (issue 38.5): two sides' replies judged against each other, in both orders, by one pairwise metric. */
 export const comparisonsTable = pgTable(
   "comparisons",

@@ -11,6 +11,7 @@ import { apiFetch } from "@/lib/client/api";
 import type { Agreement, AnnotatorAgreement } from "@/lib/schemas/labels";
 import type { Metric } from "@/lib/schemas/metrics";
 import { cellHref, fmt, hasCells, sourceLabel, type EntityRef, type ExecutionSummary } from "./agreement-format";
+import { AlignPanel } from "./align-panel";
 import { AnnotatorsPanel } from "./annotators-panel";
 import { RankingPanel, type Ranking } from "./ranking-panel";
 
@@ -240,6 +241,7 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
         <p className="text-sm text-slate-500">Computing…</p>
       ) : null}
       {annotators.data && annotators.data.annotators.some((p) => p.labelled > 0) ? <AnnotatorsPanel data={annotators.data} /> : null}
+      {metric.kind !== "check" ? <AlignPanel key={metric.id} metric={metric} /> : null}
       {ranking.data && ranking.data.groups > 0 ? <RankingPanel datasetId={datasetId} ranking={ranking.data} source={rankingSource} /> : null}
     </div>
   );

@@ -121,3 +121,13 @@ export async function executionCellRows(executionId: number, pipelineNodeId?: nu
     .from(r)
     .innerJoin(latest, eq(latest.id, r.id));
 }
+
+/** A metric's results saved in [from, to) (to: null for no end), oldest first: what a prompt version judged. */
+export async function resultReadingsBetween(pipelineNodeId: number, from: string, to: string | null): Promise<Array<ResultReadingRow & { id: number }>> {
+  const db = await database();
+  return db
+    .select({ id: r.id, ...readingColumns })
+    .from(r)
+    .where(and(eq(r.pipelineNodeId, pipelineNodeId), sql`${r.createdAt} >= ${from}`, to === null ? undefined : sql`${r.createdAt} < ${to}`))
+    .orderBy(r.id);
+}

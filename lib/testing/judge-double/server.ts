@@ -11,6 +11,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
+import { nearestExample } from "./examples";
 import {
   DEFAULT_PLAIN_TEXT, GENERIC_JSON_VERDICT, INVALID_BODY, MALFORMED_CONTENT,
   behaviourListSchema, behaviourSchema, faultsSchema, latencySchema, ruleListSchema,
@@ -38,7 +39,7 @@ export interface JudgeDoubleOptions {
   logger?: (line: string) => void;
 }
 
-export type BehaviourSource = "queue" | "rule" | "fault" | "marker" | "default";
+export type BehaviourSource = "queue" | "examples" | "rule" | "fault" | "marker" | "default";
 
 export interface RecordedRequest {
   at: string;
@@ -179,6 +180,9 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
   function choose(text: string): { behaviour: Behaviour; source: BehaviourSource } {
     const queued = queue.shift();
     if (queued) return { behaviour: queued, source: "queue" };
+    // A prompt with alignment examples is answered like its nearest example (examples.ts).
+    const example = nearestExample(text);
+    if (example) return { behaviour: { kind: "verdict", body: example.verdict }, source: "examples" };
     for (const entry of rules) {
       const { match } = entry.rule;
       // search() ignores lastIndex, so /g or /y flags cannot make matching stateful.

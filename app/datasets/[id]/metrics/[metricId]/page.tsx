@@ -1,6 +1,7 @@
 import type { Metadata } from "next";
 import Link from "next/link";
 import { notFound } from "next/navigation";
+import { AgreementHistory } from "@/components/metrics/agreement-history";
 import { MetricEditor } from "@/components/metrics/metric-editor";
 import { ReferenceFields } from "@/components/metrics/reference-fields";
 import { getMetric, listMetrics } from "@/lib/metrics/metrics";
@@ -29,6 +30,9 @@ export default async function EditMetricPage({ params }: { params: Promise<{ id:
       <MetricEditor datasetId={dataset.id} templates={templates} metric={metric} metrics={await listMetrics(dataset.id)} />
       <div className="lg:max-w-[calc(100%-31.5rem)]">
         <ReferenceFields metric={metric} />
+      </div>
+      <div className="lg:max-w-[calc(100%-31.5rem)]">
+        <AgreementHistory metric={metric} />
       </div>
     </div>
   );
