@@ -16,6 +16,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { findPgBinDir, startPgTestServer } from "../scripts/pg-test-server.mjs";
+import { cpuSeconds, treeCpuSeconds } from "./support/proc";
 
 const CELLS = Number(process.env.BENCH_CLUSTER_CELLS ?? 640);
 const PER_PROCESS = 16;
@@ -23,38 +24,6 @@ const JUDGE_MS = 1000;
 /** Batches a worker holds at once (WORKER_CONCURRENCY, default 4: 40 cells for its 16 calls in flight). */
 const BATCHES_PER_WORKER = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 4);
 const root = path.resolve(import.meta.dirname, "..");
-
-/** CPU seconds a process has used so far (Linux /proc; 0 elsewhere). */
-function cpuSeconds(pid: number | undefined): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, in clock ticks of 1/100 s
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of a process and its descendants (the worker runs under tsx, which starts node as its child). */
-function treeCpuSeconds(root: number | undefined): number {
-  const parents = new Map<number, number>();
-  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
-    try {
-      parents.set(Number(pid), Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")[1]));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  let total = 0;
-  for (const pid of parents.keys()) {
-    for (let p: number | undefined = pid; p !== undefined && p > 1; p = parents.get(p)) {
-      if (p === root) {
-        total += cpuSeconds(pid);
-        break;
-      }
-    }
-  }
-  return total;
-}
 
 /** CPU seconds of every PostgreSQL server process (Linux /proc). */
 function postgresCpuSeconds(): number {

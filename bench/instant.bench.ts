@@ -12,6 +12,7 @@ import { startJudgeDouble } from "@/lib/testing/judge-double/server";
 import { ensureBuild } from "../scripts/project.mjs";
 import { agentConversations, importDataset, startRun, waitFinal } from "../scripts/reliability/data";
 import { TurnscopeServer } from "../scripts/reliability/server";
+import { treeCpuSeconds } from "./support/proc";
 
 const CELLS = Number(process.env.INSTANT_BENCH_CELLS ?? 4000);
 const BATCH = 64;
@@ -33,6 +34,9 @@ async function main() {
   if (baseline) sides.push(side("baseline", Number(process.env.BENCH_PORT ?? 3521) + 1, path.resolve(baseline)));
   const loadBefore = Math.round(os.loadavg()[0] * 100) / 100;
   const perSide: Record<string, number[]> = Object.fromEntries(sides.map((s) => [s.name, []]));
+  // The server's CPU per cell (its process tree, the judge thread included) from the run's start to its end:
+  // less moved by the machine's other load than cells/s, which waits for a core.
+  const cpuPerCell: Record<string, number[]> = Object.fromEntries(sides.map((s) => [s.name, []]));
   try {
     for (const s of sides) await s.server.start();
     // One untimed warm-up run each (cold code, the judge thread's start), then the timed turns.
@@ -44,10 +48,15 @@ async function main() {
         const { datasetId } = await importDataset(s.server, `instant-${tag}`, agentConversations(round < 0 ? 200 : CELLS, tag));
         const metric = await s.server.request("POST", "/api/evaluation-pipeline-nodes", { dataset_id: datasetId, name: "message quality", evaluation_level: "message", prompt: "Rate @CURRENT_MESSAGE.output", output_type: "progress" });
         if (metric.status !== 201) throw new Error(`metric: ${metric.status} ${metric.text}`);
+        const cpuBefore = treeCpuSeconds(s.server.pid);
         const run = await startRun(s.server, { dataset_id: datasetId, pipeline_node_id: metric.json.id, execution_mode: "async", batch_size: BATCH });
         const done = await waitFinal(s.server, run.id, 10 * 60_000);
+        const cpuMs = (treeCpuSeconds(s.server.pid) - cpuBefore) * 1000;
         if (done.successful_evaluations !== done.total_evaluations) throw new Error(`${s.name}: ${done.successful_evaluations} of ${done.total_evaluations} cells succeeded`);
-        if (round >= 0) perSide[s.name].push(Math.round((done.total_evaluations / (done.duration_ms ?? 1)) * 1000));
+        if (round >= 0) {
+          perSide[s.name].push(Math.round((done.total_evaluations / (done.duration_ms ?? 1)) * 1000));
+          cpuPerCell[s.name].push(Math.round((cpuMs / done.total_evaluations) * 1000) / 1000);
+        }
       }
     }
   } finally {
@@ -64,12 +73,16 @@ async function main() {
     rounds: ROUNDS,
     cells_per_s: perSide.this,
     median_cells_per_s: median(perSide.this),
+    server_cpu_ms_per_cell: cpuPerCell.this,
+    median_server_cpu_ms_per_cell: median(cpuPerCell.this),
     load_average_before: loadBefore,
     load_average_after: Math.round(os.loadavg()[0] * 100) / 100,
   };
   if (baseline) {
-    figures.baseline = { dir: baseline, cells_per_s: perSide.baseline, median_cells_per_s: median(perSide.baseline) };
+    figures.baseline = { dir: baseline, cells_per_s: perSide.baseline, median_cells_per_s: median(perSide.baseline), server_cpu_ms_per_cell: cpuPerCell.baseline, median_server_cpu_ms_per_cell: median(cpuPerCell.baseline) };
     figures.ratio_to_baseline = Math.round((median(perSide.this) / median(perSide.baseline)) * 1000) / 1000;
+    // Above 1: this build spends less of the server's CPU per cell than the baseline.
+    figures.cpu_ratio_to_baseline = Math.round((median(cpuPerCell.baseline) / median(cpuPerCell.this)) * 1000) / 1000;
     figures.target = 1.0;
   }
   console.log(`BENCH_RESULT ${JSON.stringify({ served_instant_judge: figures })}`);
