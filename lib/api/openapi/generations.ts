@@ -8,7 +8,8 @@ const tag = "Targets and generations";
 const noContentResponse = { description: "Deleted" };
 
 const generationDescription =
-  "Sends a dataset's conversations (all, or `conversation_ids`) to a target, each result an ordinary conversation of a new " +
+  "Sends a dataset's conversations (all of them, those in `conversation_ids`, those matching `filter` — the grid's filter " +
+  "language at the conversation level — or, with both, the named ones that match; resolved once, at creation) to a target, each result an ordinary conversation of a new " +
   "dataset (`dataset_id`) with `meta.source_conversation_id`, `repeat` (0…k−1), `generation_id`, `target` and `stop_reason`, so " +
   "every metric, check, label and export works on it. `next_turn`: for each assistant turn the history before it is sent and " +
   "the candidate stored in its place, the original in the message's `meta.original_content`. `replay`: the source's user turns " +
@@ -19,7 +20,9 @@ const generationDescription =
   "conversation with `stop_reason: target_error` (counted in `failed`, never a pass); a simulator's with `simulator_error`. " +
   "Worked in the server that started it, the target's `max_concurrency` (or `batch_size`) conversations at once; `max_cost_usd` " +
   "stops starting conversations once the target's and the simulator's calls cost that much (JUDGE_PRICES; the generation ends " +
-  "`cancelled`). `filter` is not supported yet (422). `dry_run`: 200 with the calls it would make, nothing created.";
+  "`cancelled`). A filter the grid cannot read, or one that matches none of the chosen conversations, is refused with 422 naming " +
+  "`filter`. `dry_run`: 200 with the target's and the simulator's calls, their tokens estimated from the source's text and their " +
+  "cost priced with JUDGE_PRICES (null, said in `notes`, where a model has no price); nothing is created and nothing is sent.";
 
 export const generationOperations: Operation[] = [
   {
