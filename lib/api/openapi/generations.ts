@@ -18,7 +18,8 @@ const generationDescription =
   "`simulator.scenario_path` (else the conversation's goal, else its first user message) until it says `stop_token` or " +
   "`max_turns`; its instructions are in the generation's `params`. A target's error, time-out or empty reply ends that " +
   "conversation with `stop_reason: target_error` (counted in `failed`, never a pass); a simulator's with `simulator_error`. " +
-  "Worked in the server that started it, the target's `max_concurrency` (or `batch_size`) conversations at once; `max_cost_usd` " +
+  "Queued: any server or worker process claims it (a lease it renews; one whose process died is taken up by another where it " +
+  "was), the target's `max_concurrency` (or `batch_size`) conversations at once; `max_cost_usd` " +
   "stops starting conversations once the target's and the simulator's calls cost that much (JUDGE_PRICES; the generation ends " +
   "`cancelled`). A filter the grid cannot read, or one that matches none of the chosen conversations, is refused with 422 naming " +
   "`filter`. `dry_run`: 200 with the target's and the simulator's calls, their tokens estimated from the source's text and their " +
@@ -70,7 +71,7 @@ export const generationOperations: Operation[] = [
     path: "/generations/{id}/events",
     operationId: "followGeneration",
     summary: "Follow a generation (Server-Sent Events)",
-    description: "`processing` with its counts first, one `conversation` event per conversation written (`conversation_id`, `source_conversation_id`, `repeat`, `stop_reason`), then `done` with the generation. Events come from the server working it.",
+    description: "`processing` with its counts first, one `conversation` event per conversation written (`conversation_id`, `source_conversation_id`, `repeat`, `stop_reason`), then `done` with the generation. Read from the store as the generation changes, whichever process works it; a reconnect starts again from the first conversation.",
     tag,
     params: idParams,
     responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" }, 400: badRequest, 404: notFoundResponse },
@@ -79,7 +80,7 @@ export const generationOperations: Operation[] = [
     method: "post",
     path: "/generations/{id}/cancel",
     operationId: "cancelGeneration",
-    summary: "Cancel a generation: its calls are aborted, nothing more is written",
+    summary: "Cancel a generation wherever it runs: it ends `cancelled` at once, its calls are aborted, nothing more is written",
     tag,
     params: idParams,
     responses: { 200: { description: "The generation, cancelled", schema: generationSchema }, 400: badRequest, 404: notFoundResponse, 409: { description: "Already ended", schema: errorSchema } },
