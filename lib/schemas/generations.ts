@@ -83,6 +83,12 @@ export const generationEstimateSchema = z
   })
   .meta({ id: "GenerationEstimate" });
 
+export const evaluateGenerationBody = z.object({
+  pipeline_node_ids: z.array(id).min(1).max(100).describe("Metrics of the source dataset; each is copied by name to the generated dataset where it has no metric of that name"),
+  execution_mode: z.enum(["sync", "async"]).optional().default("async"),
+  batch_size: z.number().int().min(1).max(256).optional().default(8),
+});
+
 export type CreateGenerationInput = z.infer<typeof createGenerationBody>;
 export type Generation = z.infer<typeof generationSchema>;
 export type GenerationEstimate = z.infer<typeof generationEstimateSchema>;

@@ -1,5 +1,7 @@
 import { errorSchema, idParams } from "@/lib/schemas/common";
-import { createGenerationBody, generationEstimateSchema, generationSchema } from "@/lib/schemas/generations";
+import { z } from "zod";
+import { createGenerationBody, evaluateGenerationBody, generationEstimateSchema, generationSchema } from "@/lib/schemas/generations";
+import { executionSchema } from "@/lib/schemas/executions";
 import { createTargetBody, targetSchema, updateTargetBody } from "@/lib/schemas/targets";
 import { badRequest, notFoundResponse, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
@@ -84,5 +86,36 @@ export const generationOperations: Operation[] = [
     tag,
     params: idParams,
     responses: { 200: { description: "The generation, cancelled", schema: generationSchema }, 400: badRequest, 404: notFoundResponse, 409: { description: "Already ended", schema: errorSchema } },
+  },
+  {
+    method: "post",
+    path: "/generations/{id}/evaluate",
+    operationId: "evaluateGenerationWithSource",
+    summary: "Evaluate and compare with the source: run the chosen source metrics on both datasets",
+    description:
+      "Each metric of `pipeline_node_ids` (metrics of the source dataset) is copied by name to the generated dataset where it has no metric of " +
+      "that name (its dependencies are left out), then two runs start: the source's metrics on the source, their copies on the generated " +
+      "dataset. `compare_url` is the page comparing them paired by source conversation (`GET /evaluation-pipeline-executions/compare?a&b&pair_by=source`). " +
+      "409 while the generation runs.",
+    tag,
+    params: idParams,
+    body: evaluateGenerationBody,
+    responses: {
+      202: {
+        description: "Both runs started",
+        schema: z
+          .object({
+            source_execution: executionSchema,
+            generated_execution: executionSchema,
+            compare_url: z.string(),
+            metrics: z.array(z.object({ name: z.string(), source_id: z.number().int(), generated_id: z.number().int() })),
+          })
+          .meta({ id: "GenerationEvaluation" }),
+      },
+      400: badRequest,
+      404: notFoundResponse,
+      409: { description: "The generation has not ended", schema: errorSchema },
+      422: unprocessableResponse,
+    },
   },
 ];
