@@ -20,6 +20,7 @@ const modes = [
 /** Pick a target (or add an openai_chat one here), a mode, repeats and max_turns; start the generation and follow it. */
 export function GenerateForm({ datasetId, targets }: { datasetId: number; targets: Target[] }) {
   const router = useRouter();
+  const [known, setKnown] = useState(targets);
   const [targetId, setTargetId] = useState<string>(targets[0] ? String(targets[0].id) : NEW);
   const [newTarget, setNewTarget] = useState({ name: "", url: "", model: "", key_env: "" });
   const [mode, setMode] = useState<(typeof modes)[number]["value"]>("simulate");
@@ -35,6 +36,8 @@ export function GenerateForm({ datasetId, targets }: { datasetId: number; target
     if (targetId !== NEW) return Number(targetId);
     const headers = newTarget.key_env.trim() ? { authorization: `Bearer \${env:${newTarget.key_env.trim()}}` } : undefined;
     const { data } = await apiFetch<Target>("/targets", { method: "POST", json: { name: newTarget.name.trim(), kind: "openai_chat", url: newTarget.url.trim(), model: newTarget.model.trim() || undefined, headers } });
+    // Made once: from now on it is one of the targets to pick, and chosen.
+    setKnown((list) => [...list, data]);
     setTargetId(String(data.id));
     return data.id;
   }
@@ -80,7 +83,7 @@ export function GenerateForm({ datasetId, targets }: { datasetId: number; target
       >
         <Field id="target" label="Target" hint="The agent or model to test" error={fieldError("target_id")}>
           <Select id="target" value={targetId} onChange={(e) => setTargetId(e.target.value)}>
-            {targets.map((t) => (
+            {known.map((t) => (
               <option key={t.id} value={t.id}>
                 {t.name} ({t.kind}{t.model ? ` · ${t.model}` : ""})
               </option>

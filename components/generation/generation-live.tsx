@@ -30,7 +30,7 @@ export function GenerationLive({ initial, sourceMetrics, sourceNames }: { initia
       setWritten((list) => (list.some((x) => x.conversation_id === c.conversation_id) ? list : [...list, c]));
     });
     es.addEventListener("processing", (e) => {
-      const p = JSON.parse((e as MessageEvent<string>).data) as Pick<Generation, "status" | "completed" | "failed" | "total">;
+      const p = JSON.parse((e as MessageEvent<string>).data) as Pick<Generation, "status" | "completed" | "failed" | "total" | "stop_reasons">;
       setG((now) => ({ ...now, ...p }));
     });
     es.addEventListener("done", (e) => {
@@ -105,7 +105,7 @@ export function GenerationLive({ initial, sourceMetrics, sourceNames }: { initia
           <div className="h-2 w-full overflow-hidden rounded bg-slate-100" role="progressbar" aria-valuenow={percent} aria-valuemin={0} aria-valuemax={100}>
             <div className="h-full bg-brand-600 transition-all" style={{ width: `${percent}%` }} />
           </div>
-          {g.error ? <p className="text-sm text-slate-600">{g.error}</p> : null}
+          {g.error && g.error !== g.status ? <p className="text-sm text-slate-600">{g.error}</p> : null}
           <ul className="max-h-80 divide-y divide-slate-100 overflow-auto rounded border border-slate-200 text-sm" aria-label="Generated conversations">
             {written.length === 0 ? <li className="px-3 py-2 text-slate-500">No conversation written yet.</li> : null}
             {written.map((c) => (
@@ -120,7 +120,7 @@ export function GenerationLive({ initial, sourceMetrics, sourceNames }: { initia
           </ul>
         </div>
       </Card>
-      {!active(g.status) ? (
+      {!active(g.status) && done > 0 ? (
         <Card>
           <CardHeader title="Evaluate and compare with the source" description="Runs the chosen metrics on the source and on the generated conversations, then opens the comparison paired by source conversation." />
           <div className="space-y-3 p-5">

@@ -10,7 +10,7 @@ import { writtenConversations } from "@/db/repositories/generation-queue";
 import * as repo from "@/db/repositories/targets";
 import { notFound } from "@/lib/errors";
 import { followGeneration } from "./events";
-import { getGeneration } from "./index";
+import { getGeneration, toGenerationWire } from "./index";
 
 export type GenerationEvent = { event: "conversation" | "processing" | "done"; data: unknown };
 
@@ -35,7 +35,8 @@ export async function generationFeed(id: number, send: (e: GenerationEvent) => v
     const counts = JSON.stringify([row.status, row.completed, row.failed, row.total]);
     if (counts !== lastCounts) {
       lastCounts = counts;
-      send({ event: "processing", data: { generation_id: id, status: row.status, completed: row.completed, failed: row.failed, total: row.total } });
+      const wire = toGenerationWire(row);
+      send({ event: "processing", data: { generation_id: id, status: wire.status, completed: wire.completed, failed: wire.failed, total: wire.total, stop_reasons: wire.stop_reasons } });
     }
     if (!["pending", "processing"].includes(row.status) && !row.claimedBy) {
       send({ event: "done", data: await getGeneration(id) });

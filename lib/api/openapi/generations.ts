@@ -73,7 +73,7 @@ export const generationOperations: Operation[] = [
     path: "/generations/{id}/events",
     operationId: "followGeneration",
     summary: "Follow a generation (Server-Sent Events)",
-    description: "`processing` with its counts first, one `conversation` event per conversation written (`conversation_id`, `source_conversation_id`, `repeat`, `stop_reason`), then `done` with the generation. Read from the store as the generation changes, whichever process works it; a reconnect starts again from the first conversation.",
+    description: "`processing` with its status, counts and `stop_reasons` first and whenever they change, one `conversation` event per conversation written (`conversation_id`, `source_conversation_id`, `repeat`, `stop_reason`), then `done` with the generation. Read from the store as the generation changes, whichever process works it; a reconnect starts again from the first conversation.",
     tag,
     params: idParams,
     responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" }, 400: badRequest, 404: notFoundResponse },
