@@ -67,7 +67,7 @@ async function main() {
   const target = await startJudgeDouble({ logger: () => {} });
   simulator.setDefault({ kind: "text", content: "That date works. What are the fees for changing it?" });
   const server = new TurnscopeServer({
-    port: Number(process.env.BENCH_PORT ?? 3513),
+    port: Number(process.env.BENCH_PORT ?? 3511),
     databasePath: path.join(dir, "bench.db"),
     env: { OPENAI_BASE_URL: simulator.baseURL, OPENAI_API_KEY: "sk-bench", LOG_LEVEL: "warn" },
   });
