@@ -43,6 +43,8 @@ function verdict(type: OutputType, i: number): { result: unknown; score: number 
       return { result: { value: reasoning }, score: null };
     case "json":
       return { result: { score: p, label: p > 0.5 ? "good" : "poor", reasoning }, score: p };
+    case "pairwise":
+      return { result: { winner: p > 0.5 ? "A" : "B", reasoning }, score: p > 0.5 ? 1 : 0 };
   }
 }
 

@@ -20,7 +20,12 @@ regression failed) or 2 (it could not evaluate). Options may also come from a JS
   --baseline <id|latest>   a finished run of the dataset to compare with (latest: the newest before this one)
   --min <metric>=<value>   minimum score of a metric (repeatable); checkbox metrics pass on true
   --threshold case|mean    the minimum holds per case (default) or for the mean
-  --repeats <k>            judge k times; a case fails only when it fails every time (default 1)
+  --repeats <k>            judge k times; a case fails only when it fails every time (default 1);
+                           with --target: generate k conversations per source conversation
+  --target <id>            generate first: send the dataset's conversations to this target (POST /api/generations),
+                           then evaluate the generated dataset with copies of the chosen metrics
+  --mode <mode>            with --target: next_turn, replay or simulate (default replay)
+  --max-turns <n>          with --mode simulate: user turns at most (default 10)
   --batch-size <n>         judge calls in flight (default 16)
   --timeout <seconds>      give up waiting for a run after this long (default 3600)
   --junit <file>           JUnit XML: one test case per conversation × metric
@@ -88,13 +93,17 @@ function settings(argv) {
     json: flags.json ?? file.json,
     markdown: flags.markdown ?? file.markdown,
     target: flags.target ?? file.target,
+    mode: flags.mode ?? file.mode ?? "replay",
+    maxTurns: flags.maxTurns ?? file.max_turns,
     configDir: configPath ? path.dirname(configPath) : ".",
   };
   if (s.dataset === undefined) throw couldNot("--dataset is required (an id, or a file to import)");
   if (!["case", "mean"].includes(s.threshold)) throw couldNot("--threshold must be case or mean");
   if (!Number.isInteger(s.repeats) || s.repeats < 1 || s.repeats > 10) throw couldNot("--repeats must be an integer from 1 to 10");
   if (!Number.isInteger(s.batchSize) || s.batchSize < 1) throw couldNot("--batch-size must be a positive integer");
-  if (s.target) throw couldNot("--target (generate with an agent first) is not available in this version of the server");
+  if (s.target !== undefined && !/^\d+$/.test(String(s.target))) throw couldNot(`--target ${s.target}: a target id`);
+  if (s.target !== undefined && !["next_turn", "replay", "simulate"].includes(s.mode)) throw couldNot("--mode must be next_turn, replay or simulate");
+  if (s.target === undefined && (flags.mode ?? file.mode) !== undefined) throw couldNot("--mode goes with --target");
   return s;
 }
 
@@ -149,8 +158,11 @@ async function resolveMetrics(api, s, datasetId) {
   if (res.status !== 200) throw failure("metrics", res);
   const all = res.json;
   const pick = (ref) => all.find((m) => String(m.id) === String(ref)) ?? all.find((m) => m.name === ref);
-  const chosen = s.metrics.length ? s.metrics.map((ref) => pick(ref) ?? ref) : all;
+  // A pairwise metric compares two replies (POST /api/comparisons); a run cannot judge it, so "all" leaves it out.
+  const chosen = s.metrics.length ? s.metrics.map((ref) => pick(ref) ?? ref) : all.filter((m) => m.output_type !== "pairwise");
   const missing = chosen.filter((m) => typeof m !== "object");
+  const pairwise = chosen.filter((m) => typeof m === "object" && m.output_type === "pairwise");
+  if (pairwise.length) throw couldNot(`${pairwise.map((m) => m.name).join(", ")}: a pairwise metric compares two replies and is judged by a comparison (POST /api/comparisons), not by this gate`);
   if (missing.length) throw couldNot(`no metric ${missing.map((m) => JSON.stringify(m)).join(", ")} in dataset ${datasetId} (it has: ${all.map((m) => m.name).join(", ") || "none"})`);
   if (chosen.length === 0) throw couldNot(`dataset ${datasetId} has no metrics to evaluate`);
   const mins = Object.entries(s.mins).map(([ref, value]) => {
@@ -176,6 +188,46 @@ async function resolveBaseline(api, s, datasetId) {
   if (res.status !== 200) throw failure(`baseline ${s.baseline}`, res);
   if (res.json.dataset_id !== datasetId) throw couldNot(`--baseline ${s.baseline} is a run of dataset ${res.json.dataset_id}, not ${datasetId}`);
   return res.json.id;
+}
+
+/** Send the source dataset to the target (a generation), wait for it to end; the generation. */
+async function generate(api, s, sourceId) {
+  const body = { source_dataset_id: sourceId, target_id: Number(s.target), mode: s.mode, repeats: s.repeats, ...(s.maxTurns !== undefined ? { max_turns: Number(s.maxTurns) } : {}) };
+  const res = await api("POST", "/generations", body);
+  if (res.status !== 202) throw failure("starting the generation", res);
+  const id = res.json.id;
+  log(`▸ generation ${id} (${s.mode} against target ${s.target}${s.repeats > 1 ? `, ${s.repeats} per conversation` : ""}): dataset ${res.json.dataset_id}`);
+  const deadline = Date.now() + s.timeoutS * 1000;
+  let last = "";
+  for (;;) {
+    const state = await api("GET", `/generations/${id}`);
+    if (state.status !== 200) throw failure(`generation ${id}`, state);
+    const g = state.json;
+    const line = `  ${g.completed + g.failed}/${g.total} conversations, ${g.failed} cut short (${g.status})`;
+    if (line !== last) log(line);
+    last = line;
+    if (!["pending", "processing"].includes(g.status)) {
+      if (g.status !== "completed") throw couldNot(`generation ${id} ended ${g.status}: ${g.error ?? "see the generation"}`);
+      if (g.completed === 0) throw couldNot(`generation ${id} made no conversation to the end: every one was cut short (${JSON.stringify(g.stop_reasons)})`);
+      return g;
+    }
+    if (Date.now() > deadline) throw couldNot(`generation ${id} still ${g.status} after ${s.timeoutS} s`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** The chosen metrics copied into the generated dataset (same names, so --min and the comparison by source match them). */
+async function copyMetrics(api, metrics, datasetId) {
+  const out = [];
+  for (const m of metrics) {
+    const body = { dataset_id: datasetId, name: m.name, description: m.description ?? null, evaluation_level: m.evaluation_level, kind: m.kind ?? "llm", model_name: m.model_name ?? null };
+    if ((m.kind ?? "llm") === "check") Object.assign(body, { check: m.check, ...(m.applies_to ? { applies_to: m.applies_to } : {}) });
+    else Object.assign(body, { prompt: m.prompt, output_type: m.output_type, ...(m.output_schema ? { output_schema: m.output_schema } : {}), ...(m.applies_to ? { applies_to: m.applies_to } : {}) });
+    const res = await api("POST", "/evaluation-pipeline-nodes", body);
+    if (res.status !== 201) throw failure(`copying metric ${m.name} to dataset ${datasetId}`, res);
+    out.push(res.json);
+  }
+  return out;
 }
 
 async function runOnce(api, s, datasetId, metricIds, repeat) {
@@ -251,6 +303,14 @@ function markdown(report, s) {
     const gate = m.status === "pass" ? "✅" : m.status === "error" ? "⚠️ not evaluated" : `❌ ${[m.threshold && !m.threshold.holds ? `below ${m.threshold.mode === "mean" ? "mean" : "per-case"} minimum ${m.threshold.min}` : "", b?.why ?? ""].filter(Boolean).join("; ")}`;
     lines.push(`| ${m.name} | ${fmt(b?.mean)} | ${fmt(m.mean_score)} | ${delta} | ${b ? `${b.pass_to_fail} (McNemar p ${fmt(b.mcnemar_p)})` : "—"} | ${m.passed}/${m.cases} | ${gate} |`);
   }
+  const g = report.generation;
+  if (g) {
+    lines.push("", `Generated by ${g.mode} against target ${g.target_id} from dataset ${g.source_dataset_id} (generation ${g.id}).`);
+    if (g.by_source) {
+      lines.push("", `**Against the source** (run ${g.by_source.baseline}, by source conversation):`, "", "| metric | source pass rate | now | pass → fail | fail → pass | mean delta | pass^k | pass@k |", "|---|---|---|---|---|---|---|---|");
+      for (const m of g.by_source.metrics) lines.push(`| ${m.name} | ${fmt(m.a_pass_rate)} | ${fmt(m.b_pass_rate)} | ${m.worse} | ${m.better} | ${fmt(m.mean_delta)} | ${fmt(m.pass_hat_k)} | ${fmt(m.pass_at_k)} |`);
+    }
+  }
   const flipped = report.cases.filter((c) => c.flipped);
   if (flipped.length) {
     lines.push("", "**Passed in the baseline, fail now:**", "");
@@ -269,21 +329,42 @@ async function evaluate(argv) {
   const api = client(s);
   const me = await api("GET", "/me");
   if (me.status !== 200) throw failure("the server", me);
-  const dataset = await resolveDataset(api, s);
-  const { metrics, mins } = await resolveMetrics(api, s, dataset.id);
-  const baseline = await resolveBaseline(api, s, dataset.id);
+  const source = await resolveDataset(api, s);
+  const chosen = await resolveMetrics(api, s, source.id);
+  const baseline = await resolveBaseline(api, s, source.id);
+  let dataset = source;
+  let { metrics, mins } = chosen;
+  let generation;
+  if (s.target !== undefined) {
+    // Generate first, then judge the generated dataset; the baseline (a run of the source) is compared by source conversation.
+    generation = await generate(api, s, source.id);
+    dataset = { id: generation.dataset_id };
+    const copies = await copyMetrics(api, metrics, dataset.id);
+    const byOld = new Map(metrics.map((m, i) => [m.id, copies[i].id]));
+    metrics = copies;
+    mins = mins.map(([id, v]) => [byOld.get(id), v]);
+  }
   const runs = [];
-  for (let k = 0; k < s.repeats; k++) runs.push(await runOnce(api, s, dataset.id, metrics.map((m) => m.id), k));
+  // With a target the repeats are generated conversations, each judged once.
+  const judgings = generation ? 1 : s.repeats;
+  for (let k = 0; k < judgings; k++) runs.push(await runOnce(api, s, dataset.id, metrics.map((m) => m.id), k));
   const cells = runs.reduce((n, e) => n + e.total_evaluations, 0);
   if (cells === 0) throw couldNot(`nothing was evaluated: dataset ${dataset.id} has no cells for ${metrics.map((m) => m.name).join(", ")}`);
   const failed = runs.reduce((n, e) => n + e.failed_evaluations, 0);
   if (failed === cells) throw couldNot(`every cell failed, nothing was evaluated: ${runs[0].errors?.[0]?.message ?? "see the run's page"}`);
   const query = new URLSearchParams({ runs: runs.map((r) => r.id).join(","), threshold: s.threshold });
-  if (baseline) query.set("baseline", String(baseline));
+  if (baseline && !generation) query.set("baseline", String(baseline));
   if (mins.length) query.set("min", mins.map(([id, v]) => `${id}:${v}`).join(","));
   const gate = await api("GET", `/evaluation-pipeline-executions/gate?${query}`);
   if (gate.status !== 200) throw failure("the gate", gate);
   const report = gate.json;
+  let bySource;
+  if (generation && baseline) {
+    const compared = await api("GET", `/evaluation-pipeline-executions/compare?a=${baseline}&b=${runs[0].id}&pair_by=source`);
+    if (compared.status !== 200) throw failure("the comparison with the source", compared);
+    bySource = { baseline, run: runs[0].id, metrics: compared.json.metrics };
+  }
+  if (generation) report.generation = { id: generation.id, source_dataset_id: source.id, dataset_id: generation.dataset_id, mode: generation.mode, target_id: generation.target_id, stop_reasons: generation.stop_reasons, ...(bySource ? { by_source: bySource } : {}) };
   if (s.json) fs.writeFileSync(s.json, JSON.stringify({ ...report, url: s.url, executions: runs }, null, 2));
   if (s.junit) fs.writeFileSync(s.junit, junit(report));
   if (s.markdown) fs.writeFileSync(s.markdown, markdown(report, s));

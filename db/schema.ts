@@ -687,3 +687,59 @@ export const generationsTable = sqliteTable(
   },
   (t) => [index("generations_dataset_idx").on(t.datasetId), index("generations_source_idx").on(t.sourceDatasetId), index("generations_status_idx").on(t.status)],
 );
+
+/** A pairwise comparison (issue 38.5): two sides' replies judged against each other, in both orders, by one pairwise metric. */
+export const comparisonsTable = sqliteTable(
+  "comparisons",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    userId: text("user_id").notNull(),
+    pipelineNodeId: integer("pipeline_node_id")
+      .notNull()
+      .references(() => pipelineNodesTable.id, { onDelete: "cascade" }),
+    aSource: text("a_source").notNull(),
+    bSource: text("b_source"),
+    aDatasetId: integer("a_dataset_id")
+      .notNull()
+      .references(() => datasetsTable.id, { onDelete: "cascade" }),
+    bDatasetId: integer("b_dataset_id").references(() => datasetsTable.id, { onDelete: "cascade" }),
+    pairBy: text("pair_by").notNull(),
+    status: text("status").notNull(),
+    params: text("params", { mode: "json" }).notNull(),
+    total: integer("total").notNull().default(0),
+    usage: text("usage", { mode: "json" }),
+    error: text("error"),
+    createdAt: createdAt(),
+    startedAt: text("started_at"),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [index("comparisons_node_idx").on(t.pipelineNodeId)],
+);
+
+/** One pair of a comparison: a's reply and b's reply to the same input, with the verdict in each order. */
+export const comparisonPairsTable = sqliteTable(
+  "comparison_pairs",
+  {
+    id: integer("id").primaryKey({ autoIncrement: true }),
+    comparisonId: integer("comparison_id")
+      .notNull()
+      .references(() => comparisonsTable.id, { onDelete: "cascade" }),
+    position: integer("position").notNull(),
+    groupKey: text("group_key"),
+    aConversationId: integer("a_conversation_id")
+      .notNull()
+      .references(() => conversationsTable.id, { onDelete: "cascade" }),
+    aMessageId: integer("a_message_id"),
+    bConversationId: integer("b_conversation_id")
+      .notNull()
+      .references(() => conversationsTable.id, { onDelete: "cascade" }),
+    bMessageId: integer("b_message_id"),
+    verdictAb: text("verdict_ab"),
+    verdictBa: text("verdict_ba"),
+    reasoningAb: text("reasoning_ab"),
+    reasoningBa: text("reasoning_ba"),
+    outcome: text("outcome"),
+    error: text("error"),
+  },
+  (t) => [uniqueIndex("comparison_pairs_position_idx").on(t.comparisonId, t.position)],
+);

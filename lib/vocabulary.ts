@@ -8,8 +8,8 @@
 export const evaluationLevels = ["conversation", "message", "step"] as const;
 export type EvaluationLevel = (typeof evaluationLevels)[number];
 
-/** The shape of a metric's verdict. */
-export const outputTypes = ["checkbox", "progress", "number", "text", "json"] as const;
+/** The shape of a metric's verdict; `pairwise` picks the better of two replies (A, B or tie) and is judged by comparisons, not runs. */
+export const outputTypes = ["checkbox", "progress", "number", "text", "json", "pairwise"] as const;
 export type OutputType = (typeof outputTypes)[number];
 
 /** Who speaks a message. */

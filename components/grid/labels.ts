@@ -12,6 +12,7 @@ export const outputTypeNames: Record<OutputType, string> = {
   number: "Number",
   text: "Text",
   json: "JSON",
+  pairwise: "A or B",
 };
 
 export const levelTones: Record<EvaluationLevel, string> = {

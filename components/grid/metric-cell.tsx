@@ -18,6 +18,18 @@ const cellButton =
 export const MetricCell = memo(function MetricCell({ metric, row }: { metric: Metric; row: GridRow }) {
   const rollup = row.entity_type === "conversation" ? row.rollups?.[String(metric.id)] : undefined;
   if (rollup && metric.evaluation_level !== "conversation") return <RollupCell metric={metric} row={row} rollup={rollup} />;
+  if (metric.output_type === "pairwise") {
+    // Judged in pairs of replies by a comparison (the column menu's "Compare replies…"), not cell by cell.
+    return metric.evaluation_level === row.entity_type ? (
+      <span className="px-2 text-xs text-slate-400" data-testid="grid-cell" data-state="pairwise" title={`${metric.name} compares two replies: start a comparison from the column's menu`}>
+        in pairs
+      </span>
+    ) : (
+      <span className="px-2 text-slate-300" aria-label="does not apply">
+        ·
+      </span>
+    );
+  }
   if (metric.evaluation_level !== row.entity_type) {
     return (
       <span className="px-2 text-slate-300" aria-label="does not apply">

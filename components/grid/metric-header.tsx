@@ -35,24 +35,33 @@ export function MetricHeader({
       >
         {(close) => (
           <>
-            <MenuItem
-              needs="annotator"
-              onSelect={() => {
-                close();
-                onRunColumn(metric, false);
-              }}
-            >
-              ▶ Run column
-            </MenuItem>
-            <MenuItem
-              needs="annotator"
-              onSelect={() => {
-                close();
-                onRunColumn(metric, true);
-              }}
-            >
-              ↻ Retry failed in column
-            </MenuItem>
+            {metric.output_type === "pairwise" ? (
+              // A pairwise metric judges two replies at once: a comparison runs it, never a run.
+              <Link role="menuitem" href={`/datasets/${datasetId}/pairwise?metric=${metric.id}`} className={menuItemClass}>
+                ⇄ Compare replies…
+              </Link>
+            ) : (
+              <>
+                <MenuItem
+                  needs="annotator"
+                  onSelect={() => {
+                    close();
+                    onRunColumn(metric, false);
+                  }}
+                >
+                  ▶ Run column
+                </MenuItem>
+                <MenuItem
+                  needs="annotator"
+                  onSelect={() => {
+                    close();
+                    onRunColumn(metric, true);
+                  }}
+                >
+                  ↻ Retry failed in column
+                </MenuItem>
+              </>
+            )}
             <MenuSeparator />
             <Link role="menuitem" href={`/datasets/${datasetId}/metrics/${metric.id}`} className={menuItemClass}>
               Edit metric…

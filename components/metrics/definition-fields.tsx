@@ -288,6 +288,7 @@ export function DefinitionFields({
             id={id("prompt")}
             value={draft.prompt}
             level={draft.evaluation_level}
+            outputType={draft.output_type}
             error={errors.prompt}
             onChange={(prompt) => onChange({ prompt })}
           />

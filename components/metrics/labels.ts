@@ -3,7 +3,7 @@ import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
 import { levelNames, outputTypeNames } from "@/components/grid/labels";
 
 export const levels = ["conversation", "message", "step"] as const satisfies readonly EvaluationLevel[];
-export const outputTypeList = ["progress", "checkbox", "number", "text", "json"] as const satisfies readonly OutputType[];
+export const outputTypeList = ["progress", "checkbox", "number", "text", "json", "pairwise"] as const satisfies readonly OutputType[];
 
 /** One name per level and per output type on every page: the grid's (components/grid/labels.ts). */
 export const levelLabels = levelNames;

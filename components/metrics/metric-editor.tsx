@@ -89,7 +89,7 @@ export function MetricEditor({
     if (body && dependencyBody && !found.template) save.mutate({ ...body, ...dependencyBody });
   }
 
-  const check = checkPromptVariables(draft.prompt, draft.evaluation_level);
+  const check = checkPromptVariables(draft.prompt, draft.evaluation_level, draft.output_type);
   const previewBlocked = draft.kind === "check"
     ? "A check calls no judge: there is no prompt to preview. Run it from the grid."
     : !draft.prompt.trim()

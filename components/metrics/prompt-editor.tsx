@@ -2,8 +2,8 @@
 
 import { useId, useLayoutEffect, useRef, useState, type KeyboardEvent } from "react";
 import { Badge } from "@/components/ui/badge";
-import type { EvaluationLevel } from "@/lib/vocabulary";
-import { checkPromptVariables, describeVariable, explainInvalidVariable, variablesForLevel } from "@/lib/metrics/variables";
+import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
+import { checkPromptVariables, describeVariable, explainInvalidVariable, pairwiseVariables, variablesForLevel } from "@/lib/metrics/variables";
 import { defaultContextHints, levelLabels } from "./labels";
 
 /** The `@partial` being typed just before the caret, if any (same boundary rule as extraction). */
@@ -21,12 +21,15 @@ export function PromptEditor({
   value,
   onChange,
   level,
+  outputType,
   error,
 }: {
   id: string;
   value: string;
   onChange: (next: string) => void;
   level: EvaluationLevel;
+  /** A pairwise metric offers @CANDIDATE_A/B beside the conversation-level variables. */
+  outputType?: OutputType;
   error?: string;
 }) {
   const ref = useRef<HTMLTextAreaElement>(null);
@@ -46,10 +49,10 @@ export function PromptEditor({
     pendingCaret.current = null;
     el.setSelectionRange(caret, caret);
   }, [value]);
-  const available = variablesForLevel(level);
+  const available = outputType === "pairwise" ? [...variablesForLevel("conversation"), ...pairwiseVariables] : variablesForLevel(level);
   const options = token ? available.filter((v) => v.toLowerCase().startsWith(token.text.toLowerCase())) : [];
   const open = options.length > 0;
-  const check = checkPromptVariables(value, level);
+  const check = checkPromptVariables(value, level, outputType);
 
   function refreshToken(el: HTMLTextAreaElement) {
     const next = el.selectionStart === el.selectionEnd ? tokenBeforeCaret(el.value, el.selectionStart) : null;
@@ -162,7 +165,7 @@ export function PromptEditor({
           <div role="alert" className="rounded-md bg-red-50 px-3 py-2 text-red-700">
             <ul className="list-inside list-disc">
               {check.invalid.map((v) => (
-                <li key={v}>{explainInvalidVariable(v, level)}</li>
+                <li key={v}>{explainInvalidVariable(v, level, outputType)}</li>
               ))}
             </ul>
             <p className="mt-1 text-xs">

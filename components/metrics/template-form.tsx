@@ -39,7 +39,7 @@ export function TemplateForm({
     save.mutate({ ...rest, category: draft.category.trim() ? draft.category.trim() : null });
   }
 
-  const invalid = checkPromptVariables(draft.prompt, draft.evaluation_level).invalid.length > 0;
+  const invalid = checkPromptVariables(draft.prompt, draft.evaluation_level, draft.output_type).invalid.length > 0;
   const general = save.error ? apiErrorFields(save.error).general : null;
   const idPrefix = template ? `template-${template.id}` : "template-new";
 

@@ -3,7 +3,7 @@ import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { ExecutionStatus, PipelineExecutionRow } from "../schema";
 import { dialect } from "../dialect";
-import { database, first, prepared, rawRows } from "../store";
+import { database, first, lockRow, prepared, raw, rawRows, rows, transaction } from "../store";
 import { pipelineExecutionsTable } from "../tables";
 import { activeStatuses, isFinalStatus } from "@/lib/execution-status";
 
@@ -98,15 +98,41 @@ export async function markExecutionProcessing(id: number, startedAt: string): Pr
 }
 
 /** An execution's results summed per model: what its final meta reports (tokens, cached cells, cost). */
-export async function resultTotalsByModel(
-  executionId: number,
-): Promise<Array<{ model: string | null; inputTokens: number; outputTokens: number; cached: number; results: number }>> {
-  const rows = await rawRows<{ model: string | null; input_tokens: number | string; output_tokens: number | string; cached: number | string; results: number | string }>(
-    `select model_name as model, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
+export type ModelTotals = { model: string | null; inputTokens: number; outputTokens: number; cached: number; results: number };
+type RawModelTotals = { model: string | null; input_tokens: number | string; output_tokens: number | string; cached: number | string; results: number | string };
+const totalsByModelSql = `select model_name as model, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
       sum(case when ${dialect.isTrue("cached")} then 1 else 0 end) as cached, count(*) as results
-    from evaluation_results where execution_id = ? group by model_name`,
-    [executionId],
-  );
+    from evaluation_results where execution_id = ? group by model_name`;
+
+export async function resultTotalsByModel(executionId: number): Promise<ModelTotals[]> {
+  return modelTotals(await rawRows<RawModelTotals>(totalsByModelSql, [executionId]));
+}
+
+/**
+ * End an active execution in one transaction holding its row: read it and its results' totals, and write
+ * what `finish` makes of them. Nothing of the run (a result, a reply counted without one: insertResultOnce,
+ * addUnsavedUsage) can land between the reading and the writing, so the final totals miss none of it.
+ * Undefined when the execution is gone or already ended.
+ */
+export async function finishExecution(
+  id: number,
+  finish: (current: PipelineExecutionRow, totals: ModelTotals[]) => Partial<Pick<PipelineExecutionRow, "status" | "startedAt" | "completedAt" | "durationMs" | "meta" | "errors">>,
+): Promise<PipelineExecutionRow | undefined> {
+  return await transaction(function* (tx) {
+    yield* lockRow("pipeline_executions", id);
+    const [current] = yield* rows(tx.select().from(pipelineExecutionsTable).where(eq(pipelineExecutionsTable.id, id)));
+    if (!current || !activeStatuses.some((s) => s === current.status)) return undefined;
+    const values = finish(current, modelTotals(yield* raw<RawModelTotals>(totalsByModelSql, [id])));
+    const set =
+      values.status !== undefined && isFinalStatus(values.status)
+        ? { ...values, skippedEvaluations: sql`${sql.raw(dialect.greatest)}(0, ${pipelineExecutionsTable.totalEvaluations} - ${pipelineExecutionsTable.successfulEvaluations} - ${pipelineExecutionsTable.failedEvaluations})` }
+        : values;
+    const [final] = yield* rows(tx.update(pipelineExecutionsTable).set(set).where(eq(pipelineExecutionsTable.id, id)).returning());
+    return final;
+  });
+}
+
+function modelTotals(rows: RawModelTotals[]): ModelTotals[] {
   // PostgreSQL's sum/count are bigint/numeric: node-postgres gives them as text.
   return rows.map((r) => ({
     model: r.model,

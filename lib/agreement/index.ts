@@ -8,6 +8,8 @@ import { atScorePrecision, cohensKappa, meanAbsoluteError, spearman, weightedKap
 
 export * from "./stats";
 export * from "./regression";
+export * from "./pairwise";
+export * from "./bradley-terry";
 
 /** One side's reading of a cell: pass/fail, a score, or a category. */
 export type Reading = boolean | number | string;

@@ -23,7 +23,8 @@ function configure(env: Record<string, string | undefined>) {
 }
 
 beforeAll(async () => {
-  double = await startJudgeDouble();
+  // A provider that bills a request it had begun even once the client left (a hedge's loser).
+  double = await startJudgeDouble({ billAbandoned: true });
 });
 afterAll(async () => {
   await double.close();
@@ -374,7 +375,7 @@ describe("a call slower than the provider's p95", () => {
     await warmJudgeThread();
   });
 
-  it("is hedged: the second request's verdict is used, the hung first one aborted, tokens counted once", async () => {
+  it("is hedged: the second request's verdict is used, the slow first one aborted and counted as the provider bills it", async () => {
     const model = `hedge-${Math.random()}`;
     // Learn the provider's latency (a few ms): p95 and the learnt limit exist from here on. Without hedges
     // while learning: under load a learning call past the young p95 was hedged and spent the budget its
@@ -383,15 +384,26 @@ describe("a call slower than the provider's p95", () => {
     for (let i = 0; i < 25; i++) expect((await judge({ ...progress(`learn ${i}`), model }, deps)).status).toBe("completed");
     configure({ JUDGE_HEDGE: undefined });
     const plain = await judge({ ...progress("same length prompt A"), model }, deps);
-    // Only prompt B's first request hangs (its hedge is the same request and answers): a late request of
-    // an earlier call (a learning call's own hedge, still on its way under load) cannot take the hang.
-    double.addRule({ match: "same length prompt B", behaviour: { kind: "hang" }, times: 1 });
+    // Only prompt B's first request is slow (its hedge is the same request and answers at once): a late
+    // request of an earlier call (a learning call's own hedge, still on its way under load) cannot take it.
+    // Both replies are the same verdict, so the provider bills each the same.
+    const verdict = { score: 0.5, reasoning: "same reply either way" };
+    double.setDefault({ kind: "verdict", body: verdict });
+    double.addRule({ match: "same length prompt B", behaviour: { kind: "verdict", body: verdict, latencyMs: 4000 }, times: 1 });
+    const one = await judge({ ...progress("same length prompt C"), model }, deps);
     const before = double.count();
+    const billedBefore = double.stats().billed;
     const out = await judge({ ...progress("same length prompt B"), model }, deps);
     expect(out).toMatchObject({ status: "completed", attempts: 1, hedges: 1 });
     expect(double.count() - before).toBe(2);
-    expect(out.inputTokens).toBe(plain.inputTokens);
-    expect(out.outputTokens).toBe(plain.outputTokens);
+    // The loser was sent and billed once the hedge answered: counted at the winner's tokens, so the call's
+    // tokens are what the provider billed for it (issue 33: they used to count the winner only).
+    await expect.poll(() => double.stats().billed.replies - billedBefore.replies).toBe(2);
+    const billed = double.stats().billed;
+    expect(out.inputTokens).toBe(billed.prompt_tokens - billedBefore.prompt_tokens);
+    expect(out.outputTokens).toBe(billed.completion_tokens - billedBefore.completion_tokens);
+    expect(out.inputTokens).toBe(2 * one.inputTokens);
+    expect(plain.status).toBe("completed");
     // The hung request was aborted when the hedge answered: nothing of this call is still out.
     await expect.poll(() => double.inFlight()).toBe(0);
     expect(out.latencyMs).toBeLessThan(1000); // not the 5 s time limit of the configuration

@@ -222,9 +222,11 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
       async (n) => {
         try {
           const won = await hedgedCall(request(turns, n), { tracker, settings: tail, signal: req.signal, clock: deps.clock });
-          // Only the winner's reply is used, and only its tokens are counted (the loser was aborted).
-          inputTokens += won.value.inputTokens;
-          outputTokens += won.value.outputTokens;
+          // Only the winner's reply is used. A loser that was sent went to the provider with the same
+          // prompt, which bills a request it has begun even once the client left: it is counted at the
+          // winner's tokens (its own never arrive), so budgets and totals do not miss it.
+          inputTokens += won.value.inputTokens * (1 + won.abandoned);
+          outputTokens += won.value.outputTokens * (1 + won.abandoned);
           return won.value;
         } catch (error) {
           if (error instanceof HedgedCallError) {

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { JudgeTimeoutError } from "./call";
-import { HedgedCallError, HedgeLostError, hedgedCall, LatencyTracker, MIN_SAMPLES, type Clock, type Role, type TailSettings } from "./tail";
+import { HedgedCallError, HedgeLostError, hedgedCall, LatencyTracker, MIN_SAMPLES, SAMPLES, type Clock, type Role, type TailSettings } from "./tail";
 
 class ManualClock implements Clock {
   t = 0;
@@ -127,7 +127,7 @@ describe("the hedged request", () => {
     await clock.advance(50);
     provider.requests[1].answer("from the hedge");
     const won = await call;
-    expect(won).toMatchObject({ value: "from the hedge", winner: "hedge", hedged: true });
+    expect(won).toMatchObject({ value: "from the hedge", winner: "hedge", hedged: true, abandoned: 1 });
     expect(provider.requests[0].abortedWith).toBeInstanceOf(HedgeLostError);
     expect(provider.requests[1].abortedWith).toBeUndefined();
     // The primary answering after all is too late: nothing else comes of it.
@@ -187,5 +187,22 @@ describe("the hedged request", () => {
     controller.abort(new Error("cancelled"));
     expect(((await call) as Error).message).toBe("cancelled");
     expect(provider.requests.map((r) => (r.abortedWith as Error).message)).toEqual(["cancelled", "cancelled"]);
+  });
+});
+
+describe("LatencyTracker's quantiles", () => {
+  it("match a sort of the last SAMPLES answers as old ones leave the window", () => {
+    const t = new LatencyTracker();
+    const seen: number[] = [];
+    let x = 7;
+    for (let i = 0; i < 3 * SAMPLES + 17; i++) {
+      x = (x * 48271) % 2147483647; // a fixed pseudo-random sequence, repeats included
+      const ms = x % 300;
+      t.recordAnswer(ms);
+      seen.push(ms);
+      if (i % 37 !== 0 || seen.length < MIN_SAMPLES) continue;
+      const window = seen.slice(-SAMPLES).sort((a, b) => a - b);
+      for (const q of [0.5, 0.95, 0.99]) expect(t.quantile(q), `q ${q} after ${i + 1}`).toBe(window[Math.min(window.length - 1, Math.max(0, Math.ceil(q * window.length) - 1))]);
+    }
   });
 });

@@ -30,6 +30,12 @@ const builtinSchemas: Record<Exclude<OutputType, "json">, JsonSchema> = {
     required: ["value", "reasoning"],
     additionalProperties: false,
   },
+  pairwise: {
+    type: "object",
+    properties: { winner: { type: "string", enum: ["A", "B", "tie"], description: "The better reply: A, B, or tie when neither is better" }, reasoning },
+    required: ["winner", "reasoning"],
+    additionalProperties: false,
+  },
   text: {
     type: "object",
     properties: { value: { type: "string" } },
@@ -66,6 +72,12 @@ function text(v: unknown): string {
   return typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v);
 }
 
+/** A pairwise verdict's winner as stored (A, B or tie), read leniently: "a", "Tie", " B ". */
+export function pairwiseWinner(v: string): "A" | "B" | "tie" | undefined {
+  const w = v.trim().toLowerCase();
+  return w === "a" ? "A" : w === "b" ? "B" : w === "tie" ? "tie" : undefined;
+}
+
 /** Validate a parsed reply for the metric's output type; progress scores are clamped to [0, 1]. */
 export function checkVerdict(outputType: OutputType, outputSchema: unknown, value: unknown): VerdictCheck {
   if (!isObject(value)) return { ok: false, reason: "the judge replied with JSON that is not an object" };
@@ -85,6 +97,11 @@ export function checkVerdict(outputType: OutputType, outputSchema: unknown, valu
       const n = toNumber(value.value);
       if (n === undefined) return { ok: false, reason: "the verdict has no numeric `value`" };
       return { ok: true, verdict: { result: { value: n, reasoning: text(value.reasoning) }, score: n } };
+    }
+    case "pairwise": {
+      const winner = typeof value.winner === "string" ? pairwiseWinner(value.winner) : undefined;
+      if (winner === undefined) return { ok: false, reason: "the verdict has no `winner` (A, B or tie)" };
+      return { ok: true, verdict: { result: { winner, reasoning: text(value.reasoning) }, score: winner === "A" ? 1 : winner === "B" ? 0 : 0.5 } };
     }
     case "text": {
       if (value.value === undefined || value.value === null) return { ok: false, reason: "the verdict has no `value`" };

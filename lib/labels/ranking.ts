@@ -12,8 +12,9 @@ import { assertDatasetExists } from "@/lib/datasets";
 import { getMetricRow } from "@/lib/metrics/metrics";
 import { readSource } from "./agreement-report";
 import { metaValue } from "./readings";
+import { comparisonRankingAgreement } from "./ranking-pairwise";
 
-export type RankingQuery = { dataset_id: number; pipeline_node_id: number; a: string; rank_path: string; group_path: string; id_path: string };
+export type RankingQuery = { dataset_id: number; pipeline_node_id: number; a: string; rank_path: string; group_path: string; id_path: string; pointwise_node_id?: number };
 export type Ranking = Omit<RankingAgreement<EntityRef>, "discordant"> & {
   dataset_id: number;
   pipeline_node_id: number;
@@ -23,6 +24,7 @@ export type Ranking = Omit<RankingAgreement<EntityRef>, "discordant"> & {
   /** Judged replies with a rank and a group. */
   items: number;
   discordant: Array<{ better: EntityRef; worse: EntityRef; judge_better: number; judge_worse: number }>;
+  pointwise?: { pipeline_node_id: number; a: string; pairs: number; pairwise_accuracy: number | null; ties: number; pairwise_interval: [number, number] | null };
 };
 
 async function metaByMessage(datasetId: number, path: string): Promise<Map<number, boolean | number | string>> {
@@ -36,6 +38,17 @@ async function metaByMessage(datasetId: number, path: string): Promise<Map<numbe
 
 export async function getRankingAgreement(q: RankingQuery): Promise<Ranking> {
   await assertDatasetExists(q.dataset_id);
+  if (q.a.startsWith("comparison:")) {
+    const ranks = await metaByMessage(q.dataset_id, q.rank_path);
+    const figures = await comparisonRankingAgreement(q, ranks);
+    if (q.pointwise_node_id === undefined) return figures;
+    const pointwise = await getRankingAgreement({ ...q, pipeline_node_id: q.pointwise_node_id, a: "latest", pointwise_node_id: undefined });
+    const { pairs, pairwise_accuracy, ties, pairwise_interval } = pointwise;
+    return { ...figures, pointwise: { pipeline_node_id: q.pointwise_node_id, a: "latest", pairs, pairwise_accuracy, ties, pairwise_interval } };
+  }
+  if (q.pointwise_node_id !== undefined) {
+    throw new AppError("unprocessable", "Invalid query: pointwise_node_id goes with a=comparison:<id>", [{ path: "pointwise_node_id", message: "only with a=comparison:<id>" }]);
+  }
   const node = await getMetricRow(q.pipeline_node_id);
   if (node.datasetId !== q.dataset_id) {
     throw new AppError("unprocessable", `Invalid query: metric ${node.id} is not of dataset ${q.dataset_id}`, [{ path: "pipeline_node_id", message: `must be a metric of dataset ${q.dataset_id}` }]);

@@ -5,7 +5,7 @@
 import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } from "@/lib/vocabulary";
 import { defaultAppliesTo, parseCheckSpec } from "@/lib/checks";
 import { AppError } from "@/lib/errors";
-import { checkPromptVariables, explainInvalidVariable, variablesForLevel } from "./variables";
+import { checkPromptVariables, explainInvalidVariable, pairwiseVariables, variablesForLevel } from "./variables";
 
 export type Definition = {
   prompt: string;
@@ -100,15 +100,37 @@ export function promptAndOutput(kind: MetricKind, prompt: string | undefined, ou
   return { prompt, outputType };
 }
 
+/**
+ * A pairwise metric compares two replies (conversation level: two conversations' replies after their common
+ * start; message level: two messages answering the same input), so no step level; a prompt with variables
+ * names both candidates (one without any gets the two replies appended, like basic mode).
+ */
+function assertPairwisePrompt(level: EvaluationLevel, variables: string[], invalid: string[]): void {
+  if (level === "step") {
+    throw new AppError("unprocessable", "A pairwise metric compares two replies: its evaluation_level is conversation or message, not step", [
+      { path: "evaluation_level", message: "must be conversation or message for output_type pairwise" },
+    ]);
+  }
+  const missing = variables.length === 0 || invalid.length ? [] : pairwiseVariables.filter((v) => !variables.includes(v));
+  if (missing.length) {
+    throw new AppError("unprocessable", `A pairwise prompt that uses variables must show both replies: add ${missing.join(" and ")}`, [
+      { path: "prompt", message: `must use ${pairwiseVariables.join(" and ")}` },
+    ]);
+  }
+}
+
 /** 422 unless the prompt's variables exist at the level. */
-export function assertPromptVariables(prompt: string, level: EvaluationLevel): string[] {
-  const { variables, invalid } = checkPromptVariables(prompt, level);
+export function assertPromptVariables(prompt: string, level: EvaluationLevel, outputType?: OutputType): string[] {
+  const { variables, invalid } = checkPromptVariables(prompt, level, outputType);
+  if (outputType === "pairwise") assertPairwisePrompt(level, variables, invalid);
   if (invalid.length) {
     throw new AppError(
       "unprocessable",
       `The prompt uses ${invalid.length === 1 ? "a variable" : "variables"} not valid at the ${level} level: ${invalid.join(", ")}. ` +
-        `Valid variables at the ${level} level: ${variablesForLevel(level).join(", ")}`,
-      invalid.map((v) => ({ path: "prompt", message: explainInvalidVariable(v, level) })),
+        (outputType === "pairwise"
+          ? `Valid variables in a pairwise metric: ${[...variablesForLevel("conversation"), ...pairwiseVariables].join(", ")}`
+          : `Valid variables at the ${level} level: ${variablesForLevel(level).join(", ")}`),
+      invalid.map((v) => ({ path: "prompt", message: explainInvalidVariable(v, level, outputType) })),
     );
   }
   return variables;
@@ -161,7 +183,7 @@ export function deriveDefinition(def: Definition): DerivedFields {
       check,
     };
   }
-  const templateVariables = assertPromptVariables(def.prompt, def.evaluationLevel);
+  const templateVariables = assertPromptVariables(def.prompt, def.evaluationLevel, def.outputType);
   return {
     templateVariables,
     isAdvanced: templateVariables.length > 0,

@@ -7,6 +7,8 @@ import "server-only";
 
 export {
   buildJudgePrompt,
+  buildPairwisePrompt,
+  repliesText,
   fenceData,
   judgeSystemMessage,
   locateEntity,

@@ -238,7 +238,7 @@ export async function previewJudgePrompt(input: PreviewInput): Promise<JudgeProm
       throw new AppError("bad_request", "give pipeline_node_id, or prompt with evaluation_level");
     }
     // Lenient on output_schema (an editor previews before the schema is finished), strict on variables.
-    assertPromptVariables(input.prompt, input.evaluation_level);
+    assertPromptVariables(input.prompt, input.evaluation_level, input.output_type);
     metric = {
       prompt: input.prompt,
       evaluationLevel: input.evaluation_level,

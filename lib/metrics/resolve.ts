@@ -243,6 +243,9 @@ const outputFormats: Record<Exclude<OutputType, "json">, string> = {
     "`value` answers the yes/no question of the task.",
   number: 'Reply with one JSON object and nothing else: {"value": <number>, "reasoning": "<one to three sentences>"}.',
   text: 'Reply with one JSON object and nothing else: {"value": "<your answer as plain text>"}.',
+  pairwise:
+    'Reply with one JSON object and nothing else: {"winner": "A" or "B" or "tie", "reasoning": "<one to three sentences>"}. ' +
+    "`winner` names the better of the two candidate replies (A or B); tie only when neither is better. The order the candidates are shown in says nothing about their quality.",
 };
 
 function outputFormat(outputType: OutputType, outputSchema: unknown): string {
@@ -353,4 +356,37 @@ export function buildJudgePrompt(input: {
     substitute(metric.prompt, values),
     input.contextTokens,
   );
+}
+
+/**
+ * A pairwise metric's prompt for one order (issue 38.5): the usual variables resolved on `input` — the
+ * conversation before the two replies, read at the conversation level — and `@CANDIDATE_A`,
+ * `@CANDIDATE_B` as data blocks. A prompt without variables gets the conversation so far and both replies
+ * appended, like basic mode.
+ */
+export function buildPairwisePrompt(args: { metric: JudgeMetric; input: ConversationTree; candidateA: string; candidateB: string; contextTokens?: number }): JudgePrompt {
+  const { metric, input } = args;
+  const at = locateEntity(input, { type: "conversation", id: input.conversation.id });
+  const candidates: Record<string, Doc> = { "@CANDIDATE_A": [piece("", args.candidateA)], "@CANDIDATE_B": [piece("", args.candidateB)] };
+  const variables = extractVariables(metric.prompt);
+  const system = judgeSystemMessage("pairwise");
+  if (variables.length === 0) {
+    const doc: Doc = [
+      `${metric.prompt.trim()}\n\nConversation so far:\n`,
+      ...fencedOrNone("transcript", transcriptDoc(input.messages, input.messages.length - 1)),
+      "\n\nReply A:\n",
+      ...fenceDoc("@CANDIDATE_A", candidates["@CANDIDATE_A"]),
+      "\n\nReply B:\n",
+      ...fenceDoc("@CANDIDATE_B", candidates["@CANDIDATE_B"]),
+    ];
+    return finish({ system, template_variables: [], missing: [] }, doc, args.contextTokens);
+  }
+  const values = Object.fromEntries(variables.map((n) => [n, candidates[n] ?? resolveDoc(n, at)]));
+  return finish({ system, template_variables: variables, missing: variables.filter((n) => values[n] === null) }, substitute(metric.prompt, values), args.contextTokens);
+}
+
+/** A reply as a pairwise prompt shows it: its messages as transcript lines, steps summarised. */
+export function repliesText(messages: JudgeMessage[]): string {
+  const doc = transcriptDoc(messages, messages.length - 1);
+  return doc ? docText(doc) : NONE;
 }

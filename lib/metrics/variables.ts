@@ -3,7 +3,7 @@
  * each evaluation level, how they are found in a prompt, and how a prompt is checked against its level.
  * Pure and free of server imports, so the metric editor validates live with the very same rules.
  */
-import type { EvaluationLevel } from "@/lib/vocabulary";
+import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
 
 export type VariableInfo = {
   /** As written in a prompt, e.g. `@CURRENT_STEP.tool_call`. */
@@ -56,7 +56,17 @@ export const variableCatalogue: readonly VariableInfo[] = [
   { name: "@STEP_NUMBER", levels: stepOnly, description: "The current step's number within its message (1-based)" },
 ];
 
-const byName = new Map(variableCatalogue.map((v) => [v.name, v]));
+/**
+ * A pairwise metric's two replies to one input (issue 38.5). The usual variables beside them describe
+ * the input both answer — the conversation before the replies — so only conversation-level ones exist there.
+ */
+export const pairwiseVariableCatalogue: readonly VariableInfo[] = [
+  { name: "@CANDIDATE_A", levels: ["conversation", "message"], description: "Pairwise metrics: the reply shown first (each pair is judged twice, each reply once in this place)" },
+  { name: "@CANDIDATE_B", levels: ["conversation", "message"], description: "Pairwise metrics: the reply shown second" },
+];
+export const pairwiseVariables = pairwiseVariableCatalogue.map((v) => v.name);
+
+const byName = new Map([...variableCatalogue, ...pairwiseVariableCatalogue].map((v) => [v.name, v]));
 
 /** Variables whose name takes a `.field`; only these swallow a dot, so `@GOAL.` ends a sentence. */
 const objectVariables = new Set(["@CURRENT_MESSAGE", "@CURRENT_STEP", "@PREVIOUS_STEP", "@METRIC"]);
@@ -120,16 +130,18 @@ export type VariableCheck = {
   isAdvanced: boolean;
 };
 
-/** Extract a prompt's variables and check them against a level. */
-export function checkPromptVariables(prompt: string, level: EvaluationLevel): VariableCheck {
+/** Extract a prompt's variables and check them against a level (a pairwise metric's: see pairwiseVariableCatalogue). */
+export function checkPromptVariables(prompt: string, level: EvaluationLevel, outputType?: OutputType): VariableCheck {
   const variables = extractVariables(prompt);
-  const valid = new Set(variablesForLevel(level));
+  const valid = new Set(outputType === "pairwise" ? [...variablesForLevel("conversation"), ...pairwiseVariables] : variablesForLevel(level));
   return { variables, invalid: variables.filter((v) => !valid.has(v) && !isMetricVariable(v)), isAdvanced: variables.length > 0 };
 }
 
 /** A readable reason for one invalid variable: unknown, or at which levels it does exist. */
-export function explainInvalidVariable(name: string, level: EvaluationLevel): string {
+export function explainInvalidVariable(name: string, level: EvaluationLevel, outputType?: OutputType): string {
+  if (pairwiseVariables.includes(name)) return `${name} exists only in pairwise metrics (output_type pairwise)`;
   const known = byName.get(name);
+  if (known && outputType === "pairwise") return `${name} is not available in a pairwise metric: its variables describe the input both replies answer (conversation-level variables), beside @CANDIDATE_A and @CANDIDATE_B`;
   if (known) return `${name} is not available at the ${level} level (only at: ${known.levels.join(", ")})`;
   const base = name.split(".")[0];
   if (objectVariables.has(base)) {

@@ -71,6 +71,9 @@ function binningFor(outputType: OutputType, range: ScoreRange): Binning {
       // A json metric whose scores all look like progress scores is binned like one.
       if (range.min === null || range.max === null || (range.min >= 0 && range.max <= 1)) return progressBinning;
       return numberBinning(range.min, range.max);
+    case "pairwise":
+      // Comparisons keep their verdicts in their own tables; a run never holds one.
+      return { kind: "none" };
   }
 }
 

@@ -9,6 +9,7 @@ import "server-only";
 import type { NewResult } from "@/db/repositories/evaluation-results";
 import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
+import { log } from "@/lib/log";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type GoalUsage, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
 import { buildJudgePrompt, loadConversationTree, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
@@ -66,7 +67,16 @@ export type CellRunnerOptions = {
    * run's abort at the limit: the stop itself reaches other batches only when the run is marked ended,
    * and meanwhile they went on calling and saving past the limit.
    */
-  budgetGate?: { underBudget: (landedHereUsd: number) => Promise<boolean>; oneAtATime: (save: () => Promise<void>) => Promise<void>; unsaved: (outcome: JudgeOutcome) => Promise<void> };
+  budgetGate?: {
+    underBudget: (landedHereUsd: number) => Promise<boolean>;
+    oneAtATime: (save: () => Promise<void>) => Promise<void>;
+    unsaved: (outcome: JudgeOutcome) => Promise<void>;
+    /**
+     * The priced replies of the run that landed in this process and wait for their save, across all its
+     * batches here (each batch counting only its own let the others start calls past the limit).
+     */
+    landed?: { add: (usd: number) => void; remove: (usd: number) => void; total: () => number };
+  };
   /**
    * True once no new judge call may go out (an in-process run's max_cost_usd reached): asked before each
    * call takes its slot and again once it has it. Calls already out finish and are saved and counted.
@@ -166,7 +176,10 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const stillUnderBudget = async (beforeCall = false) => {
     if (!opts.budgetGate || overBudget) return !overBudget;
     if (!(await opts.budgetGate.underBudget(0))) overBudget = true;
-    else if (beforeCall && !callsStopped && unsavedCost > 0 && !(await opts.budgetGate.underBudget(unsavedCost))) callsStopped = true;
+    else if (beforeCall && !callsStopped) {
+      const landedHere = opts.budgetGate.landed?.total() ?? unsavedCost;
+      if (landedHere > 0 && !(await opts.budgetGate.underBudget(landedHere))) callsStopped = true;
+    }
     return !overBudget && !(beforeCall && callsStopped);
   };
 
@@ -188,12 +201,28 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const landed = (cost: number) => {
     if (!cost) return;
     unsavedCost += cost;
+    opts.budgetGate?.landed?.add(cost);
     if (opts.budget) void opts.budget(totals.cost + unsavedCost);
+  };
+  /** A landed reply is saved, or counted in the run without a result: no longer waiting. */
+  const unlanded = (cost: number) => {
+    const before = unsavedCost;
+    unsavedCost = Math.max(0, unsavedCost - cost);
+    if (before > unsavedCost) opts.budgetGate?.landed?.remove(before - unsavedCost);
   };
   const addGoalUsage = (conversationId: number, usage: GoalUsage) => {
     // A shared run counts it in the run at once, where every process's budget reading sees it (a cell
     // carrying it is saved only after its own call, while other processes kept starting calls).
-    if (opts.budgetGate) return void opts.budgetGate.unsaved({ ...failedOutcome(usage.model, "", 0), inputTokens: usage.inputTokens, outputTokens: usage.outputTokens });
+    if (opts.budgetGate) {
+      // Counted here from the moment it lands, until the run's row holds it (the other batches here read both).
+      const gate = opts.budgetGate;
+      const cost = priced(usage.model, usage.inputTokens, usage.outputTokens);
+      gate.landed?.add(cost);
+      return void gate
+        .unsaved({ ...failedOutcome(usage.model, "", 0), inputTokens: usage.inputTokens, outputTokens: usage.outputTokens })
+        .catch((error: unknown) => log.error("goal extraction usage not counted", { execution_id: execution.id, error }))
+        .finally(() => gate.landed?.remove(cost));
+    }
     goalUsage.set(conversationId, usage);
     landed(priced(usage.model, usage.inputTokens, usage.outputTokens));
   };
@@ -268,7 +297,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     if (cost === null) totals.priced = false;
     else {
       totals.cost += cost;
-      unsavedCost = Math.max(0, unsavedCost - cost); // counted since it landed (judge cells; checks cost nothing)
+      unlanded(cost); // counted since it landed (judge cells; checks cost nothing)
     }
     if (opts.budget && cost) await opts.budget(totals.cost + unsavedCost);
     if (!hasListeners(execution.id)) return; // nobody streams this run here: skip building the event
@@ -384,13 +413,18 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
         deps.judge,
       );
     } catch (error) {
-      if (signal.aborted) return; // cancelled: nothing is written after the cancel
+      if (signal.aborted) return; // cancelled: nothing is written after the cancel (the call was aborted)
       outcome = failedOutcome(model, error instanceof AppError ? error.message : `could not evaluate: ${(error as Error).message}`, now() - started);
     }
     // Synchronous from here to the write: a cancel cannot slip in between the check and the save. A cell
     // refused its call slot by a shutdown was never started: it is left for a retry, like the cells after it.
     // (A refused hedge or retry does not undo an answer the cell already has.)
-    if (signal.aborted) return;
+    if (signal.aborted) {
+      // A reply that landed as the run ended (a budget stop reached from another batch): nothing is saved,
+      // but the provider billed it, so a shared run counts it (a user's cancel counts it too).
+      if (opts.budgetGate && outcome.inputTokens + outcome.outputTokens > 0) await opts.budgetGate.unsaved(outcome);
+      return;
+    }
     if (refused && outcome.status !== "completed") {
       // Not judged (budget reached or shutdown): left for a retry — unless this cell carries its
       // conversation's goal extraction, which went to the provider and is saved as a failed cell with its tokens.
@@ -410,6 +444,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
           return await record(cell, outcome);
         }
         if (outcome.inputTokens + outcome.outputTokens > 0) await gate.unsaved(outcome);
+        unlanded(priced(outcome.model, outcome.inputTokens, outcome.outputTokens));
       });
     }
     announce();

@@ -203,7 +203,12 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     // recorded, before each call goes out and before each reply is saved: the first to see the limit
     // reached ends the run; until the end reaches the other batches, none of them calls or saves more.
     budget: underBudget ? async () => void (await underBudget()) : undefined,
-    budgetGate: underBudget && { underBudget, oneAtATime: (save) => oneAtATime(row.id, save), unsaved: (o) => addUnsavedUsage(row.id, o.inputTokens, o.outputTokens, costOf(o.model, o.inputTokens, o.outputTokens)) },
+    budgetGate: underBudget && {
+      underBudget,
+      oneAtATime: (save) => oneAtATime(row.id, save),
+      unsaved: (o) => addUnsavedUsage(row.id, o.inputTokens, o.outputTokens, costOf(o.model, o.inputTokens, o.outputTokens)),
+      landed: landedHere(row.id),
+    },
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
@@ -341,6 +346,21 @@ function oneAtATime(executionId: number, save: () => Promise<void>): Promise<voi
   budgetedSaves.set(executionId, tail);
   void tail.then(() => budgetedSaves.get(executionId) === tail && budgetedSaves.delete(executionId));
   return done;
+}
+
+/** Per execution, the priced replies that landed in this process and wait for their save (all its batches here). */
+const landedUsd = processSingleton("runner.cluster.landed-usd", () => new Map<number, number>());
+
+function landedHere(executionId: number): { add: (usd: number) => void; remove: (usd: number) => void; total: () => number } {
+  return {
+    add: (usd) => void landedUsd.set(executionId, (landedUsd.get(executionId) ?? 0) + usd),
+    remove: (usd) => {
+      const left = (landedUsd.get(executionId) ?? 0) - usd;
+      if (left > 1e-12) landedUsd.set(executionId, left);
+      else landedUsd.delete(executionId);
+    },
+    total: () => landedUsd.get(executionId) ?? 0,
+  };
 }
 
 /** A queued run's priced cost so far across processes, each reading only the results saved since the last. */

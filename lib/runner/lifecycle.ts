@@ -6,7 +6,7 @@
  */
 import "server-only";
 import { budgetMessage } from "./budget";
-import { getExecutionRow, resultTotalsByModel, updateExecution } from "@/db/repositories/executions";
+import { finishExecution, getExecutionRow, resultTotalsByModel, updateExecution, type ModelTotals } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
 import { costOf } from "@/lib/judge";
 import { log } from "@/lib/log";
@@ -52,13 +52,18 @@ export interface RunEngine {
 
 /** The results' totals of a run: its final meta's tokens, cached cells and cost, summed from what was saved. */
 export async function runTotals(executionId: number): Promise<Pick<ExecutionMeta, "input_tokens" | "output_tokens" | "cached_evaluations" | "cost_usd">> {
+  return totalsOf(await resultTotalsByModel(executionId));
+}
+
+/** A run's tokens, cached cells and cost from its results' totals per model. */
+function totalsOf(byModel: ModelTotals[]): Pick<ExecutionMeta, "input_tokens" | "output_tokens" | "cached_evaluations" | "cost_usd"> {
   let inputTokens = 0;
   let outputTokens = 0;
   let cached = 0;
   let results = 0;
   let cost = 0;
   let priced = true;
-  for (const t of await resultTotalsByModel(executionId)) {
+  for (const t of byModel) {
     inputTokens += t.inputTokens;
     outputTokens += t.outputTokens;
     cached += t.cached;
@@ -92,42 +97,42 @@ export type RunEnd = {
  * then announced. Returns the final row, or undefined if it had ended already.
  */
 export async function endRun(engine: RunEngine, row: PipelineExecutionRow, end: RunEnd): Promise<PipelineExecutionRow | undefined> {
-  const current = (await getExecutionRow(row.id)) ?? row;
-  const meta = (current.meta as ExecutionMeta | null) ?? {};
-  const completedAt = Date.now();
-  const startedAt = end.startedAt ?? (current.startedAt ? Date.parse(current.startedAt) : completedAt);
-  const overBudget = !end.interrupted && end.budgetUsd !== undefined;
-  const status = end.interrupted ? "failed" : end.cancelled || overBudget ? "cancelled" : current.failedEvaluations > 0 ? "failed" : "completed";
-  const totals = await runTotals(row.id);
-  // Replies a queued run could not save (past its budget, or after its end) were billed all the same.
-  const unsaved = meta as { unsaved_input_tokens?: number; unsaved_output_tokens?: number; unsaved_cost_usd?: number | null };
-  totals.input_tokens += unsaved.unsaved_input_tokens ?? 0;
-  totals.output_tokens += unsaved.unsaved_output_tokens ?? 0;
-  if (unsaved.unsaved_cost_usd !== undefined) totals.cost_usd = unsaved.unsaved_cost_usd === null || totals.cost_usd === null ? null : totals.cost_usd + unsaved.unsaved_cost_usd;
-  const stopMessage = end.interrupted ?? (overBudget ? budgetMessage(totals.cost_usd ?? 0, end.budgetUsd!) : undefined);
-  const errors = stopMessage
-    ? [...((current.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: stopMessage }]
-    : undefined;
-  const finalMeta = {
-    ...meta,
-    ...totals,
-    rate_limits: end.rateLimits,
-    ...(end.hedges === undefined ? {} : { hedges: end.hedges }),
-    concurrency_limit: end.concurrencyLimit,
-    ...(overBudget ? { stop_reason: "budget" as const } : {}),
-  };
-  const final = await updateExecution(
-    row.id,
-    {
+  // Read and written holding the run's row: a result saved, or a late reply counted (addUnsavedUsage),
+  // between reading the totals and writing them was lost (a capped queued run reported fewer tokens
+  // than the provider billed).
+  const final = await finishExecution(row.id, (current, byModel) => {
+    const meta = (current.meta as ExecutionMeta | null) ?? {};
+    const completedAt = Date.now();
+    const startedAt = end.startedAt ?? (current.startedAt ? Date.parse(current.startedAt) : completedAt);
+    const overBudget = !end.interrupted && end.budgetUsd !== undefined;
+    const status = end.interrupted ? "failed" : end.cancelled || overBudget ? "cancelled" : current.failedEvaluations > 0 ? "failed" : "completed";
+    const totals = totalsOf(byModel);
+    // Replies a queued run could not save (past its budget, or after its end) were billed all the same.
+    const unsaved = meta as { unsaved_input_tokens?: number; unsaved_output_tokens?: number; unsaved_cost_usd?: number | null };
+    totals.input_tokens += unsaved.unsaved_input_tokens ?? 0;
+    totals.output_tokens += unsaved.unsaved_output_tokens ?? 0;
+    if (unsaved.unsaved_cost_usd !== undefined) totals.cost_usd = unsaved.unsaved_cost_usd === null || totals.cost_usd === null ? null : totals.cost_usd + unsaved.unsaved_cost_usd;
+    const stopMessage = end.interrupted ?? (overBudget ? budgetMessage(totals.cost_usd ?? 0, end.budgetUsd!) : undefined);
+    const errors = stopMessage
+      ? [...((current.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: stopMessage }]
+      : undefined;
+    const finalMeta = {
+      ...meta,
+      ...totals,
+      rate_limits: end.rateLimits,
+      ...(end.hedges === undefined ? {} : { hedges: end.hedges }),
+      concurrency_limit: end.concurrencyLimit,
+      ...(overBudget ? { stop_reason: "budget" as const } : {}),
+    };
+    return {
       status,
       startedAt: current.startedAt ?? new Date(startedAt).toISOString(),
       completedAt: new Date(completedAt).toISOString(),
       durationMs: completedAt - startedAt,
       meta: end.interrupted ? { ...finalMeta, interrupted: true } : finalMeta,
       ...(errors ? { errors } : {}),
-    },
-    { onlyIfActive: true },
-  );
+    };
+  });
   if (final) await announceEnd(engine, final);
   return final;
 }

@@ -112,6 +112,14 @@ export async function planRun(req: RunRequest, opts: { resultsUpTo?: number } = 
     const wanted = new Set(req.pipeline_node_ids);
     nodes = allNodes.filter((n) => wanted.has(n.id));
   }
+  // A pairwise metric judges two replies at once: comparisons (POST /api/comparisons) run it, never a run.
+  const pairwise = nodes.filter((n) => n.outputType === "pairwise");
+  if (pairwise.length && (req.pipeline_node_id != null || req.pipeline_node_ids)) {
+    throw new AppError("unprocessable", `Metric ${pairwise.map((n) => n.id).join(", ")} is pairwise: it compares two replies, so it runs in a comparison (POST /api/comparisons), not a run`, [
+      { path: req.pipeline_node_id != null ? "pipeline_node_id" : "pipeline_node_ids", message: "must not be a pairwise metric" },
+    ]);
+  }
+  nodes = nodes.filter((n) => n.outputType !== "pairwise");
   if (allNodes.length === 0) {
     throw new AppError("unprocessable", `Dataset ${req.dataset_id} has no metrics: add a metric before running`, [
       { path: "dataset_id", message: "has no metrics" },

@@ -100,10 +100,25 @@ export const agreementQuery = z.object({
 
 const metaPathText = z.string().regex(/^meta(\.[A-Za-z0-9_-]{1,100}){1,8}$/, 'must be a dotted path into meta, e.g. "meta.rank"');
 
+/** The ranking's judge: a pointwise metric's verdicts, or a pairwise comparison of sibling replies. */
+const rankingSourceText = z.union([
+  z
+    .string()
+    .regex(/^comparison:[1-9]\d{0,9}$/)
+    .refine((v) => Number(v.slice("comparison:".length)) <= MAX_ID, `comparison:<id> must be between 1 and ${MAX_ID}`),
+  sourceText,
+]);
+
 export const rankingQuery = z.object({
   dataset_id: idText(),
-  pipeline_node_id: idText().describe("A message metric (scores or pass/fail)"),
-  a: sourceText.optional().default("latest").describe("The judge's verdicts: execution:<id> or latest (default)"),
+  pipeline_node_id: idText().describe("A message metric (scores or pass/fail), or the pairwise metric of the comparison named in a"),
+  a: rankingSourceText
+    .optional()
+    .default("latest")
+    .describe("The judge's verdicts: execution:<id>, latest (default), or comparison:<id> (a pairwise comparison with pair_by siblings on this dataset)"),
+  pointwise_node_id: idText()
+    .optional()
+    .describe("With a=comparison:<id>: a pointwise message metric of the dataset whose latest verdicts' figures are returned beside, as `pointwise`"),
   rank_path: metaPathText.optional().default("meta.rank").describe("The human rank in each message's meta, 0 = best (default meta.rank)"),
   group_path: metaPathText.optional().default("meta.parent_id").describe("What makes replies siblings: the prompt they answer (default meta.parent_id)"),
   id_path: metaPathText
@@ -207,7 +222,13 @@ export const rankingSchema = z
     spearman_undefined: z.number().int().describe("Prompts where the judge gave every reply the same score"),
     discordant: z
       .array(z.object({ better: entityRef, worse: entityRef, judge_better: z.number(), judge_worse: z.number() }))
-      .describe("Pairs the judge ordered the other way round, a strictly higher score for people's worse reply (at most 200), the largest reversal first; ties are not listed"),
+      .describe(
+        "Pairs the judge ordered the other way round, a strictly higher score for people's worse reply (at most 200), the largest reversal first; ties are not listed. For a comparison: the pairs it won for people's worse reply in both orders (judge_better 0, judge_worse 1)",
+      ),
+    pointwise: z
+      .object({ pipeline_node_id: z.number().int(), a: z.string(), pairs: z.number().int(), pairwise_accuracy: z.number().nullable(), ties: z.number().int(), pairwise_interval: interval })
+      .optional()
+      .describe("With a=comparison:<id> and pointwise_node_id: the pointwise metric's figures on the same dataset, for side-by-side reading"),
   })
   .meta({ id: "RankingAgreement" });
 

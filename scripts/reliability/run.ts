@@ -57,7 +57,7 @@ async function main() {
   console.log(`▸ store opened (${since(opening)})`);
   console.log(`▸ store: ${storeKind === "postgres" ? `PostgreSQL (throwaway cluster, JOB_VISIBILITY_TIMEOUT_SECONDS=${visibilitySeconds})` : "SQLite"}`);
   if (storeDependentOnly) console.log(`▸ not run here, store-independent (run on SQLite): ${Object.keys(storeIndependent).join(", ")}`);
-  const double = await startJudgeDouble({ logger: () => {} });
+  const double = await startJudgeDouble({ logger: () => {}, billAbandoned: true });
   const secrets = { token: "reliability-token-3f9a7c", apiKey: "sk-reliability-secret-51d2" };
   const graceMs = 3_000;
   const env = {
@@ -124,7 +124,7 @@ async function main() {
     const ownServersError = await ownServersDone;
     if (ownServersError) throw ownServersError;
     await runSection("user patterns and NUL", () => userInputSection(server));
-    await runSection("bounded input and counted calls", () => boundsSection(server, double, { exactBudget: storeKind !== "postgres" }));
+    await runSection("bounded input and counted calls", () => boundsSection(server, double));
     await runSection("output safety", () => outputSafetySection(server, double));
     await runSection("SIGKILL during a run", () => killDuringRun(server, double, sizes.killRunConversations, visibilitySeconds));
     await runSection("SIGKILL during an import", () => killDuringImport(server, sizes.killImportConversations, sizes.killImportDelays));

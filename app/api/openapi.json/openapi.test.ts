@@ -23,8 +23,9 @@ describe("GET /api/openapi.json", () => {
     expect(doc.paths["/agreement"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/Agreement" });
     expect(Object.keys(doc.components.schemas.Label.properties)).toContain("superseded_at");
     expect(doc.components.schemas.Metric.properties.reference).toBeDefined();
+    // pair_by=cell answers an ExecutionComparison, pair_by=source a SourceComparison: both documented.
     expect(doc.paths["/evaluation-pipeline-executions/compare"].get.responses["200"].content["application/json"].schema).toEqual({
-      $ref: "#/components/schemas/ExecutionComparison",
+      anyOf: [{ $ref: "#/components/schemas/ExecutionComparison" }, { $ref: "#/components/schemas/SourceComparison" }],
     });
     expect(doc.paths["/evaluation-pipeline-nodes/{id}/versions"].get).toBeDefined();
     expect(doc.paths["/datasets/{id}/meta-fields"].get.responses["200"].content["application/json"].schema).toEqual({ $ref: "#/components/schemas/MetaFields" });

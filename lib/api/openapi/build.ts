@@ -4,6 +4,7 @@
  */
 import { z } from "zod";
 import { errorSchema, integerTextSchemas } from "@/lib/schemas/common";
+import { comparisonOperations } from "./comparisons";
 import { datasetOperations } from "./datasets";
 import { executionOperations } from "./executions";
 import { goalOperations } from "./goal";
@@ -21,7 +22,7 @@ import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations, ...otelOperations, ...onlineOperations, ...generationOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations, ...otelOperations, ...onlineOperations, ...generationOperations, ...comparisonOperations];
 
 type JsonSchema = Record<string, unknown>;
 

@@ -115,14 +115,17 @@ export const labelOperations: Operation[] = [
       "so copies averaged to 0.7999999999999999 tie with 0.8; a judge tie counts half and is counted in `ties`, never in `discordant`), " +
       "with a Wilson 95% interval; `mean_spearman` averages per prompt Spearman's rho between the judge's scores and the human " +
       "order, with mean ± 1.96·s/√g. A reply stored on several root-to-leaf paths (same `id_path` value) counts once, its copies' " +
-      "scores averaged. Pass/fail metrics read as 1/0.",
+      "scores averaged. Pass/fail metrics read as 1/0. With `a=comparison:<id>` (a pairwise comparison with `pair_by: siblings` " +
+      "of this dataset, `pipeline_node_id` its metric): the share of its pairs people ranked differently whose outcome orders them as " +
+      "people did (a reply picked in both orders; a tie, including a flip with the order, counts half), with its Wilson interval; " +
+      "`pointwise_node_id` adds a pointwise message metric's figures on the same replies (its latest verdicts) as `pointwise`.",
     tag: labels,
     query: rankingQuery,
     responses: {
       200: { description: "Ranking agreement", schema: rankingSchema },
       400: badRequest,
       404: notFoundResponse,
-      422: { description: "The metric is not of the dataset, not judged per message, or a text metric", schema: unprocessableResponse.schema },
+      422: { description: "The metric is not of the dataset, not judged per message, or a text metric; a comparison not of siblings, of this dataset or of this metric", schema: unprocessableResponse.schema },
     },
   },
 

@@ -34,6 +34,7 @@ describe("OpenAPI: results, export and grid", () => {
     expect(exp.parameters?.map((p) => [p.name, p.required])).toEqual([
       ["id", true],
       ["format", true],
+      ["bom", false],
     ]);
     expect(Object.keys(exp.responses)).toEqual(["200", "400", "404"]);
     expect(exp.description).toContain("meta.<key>");

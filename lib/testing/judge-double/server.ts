@@ -29,6 +29,12 @@ export interface JudgeDoubleOptions {
   latencyMs?: Latency;
   /** When set, /v1/* answers 401 unless `Authorization: Bearer <requireApiKey>`. */
   requireApiKey?: string;
+  /**
+   * Bill a reply whose client went away while it was being prepared (during its latency), as a provider
+   * that finishes an abandoned request bills it: a hedged call's loser, a call aborted at a time limit.
+   * Off by default: the reply is then neither sent nor billed.
+   */
+  billAbandoned?: boolean;
   logger?: (line: string) => void;
 }
 
@@ -345,7 +351,16 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
     record.source = source;
     byKind[behaviour.kind] = (byKind[behaviour.kind] ?? 0) + 1;
     const delay = behaviour.latencyMs ?? pickLatency(latency, latencyRand);
-    if (!(await wait(delay, res))) return;
+    if (!(await wait(delay, res))) {
+      if (options.billAbandoned && !closing) {
+        try {
+          respond(res, body, behaviour); // billed as if answered; nothing reaches the gone client
+        } catch {
+          // a write to the closed socket: the bill is what matters here
+        }
+      }
+      return;
+    }
     record.status = respond(res, body, behaviour);
   }
 
