@@ -55,7 +55,7 @@ export async function releaseGeneration(id: number, owner: string): Promise<void
 
 /** At a single-process store's start-up: every claim is of a process that is gone, so its generations are free at once. */
 export async function releaseDeadClaims(owner: string): Promise<number> {
-  return rawRun(`update generations set lease_until = null where ${active} and claimed_by is not null and claimed_by <> ?`, [owner]);
+  return rawRun(`update generations set claimed_by = null, lease_until = null where ${active} and claimed_by is not null and claimed_by <> ?`, [owner]);
 }
 
 export type GenerationProgress = { completed: number; failed: number; usage: unknown; stopReasons: unknown };

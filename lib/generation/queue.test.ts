@@ -9,6 +9,8 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import * as conversations from "@/app/api/datasets/[id]/conversations/route";
 import * as cancel from "@/app/api/generations/[id]/cancel/route";
 import * as events from "@/app/api/generations/[id]/events/route";
+import * as evaluate from "@/app/api/generations/[id]/evaluate/route";
+import { releaseDeadClaims } from "@/db/repositories/generation-queue";
 import * as generationItem from "@/app/api/generations/[id]/route";
 import * as generations from "@/app/api/generations/route";
 import * as targets from "@/app/api/targets/route";
@@ -86,6 +88,8 @@ describe("generations on the queue (issue 37)", () => {
     double.setDefault({ kind: "hang" });
     const g = await start({ repeats: 2, batch_size: 3 });
     await until("three calls in flight", () => double.requests.length >= 3);
+    // Nothing to compare yet: evaluating a running generation is refused.
+    expect((await call(evaluate.POST, "POST", "/x", { params: { id: g.id }, body: { pipeline_node_ids: [1] } })).status).toBe(409);
     const res = await call(cancel.POST, "POST", "/x", { params: { id: g.id } });
     expect(res.status, res.text).toBe(200);
     expect(res.json).toMatchObject({ status: "cancelled", completed: 0 });
@@ -120,6 +124,21 @@ describe("generations on the queue (issue 37)", () => {
     const seen = await stream;
     expect(seen.filter((e) => e.event === "conversation")).toHaveLength(2 * sample.conversations.length);
     expect(seen.at(-1)).toMatchObject({ event: "done", data: { status: "completed" } });
+  });
+
+  it("a single-process store's server that starts frees its predecessor's claims at once, lease or not (SQLite restarts resume at once)", async () => {
+    double.setDefault({ kind: "text", content: "Done." });
+    const g = await leftByDeadProcess(1, []);
+    const future = new Date(Date.now() + 10 * 60_000).toISOString();
+    await rawRun("update generations set lease_until = ? where id = ?", [future, g.id]);
+    workGenerationsHere(true);
+    await sleep(100);
+    // Still held: its lease runs for ten more minutes.
+    expect((await getGeneration(g.id))?.claimedBy).toBe("dead-host:1:x");
+    expect(await releaseDeadClaims("this-process")).toBe(1);
+    wakeGenerationQueue();
+    await waitForGeneration(g.id);
+    expect(await read(g.id)).toMatchObject({ status: "completed", completed: 2 * sample.conversations.length });
   });
 
   it(`one whose processes died ${MAX_ATTEMPTS} times is failed saying so, its conversations kept — never left processing`, async () => {
