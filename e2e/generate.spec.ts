@@ -125,6 +125,13 @@ test.describe("replay and simulate", () => {
     await expect(page.getByText("No conversation written yet.")).toBeVisible();
     await expect(page.getByRole("button", { name: "Evaluate and compare with the source" })).toHaveCount(0);
     await page.screenshot({ path: `${shots}/6-cancelled.png`, fullPage: true });
+    // The dataset's generate page lists it among its earlier generations, one click from its page.
+    await page.goto(`/datasets/${datasetId}/generate`);
+    const earlier = page.getByRole("table", { name: "Earlier generations" });
+    await expect(earlier.getByRole("row")).toHaveCount(2);
+    await expect(earlier).toContainText("cancelled");
+    await earlier.getByRole("link", { name: /replay/ }).click();
+    await expect(page.getByTestId("generation-counts")).toContainText("cancelled");
     // The calls that hung were aborted, not left open.
     await expect.poll(async () => ((await (await request.get(`${judge}/requests`)).json()) as { requests: Array<{ closedAt: string | null }> }).requests.every((r) => r.closedAt !== null)).toBe(true);
   });

@@ -114,6 +114,15 @@ export async function getGeneration(id: number): Promise<GenerationRow | undefin
   return rows[0] && toGeneration(rows[0]);
 }
 
+/** Generations, newest first: all, or those made from one source dataset; and how many there are. */
+export async function listGenerations(opts: { sourceDatasetId?: number; limit: number; offset: number }): Promise<{ items: GenerationRow[]; total: number }> {
+  const where = opts.sourceDatasetId === undefined ? "" : "where source_dataset_id = ?";
+  const params = opts.sourceDatasetId === undefined ? [] : [opts.sourceDatasetId];
+  const rows = await rawRows<RawGeneration>(`select * from generations ${where} order by id desc limit ? offset ?`, [...params, opts.limit, opts.offset]);
+  const [{ n }] = await rawRows<{ n: number }>(`select count(*) as n from generations ${where}`, params);
+  return { items: rows.map(toGeneration), total: Number(n) };
+}
+
 /** A dataset's conversation ids in grid order (all of them, or those of `only` that belong to it). */
 export async function sourceConversationIds(datasetId: number, only?: number[]): Promise<number[]> {
   const rows = await rawRows<{ id: number }>("select id from conversations where dataset_id = ? order by position, id", [datasetId]);

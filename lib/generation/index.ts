@@ -45,6 +45,12 @@ export function toGenerationWire(g: repo.GenerationRow): Generation {
   };
 }
 
+/** Generations, newest first (all, or those of one source dataset), with their total. */
+export async function listGenerations(opts: { sourceDatasetId?: number; limit: number; offset: number }): Promise<{ items: Generation[]; total: number }> {
+  const { items, total } = await repo.listGenerations(opts);
+  return { items: items.map(toGenerationWire), total };
+}
+
 export async function getGeneration(id: number): Promise<Generation> {
   const g = await repo.getGeneration(id);
   if (!g) throw notFound("Generation", id);

@@ -118,4 +118,20 @@ describe("a generation's source conversations and its dry run (issue 37)", () =>
     expect(await datasetCount()).toBe(before);
     expect(double.count()).toBe(0);
   });
+
+  it("lists generations newest first, all or those of one source dataset, with X-Total-Count", async () => {
+    const first = await post({ conversation_ids: [sample.conversations[0].id] });
+    const second = await post({ conversation_ids: [sample.conversations[1].id] });
+    await waitForGeneration(first.json.id);
+    await waitForGeneration(second.json.id);
+    const mine = await call(generations.GET, "GET", `/api/generations?source_dataset_id=${sample.datasetId}&limit=2`);
+    expect(mine.status, mine.text).toBe(200);
+    expect(mine.json.map((g: { id: number }) => g.id)).toEqual([second.json.id, first.json.id]);
+    expect(Number(mine.headers.get("x-total-count"))).toBeGreaterThanOrEqual(2);
+    const other = await loadSampleDataset({ name: "never generated from" });
+    const none = await call(generations.GET, "GET", `/api/generations?source_dataset_id=${other.datasetId}`);
+    expect(none.json).toEqual([]);
+    expect(none.headers.get("x-total-count")).toBe("0");
+    expect((await call(generations.GET, "GET", "/api/generations?limit=0")).status).toBe(400);
+  });
 });

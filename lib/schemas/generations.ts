@@ -1,6 +1,6 @@
 /** Wire schemas of generations: replay and simulation against a target (API.md, fourth phase). */
 import { z } from "zod";
-import { isoTimestamp } from "./common";
+import { idText, isoTimestamp, paginationQuery } from "./common";
 
 export const generationModes = ["next_turn", "replay", "simulate"] as const;
 export const stopReasons = ["end_of_source", "stop_token", "max_turns", "target_error", "simulator_error"] as const;
@@ -82,6 +82,10 @@ export const generationEstimateSchema = z
     notes: z.array(z.string()).describe("How the figures were reached, and which model could not be priced"),
   })
   .meta({ id: "GenerationEstimate" });
+
+export const listGenerationsQuery = paginationQuery.extend({
+  source_dataset_id: idText().optional().describe("Only generations made from this dataset"),
+});
 
 export const evaluateGenerationBody = z.object({
   pipeline_node_ids: z.array(id).min(1).max(100).describe("Metrics of the source dataset; each is copied by name to the generated dataset where it has no metric of that name"),

@@ -1,9 +1,9 @@
 import { errorSchema, idParams } from "@/lib/schemas/common";
 import { z } from "zod";
-import { createGenerationBody, evaluateGenerationBody, generationEstimateSchema, generationSchema } from "@/lib/schemas/generations";
+import { createGenerationBody, evaluateGenerationBody, generationEstimateSchema, generationSchema, listGenerationsQuery } from "@/lib/schemas/generations";
 import { executionSchema } from "@/lib/schemas/executions";
 import { createTargetBody, targetSchema, updateTargetBody } from "@/lib/schemas/targets";
-import { badRequest, notFoundResponse, unprocessableResponse } from "./shared";
+import { badRequest, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 
 const tag = "Targets and generations";
@@ -66,6 +66,15 @@ export const generationOperations: Operation[] = [
       404: notFoundResponse,
       422: unprocessableResponse,
     },
+  },
+  {
+    method: "get",
+    path: "/generations",
+    operationId: "listGenerations",
+    summary: "Generations, newest first: all, or those made from one source dataset",
+    tag,
+    query: listGenerationsQuery,
+    responses: { 200: { description: "A page of generations", schema: generationSchema, array: true, headers: totalCountHeader }, 400: badRequest },
   },
   { method: "get", path: "/generations/{id}", operationId: "getGeneration", summary: "A generation's status, counts, usage and stop reasons", tag, params: idParams, responses: { 200: { description: "The generation", schema: generationSchema }, 400: badRequest, 404: notFoundResponse } },
   {

@@ -2,9 +2,10 @@ import type { Metadata } from "next";
 import { DatasetPageHeader } from "@/components/datasets/dataset-page-header";
 import { GenerateForm } from "@/components/generation/generate-form";
 import { GenerationLive } from "@/components/generation/generation-live";
+import { GenerationsList } from "@/components/generation/generations-list";
 import { loadForPage } from "@/lib/api/page-params";
 import { getDataset, listConversations } from "@/lib/datasets";
-import { getGeneration } from "@/lib/generation";
+import { getGeneration, listGenerations } from "@/lib/generation";
 import { listMetrics } from "@/lib/metrics";
 import { idParam } from "@/lib/schemas/common";
 import { listTargets } from "@/lib/targets";
@@ -37,7 +38,10 @@ export default async function GeneratePage({ params, searchParams }: { params: P
       {ours ? (
         <GenerationLive initial={ours} sourceMetrics={await listMetrics(dataset.id)} sourceNames={await namesOf(dataset.id)} />
       ) : (
-        <GenerateForm datasetId={dataset.id} targets={await listTargets()} />
+        <>
+          <GenerateForm datasetId={dataset.id} targets={await listTargets()} />
+          <GenerationsList datasetId={dataset.id} {...await listGenerations({ sourceDatasetId: dataset.id, limit: 20, offset: 0 })} />
+        </>
       )}
     </div>
   );
