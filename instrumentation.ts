@@ -1,6 +1,6 @@
 /**
  * Runs once when the server starts: open and migrate the database, on PostgreSQL start this process's
- * share of the queued runs' work, mark executions a dead server left running as interrupted, and
+ * share of the queued runs' work, claim queued generations, mark executions a dead server left running as interrupted, and
  * start the online rules' sweep, and install the graceful-shutdown handlers.
  */
 export async function register(): Promise<void> {
@@ -18,6 +18,9 @@ export async function register(): Promise<void> {
   // Alignments a stopped server left unfinished (SQLite) end failed, saying so (lib/align).
   const { recoverAlignments } = await import("@/lib/align");
   await recoverAlignments();
+  // Generations: this process claims queued ones (and takes up those a stopped process left) from now on.
+  const { startGenerationQueue } = await import("@/lib/generation/queue");
+  await startGenerationQueue();
   // The judge thread loads and warms up now rather than on a run's first calls (lib/judge/call-thread.ts).
   // Not awaited: the server starts serving meanwhile, and calls sent before it is warm simply queue.
   const { getJudgeConfig } = await import("@/lib/judge");

@@ -677,8 +677,15 @@ export const generationsTable = sqliteTable(
     createdAt: createdAt(),
     startedAt: text("started_at"),
     finishedAt: text("finished_at"),
+    /** The source conversations chosen at creation (conversation_ids and filter resolved): a process that resumes it works these. */
+    sourceConversationIds: text("source_conversation_ids", { mode: "json" }).$type<number[]>(),
+    /** The process working it now, and until when its claim holds unless renewed (the queue, lib/generation/queue.ts). */
+    claimedBy: text("claimed_by"),
+    leaseUntil: text("lease_until"),
+    /** Claims so far: a generation whose workers keep dying is failed after a few, not claimed for ever. */
+    attempts: integer("attempts").notNull().default(0),
   },
-  (t) => [index("generations_dataset_idx").on(t.datasetId), index("generations_source_idx").on(t.sourceDatasetId)],
+  (t) => [index("generations_dataset_idx").on(t.datasetId), index("generations_source_idx").on(t.sourceDatasetId), index("generations_status_idx").on(t.status)],
 );
 
 /** A judge alignment (issue 39): candidates of a metric's prompt scored on held-out labels; `report` holds the figures. */

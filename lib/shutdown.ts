@@ -1,4 +1,4 @@
-/** Graceful shutdown on SIGTERM/SIGINT: drain runs, close the database, exit. Installed once per process. */
+/** Graceful shutdown on SIGTERM/SIGINT: drain runs, give generations back, close the database, exit. Installed once per process. */
 import { closeDb } from "@/db/sqlite-database";
 import { closePgDb } from "@/db/pg";
 import { getConfig } from "@/lib/config";
@@ -7,6 +7,7 @@ import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import { stopOnlineSweep } from "@/lib/online";
 import { drainRuns } from "@/lib/runner";
+import { drainGenerations } from "@/lib/generation/queue";
 
 export function installShutdownHandlers(): void {
   const state = processSingleton("shutdown.installed", () => ({ installed: false, started: false }));
@@ -20,8 +21,8 @@ export function installShutdownHandlers(): void {
     exitByDeadline(graceMs, "shutdown");
     // No rule starts a run once the runs are being drained.
     stopOnlineSweep()
-      .then(() => drainRuns(graceMs))
-      .then((r) => log.info("runs drained", r))
+      .then(() => Promise.all([drainRuns(graceMs), drainGenerations(graceMs)]))
+      .then(([runs, generations]) => log.info("runs drained", { ...runs, generations }))
       .catch((error) => log.error("drain failed", { error }))
       .finally(() => {
         closeDb();

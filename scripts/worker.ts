@@ -1,14 +1,18 @@
 /**
  * `npm run worker`: a process without HTTP that pulls cell batches of queued runs from the PostgreSQL
- * job queue (DATABASE_URL) and evaluates them (lib/runner/cluster-run.ts), next to any number of servers
- * and other workers. WORKER_CONCURRENCY batches at once. SIGTERM stops it cleanly: no new batches,
- * running ones finish within SHUTDOWN_GRACE_MS or go back to the queue.
+ * job queue (DATABASE_URL) and evaluates them (lib/runner/cluster-run.ts), and claims queued
+ * generations (lib/generation/queue.ts), next to any number of servers and other workers.
+ * WORKER_CONCURRENCY batches and generations at once. SIGTERM stops it cleanly: no new batches or
+ * generations, running ones finish within SHUTDOWN_GRACE_MS or go back to the queue.
  */
 import { log } from "@/lib/log";
 import { runWorker } from "@/lib/cluster/worker";
 import { handleCellBatch } from "@/lib/runner/cluster-run";
+import { drainGenerations, startGenerationQueue } from "@/lib/generation/queue";
 
-runWorker(handleCellBatch).catch((err: unknown) => {
-  log.error("worker failed to start", { err });
-  process.exit(1);
-});
+runWorker(handleCellBatch, { drainAlso: drainGenerations })
+  .then(() => startGenerationQueue())
+  .catch((err: unknown) => {
+    log.error("worker failed to start", { err });
+    process.exit(1);
+  });

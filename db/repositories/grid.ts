@@ -192,6 +192,19 @@ export async function conversationIdsMatching(datasetId: number, ids: number[], 
   return rows.map((r) => r.id);
 }
 
+/** Every conversation of the dataset matching a grid filter's conditions, in grid order (a generation's `filter`). */
+export async function conversationIdsWhere(datasetId: number, extras: GridExtras): Promise<number[]> {
+  const c = conversationsTable;
+  const x = extrasSql("conversation", c.id, extras);
+  const db = await database();
+  const rows = await db
+    .select({ id: c.id })
+    .from(c)
+    .where(and(eq(c.datasetId, datasetId), ...x.where))
+    .orderBy(asc(c.position), asc(c.id));
+  return rows.map((r) => r.id);
+}
+
 export type MessageGridRow = {
   id: number;
   conversationId: number;

@@ -82,23 +82,29 @@ export type GenerationRow = {
   createdAt: string;
   startedAt: string | null;
   finishedAt: string | null;
+  sourceConversationIds: number[] | null;
+  claimedBy: string | null;
+  leaseUntil: string | null;
+  attempts: number;
 };
 
-type RawGeneration = {
+export type RawGeneration = {
   id: number; user_id: string; source_dataset_id: number | null; dataset_id: number; target_id: number | null; mode: GenerationRow["mode"]; status: GenerationRow["status"];
   params: unknown; total: number; completed: number; failed: number; usage: unknown; stop_reasons: unknown; error: string | null; created_at: string; started_at: string | null; finished_at: string | null;
+  source_conversation_ids: unknown; claimed_by: string | null; lease_until: string | null; attempts: number;
 };
 
-const toGeneration = (r: RawGeneration): GenerationRow => ({
+export const toGeneration = (r: RawGeneration): GenerationRow => ({
   id: Number(r.id), userId: r.user_id, sourceDatasetId: r.source_dataset_id === null ? null : Number(r.source_dataset_id), datasetId: Number(r.dataset_id),
   targetId: r.target_id === null ? null : Number(r.target_id), mode: r.mode, status: r.status, params: json(r.params) ?? {}, total: Number(r.total), completed: Number(r.completed),
   failed: Number(r.failed), usage: json(r.usage), stopReasons: json(r.stop_reasons), error: r.error, createdAt: r.created_at, startedAt: r.started_at, finishedAt: r.finished_at,
+  sourceConversationIds: json<number[]>(r.source_conversation_ids), claimedBy: r.claimed_by, leaseUntil: r.lease_until, attempts: Number(r.attempts ?? 0),
 });
 
-export async function insertGeneration(v: Pick<GenerationRow, "userId" | "sourceDatasetId" | "datasetId" | "targetId" | "mode" | "params" | "total">): Promise<GenerationRow> {
+export async function insertGeneration(v: Pick<GenerationRow, "userId" | "sourceDatasetId" | "datasetId" | "targetId" | "mode" | "params" | "total"> & { sourceConversationIds: number[] }): Promise<GenerationRow> {
   const rows = await rawRows<RawGeneration>(
-    "insert into generations (user_id, source_dataset_id, dataset_id, target_id, mode, status, params, total) values (?, ?, ?, ?, ?, 'pending', ?, ?) returning *",
-    [v.userId, v.sourceDatasetId, v.datasetId, v.targetId, v.mode, JSON.stringify(v.params), v.total],
+    "insert into generations (user_id, source_dataset_id, dataset_id, target_id, mode, status, params, total, source_conversation_ids) values (?, ?, ?, ?, ?, 'pending', ?, ?, ?) returning *",
+    [v.userId, v.sourceDatasetId, v.datasetId, v.targetId, v.mode, JSON.stringify(v.params), v.total, JSON.stringify(v.sourceConversationIds)],
   );
   return toGeneration(rows[0]);
 }
@@ -108,21 +114,13 @@ export async function getGeneration(id: number): Promise<GenerationRow | undefin
   return rows[0] && toGeneration(rows[0]);
 }
 
-/** Write a generation's progress (only while it is not ended, unless `final`). */
-export async function saveGenerationState(
-  id: number,
-  v: { status: GenerationRow["status"]; completed: number; failed: number; usage: unknown; stopReasons: unknown; error?: string | null; startedAt?: string; finishedAt?: string },
-): Promise<void> {
-  await rawRun(
-    `update generations set status = ?, completed = ?, failed = ?, usage = ?, stop_reasons = ?, error = coalesce(?, error), started_at = coalesce(?, started_at), finished_at = coalesce(?, finished_at)
-     where id = ? and status in ('pending', 'processing')`,
-    [v.status, v.completed, v.failed, JSON.stringify(v.usage), JSON.stringify(v.stopReasons), v.error ?? null, v.startedAt ?? null, v.finishedAt ?? null, id],
-  );
-}
-
-/** Generations left pending or processing by a process that died: ended as failed (at start-up). */
-export async function failOrphanedGenerations(message: string, now: string): Promise<number> {
-  return rawRun("update generations set status = 'failed', error = ?, finished_at = ? where status in ('pending', 'processing')", [message, now]);
+/** Generations, newest first: all, or those made from one source dataset; and how many there are. */
+export async function listGenerations(opts: { sourceDatasetId?: number; limit: number; offset: number }): Promise<{ items: GenerationRow[]; total: number }> {
+  const where = opts.sourceDatasetId === undefined ? "" : "where source_dataset_id = ?";
+  const params = opts.sourceDatasetId === undefined ? [] : [opts.sourceDatasetId];
+  const rows = await rawRows<RawGeneration>(`select * from generations ${where} order by id desc limit ? offset ?`, [...params, opts.limit, opts.offset]);
+  const [{ n }] = await rawRows<{ n: number }>(`select count(*) as n from generations ${where}`, params);
+  return { items: rows.map(toGeneration), total: Number(n) };
 }
 
 /** A dataset's conversation ids in grid order (all of them, or those of `only` that belong to it). */

@@ -11,7 +11,13 @@ import { closeNotifiers } from "./notify";
 import { closeClusterPools } from "./pool";
 import { startQueue, stopQueue, workCells, type CellHandler } from "./queue";
 
-export type WorkerOptions = { concurrency?: number; visibilityTimeoutSeconds?: number; pollIntervalMs?: number };
+export type WorkerOptions = {
+  concurrency?: number;
+  visibilityTimeoutSeconds?: number;
+  pollIntervalMs?: number;
+  /** Other work of the process to stop within the same grace period (the generations it holds, given back). */
+  drainAlso?: (graceMs: number) => Promise<unknown>;
+};
 
 /** Run until a stop signal; resolves once started. */
 export async function runWorker(handler: CellHandler, options: WorkerOptions = {}): Promise<void> {
@@ -33,7 +39,7 @@ export async function runWorker(handler: CellHandler, options: WorkerOptions = {
     stopping = true;
     log.info("worker stopping", { signal, grace_ms: config.SHUTDOWN_GRACE_MS });
     exitByDeadline(config.SHUTDOWN_GRACE_MS, "worker shutdown");
-    stopQueue({ graceMs: config.SHUTDOWN_GRACE_MS })
+    Promise.all([stopQueue({ graceMs: config.SHUTDOWN_GRACE_MS }), options.drainAlso?.(config.SHUTDOWN_GRACE_MS)])
       .then(() => Promise.all([closeNotifiers(), closeClusterPools()]))
       .then(() => {
         log.info("worker stopped", { pid: process.pid });

@@ -1,7 +1,7 @@
 /**
  * Pairwise comparisons (issue 38.5): a pairwise metric judges two replies to one input, each pair in both
  * orders, through the same judge client as runs (its cache, retries, the process-wide JUDGE_MAX_CONCURRENCY
- * limiter). Worked in the process that started it, like a generation: `batch_size` pairs at once,
+ * limiter). Worked in the process that started it (generations are queued; comparisons not yet): `batch_size` pairs at once,
  * `max_cost_usd` stops starting pairs once the judge calls (priced by JUDGE_PRICES) reach it. The figures
  * (lib/agreement/pairwise) are computed when read, from the stored verdicts.
  */

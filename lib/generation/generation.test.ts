@@ -14,6 +14,7 @@ import * as compare from "@/app/api/evaluation-pipeline-executions/compare/route
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import * as nodes from "@/app/api/evaluation-pipeline-nodes/route";
 import * as generationItem from "@/app/api/generations/[id]/route";
+import * as evaluate from "@/app/api/generations/[id]/evaluate/route";
 import { waitForExecution } from "@/lib/runner/run";
 import * as generations from "@/app/api/generations/route";
 import * as targetItem from "@/app/api/targets/[id]/route";
@@ -225,5 +226,32 @@ describe("generations (issue 37)", () => {
     expect(dry.status).toBe(200);
     expect(dry.json).toMatchObject({ conversations: 2 * sample.conversations.length });
     expect(double.count()).toBe(0);
+  });
+
+  it("evaluate and compare with the source in one call: the source's metric copied by name, both datasets run, the comparison paired by source", async () => {
+    const id = await target({ name: "candidate model", kind: "openai_chat", url: double.baseURL, model: "gpt-4o-mini" });
+    double.setDefault({ kind: "text", content: "All of it is checked now." });
+    const g = await generate({ target_id: id, mode: "replay" });
+    const metric = await call(nodes.POST, "POST", "/x", { body: { dataset_id: sample.datasetId, name: "mentions checked", kind: "check", evaluation_level: "conversation", check: { type: "text_contains", params: { value: "checked" } } } });
+    expect(metric.status, metric.text).toBe(201);
+    const foreign = await call(evaluate.POST, "POST", "/x", { params: { id: g.id }, body: { pipeline_node_ids: [999999] } });
+    expect(foreign.status).toBe(422);
+    expect(foreign.json.error.details[0].path).toBe("pipeline_node_ids");
+    const res = await call(evaluate.POST, "POST", "/x", { params: { id: g.id }, body: { pipeline_node_ids: [metric.json.id] } });
+    expect(res.status, res.text).toBe(202);
+    const { source_execution: a, generated_execution: b, compare_url, metrics } = res.json;
+    expect(a.dataset_id).toBe(sample.datasetId);
+    expect(b.dataset_id).toBe(g.dataset_id);
+    expect(metrics).toEqual([{ name: "mentions checked", source_id: metric.json.id, generated_id: expect.any(Number) }]);
+    expect(compare_url).toBe(`/datasets/${g.dataset_id}/compare-source?a=${a.id}&b=${b.id}`);
+    await waitForExecution(a.id);
+    await waitForExecution(b.id);
+    const compared = await call(compare.GET, "GET", `/x?a=${a.id}&b=${b.id}&pair_by=source`);
+    expect(compared.json.metrics).toEqual([expect.objectContaining({ name: "mentions checked", pairs: sample.conversations.length, b_pass_rate: 1 })]);
+    // Again: the copy is reused, not made twice.
+    const again = await call(evaluate.POST, "POST", "/x", { params: { id: g.id }, body: { pipeline_node_ids: [metric.json.id] } });
+    expect(again.json.metrics[0].generated_id).toBe(metrics[0].generated_id);
+    await waitForExecution(again.json.source_execution.id);
+    await waitForExecution(again.json.generated_execution.id);
   });
 });

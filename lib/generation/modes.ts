@@ -6,13 +6,12 @@
  * `simulate` (a model plays the user from a scenario until it says the stop token or `max_turns`).
  * A target's failure ends the conversation with `target_error`; a simulator's with `simulator_error`.
  */
-import { generateText } from "ai";
 import type { Conversation, Message, Step } from "@/lib/conversation";
 import type { StoredConversationTree } from "@/db/repositories/datasets";
 import type { TargetRow } from "@/db/repositories/targets";
-import { openAIChatModel } from "@/lib/judge/call";
 import { getJudgeConfig, resolveModelName } from "@/lib/judge/config";
 import { callTarget, TargetError, type DeclaredTool, type TargetReply, type Turn } from "@/lib/targets";
+import { chatCall, chatModel } from "@/lib/targets/chat";
 import { valueAt } from "@/lib/targets/clients";
 import type { stopReasons } from "@/lib/schemas/generations";
 
@@ -182,8 +181,14 @@ async function simulatorTurn(input: ModeInput, system: string, history: Turn[]):
   if (messages[0].role === "assistant") messages.unshift({ role: "user", content: "(The conversation starts now. Write your first message to the assistant.)" });
   input.usage.simulatorCalls++;
   try {
-    const res = await generateText({ model: openAIChatModel(config.baseURL, config.apiKey, model), system, messages, abortSignal: AbortSignal.any([input.signal, AbortSignal.timeout(config.timeoutMs)]), maxRetries: 2, seed: input.seed });
-    input.usage.calls.push({ model, inputTokens: res.usage.inputTokens ?? 0, outputTokens: res.usage.outputTokens ?? 0 });
+    const res = await chatCall(chatModel(config.baseURL, config.apiKey ?? "not-needed", model, {}, "simulator"), {
+      turns: [{ role: "system", content: system }, ...messages],
+      signal: input.signal,
+      timeoutMs: config.timeoutMs,
+      retries: 2,
+      seed: input.seed,
+    });
+    input.usage.calls.push({ model, inputTokens: res.inputTokens, outputTokens: res.outputTokens });
     return res.text;
   } catch (error) {
     if (input.signal.aborted) throw input.signal.reason;

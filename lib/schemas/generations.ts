@@ -1,6 +1,6 @@
 /** Wire schemas of generations: replay and simulation against a target (API.md, fourth phase). */
 import { z } from "zod";
-import { isoTimestamp } from "./common";
+import { idText, isoTimestamp, paginationQuery } from "./common";
 
 export const generationModes = ["next_turn", "replay", "simulate"] as const;
 export const stopReasons = ["end_of_source", "stop_token", "max_turns", "target_error", "simulator_error"] as const;
@@ -12,7 +12,15 @@ export const createGenerationBody = z.object({
   target_id: id,
   mode: z.enum(generationModes).describe("`next_turn`: each assistant turn's history sent, the candidate stored beside the original; `replay`: the source's user turns sent in order; `simulate`: a model plays the user from a scenario"),
   conversation_ids: z.array(id).min(1).max(10_000).optional().describe("Only these conversations of the source (default: all)"),
-  filter: z.string().optional().describe("Not supported yet: refused with 422 (use conversation_ids)"),
+  filter: z
+    .string()
+    .max(2000)
+    .optional()
+    .describe(
+      "Only source conversations matching this grid filter (the grid's `filter` language at the conversation level, e.g. `meta.reward==0;metric.12==fail`); " +
+        "with `conversation_ids`, the named conversations that match. Resolved once, when the generation is created; a filter the grid cannot read, " +
+        "or one that matches nothing, is refused with 422 naming `filter`",
+    ),
   repeats: z.number().int().min(1).max(10).optional().default(1),
   max_turns: z.number().int().min(1).max(50).optional().default(10).describe("simulate: user turns at most"),
   simulator: z
@@ -52,9 +60,39 @@ export const generationSchema = z
   })
   .meta({ id: "Generation" });
 
+const estimatePart = z.object({
+  model: z.string().nullable().describe("The model priced (the target's `model`; the simulator's model)"),
+  calls: z.number().int(),
+  input_tokens: z.number().int(),
+  output_tokens: z.number().int(),
+  cost_usd: z.number().nullable().describe("null when the model has no price in JUDGE_PRICES (said in `notes`)"),
+});
+
 export const generationEstimateSchema = z
-  .object({ conversations: z.number().int(), target_calls: z.number().int(), simulator_calls: z.number().int().describe("An upper bound: max_turns each"), note: z.string() })
+  .object({
+    conversations: z.number().int().describe("Conversations it would generate (source conversations × repeats)"),
+    target_calls: z.number().int(),
+    simulator_calls: z.number().int().describe("simulate: an upper bound, max_turns each"),
+    estimated_input_tokens: z.number().int().describe("Estimated from the source's text (4 characters a token), target and simulator together"),
+    estimated_output_tokens: z.number().int(),
+    estimated_cost_usd: z.number().nullable().describe("Target and simulator together; null when either's model has no price in JUDGE_PRICES"),
+    target: estimatePart,
+    simulator: estimatePart.nullable().describe("null unless mode is simulate"),
+    note: z.string().describe("The notes below in one sentence"),
+    notes: z.array(z.string()).describe("How the figures were reached, and which model could not be priced"),
+  })
   .meta({ id: "GenerationEstimate" });
+
+export const listGenerationsQuery = paginationQuery.extend({
+  source_dataset_id: idText().optional().describe("Only generations made from this dataset"),
+});
+
+export const evaluateGenerationBody = z.object({
+  pipeline_node_ids: z.array(id).min(1).max(100).describe("Metrics of the source dataset; each is copied by name to the generated dataset where it has no metric of that name"),
+  execution_mode: z.enum(["sync", "async"]).optional().default("async"),
+  batch_size: z.number().int().min(1).max(256).optional().default(8),
+});
 
 export type CreateGenerationInput = z.infer<typeof createGenerationBody>;
 export type Generation = z.infer<typeof generationSchema>;
+export type GenerationEstimate = z.infer<typeof generationEstimateSchema>;

@@ -4,11 +4,10 @@
  * that errs, times out or answers nothing throws TargetError — the generation records `target_error`,
  * never a pass. Header values `${env:NAME}` are read from the server's environment here and nowhere else.
  */
-import { createOpenAI } from "@ai-sdk/openai";
-import { generateText, jsonSchema, tool, type ModelMessage, type ToolSet } from "ai";
 import { readPath } from "@/lib/checks/scope";
 import type { Step } from "@/lib/conversation";
 import type { TargetRow } from "@/db/repositories/targets";
+import { chatCall, chatModel } from "./chat";
 
 export class TargetError extends Error {}
 
@@ -50,22 +49,21 @@ function checkReply(target: TargetRow, reply: TargetReply): TargetReply {
 }
 
 async function openAIChat(target: TargetRow, req: TargetRequest): Promise<TargetReply> {
-  const headers = resolvedHeaders(target.headers);
+  let headers: Record<string, string>;
+  try {
+    headers = resolvedHeaders(target.headers);
+  } catch (error) {
+    throw error instanceof TargetError ? error : failure(target, error, req.signal);
+  }
   // The key goes where the provider puts it (Authorization: Bearer); never the judge's OPENAI_API_KEY.
   const auth = Object.keys(headers).find((h) => h.toLowerCase() === "authorization");
   const apiKey = auth ? headers[auth].replace(/^Bearer\s+/i, "") : "none";
   if (auth) delete headers[auth];
-  const provider = createOpenAI({ baseURL: target.url, apiKey, headers, name: "target" });
   // The conversation's system prompt goes as the system message it is; the rest as the turns.
-  const system = req.turns.filter((t) => t.role === "system").map((t) => t.content).join("\n\n") || undefined;
-  const messages: ModelMessage[] = req.turns.filter((t) => t.role !== "system").map((t) => ({ role: t.role as "user" | "assistant", content: t.content }));
-  const tools: ToolSet = {};
-  for (const t of req.tools) tools[t.name] = tool({ description: t.description, inputSchema: jsonSchema(t.parameters) });
-  const signal = withTimeout(req.signal, target.timeoutMs);
   try {
-    const res = await generateText({ model: provider.chat(target.model ?? "model"), system, messages, ...(req.tools.length ? { tools } : {}), abortSignal: signal, maxRetries: 0, seed: req.seed });
-    const steps = res.toolCalls.map((c) => ({ ...emptyStep(), toolCall: { id: c.toolCallId, name: c.toolName, arguments: c.input }, modelName: target.model }));
-    return checkReply(target, { text: res.text, steps, inputTokens: res.usage.inputTokens ?? 0, outputTokens: res.usage.outputTokens ?? 0, model: target.model });
+    const res = await chatCall(chatModel(target.url, apiKey, target.model ?? "model", headers), { turns: req.turns, tools: req.tools, seed: req.seed, signal: req.signal, timeoutMs: target.timeoutMs });
+    const steps = res.toolCalls.map((c) => ({ ...emptyStep(), toolCall: { id: c.id, name: c.name, arguments: c.input }, modelName: target.model }));
+    return checkReply(target, { text: res.text, steps, inputTokens: res.inputTokens, outputTokens: res.outputTokens, model: target.model });
   } catch (error) {
     if (error instanceof TargetError) throw error;
     throw failure(target, error, req.signal);

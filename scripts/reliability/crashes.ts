@@ -208,3 +208,37 @@ export async function startScriptOwnsServer(port: number, db: DatabaseLocation) 
   }
   return { checks, figures };
 }
+
+/**
+ * SIGKILL during a generation (issue 37): the generation is never left "processing" — the restarted
+ * server (SQLite: at once; PostgreSQL: once the dead server's lease runs out) takes it up where it was,
+ * and it completes with each source conversation × repeat written exactly once.
+ */
+export async function killDuringGeneration(server: TurnscopeServer, double: JudgeDouble, visibilitySeconds: number) {
+  const checks: Check[] = [];
+  double.reset();
+  double.setLatency(100);
+  const { datasetId } = await importDataset(server, `kill-generation-${Date.now()}`, agentConversations(20, "g"));
+  const target = await server.request("POST", "/api/targets", { name: `kill target ${Date.now()}`, kind: "openai_chat", url: double.baseURL, model: "kill-target", max_concurrency: 4 });
+  check(checks, "target created", target.status === 201, target.text);
+  const started = await server.request("POST", "/api/generations", { source_dataset_id: datasetId, target_id: target.json.id, mode: "replay", repeats: 2 });
+  check(checks, "generation started", started.status === 202, started.text);
+  const id = started.json.id as number;
+  const total = started.json.total as number;
+  const read = async () => (await server.request("GET", `/api/generations/${id}`)).json as { status: string; completed: number; failed: number; dataset_id: number };
+  await waitUntil("some conversations before the kill", async () => (await read()).completed >= 6, 60_000);
+  await server.stop("SIGKILL");
+  const killedAt = Date.now();
+  integrityCheck(checks, "database intact after SIGKILL", server.options);
+  await server.start();
+  const after = await read();
+  check(checks, "written conversations are kept and the generation is not failed by the restart", after.completed >= 6 && after.status !== "failed", after);
+  double.setLatency(0);
+  await waitUntil("the generation to end", async () => !["pending", "processing"].includes((await read()).status), (visibilitySeconds * 1.5 + 60) * 1000);
+  const final = await read();
+  const list = ((await server.request("GET", `/api/datasets/${final.dataset_id}/conversations?limit=500`)).json ?? []) as Array<{ meta: { source_conversation_id: number; repeat: number } }>;
+  const keys = list.map((c) => `${c.meta.source_conversation_id}:${c.meta.repeat}`);
+  check(checks, "the same generation completes after the restart", final.status === "completed" && final.completed === total, final);
+  check(checks, "each source conversation × repeat written exactly once", keys.length === total && new Set(keys).size === total, { written: keys.length, unique: new Set(keys).size, total });
+  return { checks, figures: { recovered_ms: Date.now() - killedAt, total } };
+}

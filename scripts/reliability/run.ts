@@ -8,7 +8,7 @@ import fs from "node:fs";
 import os from "node:os";
 import { startJudgeDouble } from "@/lib/testing/judge-double/server";
 import { ensureBuild } from "../project.mjs";
-import { killDuringImport, killDuringRun, sigtermDuringRun, startScriptOwnsServer } from "./crashes";
+import { killDuringGeneration, killDuringImport, killDuringRun, sigtermDuringRun, startScriptOwnsServer } from "./crashes";
 import type { Check } from "./data";
 import { faultSection, loadSection, type Sizes } from "./load-and-faults";
 import { TurnscopeServer } from "./server";
@@ -127,6 +127,7 @@ async function main() {
     await runSection("bounded input and counted calls", () => boundsSection(server, double));
     await runSection("output safety", () => outputSafetySection(server, double));
     await runSection("SIGKILL during a run", () => killDuringRun(server, double, sizes.killRunConversations, visibilitySeconds));
+    await runSection("SIGKILL during a generation", () => killDuringGeneration(server, double, visibilitySeconds));
     await runSection("SIGKILL during an import", () => killDuringImport(server, sizes.killImportConversations, sizes.killImportDelays));
     await runSection("SIGTERM during a run", () => sigtermDuringRun(server, double, graceMs, visibilitySeconds));
   } finally {

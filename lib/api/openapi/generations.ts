@@ -1,14 +1,17 @@
 import { errorSchema, idParams } from "@/lib/schemas/common";
-import { createGenerationBody, generationEstimateSchema, generationSchema } from "@/lib/schemas/generations";
+import { z } from "zod";
+import { createGenerationBody, evaluateGenerationBody, generationEstimateSchema, generationSchema, listGenerationsQuery } from "@/lib/schemas/generations";
+import { executionSchema } from "@/lib/schemas/executions";
 import { createTargetBody, targetSchema, updateTargetBody } from "@/lib/schemas/targets";
-import { badRequest, notFoundResponse, unprocessableResponse } from "./shared";
+import { badRequest, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 
 const tag = "Targets and generations";
 const noContentResponse = { description: "Deleted" };
 
 const generationDescription =
-  "Sends a dataset's conversations (all, or `conversation_ids`) to a target, each result an ordinary conversation of a new " +
+  "Sends a dataset's conversations (all of them, those in `conversation_ids`, those matching `filter` — the grid's filter " +
+  "language at the conversation level — or, with both, the named ones that match; resolved once, at creation) to a target, each result an ordinary conversation of a new " +
   "dataset (`dataset_id`) with `meta.source_conversation_id`, `repeat` (0…k−1), `generation_id`, `target` and `stop_reason`, so " +
   "every metric, check, label and export works on it. `next_turn`: for each assistant turn the history before it is sent and " +
   "the candidate stored in its place, the original in the message's `meta.original_content`. `replay`: the source's user turns " +
@@ -17,9 +20,12 @@ const generationDescription =
   "`simulator.scenario_path` (else the conversation's goal, else its first user message) until it says `stop_token` or " +
   "`max_turns`; its instructions are in the generation's `params`. A target's error, time-out or empty reply ends that " +
   "conversation with `stop_reason: target_error` (counted in `failed`, never a pass); a simulator's with `simulator_error`. " +
-  "Worked in the server that started it, the target's `max_concurrency` (or `batch_size`) conversations at once; `max_cost_usd` " +
+  "Queued: any server or worker process claims it (a lease it renews; one whose process died is taken up by another where it " +
+  "was), the target's `max_concurrency` (or `batch_size`) conversations at once; `max_cost_usd` " +
   "stops starting conversations once the target's and the simulator's calls cost that much (JUDGE_PRICES; the generation ends " +
-  "`cancelled`). `filter` is not supported yet (422). `dry_run`: 200 with the calls it would make, nothing created.";
+  "`cancelled`). A filter the grid cannot read, or one that matches none of the chosen conversations, is refused with 422 naming " +
+  "`filter`. `dry_run`: 200 with the target's and the simulator's calls, their tokens estimated from the source's text and their " +
+  "cost priced with JUDGE_PRICES (null, said in `notes`, where a model has no price); nothing is created and nothing is sent.";
 
 export const generationOperations: Operation[] = [
   {
@@ -61,13 +67,22 @@ export const generationOperations: Operation[] = [
       422: unprocessableResponse,
     },
   },
+  {
+    method: "get",
+    path: "/generations",
+    operationId: "listGenerations",
+    summary: "Generations, newest first: all, or those made from one source dataset",
+    tag,
+    query: listGenerationsQuery,
+    responses: { 200: { description: "A page of generations", schema: generationSchema, array: true, headers: totalCountHeader }, 400: badRequest },
+  },
   { method: "get", path: "/generations/{id}", operationId: "getGeneration", summary: "A generation's status, counts, usage and stop reasons", tag, params: idParams, responses: { 200: { description: "The generation", schema: generationSchema }, 400: badRequest, 404: notFoundResponse } },
   {
     method: "get",
     path: "/generations/{id}/events",
     operationId: "followGeneration",
     summary: "Follow a generation (Server-Sent Events)",
-    description: "`processing` with its counts first, one `conversation` event per conversation written (`conversation_id`, `source_conversation_id`, `repeat`, `stop_reason`), then `done` with the generation. Events come from the server working it.",
+    description: "`processing` with its status, counts and `stop_reasons` first and whenever they change, one `conversation` event per conversation written (`conversation_id`, `source_conversation_id`, `repeat`, `stop_reason`), then `done` with the generation. Read from the store as the generation changes, whichever process works it; a reconnect starts again from the first conversation.",
     tag,
     params: idParams,
     responses: { 200: { description: "text/event-stream", contentType: "text/event-stream" }, 400: badRequest, 404: notFoundResponse },
@@ -76,9 +91,40 @@ export const generationOperations: Operation[] = [
     method: "post",
     path: "/generations/{id}/cancel",
     operationId: "cancelGeneration",
-    summary: "Cancel a generation: its calls are aborted, nothing more is written",
+    summary: "Cancel a generation wherever it runs: it ends `cancelled` at once, its calls are aborted, nothing more is written",
     tag,
     params: idParams,
     responses: { 200: { description: "The generation, cancelled", schema: generationSchema }, 400: badRequest, 404: notFoundResponse, 409: { description: "Already ended", schema: errorSchema } },
+  },
+  {
+    method: "post",
+    path: "/generations/{id}/evaluate",
+    operationId: "evaluateGenerationWithSource",
+    summary: "Evaluate and compare with the source: run the chosen source metrics on both datasets",
+    description:
+      "Each metric of `pipeline_node_ids` (metrics of the source dataset) is copied by name to the generated dataset where it has no metric of " +
+      "that name (its dependencies are left out), then two runs start: the source's metrics on the source, their copies on the generated " +
+      "dataset. `compare_url` is the page comparing them paired by source conversation (`GET /evaluation-pipeline-executions/compare?a&b&pair_by=source`). " +
+      "409 while the generation runs.",
+    tag,
+    params: idParams,
+    body: evaluateGenerationBody,
+    responses: {
+      202: {
+        description: "Both runs started",
+        schema: z
+          .object({
+            source_execution: executionSchema,
+            generated_execution: executionSchema,
+            compare_url: z.string(),
+            metrics: z.array(z.object({ name: z.string(), source_id: z.number().int(), generated_id: z.number().int() })),
+          })
+          .meta({ id: "GenerationEvaluation" }),
+      },
+      400: badRequest,
+      404: notFoundResponse,
+      409: { description: "The generation has not ended", schema: errorSchema },
+      422: unprocessableResponse,
+    },
   },
 ];

@@ -65,9 +65,8 @@ async function stopBackgroundWork(): Promise<void> {
   if (thread?.thread) await (await import("@/lib/judge/call-thread")).stopJudgeThread();
   const checkThread = state.get("check-thread") as { thread?: unknown } | undefined;
   if (checkThread?.thread) await (await import("@/lib/runner/check-thread")).stopCheckThread();
-  const generations = state.get("generation.active") as Map<number, { controller: AbortController; finished: Promise<void> }> | undefined;
-  for (const g of generations?.values() ?? []) g.controller.abort(new Error("cancelled"));
-  await Promise.all([...(generations?.values() ?? [])].map((g) => g.finished));
+  const generations = state.get("generation.queue") as { started?: unknown } | undefined;
+  if (generations?.started) await (await import("@/lib/generation/queue")).drainGenerations(0);
 }
 
 afterAll(async () => {

@@ -1,0 +1,148 @@
+/**
+ * Working one claimed generation (lib/generation/queue.ts claims it): its source conversations × repeats
+ * sent to the target, the target's `max_concurrency` (or batch_size) at once, each result written as a
+ * conversation of the generation's dataset while the claim is still this process's. A generation taken
+ * up again (its process died or shut down) skips what its dataset already holds and counts it from there.
+ * How it stops: cancelled (any process; nothing more is written), given back at shutdown (in-flight
+ * conversations get the grace period, the rest is another process's), or its claim lost (it stops at once).
+ */
+import "server-only";
+import pLimit from "p-limit";
+import { getConversationTrees } from "@/db/repositories/datasets";
+import { writeConversations } from "@/db/repositories/conversation-writes";
+import { finishGeneration, releaseGeneration, saveGenerationProgress, whileHeld, writtenConversations } from "@/db/repositories/generation-queue";
+import type { GenerationRow } from "@/db/repositories/targets";
+import { transaction } from "@/db/store";
+import { costOf } from "@/lib/judge/config";
+import { createGenerationBody, stopReasons, type CreateGenerationInput, type Generation } from "@/lib/schemas/generations";
+import { getTargetRow } from "@/lib/targets";
+import { announceGeneration } from "./events";
+import { nextTurn, replay, simulate, type Made, type ModeInput, type StopReason, type Usage } from "./modes";
+
+export type StopKind = "cancel" | "drain" | "lost";
+/** How the queue tells a generation to stop: `stop` aborts its calls; `draining` only stops new conversations. */
+export type WorkControl = { signal: AbortSignal; stopKind: () => StopKind | null; draining: () => boolean };
+
+export const emptyReasons = () => Object.fromEntries(stopReasons.map((r) => [r, 0])) as Record<StopReason, number>;
+type WireUsage = Generation["usage"];
+
+/** Saved usage (the wire's shape), tolerant of rows written before it was kept. */
+export function savedUsage(u: Record<string, unknown> | null): WireUsage {
+  const w = (u ?? {}) as Partial<WireUsage>;
+  return { target_calls: w.target_calls ?? 0, simulator_calls: w.simulator_calls ?? 0, input_tokens: w.input_tokens ?? 0, output_tokens: w.output_tokens ?? 0, cost_usd: w.cost_usd === undefined ? 0 : w.cost_usd };
+}
+
+/** This attempt's calls priced (JUDGE_PRICES), added to what earlier attempts saved. */
+function usageWire(base: WireUsage, usage: Usage): WireUsage {
+  let cost: number | null = base.cost_usd;
+  for (const c of usage.calls) {
+    if (c.inputTokens + c.outputTokens === 0) continue;
+    const one = costOf(c.model ?? "", c.inputTokens, c.outputTokens);
+    cost = one === null || cost === null ? null : cost + one;
+  }
+  return {
+    target_calls: base.target_calls + usage.targetCalls,
+    simulator_calls: base.simulator_calls + usage.simulatorCalls,
+    input_tokens: base.input_tokens + usage.calls.reduce((n, c) => n + c.inputTokens, 0),
+    output_tokens: base.output_tokens + usage.calls.reduce((n, c) => n + c.outputTokens, 0),
+    cost_usd: cost,
+  };
+}
+
+/** The request a generation was created with, read back from its row (params keep every field the work needs). */
+export function requestOf(row: GenerationRow): CreateGenerationInput {
+  const p = row.params;
+  return createGenerationBody.parse({
+    source_dataset_id: row.sourceDatasetId ?? 1,
+    target_id: row.targetId ?? 1,
+    mode: row.mode,
+    repeats: p.repeats ?? 1,
+    max_turns: p.max_turns ?? 10,
+    simulator: p.simulator ?? undefined,
+    seed: p.seed ?? undefined,
+    batch_size: p.batch_size ?? undefined,
+    max_cost_usd: p.max_cost_usd ?? undefined,
+  });
+}
+
+const failed = (r: StopReason) => r === "target_error" || r === "simulator_error";
+
+/** Work a generation this process has claimed, until it ends, is cancelled, given back or lost. */
+export async function workGeneration(row: GenerationRow, owner: string, control: WorkControl): Promise<void> {
+  if (row.targetId === null) throw new Error("its target was deleted");
+  if (row.sourceDatasetId === null) throw new Error("its source dataset was deleted");
+  const body = requestOf(row);
+  const target = await getTargetRow(row.targetId);
+  const ids = row.sourceConversationIds ?? (Array.isArray(row.params.conversation_ids) ? (row.params.conversation_ids as number[]) : []);
+  const base = savedUsage(row.usage);
+  const usage: Usage = { targetCalls: 0, simulatorCalls: 0, calls: [] };
+  const reasons = emptyReasons();
+  let completed = 0;
+  let failedCount = 0;
+  // Taken up again: what the dataset holds is done, and counted from its meta.
+  const done = new Set<string>();
+  for (const c of await writtenConversations(row.datasetId)) {
+    done.add(`${c.sourceConversationId}:${c.repeat}`);
+    const reason = (stopReasons as readonly string[]).includes(c.stopReason ?? "") ? (c.stopReason as StopReason) : "end_of_source";
+    reasons[reason]++;
+    if (failed(reason)) failedCount++;
+    else completed++;
+  }
+  let budgetReached = false;
+  const progress = () => ({ completed, failed: failedCount, usage: usageWire(base, usage), stopReasons: reasons });
+  const overBudget = () => {
+    const cost = usageWire(base, usage).cost_usd;
+    return body.max_cost_usd !== undefined && cost !== null && cost >= body.max_cost_usd;
+  };
+  budgetReached = overBudget();
+  const limit = pLimit(Math.min(target.maxConcurrency, body.batch_size ?? target.maxConcurrency));
+  const mode = body.mode === "next_turn" ? nextTurn : body.mode === "replay" ? replay : simulate;
+  const { signal } = control;
+  let leftUndone = 0;
+  const one = async (conversationId: number, repeat: number) => {
+    if (budgetReached) return;
+    if (signal.aborted || control.draining()) return void leftUndone++;
+    const source = (await getConversationTrees([conversationId])).get(conversationId);
+    if (!source) return;
+    const input: ModeInput = { source, target, repeat, generationId: row.id, signal, usage, maxTurns: body.max_turns, simulator: body.simulator, seed: body.seed === undefined ? undefined : body.seed + repeat };
+    let made: Made;
+    try {
+      made = await mode(input);
+    } catch (error) {
+      if (signal.aborted) return void leftUndone++;
+      throw error;
+    }
+    if (signal.aborted) return void leftUndone++;
+    // Written under the dataset's row lock, one at a time, only while the claim is ours and the generation runs.
+    const now = new Date().toISOString();
+    const written = await transaction(function* () {
+      if (!(yield* whileHeld(row.id, row.datasetId, owner))) return false;
+      yield* writeConversations(row.datasetId, [{ conversation: made.conversation }], now);
+      return true;
+    });
+    if (!written) return;
+    reasons[made.stopReason]++;
+    if (failed(made.stopReason)) failedCount++;
+    else completed++;
+    await saveGenerationProgress(row.id, owner, progress());
+    announceGeneration(row.id);
+    if (overBudget()) budgetReached = true;
+  };
+  const tasks: Array<Promise<void>> = [];
+  for (let repeat = 0; repeat < body.repeats; repeat++) {
+    for (const id of ids) if (!done.has(`${id}:${repeat}`)) tasks.push(limit(() => one(id, repeat)));
+  }
+  await Promise.all(tasks);
+  const stop = control.stopKind();
+  if (stop === "lost") return;
+  if (stop === "drain" || (control.draining() && leftUndone > 0 && stop !== "cancel")) {
+    // Given back with its progress: another process (or this one after a restart) takes it up.
+    await saveGenerationProgress(row.id, owner, progress());
+    await releaseGeneration(row.id, owner);
+    return;
+  }
+  const status = stop === "cancel" || budgetReached ? "cancelled" : failedCount > 0 && completed === 0 ? "failed" : "completed";
+  const error = budgetReached ? `budget reached: max_cost_usd ${body.max_cost_usd}; the conversations not started were not generated` : stop === "cancel" ? "cancelled" : null;
+  await finishGeneration(row.id, owner, { ...progress(), status, error, finishedAt: new Date().toISOString() });
+  announceGeneration(row.id);
+}
