@@ -29,7 +29,7 @@ test.describe("grid export", () => {
     const toolbar = page.getByRole("toolbar", { name: "Run controls" });
     const download = async (label: string) => {
       await toolbar.getByRole("button", { name: "Export the grid" }).click();
-      const [file] = await Promise.all([page.waitForEvent("download"), page.getByRole("menuitem", { name: label }).click()]);
+      const [file] = await Promise.all([page.waitForEvent("download"), page.getByRole("menuitem", { name: label, exact: true }).click()]);
       return file;
     };
 
@@ -46,6 +46,11 @@ test.describe("grid export", () => {
     const first = csv.find((r) => r.metric_id === String(taskCompletion) && r.conversation_name === "Flight to Lisbon");
     expect(first).toMatchObject({ "meta.channel": "web", "meta.customer_tier": "gold", "meta.ticket": "" });
     expect(csv.find((r) => r.conversation_name === "Refund via handoff")?.["meta.ticket"]).toBe("SUP-4411");
+
+    // The same CSV for Excel: a UTF-8 byte order mark first, then the very same bytes.
+    const excelCsv = fs.readFileSync(await (await download("CSV for Excel (UTF-8 with BOM)")).path());
+    expect([...excelCsv.subarray(0, 3)]).toEqual([0xef, 0xbb, 0xbf]);
+    expect(excelCsv.subarray(3).toString("utf8")).toBe(fs.readFileSync(await csvFile.path(), "utf8"));
 
     const jsonFile = await download("JSON");
     expect(jsonFile.suggestedFilename()).toBe(`dataset-${datasetId}-grid.json`);
