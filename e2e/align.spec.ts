@@ -12,7 +12,8 @@ import { judge } from "./workspace-helpers";
 
 const FILE = "tau-bench_gpt-4o-airline.json";
 
-test("align a judge to the airline file's reward: held-out figures, the prompt in full, promote, agreement history", async ({ page, request }) => {
+// @store-independent: the page over the alignments API, whose storing and recovery app/api/alignments/alignments.test.ts runs on both stores.
+test("align a judge to the airline file's reward: held-out figures, the prompt in full, promote, agreement history", { tag: "@store-independent" }, async ({ page, request }) => {
   test.skip(!realdataHas(FILE), realdataFileAbsent(FILE));
   test.setTimeout(300_000);
   await request.post(`${judge}/reset`);

@@ -119,7 +119,8 @@ async function datasetWithChecks(request: APIRequestContext): Promise<number> {
   return datasetId;
 }
 
-test.describe("the CI workflow of docs/ci.md (issue 38.6)", () => {
+// @store-independent: the doc's commands run as a CI runner would; the gate itself runs on both stores (e2e/gate.spec.ts).
+test.describe("the CI workflow of docs/ci.md (issue 38.6)", { tag: "@store-independent" }, () => {
   test("its commands run as written: the gate passes and the Markdown is posted; a failing gate exits 1 and is still posted", async ({ request }) => {
     test.setTimeout(180_000);
     const workflow = documentedWorkflow();

@@ -35,7 +35,8 @@ async function compare(request: APIRequestContext, body: Record<string, unknown>
   return id;
 }
 
-test("a comparison's page: wins with their interval, consistency, position bias and both verdicts of each pair", async ({ page, request }) => {
+// @store-independent: pages over the comparisons API, whose storing app/api/comparisons/comparisons.test.ts runs on both stores.
+test("a comparison's page: wins with their interval, consistency, position bias and both verdicts of each pair", { tag: "@store-independent" }, async ({ page, request }) => {
   test.setTimeout(120_000);
   await request.post(`${judge}/reset`);
   const stamp = Date.now();
@@ -92,7 +93,8 @@ test("a comparison's page: wins with their interval, consistency, position bias 
   expect((await page.goto("/comparisons/999999"))?.status()).toBe(404);
 });
 
-test("a pairwise column is judged in pairs: its menu starts a comparison against another dataset, and its page follows it", async ({ page, request }) => {
+// @store-independent: as above (the grid column menu and the start page).
+test("a pairwise column is judged in pairs: its menu starts a comparison against another dataset, and its page follows it", { tag: "@store-independent" }, async ({ page, request }) => {
   test.setTimeout(120_000);
   await request.post(`${judge}/reset`);
   const stamp = Date.now();
