@@ -709,6 +709,8 @@ export const alignmentsTable = sqliteTable(
     error: text("error"),
     createdAt: createdAt(),
     finishedAt: text("finished_at"),
+    /** Until when the process working it holds it (renewed while it works): past it, a sweep ends it failed. */
+    leaseUntil: text("lease_until"),
   },
   (t) => [index("alignments_node_idx").on(t.pipelineNodeId)],
 );
@@ -737,6 +739,8 @@ export const comparisonsTable = sqliteTable(
     createdAt: createdAt(),
     startedAt: text("started_at"),
     finishedAt: text("finished_at"),
+    /** Until when the process working it holds it (renewed while it works): past it, a sweep ends it failed. */
+    leaseUntil: text("lease_until"),
   },
   (t) => [index("comparisons_node_idx").on(t.pipelineNodeId)],
 );

@@ -31,10 +31,10 @@ const toAlignment = (r: RawAlignment): AlignmentRow => ({
   createdAt: r.created_at, finishedAt: r.finished_at,
 });
 
-export async function insertAlignment(v: Pick<AlignmentRow, "userId" | "datasetId" | "pipelineNodeId" | "params" | "report" | "total">): Promise<AlignmentRow> {
+export async function insertAlignment(v: Pick<AlignmentRow, "userId" | "datasetId" | "pipelineNodeId" | "params" | "report" | "total">, leaseUntil: string): Promise<AlignmentRow> {
   const rows = await rawRows<RawAlignment>(
-    "insert into alignments (user_id, dataset_id, pipeline_node_id, status, params, report, total) values (?, ?, ?, 'pending', ?, ?, ?) returning *",
-    [v.userId, v.datasetId, v.pipelineNodeId, JSON.stringify(v.params), JSON.stringify(v.report), v.total],
+    "insert into alignments (user_id, dataset_id, pipeline_node_id, status, params, report, total, lease_until) values (?, ?, ?, 'pending', ?, ?, ?, ?) returning *",
+    [v.userId, v.datasetId, v.pipelineNodeId, JSON.stringify(v.params), JSON.stringify(v.report), v.total, leaseUntil],
   );
   return toAlignment(rows[0]);
 }
@@ -72,4 +72,18 @@ export async function recordPromotion(id: number, promoted: { strategy: string; 
 /** Alignments left pending or processing by a server that stopped: ended as failed (SQLite, at start-up). */
 export async function failOrphanedAlignments(message: string, now: string): Promise<number> {
   return rawRun("update alignments set status = 'failed', error = ?, finished_at = ? where status in ('pending', 'processing')", [message, now]);
+}
+
+/** Extend the lease of an alignment still being worked. */
+export async function renewAlignmentLease(id: number, until: string): Promise<void> {
+  await rawRun("update alignments set lease_until = ? where id = ? and status in ('pending', 'processing')", [until, id]);
+}
+
+/** End as failed, with `message`, the unfinished alignments whose lease ran out before `now` (their process died); their ids. */
+export async function failExpiredAlignments(now: string, message: string): Promise<number[]> {
+  const rows = await rawRows<{ id: number }>(
+    "update alignments set status = 'failed', error = ?, finished_at = ? where status in ('pending', 'processing') and lease_until is not null and lease_until < ? returning id",
+    [message, now, now],
+  );
+  return rows.map((r) => Number(r.id));
 }

@@ -67,12 +67,13 @@ export type NewPair = Pick<PairRow, "groupKey" | "aConversationId" | "aMessageId
 export async function insertComparison(
   v: Pick<ComparisonRow, "userId" | "pipelineNodeId" | "aSource" | "bSource" | "aDatasetId" | "bDatasetId" | "pairBy" | "params">,
   pairs: readonly NewPair[],
+  leaseUntil: string,
 ): Promise<ComparisonRow> {
   return transaction(function* () {
     const [row] = yield* raw<RawComparison>(
-      `insert into comparisons (user_id, pipeline_node_id, a_source, b_source, a_dataset_id, b_dataset_id, pair_by, status, params, total)
-       values (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?) returning *`,
-      [v.userId, v.pipelineNodeId, v.aSource, v.bSource, v.aDatasetId, v.bDatasetId, v.pairBy, JSON.stringify(v.params), pairs.length],
+      `insert into comparisons (user_id, pipeline_node_id, a_source, b_source, a_dataset_id, b_dataset_id, pair_by, status, params, total, lease_until)
+       values (?, ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?) returning *`,
+      [v.userId, v.pipelineNodeId, v.aSource, v.bSource, v.aDatasetId, v.bDatasetId, v.pairBy, JSON.stringify(v.params), pairs.length, leaseUntil],
     );
     // 500 rows × 7 values a statement: well under either store's limit on parameters.
     for (let start = 0; start < pairs.length; start += 500) {
@@ -115,6 +116,20 @@ export async function saveComparisonState(id: number, v: { status: ComparisonSta
      where id = ? and status in ('pending', 'processing')`,
     [v.status, JSON.stringify(v.usage), v.error ?? null, v.startedAt ?? null, v.finishedAt ?? null, id],
   );
+}
+
+/** Extend the lease of a comparison still being worked. */
+export async function renewComparisonLease(id: number, until: string): Promise<void> {
+  await rawRun("update comparisons set lease_until = ? where id = ? and status in ('pending', 'processing')", [until, id]);
+}
+
+/** End as failed, with `error`, the unfinished comparisons whose lease ran out before `now` (their process died); their ids. */
+export async function failExpiredComparisons(now: string, error: string): Promise<number[]> {
+  const rows = await rawRows<{ id: number }>(
+    "update comparisons set status = 'failed', error = ?, finished_at = ? where status in ('pending', 'processing') and lease_until is not null and lease_until < ? returning id",
+    [error, now, now],
+  );
+  return rows.map((r) => Number(r.id));
 }
 
 /** End every comparison still pending or processing as failed with `error` (a stopped server's); how many. */

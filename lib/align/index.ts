@@ -6,6 +6,7 @@
  */
 import "server-only";
 import { dialect } from "@/db/dialect";
+import { holdLease, leaseUntil } from "@/lib/work-lease";
 import * as repo from "@/db/repositories/alignments";
 import type { PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/errors";
@@ -135,8 +136,16 @@ export async function startAlignment(input: CreateAlignmentInput, userId: string
     baseline_prompt: node.prompt,
   };
   const calls = plannedCalls(truth.cells.length, { strategies: params.strategies, folds: params.folds });
-  const row = await repo.insertAlignment({ userId, datasetId: node.datasetId, pipelineNodeId: node.id, params, report: header, total: calls.judge + calls.optimizer });
-  running.set(row.id, work(row.id, node, truth, params, header, deps.judge).finally(() => running.delete(row.id)));
+  const row = await repo.insertAlignment({ userId, datasetId: node.datasetId, pipelineNodeId: node.id, params, report: header, total: calls.judge + calls.optimizer }, leaseUntil());
+  // Held while this process works it: if the process dies, another one's sweep ends it failed (work-lease.ts).
+  const lease = holdLease(`alignment ${row.id}`, (until) => repo.renewAlignmentLease(row.id, until));
+  running.set(
+    row.id,
+    work(row.id, node, truth, params, header, deps.judge).finally(() => {
+      lease.stop();
+      running.delete(row.id);
+    }),
+  );
   return { dryRun: false, alignment: toWire((await repo.getAlignmentRow(row.id))!) };
 }
 
@@ -176,6 +185,11 @@ async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Par
  * never finish, so it ends failed, saying to start it again. On PostgreSQL another process may be working
  * it, so it is left alone.
  */
+/** Every process, on either store: alignments whose process died (their lease ran out) end failed, saying so. */
+export async function sweepExpiredAlignments(now: string): Promise<number> {
+  return (await repo.failExpiredAlignments(now, "interrupted: the process working it stopped; start it again")).length;
+}
+
 export async function recoverAlignments(): Promise<number> {
   if (dialect.queuesRuns) return 0;
   return repo.failOrphanedAlignments("interrupted: the server stopped while this alignment ran; start it again", new Date().toISOString());

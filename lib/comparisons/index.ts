@@ -18,6 +18,7 @@ import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type
 import { log } from "@/lib/log";
 import { buildPairwisePrompt, getMetricRow, loadConversationTrees, repliesText } from "@/lib/metrics";
 import { processSingleton } from "@/lib/process-state";
+import { holdLease, leaseUntil } from "@/lib/work-lease";
 import type { Comparison, CreateComparisonInput } from "@/lib/schemas/comparisons";
 import { pairBySource, pairSiblings, type PairingTree, type PlannedPair } from "./pairing";
 
@@ -96,7 +97,10 @@ export async function startComparison(body: CreateComparisonInput, userId: strin
   const row = await repo.insertComparison(
     { userId, pipelineNodeId: node.id, aSource: body.a, bSource: body.b ?? null, aDatasetId, bDatasetId, pairBy: body.pair_by, params },
     planned.map((p) => ({ groupKey: p.groupKey, aConversationId: p.a.conversationId, aMessageId: p.a.messageId, bConversationId: p.b.conversationId, bMessageId: p.b.messageId })),
+    leaseUntil(),
   );
+  // Held while this process works it: if the process dies, another one's sweep ends it failed (work-lease.ts).
+  const lease = holdLease(`comparison ${row.id}`, (until) => repo.renewComparisonLease(row.id, until));
   const controller = new AbortController();
   // Every judge call of the comparison listens on it: many at once is expected, not a leak.
   setMaxListeners(0, controller.signal);
@@ -108,6 +112,7 @@ export async function startComparison(body: CreateComparisonInput, userId: strin
           await repo.saveComparisonState(row.id, { status: "failed", usage: null, error: `comparison stopped: ${(error as Error).message}`, finishedAt: new Date().toISOString() });
         })
         .finally(() => {
+          lease.stop();
           active.delete(row.id);
           resolve();
         });
@@ -255,4 +260,12 @@ export async function recoverComparisons(): Promise<number> {
   const failed = await repo.failUnfinishedComparisons("interrupted: the server stopped while this comparison ran; start it again", new Date().toISOString());
   if (failed) log.warn("comparisons a stopped server left unfinished ended failed", { count: failed });
   return failed;
+}
+
+/** Every process, on either store: comparisons whose process died (their lease ran out) end failed, saying so. */
+export async function sweepExpiredComparisons(now: string): Promise<number> {
+  const ended = await repo.failExpiredComparisons(now, "interrupted: the process judging it stopped; start it again");
+  // One this process still works (its loop stalled past the lease): ended, so its calls stop here too.
+  for (const id of ended) active.get(id)?.controller.abort(new Error("ended: its lease ran out"));
+  return ended.length;
 }

@@ -15,7 +15,8 @@ import * as history from "@/app/api/evaluation-pipeline-nodes/[id]/agreement-his
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { waitForExecution } from "@/lib/runner/run";
 import { seededRandom } from "@/lib/agreement/regression";
-import { recoverAlignments, waitForAlignment } from "@/lib/align";
+import { renewAlignmentLease } from "@/db/repositories/alignments";
+import { recoverAlignments, sweepExpiredAlignments, waitForAlignment } from "@/lib/align";
 import { EXAMPLES_BEGIN, EXAMPLES_END } from "@/lib/align/few-shot";
 import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http/call";
@@ -336,6 +337,22 @@ describe("a server stopped mid-alignment", () => {
     await waitForAlignment(res.json.id);
     // The work that was still going on does not bring an ended alignment back.
     if (process.env.TEST_STORE !== "postgres") expect((await get(res.json.id)).json.status).toBe("failed");
+  });
+
+  it("an alignment whose process died (its lease ran out) ends failed at any process's sweep, on either store; one being worked is left alone", async () => {
+    const d = await dataset("lease ran out");
+    double.setLatency(5_000);
+    const res = await start({ pipeline_node_id: d.metricId, truth: "reference", strategies: ["few_shot"] });
+    expect(res.status).toBe(202);
+    await expect.poll(async () => (await get(res.json.id)).json.status).toBe("processing");
+    expect(await sweepExpiredAlignments(new Date().toISOString())).toBe(0);
+    // The process working it stopped renewing its lease a while ago (as a killed process does).
+    await renewAlignmentLease(res.json.id, new Date(Date.now() - 1000).toISOString());
+    expect(await sweepExpiredAlignments(new Date().toISOString())).toBe(1);
+    expect((await get(res.json.id)).json).toMatchObject({ status: "failed", error: "interrupted: the process working it stopped; start it again" });
+    double.setLatency(0);
+    await waitForAlignment(res.json.id);
+    expect((await get(res.json.id)).json.status).toBe("failed");
   });
 });
 

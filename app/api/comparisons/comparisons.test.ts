@@ -9,7 +9,8 @@ import { writeConversations } from "@/db/repositories/conversation-writes";
 import { lockRow, transaction } from "@/db/store";
 import type { Conversation } from "@/lib/conversation";
 import { dialect } from "@/db/dialect";
-import { recoverComparisons, waitForComparison } from "@/lib/comparisons";
+import { renewComparisonLease } from "@/db/repositories/comparisons";
+import { recoverComparisons, sweepExpiredComparisons, waitForComparison } from "@/lib/comparisons";
 import { createDataset } from "@/lib/datasets";
 import { call } from "@/lib/testing/http/call";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
@@ -192,6 +193,23 @@ describe("POST /api/comparisons", () => {
       expect(after.json).toMatchObject({ status: "failed", error: "interrupted: the server stopped while this comparison ran; start it again" });
       expect((await call(cancel.POST, "POST", "/x", { params: { id: started.json.id } })).status).toBe(409);
     }
+  });
+
+  it("a comparison whose process died (its lease ran out) ends failed at the next sweep of any process; one being worked is left alone", async () => {
+    const { source, generated } = await sourceAndGenerated("fine", "also fine");
+    const metric = await pairwiseMetric(source.id);
+    double.setDefault({ kind: "hang" });
+    const body = { pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "source_conversation" };
+    const alive = await call(create.POST, "POST", "/api/comparisons", { body });
+    const dead = await call(create.POST, "POST", "/api/comparisons", { body: { ...body, no_cache: true } });
+    await expect.poll(() => double.inFlight(), { timeout: 20_000 }).toBeGreaterThan(0);
+    // The process working `dead` stopped renewing its lease a while ago (as a killed process does).
+    await renewComparisonLease(dead.json.id, new Date(Date.now() - 1000).toISOString());
+    expect(await sweepExpiredComparisons(new Date().toISOString())).toBe(1);
+    const ended = await call(item.GET, "GET", "/x", { params: { id: dead.json.id } });
+    expect(ended.json).toMatchObject({ status: "failed", error: "interrupted: the process judging it stopped; start it again" });
+    expect(["pending", "processing"]).toContain((await call(item.GET, "GET", "/x", { params: { id: alive.json.id } })).json.status);
+    expect((await call(cancel.POST, "POST", "/x", { params: { id: alive.json.id } })).status).toBe(200);
   });
 
   it("refuses what it cannot compare with a 4xx that says why, creating nothing", async () => {

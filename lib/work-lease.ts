@@ -1,0 +1,37 @@
+/**
+ * Leases on work one process does for a row of the store (a comparison, an alignment): the process renews
+ * the row's `lease_until` while it works, and every process sweeps for rows whose lease ran out — their
+ * process died — and ends them failed, saying so, instead of showing them "processing" for good. The
+ * length is JOB_VISIBILITY_TIMEOUT_SECONDS, as for queued batches and generations.
+ */
+import "server-only";
+import { getConfig } from "@/lib/config";
+import { log } from "@/lib/log";
+
+export const leaseMs = (): number => getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000;
+
+/** The end of a lease taken now. */
+export const leaseUntil = (from = Date.now()): string => new Date(from + leaseMs()).toISOString();
+
+/** Renew a row's lease every third of its length until stopped (the timer keeps no process alive). */
+export function holdLease(what: string, renew: (until: string) => Promise<unknown>): { stop(): void } {
+  const timer = setInterval(() => {
+    renew(leaseUntil()).catch((error: unknown) => log.warn("could not renew a lease", { what, error: (error as Error).message }));
+  }, Math.max(1_000, Math.floor(leaseMs() / 3)));
+  timer.unref?.();
+  return { stop: () => clearInterval(timer) };
+}
+
+/** Run `sweep` now and every half lease (unref'd): it ends the rows whose lease ran out and says how many. */
+export function startLeaseSweep(what: string, sweep: (now: string) => Promise<number>): void {
+  const once = async () => {
+    try {
+      const ended = await sweep(new Date().toISOString());
+      if (ended) log.warn("work whose process stopped ended failed", { what, count: ended });
+    } catch (error) {
+      log.warn("lease sweep failed", { what, error: (error as Error).message });
+    }
+  };
+  void once();
+  setInterval(() => void once(), Math.max(1_000, Math.floor(leaseMs() / 2))).unref?.();
+}
