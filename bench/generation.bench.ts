@@ -22,29 +22,12 @@ import { startJudgeDouble } from "@/lib/testing/judge-double/server";
 import { ensureBuild } from "../scripts/project.mjs";
 import { importDataset, waitUntil } from "../scripts/reliability/data";
 import { TurnscopeServer } from "../scripts/reliability/server";
+import { treeRssMb } from "./support/proc";
 
 const N = Number(process.env.GENERATION_BENCH_CONVERSATIONS ?? 200);
 const TURNS = Number(process.env.GENERATION_BENCH_TURNS ?? 10);
 const LATENCY_MS = Number(process.env.GENERATION_BENCH_LATENCY_MS ?? 200);
 const AT_ONCE = 32;
-
-/** Resident memory of a process and its descendants, in MB (Linux /proc). */
-function treeRssMb(pid: number): number {
-  let kb = 0;
-  const visit = (p: number) => {
-    try {
-      kb += Number(/VmRSS:\s+(\d+)/.exec(fs.readFileSync(`/proc/${p}/status`, "utf8"))?.[1] ?? 0);
-      for (const task of fs.readdirSync(`/proc/${p}/task`)) {
-        const children = fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").trim();
-        for (const child of children ? children.split(/\s+/) : []) visit(Number(child));
-      }
-    } catch {
-      // the process ended meanwhile
-    }
-  };
-  visit(pid);
-  return Math.round((kb / 1024) * 10) / 10;
-}
 
 /** Source conversations, each with its own scenario in meta (the simulator's instructions name it). */
 function sources(n: number, tag: string) {

@@ -21,30 +21,12 @@ import { startJudgeDouble } from "@/lib/testing/judge-double/server";
 import { ensureBuild } from "../scripts/project.mjs";
 import { addMetrics, agentConversations, importDataset, startRun, waitFinal } from "../scripts/reliability/data";
 import { TurnscopeServer } from "../scripts/reliability/server";
+import { treeRssMb } from "./support/proc";
 
 const JUDGE_MS = 200;
 /** The open-loop phase: spans/s offered (OTEL_SERVED_BENCH_RATE) and how many (OTEL_SERVED_BENCH_RATE_SPANS). */
 const RATE = Number(process.env.OTEL_SERVED_BENCH_RATE ?? 5000);
 const RATE_SPANS = Number(process.env.OTEL_SERVED_BENCH_RATE_SPANS ?? 100_000);
-
-/** Resident memory of a process and its descendants, in MB (Linux /proc). */
-function treeRssMb(pid: number): number {
-  let kb = 0;
-  const visit = (p: number) => {
-    try {
-      const status = fs.readFileSync(`/proc/${p}/status`, "utf8");
-      kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
-      for (const task of fs.readdirSync(`/proc/${p}/task`)) {
-        const children = fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").trim();
-        for (const child of children ? children.split(/\s+/) : []) visit(Number(child));
-      }
-    } catch {
-      // the process ended meanwhile
-    }
-  };
-  visit(pid);
-  return Math.round((kb / 1024) * 10) / 10;
-}
 
 async function main() {
   const spans = Number(process.env.OTEL_SERVED_BENCH_SPANS ?? 200_000);

@@ -32,3 +32,22 @@ export function treeCpuSeconds(root: number | undefined): number {
   }
   return total;
 }
+
+/** Resident memory of a process and its descendants, in MB (Linux /proc). */
+export function treeRssMb(pid: number): number {
+  let kb = 0;
+  const visit = (p: number) => {
+    try {
+      const status = fs.readFileSync(`/proc/${p}/status`, "utf8");
+      kb += Number(/VmRSS:\s+(\d+)/.exec(status)?.[1] ?? 0);
+      for (const task of fs.readdirSync(`/proc/${p}/task`)) {
+        const children = fs.readFileSync(`/proc/${p}/task/${task}/children`, "utf8").trim();
+        for (const child of children ? children.split(/\s+/) : []) visit(Number(child));
+      }
+    } catch {
+      // the process ended meanwhile
+    }
+  };
+  visit(pid);
+  return Math.round((kb / 1024) * 10) / 10;
+}

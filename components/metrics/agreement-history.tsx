@@ -6,22 +6,11 @@ import { useState } from "react";
 import { Button } from "@/components/ui/button";
 import { Card, CardHeader } from "@/components/ui/card";
 import { ApiError, apiFetch } from "@/lib/client/api";
+import type { AgreementHistory as AgreementHistoryReport } from "@/lib/labels/agreement-history";
 import type { Metric } from "@/lib/schemas/metrics";
 
-type History = {
-  truth: "labels" | "reference";
-  versions: Array<{
-    version: number;
-    created_at: string;
-    model_name: string | null;
-    prompt: string;
-    n: number;
-    kappa: number | null;
-    kappa_interval: [number, number] | null;
-    accuracy: number | null;
-    aligned: { alignment_id: number; strategy: string; kappa: number | null; kappa_interval: [number, number] | null; baseline_kappa: number | null } | null;
-  }>;
-};
+/** The wire shape of GET /evaluation-pipeline-nodes/{id}/agreement-history (a type only: nothing of the server's code comes along). */
+type History = AgreementHistoryReport;
 
 const fmt = (x: number | null) => (x === null ? "—" : x.toFixed(3));
 
