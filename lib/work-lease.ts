@@ -7,11 +7,15 @@
 import "server-only";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
+import { processSingleton } from "@/lib/process-state";
 
 export const leaseMs = (): number => getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000;
 
 /** The end of a lease taken now. */
 export const leaseUntil = (from = Date.now()): string => new Date(from + leaseMs()).toISOString();
+
+/** The leases this process holds, by what they are on ("comparison 12"). */
+const held = processSingleton("work-lease.held", () => new Map<string, ReturnType<typeof setInterval>>());
 
 /** Renew a row's lease every third of its length until stopped (the timer keeps no process alive). */
 export function holdLease(what: string, renew: (until: string) => Promise<unknown>): { stop(): void } {
@@ -19,7 +23,14 @@ export function holdLease(what: string, renew: (until: string) => Promise<unknow
     renew(leaseUntil()).catch((error: unknown) => log.warn("could not renew a lease", { what, error: (error as Error).message }));
   }, Math.max(1_000, Math.floor(leaseMs() / 3)));
   timer.unref?.();
-  return { stop: () => clearInterval(timer) };
+  held.set(what, timer);
+  return { stop: () => stopLease(what) };
+}
+
+/** Stop renewing a lease (the work ended; or, in a test, the process is to look dead to the others). */
+export function stopLease(what: string): void {
+  clearInterval(held.get(what));
+  held.delete(what);
 }
 
 /** Run `sweep` now and every half lease (unref'd): it ends the rows whose lease ran out and says how many. */

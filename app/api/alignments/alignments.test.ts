@@ -20,6 +20,7 @@ import { recoverAlignments, sweepExpiredAlignments, waitForAlignment } from "@/l
 import { EXAMPLES_BEGIN, EXAMPLES_END } from "@/lib/align/few-shot";
 import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http/call";
+import { stopLease } from "@/lib/work-lease";
 import { upload } from "@/lib/testing/http/multipart";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import * as collection from "./route";
@@ -347,6 +348,7 @@ describe("a server stopped mid-alignment", () => {
     await expect.poll(async () => (await get(res.json.id)).json.status).toBe("processing");
     expect(await sweepExpiredAlignments(new Date().toISOString())).toBe(0);
     // The process working it stopped renewing its lease a while ago (as a killed process does).
+    stopLease(`alignment ${res.json.id}`);
     await renewAlignmentLease(res.json.id, new Date(Date.now() - 1000).toISOString());
     expect(await sweepExpiredAlignments(new Date().toISOString())).toBe(1);
     expect((await get(res.json.id)).json).toMatchObject({ status: "failed", error: "interrupted: the process working it stopped; start it again" });

@@ -13,6 +13,7 @@ import { renewComparisonLease } from "@/db/repositories/comparisons";
 import { recoverComparisons, sweepExpiredComparisons, waitForComparison } from "@/lib/comparisons";
 import { createDataset } from "@/lib/datasets";
 import { call } from "@/lib/testing/http/call";
+import { stopLease } from "@/lib/work-lease";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import * as nodes from "@/app/api/evaluation-pipeline-nodes/route";
@@ -204,6 +205,7 @@ describe("POST /api/comparisons", () => {
     const dead = await call(create.POST, "POST", "/api/comparisons", { body: { ...body, no_cache: true } });
     await expect.poll(() => double.inFlight(), { timeout: 20_000 }).toBeGreaterThan(0);
     // The process working `dead` stopped renewing its lease a while ago (as a killed process does).
+    stopLease(`comparison ${dead.json.id}`);
     await renewComparisonLease(dead.json.id, new Date(Date.now() - 1000).toISOString());
     expect(await sweepExpiredComparisons(new Date().toISOString())).toBe(1);
     const ended = await call(item.GET, "GET", "/x", { params: { id: dead.json.id } });
