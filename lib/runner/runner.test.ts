@@ -95,11 +95,19 @@ describe("POST /run", () => {
 
   it("runs up to batch_size evaluations at once in async mode", async () => {
     const s = await setup();
+    // No hedges here: a hedge takes one of the run's slots too, but its aborted loser stays open at the double
+    // until the double sees the close, so the double counted 5 at batch 4 once on a loaded machine (the
+    // hedges themselves are lib/runner/faulty-provider.test.ts and lib/judge/judge.test.ts).
+    process.env.JUDGE_HEDGE = "false";
+    resetConfig();
     double.setLatency(60);
     let peak = 0;
     const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 5);
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 4 });
-    const done = await finished(res.json.id);
+    const done = await finished(res.json.id).finally(() => {
+      delete process.env.JUDGE_HEDGE;
+      resetConfig();
+    });
     clearInterval(timer);
     expect(done).toMatchObject({ status: "completed", total_evaluations: 21, successful_evaluations: 21 });
     expect(done.meta).toMatchObject({ scope: "column", execution_mode: "async", batch_size: 4 });
