@@ -20,6 +20,7 @@ import { serveRoutes } from "@/lib/testing/http/route-server";
 import * as traces from "@/app/api/otel/v1/traces/route";
 import { flushAssembly } from "@/lib/otel/ingest";
 import { localModel, seedBenchDataset } from "@/bench/support/setup";
+import { clientFigures } from "./support/client-output";
 
 v8.setFlagsFromString("--expose-gc");
 const gc = vm.runInNewContext("gc") as () => void;
@@ -64,25 +65,7 @@ async function main() {
   const client = spawn(process.execPath, ["--import", "tsx", "--conditions=react-server", "bench/support/otel-ingest-client.ts", `${server.baseURL}/api/otel/v1/traces`, String(spans)], {
     stdio: ["ignore", "pipe", "inherit"],
   });
-  let buffer = "";
-  let clientResult: Record<string, number> | undefined;
-  let nextSample = spans / 10;
-  client.stdout!.on("data", (d: Buffer) => {
-    buffer += d.toString();
-    let nl: number;
-    while ((nl = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      const progress = /^PROGRESS (\d+)/.exec(line);
-      if (progress && Number(progress[1]) >= nextSample) {
-        sample(Number(progress[1]));
-        nextSample += spans / 10;
-      }
-      if (line.startsWith("CLIENT_RESULT ")) clientResult = JSON.parse(line.slice("CLIENT_RESULT ".length)) as Record<string, number>;
-    }
-  });
-  await new Promise<void>((resolve) => client.on("exit", () => resolve()));
-  if (!clientResult) throw new Error("the exporting client printed no figures");
+  const clientResult = await clientFigures(client, spans, sample);
   const cpu = process.cpuUsage(cpuBefore);
   const caughtUpFrom = performance.now();
   await flushAssembly();

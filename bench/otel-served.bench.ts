@@ -22,6 +22,7 @@ import { ensureBuild } from "../scripts/project.mjs";
 import { addMetrics, agentConversations, importDataset, startRun, waitFinal } from "../scripts/reliability/data";
 import { TurnscopeServer } from "../scripts/reliability/server";
 import { treeRssMb } from "./support/proc";
+import { clientFigures } from "./support/client-output";
 
 const JUDGE_MS = 200;
 /** The open-loop phase: spans/s offered (OTEL_SERVED_BENCH_RATE) and how many (OTEL_SERVED_BENCH_RATE_SPANS). */
@@ -71,27 +72,8 @@ async function main() {
         ["--import", "tsx", "--conditions=react-server", "bench/support/otel-ingest-client.ts", `${server.baseUrl}/api/otel/v1/traces`, String(count), String(rate)],
         { stdio: ["ignore", "pipe", "inherit"] },
       );
-      let buffer = "";
-      let result: Record<string, number> | undefined;
-      let nextSample = count / 10;
       const base = memory.at(-1)!.spans;
-      client.stdout!.on("data", (d: Buffer) => {
-        buffer += d.toString();
-        let nl: number;
-        while ((nl = buffer.indexOf("\n")) >= 0) {
-          const line = buffer.slice(0, nl);
-          buffer = buffer.slice(nl + 1);
-          const progress = /^PROGRESS (\d+)/.exec(line);
-          if (progress && Number(progress[1]) >= nextSample) {
-            memory.push({ spans: base + Number(progress[1]), rss_mb: treeRssMb(pid), conversations_behind: behind() });
-            nextSample += count / 10;
-          }
-          if (line.startsWith("CLIENT_RESULT ")) result = JSON.parse(line.slice("CLIENT_RESULT ".length)) as Record<string, number>;
-        }
-      });
-      await new Promise<void>((resolve) => client.on("exit", () => resolve()));
-      if (!result) throw new Error("the exporting client printed no figures");
-      return result;
+      return await clientFigures(client, count, (sent) => memory.push({ spans: base + sent, rss_mb: treeRssMb(pid), conversations_behind: behind() }));
     };
     const clientResult = await exportSpans(spans, 0);
     const caughtUpFrom = performance.now();

@@ -1,4 +1,5 @@
 /** The grid's view (meta columns, filter, sort) and its place in the address: pure, so server pages read it too. */
+import { replaceQuery } from "@/lib/client/address";
 
 /** Optional meta columns, filter and sort of the conversation rows (the grid endpoint's `meta`, `filter`, `sort`). */
 export type GridView = { meta: string; filter: string; sort: string };
@@ -13,10 +14,5 @@ export function viewFromSearch(search: Record<string, string | string[] | undefi
 
 /** Writes the view into the address without a navigation (empty parts left out). */
 export function keepViewInUrl(view: GridView) {
-  const url = new URL(window.location.href);
-  for (const key of ["meta", "filter", "sort"] as const) {
-    if (view[key]) url.searchParams.set(key, view[key]);
-    else url.searchParams.delete(key);
-  }
-  window.history.replaceState(window.history.state, "", url);
+  replaceQuery({ meta: view.meta, filter: view.filter, sort: view.sort });
 }

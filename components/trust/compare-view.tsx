@@ -7,6 +7,7 @@ import { useState } from "react";
 import { Badge } from "@/components/ui/badge";
 import { Card, CardHeader } from "@/components/ui/card";
 import { Select } from "@/components/ui/select";
+import { replaceQuery } from "@/lib/client/address";
 import { apiFetch } from "@/lib/client/api";
 import type { Comparison } from "@/lib/schemas/compare";
 import type { Metric } from "@/lib/schemas/metrics";
@@ -215,13 +216,5 @@ export function CompareView({
 
 /** The runs compared and the flips-only choice in the address, so a reload or a shared link shows the same comparison. */
 function keepInUrl(choice: { a: number | null; b: number | null; flips: boolean }) {
-  const url = new URL(window.location.href);
-  for (const key of ["a", "b"] as const) {
-    const v = choice[key];
-    if (v === null) url.searchParams.delete(key);
-    else url.searchParams.set(key, String(v));
-  }
-  if (choice.flips) url.searchParams.set("flips", "1");
-  else url.searchParams.delete("flips");
-  window.history.replaceState(window.history.state, "", url);
+  replaceQuery({ a: choice.a === null ? null : String(choice.a), b: choice.b === null ? null : String(choice.b), flips: choice.flips ? "1" : null });
 }

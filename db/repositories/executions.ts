@@ -3,7 +3,7 @@ import "server-only";
 import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { ExecutionStatus, PipelineExecutionRow } from "../schema";
 import { dialect } from "../dialect";
-import { database, first, lockRow, prepared, raw, rawRows, rows, transaction } from "../store";
+import { database, first, lockRow, prepared, raw, rows, transaction } from "../store";
 import { pipelineExecutionsTable } from "../tables";
 import { activeStatuses, isFinalStatus } from "@/lib/execution-status";
 
@@ -103,10 +103,6 @@ type RawModelTotals = { model: string | null; input_tokens: number | string; out
 const totalsByModelSql = `select model_name as model, sum(input_tokens) as input_tokens, sum(output_tokens) as output_tokens,
       sum(case when ${dialect.isTrue("cached")} then 1 else 0 end) as cached, count(*) as results
     from evaluation_results where execution_id = ? group by model_name`;
-
-export async function resultTotalsByModel(executionId: number): Promise<ModelTotals[]> {
-  return modelTotals(await rawRows<RawModelTotals>(totalsByModelSql, [executionId]));
-}
 
 /**
  * End an active execution in one transaction holding its row: read it and its results' totals, and write

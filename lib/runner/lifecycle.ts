@@ -6,7 +6,7 @@
  */
 import "server-only";
 import { budgetMessage } from "./budget";
-import { finishExecution, getExecutionRow, resultTotalsByModel, updateExecution, type ModelTotals } from "@/db/repositories/executions";
+import { finishExecution, getExecutionRow, updateExecution, type ModelTotals } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
 import { costOf } from "@/lib/judge";
 import { log } from "@/lib/log";
@@ -51,10 +51,6 @@ export interface RunEngine {
 }
 
 /** The results' totals of a run: its final meta's tokens, cached cells and cost, summed from what was saved. */
-export async function runTotals(executionId: number): Promise<Pick<ExecutionMeta, "input_tokens" | "output_tokens" | "cached_evaluations" | "cost_usd">> {
-  return totalsOf(await resultTotalsByModel(executionId));
-}
-
 /** A run's tokens, cached cells and cost from its results' totals per model. */
 function totalsOf(byModel: ModelTotals[]): Pick<ExecutionMeta, "input_tokens" | "output_tokens" | "cached_evaluations" | "cost_usd"> {
   let inputTokens = 0;

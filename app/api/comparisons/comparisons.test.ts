@@ -76,6 +76,17 @@ async function compare(body: Record<string, unknown>) {
   return done.json;
 }
 
+/** A comparison whose judge calls hang: started (202) and with a call in flight. */
+async function hangingComparison(extra: Record<string, unknown> = {}) {
+  const { source, generated } = await sourceAndGenerated("fine", "also fine");
+  const metric = await pairwiseMetric(source.id);
+  double.setDefault({ kind: "hang" });
+  const started = await call(create.POST, "POST", "/api/comparisons", { body: { pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "source_conversation", ...extra } });
+  expect(started.status, started.text).toBe(202);
+  await expect.poll(() => double.inFlight(), { timeout: 20_000 }).toBeGreaterThan(0);
+  return started;
+}
+
 /** The judge prefers the reply carrying `word`, wherever it is shown. */
 function prefer(d: JudgeDouble, ...words: string[]) {
   for (const word of words) {
@@ -162,12 +173,7 @@ describe("POST /api/comparisons", () => {
   });
 
   it("cancel stops a comparison at once: calls in flight aborted, nothing written after, a second cancel is 409", async () => {
-    const { source, generated } = await sourceAndGenerated("fine", "also fine");
-    const metric = await pairwiseMetric(source.id);
-    double.setDefault({ kind: "hang" });
-    const started = await call(create.POST, "POST", "/api/comparisons", { body: { pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "source_conversation" } });
-    expect(started.status).toBe(202);
-    await expect.poll(() => double.inFlight(), { timeout: 20_000 }).toBeGreaterThan(0);
+    const started = await hangingComparison();
     const cancelled = await call(cancel.POST, "POST", "/x", { params: { id: started.json.id } });
     expect(cancelled.status, cancelled.text).toBe(200);
     expect(cancelled.json).toMatchObject({ status: "cancelled", pairs: 0, error: "cancelled" });
@@ -176,12 +182,7 @@ describe("POST /api/comparisons", () => {
   });
 
   it("a comparison a stopped server left unfinished ends failed at the next start on SQLite, saying so (left alone on PostgreSQL)", async () => {
-    const { source, generated } = await sourceAndGenerated("fine", "also fine");
-    const metric = await pairwiseMetric(source.id);
-    double.setDefault({ kind: "hang" });
-    const started = await call(create.POST, "POST", "/api/comparisons", { body: { pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "source_conversation" } });
-    expect(started.status).toBe(202);
-    await expect.poll(() => double.inFlight(), { timeout: 20_000 }).toBeGreaterThan(0);
+    const started = await hangingComparison();
     // What the start-up does (instrumentation.ts) after a server died with this comparison in flight.
     const recovered = await recoverComparisons();
     const after = await call(item.GET, "GET", "/x", { params: { id: started.json.id } });
@@ -197,13 +198,8 @@ describe("POST /api/comparisons", () => {
   });
 
   it("a comparison whose process died (its lease ran out) ends failed at the next sweep of any process; one being worked is left alone", async () => {
-    const { source, generated } = await sourceAndGenerated("fine", "also fine");
-    const metric = await pairwiseMetric(source.id);
-    double.setDefault({ kind: "hang" });
-    const body = { pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "source_conversation" };
-    const alive = await call(create.POST, "POST", "/api/comparisons", { body });
-    const dead = await call(create.POST, "POST", "/api/comparisons", { body: { ...body, no_cache: true } });
-    await expect.poll(() => double.inFlight(), { timeout: 20_000 }).toBeGreaterThan(0);
+    const alive = await hangingComparison();
+    const dead = await hangingComparison({ no_cache: true });
     // The process working `dead` stopped renewing its lease a while ago (as a killed process does).
     stopLease(`comparison ${dead.json.id}`);
     await renewComparisonLease(dead.json.id, new Date(Date.now() - 1000).toISOString());
