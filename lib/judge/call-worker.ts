@@ -7,23 +7,24 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { parentPort } from "node:worker_threads";
-import { callModel, openAIChatModel } from "./call";
+import { callModel, openAIChatModel, startCall } from "./call";
 import { toWireError, type FromThread, type ToThread } from "./call-wire";
 
 const port = parentPort;
 if (!port) throw new Error("lib/judge/call-worker.ts runs as a worker thread");
 
-const inFlight = new Map<number, AbortController>();
+/** Each call in flight's abort, by id. */
+const inFlight = new Map<number, (reason: unknown) => void>();
 
 port.on("message", (message: ToThread) => {
   if (message.type === "abort") {
-    inFlight.get(message.id)?.abort(new DOMException("The judge call was cancelled.", "AbortError"));
+    inFlight.get(message.id)?.(new DOMException("The judge call was cancelled.", "AbortError"));
     return;
   }
-  const controller = new AbortController();
-  inFlight.set(message.id, controller);
   const model = openAIChatModel(message.baseURL, message.apiKey, message.model);
-  callModel(model, message.turns, message.system, message.schema, message.timeoutMs, controller.signal).then(
+  const call = startCall(model, message.turns, message.system, message.schema, message.timeoutMs);
+  inFlight.set(message.id, call.abort);
+  call.result.then(
     (result) => reply({ id: message.id, ok: true, result }),
     (error: unknown) => reply({ id: message.id, ok: false, error: toWireError(error) }),
   );

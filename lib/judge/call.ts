@@ -48,46 +48,73 @@ export async function callModel(
   timeoutMs: number,
   signal: AbortSignal | undefined,
 ): Promise<CallResult> {
+  if (signal?.aborted) throw signal.reason;
+  const call = startCall(model, turns, system, schema, timeoutMs);
+  const onCancel = () => call.abort(signal?.reason);
+  signal?.addEventListener("abort", onCancel, { once: true });
+  try {
+    return await call.result;
+  } finally {
+    signal?.removeEventListener("abort", onCancel);
+  }
+}
+
+/**
+ * `callModel` for a caller that aborts by hand (the judge thread, by call id): `abort(reason)` ends the
+ * call with that reason, without a second controller per call.
+ */
+export function startCall(
+  model: LanguageModelV3,
+  turns: Turn[],
+  system: string | undefined,
+  schema: JsonSchema,
+  timeoutMs: number,
+): { result: Promise<CallResult>; abort: (reason: unknown) => void } {
   // One controller for the caller's cancel and the time limit, both undone when the call ends. Neither
   // AbortSignal.timeout (alive until its limit passes) nor AbortSignal.any (on Node 20 it retains every
   // combined signal) is used: at a thousand evaluations a second either one grows memory per call.
   const controller = new AbortController();
   let timedOut = false;
+  let cancelled: { reason: unknown } | undefined;
   const timer = setTimeout(() => {
     timedOut = true;
     controller.abort(new JudgeTimeoutError(`judge call timed out after ${timeoutMs} ms`));
   }, timeoutMs);
-  const onCancel = () => controller.abort(signal?.reason);
-  if (signal?.aborted) onCancel();
-  else signal?.addEventListener("abort", onCancel, { once: true });
+  const abort = (reason: unknown) => {
+    if (cancelled || controller.signal.aborted) return;
+    cancelled = { reason };
+    controller.abort(reason);
+  };
   const prompt: LanguageModelV3Prompt = [
     ...(system ? [{ role: "system" as const, content: system }] : []),
     ...turns.map((t) => ({ role: t.role, content: [{ type: "text" as const, text: t.content }] })),
   ];
-  try {
-    const res = await model.doGenerate({
-      prompt,
-      responseFormat: { type: "json", schema: schema as JSONSchema7, name: "verdict" },
-      temperature: 0,
-      abortSignal: controller.signal,
-      providerOptions: { openai: { strictJsonSchema: false } },
-    });
-    const text = res.content.map((part) => (part.type === "text" ? part.text : "")).join("");
-    let value: unknown;
-    let parsed = false;
+  const result = (async (): Promise<CallResult> => {
     try {
-      value = JSON.parse(text);
-      parsed = true;
-    } catch {
-      // Not JSON as a whole: the text is kept for extraction and repair.
+      const res = await model.doGenerate({
+        prompt,
+        responseFormat: { type: "json", schema: schema as JSONSchema7, name: "verdict" },
+        temperature: 0,
+        abortSignal: controller.signal,
+        providerOptions: { openai: { strictJsonSchema: false } },
+      });
+      const text = res.content.map((part) => (part.type === "text" ? part.text : "")).join("");
+      let value: unknown;
+      let parsed = false;
+      try {
+        value = JSON.parse(text);
+        parsed = true;
+      } catch {
+        // Not JSON as a whole: the text is kept for extraction and repair.
+      }
+      return { text, value, parsed, inputTokens: res.usage.inputTokens.total ?? 0, outputTokens: res.usage.outputTokens.total ?? 0 };
+    } catch (error) {
+      if (cancelled) throw cancelled.reason;
+      if (timedOut) throw new JudgeTimeoutError(`judge call timed out after ${timeoutMs} ms`);
+      throw error;
+    } finally {
+      clearTimeout(timer);
     }
-    return { text, value, parsed, inputTokens: res.usage.inputTokens.total ?? 0, outputTokens: res.usage.outputTokens.total ?? 0 };
-  } catch (error) {
-    if (signal?.aborted) throw signal.reason;
-    if (timedOut) throw new JudgeTimeoutError(`judge call timed out after ${timeoutMs} ms`);
-    throw error;
-  } finally {
-    clearTimeout(timer);
-    signal?.removeEventListener("abort", onCancel);
-  }
+  })();
+  return { result, abort };
 }

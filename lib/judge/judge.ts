@@ -14,7 +14,7 @@ import { callOnThread } from "./call-thread";
 import { extractJson } from "./extract-json";
 import { limiterFor } from "./limiter";
 import { classifyError, realRetryDeps, withRetries, type RetryDeps } from "./retry";
-import { hedgedCall, HedgedCallError, trackerFor, type Clock, type Role, type TailSettings } from "./tail";
+import { HEDGE_FLOOR_MS, hedgedCall, HedgedCallError, trackerFor, type Clock, type Role, type TailSettings } from "./tail";
 import { checkVerdict, verdictSchema, type JsonSchema } from "./verdicts";
 
 export type JudgeRequest = {
@@ -165,7 +165,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
       : callOnThread({ baseURL: config.baseURL, apiKey: config.apiKey, model: req.model, turns, system: req.system, schema, timeoutMs: config.timeoutMs }, signal);
   const limiter = limiterFor(req.model, config.maxConcurrency);
   const tracker = trackerFor(req.model);
-  const tail: TailSettings = { timeoutMs: config.timeoutMs, timeoutFloorMs: config.timeoutFloorMs, timeoutP99Multiple: config.timeoutP99Multiple, hedge: config.hedge };
+  const tail: TailSettings = { timeoutMs: config.timeoutMs, timeoutFloorMs: config.timeoutFloorMs, timeoutP99Multiple: config.timeoutP99Multiple, hedge: config.hedge, hedgeFloorMs: HEDGE_FLOOR_MS };
   let attempts = 0;
   let inputTokens = 0;
   let outputTokens = 0;

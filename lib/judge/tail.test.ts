@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { JudgeTimeoutError } from "./call";
-import { HedgedCallError, HedgeLostError, hedgedCall, LatencyTracker, MIN_SAMPLES, SAMPLES, type Clock, type Role, type TailSettings } from "./tail";
+import { HEDGE_FLOOR_MS, HedgedCallError, HedgeLostError, hedgedCall, LatencyTracker, MIN_SAMPLES, SAMPLES, type Clock, type Role, type TailSettings } from "./tail";
 
 class ManualClock implements Clock {
   t = 0;
@@ -134,6 +134,20 @@ describe("the hedged request", () => {
     provider.requests[0].answer("late");
     await clock.advance(1000);
     expect(provider.requests).toHaveLength(2);
+  });
+
+  it("waits for the hedge floor when the p95 is shorter: a fast provider's calls are not sent twice for a few ms", async () => {
+    const clock = new ManualClock();
+    const provider = fakeProvider();
+    const tracker = learnt();
+    const call = hedgedCall(provider.send, { tracker, settings: { ...settings, hedgeFloorMs: HEDGE_FLOOR_MS }, clock });
+    await clock.advance(HEDGE_FLOOR_MS - 1); // well past p95 = 109 ms
+    expect(provider.requests.map((r) => r.role)).toEqual(["primary"]);
+    await clock.advance(1);
+    expect(provider.requests.map((r) => r.role)).toEqual(["primary", "hedge"]);
+    provider.requests[0].answer("primary after all");
+    expect(await call).toMatchObject({ value: "primary after all", winner: "primary", hedged: true, abandoned: 1 });
+    expect(HEDGE_FLOOR_MS).toBeGreaterThan(109);
   });
 
   it("sends no hedge for a call that answers before p95, nor once the budget is spent, nor before p95 is known", async () => {

@@ -11,7 +11,7 @@
  *    out every call and never be measured again: when at least half of the last calls that ended in an
  *    answer or a time-out timed out (and at least SLOW_MIN of them), the samples are dropped and the
  *    ceiling applies until the provider's new latency has been learnt.
- *  - Hedge: once a call has gone unanswered past the observed p95, a second identical request is sent;
+ *  - Hedge: once a call has gone unanswered past the observed p95 (and at least HEDGE_FLOOR_MS), a second identical request is sent;
  *    the first answer wins and the other request is aborted. Hedges are bounded by a budget (at most
  *    HEDGE_BUDGET of the calls sent, as a token bucket), so a slow provider is not sent twice the load.
  *    Only the winner's reply (and its tokens) is used. A failed request (429, 5xx, time-out) does not
@@ -31,7 +31,16 @@ export type TailSettings = {
   timeoutP99Multiple: number;
   /** Send a second request for a call past the observed p95 (JUDGE_HEDGE). */
   hedge: boolean;
+  /** No hedge before a call has been out this long, whatever the p95 (HEDGE_FLOOR_MS; tests set their own). */
+  hedgeFloorMs?: number;
 };
+
+/**
+ * A call is hedged no sooner than this after it went out. Below it a second request saves less time than
+ * it costs: the provider bills a request it has begun, and against a provider answering in a few ms (the
+ * p95 of a fast provider, or of our own queueing under load) 2% of a CPU-bound run's calls were sent twice.
+ */
+export const HEDGE_FLOOR_MS = 250;
 
 export type Clock = {
   now: () => number;
@@ -121,9 +130,10 @@ export class LatencyTracker {
     return Math.round(Math.min(s.timeoutMs, Math.max(s.timeoutFloorMs, s.timeoutP99Multiple * p99)));
   }
 
-  /** When a call still unanswered gets a hedge: the observed p95 (undefined before MIN_SAMPLES). */
-  hedgeAfterMs(): number | undefined {
-    return this.quantile(0.95);
+  /** When a call still unanswered gets a hedge: the observed p95, at least `floorMs` (undefined before MIN_SAMPLES). */
+  hedgeAfterMs(floorMs = 0): number | undefined {
+    const p95 = this.quantile(0.95);
+    return p95 === undefined ? undefined : Math.max(p95, floorMs);
   }
 
   /** A call was sent: it earns a share of a hedge. */
@@ -242,7 +252,7 @@ export function hedgedCall<T>(
       }
       const primary = legs[0];
       if (hedgeDue && primary && !primary.done && primary.sentAt !== undefined && legs.length === 1) {
-        const after = tracker.hedgeAfterMs();
+        const after = tracker.hedgeAfterMs(settings.hedgeFloorMs);
         if (after === undefined) {
           // Not learnt yet: look again when it may be (a call sent before the first answers came in).
           nextAt = Math.min(nextAt, now + Math.min(settings.timeoutFloorMs, 250));

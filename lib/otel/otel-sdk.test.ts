@@ -53,6 +53,7 @@ async function datasetNamed(name: string): Promise<number> {
 
 async function conversationsOf(datasetId: number) {
   const list = await call(conversations.GET, "GET", `/api/datasets/${datasetId}/conversations`, { params: { id: datasetId } });
+  if (list.status !== 200) throw new Error(`conversations of dataset ${datasetId}: ${list.status} ${list.text}`);
   const out = [];
   for (const c of list.json as Array<{ id: number }>) {
     out.push((await call(conversation.GET, "GET", `/api/conversations/${c.id}`, { params: { id: c.id } })).json);

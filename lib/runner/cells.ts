@@ -125,8 +125,6 @@ export type CellRunner = {
   evaluateAll(cells: Cell[]): Promise<void>;
   /** Check cells, written in chunks. */
   runChecks(cells: Cell[]): Promise<void>;
-  /** Load the conversations of these cells in one go (three queries) before they are evaluated. */
-  prefetchTrees(cells: Cell[]): Promise<void>;
   totals: CellTotals;
   /** The model's adaptive limit of calls in flight in this process. */
   limitNow(): number | null;
@@ -183,8 +181,29 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     return !overBudget && !(beforeCall && callsStopped);
   };
 
-  /** Trees loaded ahead by prefetchTrees, taken by the first cell of their conversation. */
-  const prefetched = new Map<number, ConversationTree>();
+  /**
+   * Trees loaded ahead, taken by the first cell of their conversation: a cell whose conversation is not
+   * loaded yet loads it together with those of the cells after it, up to TREE_CACHE conversations in three
+   * queries (one conversation per cell cost three queries a cell, ~15% of a served run's CPU on one-message
+   * conversations). A failed load ahead is no failure: the cell then loads its own tree, whose error it reports.
+   */
+  const ahead = new Map<number, Promise<ConversationTree | undefined>>();
+  /** The cells of the current evaluateAll, and each one's place, to look ahead from. */
+  let upcoming: { cells: Cell[]; at: Map<Cell, number> } | undefined;
+  const loadAhead = (cell: Cell) => {
+    const from = upcoming?.at.get(cell);
+    if (!upcoming || from === undefined) return;
+    const ids = new Set<number>();
+    // Bounded, so a run over few long conversations (thousands of cells each) does not scan the whole run per conversation.
+    const until = Math.min(upcoming.cells.length, from + 4 * TREE_CACHE);
+    for (let i = from; i < until && ids.size < TREE_CACHE; i++) {
+      const id = upcoming.cells[i].conversationId;
+      if (!trees.has(id) && !ahead.has(id)) ids.add(id);
+    }
+    if (ids.size < 2) return; // one conversation: the cell loads it itself, as cheaply
+    const loading = loadConversationTrees([...ids]).catch(() => new Map<number, ConversationTree>());
+    for (const id of ids) ahead.set(id, loading.then((found) => found.get(id)));
+  };
   /**
    * What each conversation's @GOAL extraction cost, until a cell of that conversation carries it: the
    * first of its cells to be saved adds those tokens to its own, so the run's tokens, cost, budget and an
@@ -237,9 +256,10 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   const treeFor = (conversationId: number, cell: Cell): Promise<ConversationTree> => {
     let tree = trees.get(conversationId);
     if (!tree) {
-      const loaded = prefetched.get(conversationId);
-      prefetched.delete(conversationId);
-      tree = loaded ? Promise.resolve(loaded) : loadConversationTree(conversationId);
+      if (!ahead.has(conversationId)) loadAhead(cell);
+      const early = ahead.get(conversationId);
+      ahead.delete(conversationId);
+      tree = early ? early.then((t) => t ?? loadConversationTree(conversationId)) : loadConversationTree(conversationId);
       trees.set(conversationId, tree);
       if (trees.size > TREE_CACHE) trees.delete(trees.keys().next().value as number);
     }
@@ -458,12 +478,14 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   return {
     totals,
     limitNow,
-    evaluateAll: (cells) =>
-      forEachLimited(cells, prepareAhead ? 2 * size : 1, judgeCell, prepareAhead ? (set) => void (setAtOnce = set) : undefined),
-    prefetchTrees: async (cells) => {
-      const ids = [...new Set(cells.map((c) => c.conversationId))].filter((id) => !trees.has(id) && !prefetched.has(id)).slice(0, TREE_CACHE);
-      if (ids.length < 2) return; // one conversation: the cell loads it itself, as cheaply
-      for (const [id, tree] of await loadConversationTrees(ids)) prefetched.set(id, tree);
+    evaluateAll: async (cells) => {
+      upcoming = { cells, at: new Map(cells.map((cell, i) => [cell, i])) };
+      try {
+        await forEachLimited(cells, prepareAhead ? 2 * size : 1, judgeCell, prepareAhead ? (set) => void (setAtOnce = set) : undefined);
+      } finally {
+        upcoming = undefined;
+        ahead.clear();
+      }
     },
     runChecks: (cells) =>
       runCheckCells(cells, {

@@ -212,7 +212,6 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
-  await runner.prefetchTrees(judged);
   // A cell that throws (a database error) ends the batch only once its other cells in flight are over:
   // nothing of it runs on after the handler returns and the queue retries it.
   // Sync mode: one cell at a time, in grid order, as an in-process run does.
