@@ -18,6 +18,11 @@ export async function latestDependencyResult(dep: Pick<PipelineNodeRow, "id" | "
   return target === null ? undefined : (await latestResultsFor([dep.id], dep.evaluationLevel, [target]))[0];
 }
 
+/** Whether a metric's prompt reads other metrics' verdicts (`@METRIC.<name>`): only then are they looked up. */
+export function usesMetricVerdicts(node: Pick<PipelineNodeRow, "templateVariables">): boolean {
+  return (node.templateVariables ?? []).some((v) => v.startsWith("@METRIC."));
+}
+
 export async function metricVerdicts(
   node: Pick<PipelineNodeRow, "dependsOn" | "templateVariables">,
   entity: EntityAt,

@@ -13,7 +13,7 @@ import { log } from "@/lib/log";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type CallGate, type GoalUsage, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";
 import { buildJudgePrompt, loadConversationTree, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
-import { metricVerdicts } from "@/lib/metrics/metric-verdicts";
+import { metricVerdicts, usesMetricVerdicts } from "@/lib/metrics/metric-verdicts";
 import { toResult } from "@/lib/results/serialize";
 import type { RunRequest } from "@/lib/schemas/executions";
 import { batchSizeOf } from "./batch-size";
@@ -101,7 +101,7 @@ export type ResultSink = {
   /** Save a chunk of check cells' outcomes with multi-row inserts; `announce` gets each saved one's index. */
   recordMany(values: NewResult[], announce: (index: number, result: SavedResult) => Promise<void>): Promise<void>;
   /** A saved cell was just counted (totals.done, its hedges); its tokens and cost are counted next. */
-  counted(outcome: CellOutcome): Promise<void>;
+  counted(outcome: CellOutcome): Promise<void> | void;
 };
 
 export type CellTotals = {
@@ -158,7 +158,8 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       ? async (s, o) => {
           if (!mayStart()) throw new NotStarted();
           const leave = callSlots ? await callSlots.gate(model)(s, o) : () => undefined;
-          if (mayStart() && (await stillUnderBudget(true))) return leave;
+          // Without a shared budget nothing is awaited here: a run's every call passes this gate.
+          if (mayStart() && (!opts.budgetGate || (await stillUnderBudget(true)))) return leave;
           leave();
           throw new NotStarted();
         }
@@ -308,7 +309,8 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     const base = { execution_id: execution.id, pipeline_node_id: cell.node.id, entity_type: cell.entityType, entity_id: cell.entityId };
     totals.done++;
     totals.hedges += outcome.hedges ?? 0;
-    await sink.counted(outcome);
+    const counting = sink.counted(outcome);
+    if (counting) await counting;
     totals.inputTokens += outcome.inputTokens;
     totals.outputTokens += outcome.outputTokens;
     if (outcome.cached) totals.cached++;
@@ -387,20 +389,22 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     let refused = false;
     const gate: CallGate | undefined =
       callGate &&
-      (async (s, o) => {
-        try {
-          const leave = await callGate(s, o);
-          announce();
-          return leave;
-        } catch (error) {
-          // Only a shutdown's refusal leaves the cell for a retry; a hedge whose wait for a slot was
-          // aborted because the first request answered is no refusal (its cell is saved as it ended).
-          if (error instanceof NotStarted) refused = true;
-          throw error;
-        }
-      });
+      ((s, o) =>
+        callGate(s, o).then(
+          (leave) => {
+            announce();
+            return leave;
+          },
+          (error: unknown) => {
+            // Only a shutdown's refusal leaves the cell for a retry; a hedge whose wait for a slot was
+            // aborted because the first request answered is no refusal (its cell is saved as it ended).
+            if (error instanceof NotStarted) refused = true;
+            throw error;
+          },
+        ));
     const started = now();
-    const skipped = await skipReason(cell, allNodes);
+    // Only a metric with a skip rule reads its dependencies' results (no wait for the others).
+    const skipped = cell.node.skipRule ? await skipReason(cell, allNodes) : null;
     if (skipped) {
       announce();
       return await record(cell, skippedOutcome(skipped));
@@ -408,7 +412,9 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     let outcome: JudgeOutcome;
     try {
       const tree = await treeFor(cell.conversationId, cell);
-      const metricValues = await metricVerdicts(cell.node, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId }, allNodes);
+      const metricValues = usesMetricVerdicts(cell.node)
+        ? await metricVerdicts(cell.node, { type: cell.entityType, id: cell.entityId, conversationId: cell.conversationId }, allNodes)
+        : undefined;
       const prompt = buildJudgePrompt({
         metric: cell.node,
         tree,

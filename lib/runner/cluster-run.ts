@@ -247,7 +247,7 @@ function queuedResults({ executionId, totals }: ResultSinkContext): ResultSink {
       let n = 0;
       for (const [i, row] of saved.entries()) if (row) await announce(i, { saved: row, counted: counted - fresh + ++n });
     },
-    counted: async () => undefined,
+    counted: () => undefined,
   };
 }
 

@@ -108,7 +108,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     stopped: () => runnerState.draining,
     deps,
     results: inProcessResults,
-    callSlots: slots && { gate: () => async (s, o) => (await slots.acquire(s, o)).release },
+    callSlots: slots && { gate: () => (s, o) => slots.acquire(s, o).then((slot) => slot.release) },
     // Once the budget is reached no call goes out (each is checked before it is sent); the calls already
     // out finish and are saved and counted, so the overshoot is at most those calls, each on the bill.
     budget: req.max_cost_usd != null ? (spent) => void (spent >= req.max_cost_usd! && (budgetReached = true)) : undefined,
@@ -184,11 +184,11 @@ function inProcessResults({ executionId, totals, limitNow, signal, now }: Result
       const saved = await insertResults(executionId, values);
       for (const [i, row] of saved.entries()) await announce(i, { saved: row });
     },
-    async counted(outcome) {
+    counted(outcome) {
       totals.rateLimits += outcome.rateLimited ?? 0;
       if (now() - metaWrittenAt >= 1000) {
         metaWrittenAt = now();
-        await writeLiveMeta();
+        return writeLiveMeta();
       }
     },
   };
