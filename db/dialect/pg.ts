@@ -154,7 +154,11 @@ export const pgDialect: Dialect = {
     // Registered after the store opened (a module imported late): run it now, before the next query.
     const g = globalThis as GlobalWithReady;
     const open = g[pgReady];
-    if (open) g[pgReady] = { db: open.db, ready: open.ready.then(() => inOpenHook.run(true, async () => hook(open.db as unknown as Db))) };
+    if (open) {
+      const ready = open.ready.then(() => inOpenHook.run(true, async () => hook(open.db as unknown as Db)));
+      ready.catch(() => undefined); // as below: a failure is its callers', not the process's
+      g[pgReady] = { db: open.db, ready };
+    }
   },
   async database() {
     const db = await getPgDb();
@@ -164,6 +168,9 @@ export const pgDialect: Dialect = {
       const ready = inOpenHook.run(true, async () => {
         for (const hook of openHooks) await hook(db as unknown as Db);
       });
+      // Its callers get the failure; with none waiting (the pool closed while a hook ran), it is no
+      // unhandled rejection of the process.
+      ready.catch(() => undefined);
       g[pgReady] = { db, ready };
     }
     if (!inOpenHook.getStore()) await g[pgReady]!.ready;

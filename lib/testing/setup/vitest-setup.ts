@@ -9,7 +9,8 @@
  * it: the environment as the worker started, the app's own modules evaluated anew (packages under
  * node_modules stay loaded), the process state of lib/process-state.ts empty; and at the end of a file,
  * what it left running is stopped as a process exit would — runs, the online sweep, the judge thread,
- * on PostgreSQL the queue, notifications and pools — before its store is closed and removed.
+ * comparisons, alignments, lease renewals, trace rebuilds, on PostgreSQL the queue, notifications and
+ * pools — before its store is closed and removed.
  */
 import fs from "node:fs";
 import os from "node:os";
@@ -67,6 +68,22 @@ async function stopBackgroundWork(): Promise<void> {
   if (checkThread?.thread) await (await import("@/lib/runner/check-thread")).stopCheckThread();
   const generations = state.get("generation.queue") as { started?: unknown } | undefined;
   if (generations?.started) await (await import("@/lib/generation/queue")).drainGenerations(0);
+  // Work that outlived its test (a comparison left hanging, an alignment, a lease renewal, a scheduled
+  // rebuild of traced conversations) would reach the store after this file's: its modules still read
+  // this file's DATABASE_URL, and opening that one closes the pool the next file has opened — the next
+  // file's queries then failed with "Cannot use a pool after calling end on the pool" (once per few runs).
+  const comparisons = state.get("comparison.active") as Map<number, { controller: AbortController; finished: Promise<void> }> | undefined;
+  if (comparisons?.size) {
+    for (const c of comparisons.values()) c.controller.abort(new Error("the test file ended"));
+    await Promise.allSettled([...comparisons.values()].map((c) => c.finished));
+  }
+  const alignments = state.get("alignment.running") as Map<number, Promise<void>> | undefined;
+  if (alignments?.size) await Promise.race([Promise.allSettled(alignments.values()), new Promise((r) => setTimeout(r, 10_000))]);
+  const leases = state.get("work-lease.held") as Map<string, ReturnType<typeof setInterval>> | undefined;
+  for (const timer of leases?.values() ?? []) clearInterval(timer);
+  leases?.clear();
+  const assembler = state.get("otel.assembler") as { timer?: unknown; running?: unknown } | undefined;
+  if (assembler?.timer || assembler?.running) await (await import("@/lib/otel/ingest")).flushAssembly();
 }
 
 afterAll(async () => {
@@ -91,6 +108,8 @@ afterAll(async () => {
     await closeNotifiers();
     const { closeClusterPools } = await import("@/lib/cluster/pool");
     await closeClusterPools();
+    // The store's open hooks (seeding the system templates) finish before their pool closes.
+    await (shared as { [key: symbol]: { ready?: Promise<void> } | undefined })[Symbol.for("turnscope.pg.ready")]?.ready?.catch(() => undefined);
     const { closePgDb } = await import("@/db/pg");
     await closePgDb();
     const { default: pg } = await import("pg");
