@@ -75,6 +75,9 @@ test.describe("dataset workspace", () => {
     const lisbon = grid.getByTestId("grid-row").filter({ hasText: "Flight to Lisbon" });
     await expect(lisbon.getByTestId("grid-rollup")).toHaveCount(2);
     await expect(lisbon.getByTestId("grid-rollup").first()).toContainText(/avg \d\.\d\d|\d+\/\d+ pass|judged/);
+    // A conversation with one assistant reply says so in the singular.
+    const single = grid.getByTestId("grid-row").filter({ hasText: "Prompt injection in user text" });
+    await expect(single.getByTestId("grid-rollup").first()).toContainText("(1 message)");
 
     // Expanding a conversation shows its assistant messages and their steps, each with its level.
     await lisbon.getByRole("button", { name: "Expand Flight to Lisbon" }).click();

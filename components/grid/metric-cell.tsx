@@ -67,7 +67,11 @@ function RollupCell({ metric, row, rollup }: { metric: Metric; row: GridRow; rol
   return (
     <span className="flex h-full items-center gap-1.5 px-2 text-xs text-slate-600" data-testid="grid-rollup" title={title} aria-label={`${metric.name} on ${row.label}: ${title}`}>
       <span className={cn("tabular-nums", passed !== null && passed < rollup.completed ? "text-amber-800" : "")}>{main}</span>
-      {rollup.completed && !passFail ? <span className="text-slate-400">({rollup.completed} {unit})</span> : null}
+      {rollup.completed && !passFail ? (
+        <span className="text-slate-400">
+          ({rollup.completed} {rollup.completed === 1 ? unit.slice(0, -1) : unit})
+        </span>
+      ) : null}
       {rollup.failed ? <span className="text-red-700">{rollup.failed} failed</span> : null}
     </span>
   );
