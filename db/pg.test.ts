@@ -169,6 +169,32 @@ describe.skipIf(!binDir)(title, () => {
     }
   });
 
+  it("work whose settings are older than the environment's cannot close the store open now", async () => {
+    // A test file's leftover work (its modules read that file's DATABASE_URL) asked for its store while
+    // the next file's was open: it closed the open pool, and the next file's queries failed with "Cannot
+    // use a pool after calling end on the pool".
+    const now = await freshDatabase(cluster, "open_now");
+    const before = now.replace(/\/[^/]+$/, "/closed_before");
+    process.env.DATABASE_URL = now;
+    resetConfig();
+    try {
+      const open = await getPgDb();
+      process.env.DATABASE_URL = before;
+      resetConfig();
+      await import("@/lib/config").then(({ getConfig }) => getConfig()); // settings read then, and kept
+      process.env.DATABASE_URL = now; // the environment moved on; those settings did not
+      await expect(getPgDb()).rejects.toThrow(/DATABASE_URL changed since/);
+      const [row] = await open.insert(datasetsTable).values({ name: "still open" }).returning();
+      expect(row.name).toBe("still open");
+      resetConfig();
+      expect(await getPgDb()).toBe(open);
+    } finally {
+      await closePgDb();
+      delete process.env.DATABASE_URL;
+      resetConfig();
+    }
+  });
+
   it("refuses a DATABASE_URL that is not a PostgreSQL URL, naming the variable", async () => {
     process.env.DATABASE_URL = "mysql://localhost/turnscope";
     resetConfig();

@@ -75,6 +75,13 @@ export async function getPgDb(): Promise<PgDb> {
   const g = globalThis as GlobalWithPg;
   const { DATABASE_URL: url, DATABASE_POOL_SIZE: poolSize } = getConfig();
   if (!url) throw new Error("DATABASE_URL is not set: the PostgreSQL store is not selected");
+  // Configuration read before the environment changed (work a test file left running, its modules
+  // holding that file's settings) must not reopen its store: that closed the pool the environment's
+  // store is open on now. In a server the two never differ.
+  const now = process.env.DATABASE_URL?.trim();
+  if (now && url !== now) {
+    throw new Error("the store this work was started on is closed (DATABASE_URL changed since)");
+  }
   let entry = g[globalKey];
   if (entry && (entry.url !== url || entry.poolSize !== poolSize)) {
     await closePgDb();

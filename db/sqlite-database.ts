@@ -47,6 +47,11 @@ function openDatabase(file: string): OpenDb {
 export function getDb(): Db {
   const g = globalThis as GlobalWithDb;
   const file = getConfig().DATABASE_PATH;
+  // As in db/pg.ts: settings read before the environment changed must not close the open database.
+  const now = process.env.DATABASE_PATH?.trim();
+  if (now && file !== now) {
+    throw new Error("the store this work was started on is closed (DATABASE_PATH changed since)");
+  }
   let open = g[globalKey];
   if (open && open.path !== file) {
     open.sqlite.close();
