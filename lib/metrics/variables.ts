@@ -97,7 +97,8 @@ export type VariableOccurrence = { name: string; index: number; length: number }
  * pattern's Unicode look-arounds cost ~3% of a served run's CPU when matched anew each time.
  */
 const seen = new Map<string, readonly VariableOccurrence[]>();
-const SEEN_MAX = 256;
+/** A run uses a few metrics' prompts; each is at most 50,000 characters, so this holds a few MB at most. */
+const SEEN_MAX = 64;
 
 /** Every variable occurrence in a prompt, in order (duplicates included), with its offset. */
 export function findVariables(prompt: string): readonly VariableOccurrence[] {

@@ -69,9 +69,9 @@ async function stopBackgroundWork(): Promise<void> {
   const generations = state.get("generation.queue") as { started?: unknown } | undefined;
   if (generations?.started) await (await import("@/lib/generation/queue")).drainGenerations(0);
   // Work that outlived its test (a comparison left hanging, an alignment, a lease renewal, a scheduled
-  // rebuild of traced conversations) would reach the store after this file's: its modules still read
-  // this file's DATABASE_URL, and opening that one closes the pool the next file has opened — the next
-  // file's queries then failed with "Cannot use a pool after calling end on the pool" (once per few runs).
+  // rebuild of traced conversations) would reach for the store after this file's is gone: its modules still
+  // read this file's DATABASE_URL. The store refuses such a caller (db/pg.ts; it used to close the next
+  // file's pool), so the work would only fail noisily in the next file's time: it is stopped here.
   const comparisons = state.get("comparison.active") as Map<number, { controller: AbortController; finished: Promise<void> }> | undefined;
   if (comparisons?.size) {
     for (const c of comparisons.values()) c.controller.abort(new Error("the test file ended"));
