@@ -149,6 +149,24 @@ test.describe("judge trust", () => {
     await expect(grid.getByTestId("grid-row")).toHaveCount(12);
   });
 
+  test("labels as fast as the keys come: each press labels the next cell, however slow the save", async ({ page, request }) => {
+    const { datasetId, metricId } = await setUp(request);
+    // Every label save takes 400 ms: the keys below come faster than that.
+    await page.route("**/api/labels", async (route) => {
+      if (route.request().method() === "POST") await new Promise((r) => setTimeout(r, 400));
+      await route.continue();
+    });
+    await page.goto(`/datasets/${datasetId}/review?metric=${metricId}`);
+    await expect(page.getByTestId("review-title")).toHaveText("Trajectory 01");
+    for (const key of ["p", "f", "p", "f", "p"]) await page.keyboard.press(key);
+    await expect(page.getByTestId("review-title")).toHaveText("Trajectory 06");
+    await expect(page.getByTestId("review-labelled")).toHaveText("5");
+    const labels = (await (await request.get(`/api/labels?dataset_id=${datasetId}&pipeline_node_id=${metricId}`)).json()) as Array<{ entity_id: number; value: boolean }>;
+    expect(labels).toHaveLength(5);
+    expect(new Set(labels.map((l) => l.entity_id)).size).toBe(5);
+    expect(labels.filter((l) => l.value)).toHaveLength(3);
+  });
+
   test("compares two runs of the same metric under two judge models", async ({ page, request }) => {
     const { datasetId, metricId, executionId: alpha } = await setUp(request);
     // The second model sees trajectory 1 differently.

@@ -2,7 +2,7 @@
 
 import { useQuery, useQueryClient } from "@tanstack/react-query";
 import Link from "next/link";
-import { useCallback, useEffect, useMemo, useRef, useState } from "react";
+import { useCallback, useEffect, useLayoutEffect, useMemo, useRef, useState } from "react";
 import { useAccess, useCaller } from "@/components/caller-context";
 import { MessageView } from "@/components/conversation/message-view";
 import { levelNames, outputTypeNames } from "@/components/grid/labels";
@@ -206,6 +206,8 @@ export function ReviewQueue({
     async (value: unknown, opts: { advance: boolean; note?: string }) => {
       if (!row || !metric) return;
       setError(null);
+      // Move on at once: the next key press labels the next cell, however slow the save is.
+      if (opts.advance && index + 1 < queue.length) setCurrentKey(cellKey(queue[index + 1]));
       try {
         const noteText = opts.note ?? (label?.note ?? null);
         await apiFetch<Label>("/labels", {
@@ -222,15 +224,17 @@ export function ReviewQueue({
         setSaved(`Saved ${formatValue(value)}${opts.note ? " with note" : ""} for ${row.label}`);
         await queryClient.invalidateQueries({ queryKey: ["labels", datasetId] });
         await queryClient.invalidateQueries({ queryKey: ["agreement", datasetId] });
-        if (opts.advance && index + 1 < queue.length) setCurrentKey(cellKey(queue[index + 1]));
       } catch (e) {
-        setError(e instanceof ApiError ? `${e.message}${e.details.length ? ` (${e.details.map((d) => d.message).join("; ")})` : ""}` : String(e));
+        const why = e instanceof ApiError ? `${e.message}${e.details.length ? ` (${e.details.map((d) => d.message).join("; ")})` : ""}` : String(e);
+        setError(`${row.label} was not saved: ${why}`);
       }
     },
     [row, metric, label, datasetId, queryClient, index, queue],
   );
 
-  useEffect(() => {
+  // A layout effect: the listener that sees the new cell is in place in the same commit that shows it, so a key
+  // pressed as soon as the cell appears never goes to the previous cell's handler.
+  useLayoutEffect(() => {
     const onKey = (e: KeyboardEvent) => {
       if (e.ctrlKey || e.metaKey || e.altKey || isTyping(document.activeElement)) return;
       if (!metric) return;
