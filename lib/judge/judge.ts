@@ -43,6 +43,12 @@ export type JudgeRequest = {
    * Retry-After), during which it holds no call slot: the runner lets another cell be prepared meanwhile.
    */
   onBackoff?: (waiting: boolean) => void;
+  /**
+   * Told of each provider reply's tokens as it lands, before its call slot (`gate`) is given back: a
+   * budget counts the reply before the caller's next call can check it. The outcome's tokens stay the
+   * whole count (they add a hedge's abandoned request, which no reply tells of).
+   */
+  onReply?: (inputTokens: number, outputTokens: number) => void;
 };
 
 /**
@@ -202,6 +208,7 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
           sent();
           const res = await callProvider(turns, signal);
           limiter.onSuccess(slot);
+          req.onReply?.(res.inputTokens, res.outputTokens);
           return res;
         } catch (error) {
           const info = classifyError(error);

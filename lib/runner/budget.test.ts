@@ -93,6 +93,21 @@ describe("max_cost_usd", () => {
     });
   }
 
+  it("counts a reply before its call slot is given back: at batch_size 1, the call that reaches the budget is the last one sent", async () => {
+    const { datasetId } = await setup();
+    const full = await finished((await post({ dataset_id: datasetId, no_cache: true })).json.id);
+    expect(full.status).toBe("completed");
+    // Any one cell reaches this budget: the reply that lands first reaches it.
+    const limit = Math.min(...(await cellCosts(full.id)));
+    const billedBefore = double.stats().billed.replies;
+    const done = await finished((await post({ dataset_id: datasetId, no_cache: true, execution_mode: "async", batch_size: 1, max_cost_usd: limit })).json.id);
+    expect(done.meta.stop_reason).toBe("budget");
+    // One slot: the next cell waited for it, and found the budget reached (before, the slot was given back
+    // before the reply was counted, and the waiting cell sent a second call past the limit).
+    expect(double.stats().billed.replies - billedBefore).toBe(1);
+    expect(done.successful_evaluations).toBe(1);
+  });
+
   it("refuses a budget that is not a positive number with 400 and starts nothing", async () => {
     const { datasetId } = await setup();
     for (const max_cost_usd of [0, -1, "5"]) {

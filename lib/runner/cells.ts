@@ -174,9 +174,13 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   let callsStopped = false;
   const stillUnderBudget = async (beforeCall = false) => {
     if (!opts.budgetGate || overBudget) return !overBudget;
+    // What landed here is read before what is saved: a reply saved (and no longer landed) after this read
+    // is in the saved reading, which starts later. Read the other way round, a reply saved between the
+    // two readings was in neither, and a call went out past the limit.
+    const landedBefore = beforeCall ? (opts.budgetGate.landed?.total() ?? unsavedCost) : 0;
     if (!(await opts.budgetGate.underBudget(0))) overBudget = true;
     else if (beforeCall && !callsStopped) {
-      const landedHere = opts.budgetGate.landed?.total() ?? unsavedCost;
+      const landedHere = Math.max(landedBefore, opts.budgetGate.landed?.total() ?? unsavedCost);
       if (landedHere > 0 && !(await opts.budgetGate.underBudget(landedHere))) callsStopped = true;
     }
     return !overBudget && !(beforeCall && callsStopped);
@@ -402,6 +406,23 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
             throw error;
           },
         ));
+    // With a budget, each reply is counted as it lands, before its slot lets the next cell's call check
+    // the budget; the outcome's cost settles the rest (a hedge's abandoned request) once judge() returns.
+    let early = 0;
+    const onReply =
+      opts.budget || opts.budgetGate
+        ? (input: number, output: number) => {
+            const cost = priced(model, input, output);
+            early += cost;
+            landed(cost);
+          }
+        : undefined;
+    /** The cost counted early handed over to the outcome's: what is left of it is landed, or taken back. */
+    const settle = (cost: number) => {
+      if (cost > early) landed(cost - early);
+      else if (early > cost) unlanded(early - cost);
+      early = 0;
+    };
     const started = now();
     // Only a metric with a skip rule reads its dependencies' results (no wait for the others).
     const skipped = cell.node.skipRule ? await skipReason(cell, allNodes) : null;
@@ -435,6 +456,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
           deferCacheWrite: true,
           gate,
           onBackoff,
+          onReply,
         },
         deps.judge,
       );
@@ -448,16 +470,17 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
     if (signal.aborted) {
       // A reply that landed as the run ended (a budget stop reached from another batch): nothing is saved,
       // but the provider billed it, so a shared run counts it (a user's cancel counts it too).
+      settle(0);
       if (opts.budgetGate && outcome.inputTokens + outcome.outputTokens > 0) await opts.budgetGate.unsaved(outcome);
       return;
     }
     if (refused && outcome.status !== "completed") {
       // Not judged (budget reached or shutdown): left for a retry — unless this cell carries its
       // conversation's goal extraction, which went to the provider and is saved as a failed cell with its tokens.
-      if (!goalUsage.has(cell.conversationId)) return;
+      if (!goalUsage.has(cell.conversationId)) return settle(0);
       outcome = failedOutcome(model, "not judged: the run's budget was reached (or the server stopped) after this conversation's goal was extracted; the extraction's tokens are counted here", now() - started);
     }
-    landed(priced(outcome.model, outcome.inputTokens, outcome.outputTokens));
+    settle(priced(outcome.model, outcome.inputTokens, outcome.outputTokens));
     outcome = withGoalUsage(cell, outcome);
     if (opts.budgetGate) {
       // A shared run's budget reached meanwhile (by any process): the reply is not saved, but the provider
