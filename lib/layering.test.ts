@@ -1,3 +1,4 @@
+// test-stores: no-store (the import strings below are fixtures written to a temporary tree; nothing here opens the store)
 // The domain stays below the web and module folders import one way (issue 23): the ESLint rule and the
 // import-cycle check (scripts/check-imports.mjs, run by `npm run lint`) each fail on a deliberate
 // violation and pass on a clean one. `npm run lint` runs both over the whole tree.
