@@ -122,7 +122,7 @@ export function GenerationLive({ initial, sourceMetrics, sourceNames }: { initia
       </Card>
       {!active(g.status) && done > 0 ? (
         <Card>
-          <CardHeader title="Evaluate and compare with the source" description="Runs the chosen metrics on the source and on the generated conversations, then opens the comparison paired by source conversation." />
+          <CardHeader title="Evaluate and compare with the source" description="Runs the chosen metrics (and those they depend on) on the source and on the generated conversations, then opens the comparison paired by source conversation." />
           <div className="space-y-3 p-5">
             {sourceMetrics.length === 0 ? <p className="text-sm text-slate-500">The source dataset has no metrics yet: add one on its page first.</p> : null}
             <div className="flex flex-wrap gap-x-5 gap-y-2">

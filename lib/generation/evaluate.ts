@@ -1,7 +1,9 @@
 /**
- * "Evaluate and compare with the source" (issue 37): the chosen metrics of the source dataset, copied
- * by name to the generated dataset where it has none of that name, are run on both datasets, so the two
- * runs can be compared paired by source conversation (lib/labels/compare-across.ts pairs metrics by name).
+ * "Evaluate and compare with the source" (issue 37): the chosen metrics of the source dataset, and the
+ * metrics they depend on, copied by name to the generated dataset where it has none of that name, are run
+ * on both datasets, so the two runs can be compared paired by source conversation
+ * (lib/labels/compare-across.ts pairs metrics by name). A copy depends on the copies of its source's
+ * dependencies, with the same skip rule, so `@METRIC.<name>` and skipping read the same verdicts on both sides.
  */
 import "server-only";
 import * as repo from "@/db/repositories/targets";
@@ -13,10 +15,12 @@ import type { CreateMetricInput, Metric } from "@/lib/schemas/metrics";
 
 export type EvaluateWithSource = { source_execution: Execution; generated_execution: Execution; compare_url: string; metrics: Array<{ name: string; source_id: number; generated_id: number }> };
 
-/** The fields of a metric that make it the same metric in another dataset (its dependencies are dataset-bound and left out). */
-function copyOf(m: Metric, datasetId: number): CreateMetricInput {
+/** The fields of a metric that make it the same metric in another dataset, its dependencies given as that dataset's ids. */
+function copyOf(m: Metric, datasetId: number, dependsOn: number[]): CreateMetricInput {
   return {
     dataset_id: datasetId,
+    depends_on: dependsOn,
+    skip_rule: m.skip_rule,
     name: m.name,
     description: m.description,
     evaluation_level: m.evaluation_level,
@@ -37,11 +41,25 @@ export async function evaluateWithSource(generationId: number, nodeIds: number[]
   if (foreign.length) {
     throw new AppError("unprocessable", `Metrics ${foreign.join(", ")} are not metrics of the source dataset ${g.sourceDatasetId}`, [{ path: "pipeline_node_ids", message: `must be metrics of dataset ${g.sourceDatasetId}` }]);
   }
+  // The chosen metrics and, before each, what it depends on (a dependency's results are what its skip
+  // rule and @METRIC read: the generated side needs them judged too).
+  const order: Metric[] = [];
+  const seen = new Set<number>();
+  const visit = (id: number) => {
+    const m = sourceMetrics.get(id);
+    if (!m || seen.has(id)) return;
+    seen.add(id);
+    for (const dep of m.depends_on) visit(dep);
+    order.push(m);
+  };
+  for (const id of nodeIds) visit(id);
   const existing = new Map((await listMetrics(g.datasetId)).map((m) => [m.name, m]));
+  const copies = new Map<number, number>();
   const pairs: EvaluateWithSource["metrics"] = [];
-  for (const id of nodeIds) {
-    const m = sourceMetrics.get(id)!;
-    const copy = existing.get(m.name) ?? (await createMetric(copyOf(m, g.datasetId), userId));
+  for (const m of order) {
+    const dependsOn = m.depends_on.flatMap((dep) => copies.get(dep) ?? []);
+    const copy = existing.get(m.name) ?? (await createMetric(copyOf(m, g.datasetId, dependsOn), userId));
+    copies.set(m.id, copy.id);
     pairs.push({ name: m.name, source_id: m.id, generated_id: copy.id });
   }
   const run = (datasetId: number, ids: number[]) =>

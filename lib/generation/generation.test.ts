@@ -15,6 +15,8 @@ import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import * as nodes from "@/app/api/evaluation-pipeline-nodes/route";
 import * as generationItem from "@/app/api/generations/[id]/route";
 import * as evaluate from "@/app/api/generations/[id]/evaluate/route";
+import * as executionItem from "@/app/api/evaluation-pipeline-executions/[id]/route";
+import * as nodeItem from "@/app/api/evaluation-pipeline-nodes/[id]/route";
 import { waitForExecution } from "@/lib/runner/run";
 import * as generations from "@/app/api/generations/route";
 import * as targetItem from "@/app/api/targets/[id]/route";
@@ -253,5 +255,32 @@ describe("generations (issue 37)", () => {
     expect(again.json.metrics[0].generated_id).toBe(metrics[0].generated_id);
     await waitForExecution(again.json.source_execution.id);
     await waitForExecution(again.json.generated_execution.id);
+  });
+
+  it("evaluate copies what a chosen metric depends on: the copy's dependency, skip rule and @METRIC read the generated side's own verdicts", async () => {
+    const id = await target({ name: "candidate with deps", kind: "openai_chat", url: double.baseURL, model: "gpt-4o-mini" });
+    double.setDefault({ kind: "text", content: "All of it is verified now." });
+    const g = await generate({ target_id: id, mode: "replay" });
+    double.reset(); // the judge's own verdicts from here on
+    const gate = await call(nodes.POST, "POST", "/x", { body: { dataset_id: sample.datasetId, name: "says verified", kind: "check", evaluation_level: "conversation", check: { type: "text_contains", params: { value: "verified" } } } });
+    expect(gate.status, gate.text).toBe(201);
+    const judged = await call(nodes.POST, "POST", "/x", {
+      body: { dataset_id: sample.datasetId, name: "worth reading", evaluation_level: "conversation", output_type: "checkbox", prompt: "Given @METRIC.says_verified, is @HISTORY worth reading?", depends_on: [gate.json.id], skip_rule: { when: "failed" } },
+    });
+    expect(judged.status, judged.text).toBe(201);
+    // Only the dependent metric is chosen; its dependency comes with it, first.
+    const res = await call(evaluate.POST, "POST", "/x", { params: { id: g.id }, body: { pipeline_node_ids: [judged.json.id] } });
+    expect(res.status, res.text).toBe(202);
+    const { source_execution: a, generated_execution: b, metrics } = res.json as { source_execution: { id: number }; generated_execution: { id: number }; metrics: Array<{ name: string; source_id: number; generated_id: number }> };
+    expect(metrics.map((m) => [m.name, m.source_id])).toEqual([["says verified", gate.json.id], ["worth reading", judged.json.id]]);
+    const copy = (await call(nodeItem.GET, "GET", "/x", { params: { id: metrics[1].generated_id } })).json;
+    expect(copy).toMatchObject({ dataset_id: g.dataset_id, depends_on: [metrics[0].generated_id], skip_rule: { when: "failed" } });
+    await waitForExecution(a.id);
+    await waitForExecution(b.id);
+    const ran = async (executionId: number) => (await call(executionItem.GET, "GET", "/x", { params: { id: executionId } })).json as { status: string; total_evaluations: number; skipped_evaluations: number };
+    const n = sample.conversations.length;
+    // The source never says "verified": every judged cell is skipped there. Every generated reply says it: none is.
+    expect(await ran(a.id)).toMatchObject({ status: "completed", total_evaluations: 2 * n, skipped_evaluations: n });
+    expect(await ran(b.id)).toMatchObject({ status: "completed", total_evaluations: 2 * n, skipped_evaluations: 0 });
   });
 });

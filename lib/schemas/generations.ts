@@ -88,7 +88,7 @@ export const listGenerationsQuery = paginationQuery.extend({
 });
 
 export const evaluateGenerationBody = z.object({
-  pipeline_node_ids: z.array(id).min(1).max(100).describe("Metrics of the source dataset; each is copied by name to the generated dataset where it has no metric of that name"),
+  pipeline_node_ids: z.array(id).min(1).max(100).describe("Metrics of the source dataset; each, with the metrics it depends on, is copied by name to the generated dataset where it has no metric of that name"),
   execution_mode: z.enum(["sync", "async"]).optional().default("async"),
   batch_size: z.number().int().min(1).max(256).optional().default(8),
 });

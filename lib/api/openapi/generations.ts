@@ -103,7 +103,8 @@ export const generationOperations: Operation[] = [
     summary: "Evaluate and compare with the source: run the chosen source metrics on both datasets",
     description:
       "Each metric of `pipeline_node_ids` (metrics of the source dataset) is copied by name to the generated dataset where it has no metric of " +
-      "that name (its dependencies are left out), then two runs start: the source's metrics on the source, their copies on the generated " +
+      "that name, together with the metrics it depends on (listed before it in `metrics`; a copy depends on the copies, with the same skip rule), " +
+      "then two runs start: those source metrics on the source, their copies on the generated " +
       "dataset. `compare_url` is the page comparing them paired by source conversation (`GET /evaluation-pipeline-executions/compare?a&b&pair_by=source`). " +
       "409 while the generation runs.",
     tag,
