@@ -5,6 +5,7 @@
  * prompt version — refused (409) unless it beat the baseline on held-out cells or the caller forces it.
  */
 import "server-only";
+import { setMaxListeners } from "node:events";
 import { dialect } from "@/db/dialect";
 import { holdLease, leaseUntil } from "@/lib/work-lease";
 import * as repo from "@/db/repositories/alignments";
@@ -25,7 +26,8 @@ import { loadTruth, type Truth } from "./truth";
 import { alignmentWork, plannedCalls, type Report } from "./work";
 import type { JudgeDeps } from "@/lib/judge";
 
-const running = processSingleton("alignment.running", () => new Map<number, Promise<void>>());
+/** The alignments this process works: each one's calls listen on its controller (a sweep that ends one aborts them). */
+const running = processSingleton("alignment.running", () => new Map<number, { controller: AbortController; finished: Promise<void> }>());
 const emptyUsage = (): AlignmentUsage => ({ judge_calls: 0, optimizer_calls: 0, cached: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
 /** Reply tokens assumed per call when pricing a dry run. */
 const ASSUMED_OUTPUT_TOKENS = 150;
@@ -139,17 +141,20 @@ export async function startAlignment(input: CreateAlignmentInput, userId: string
   const row = await repo.insertAlignment({ userId, datasetId: node.datasetId, pipelineNodeId: node.id, params, report: header, total: calls.judge + calls.optimizer }, leaseUntil());
   // Held while this process works it: if the process dies, another one's sweep ends it failed (work-lease.ts).
   const lease = holdLease(`alignment ${row.id}`, (until) => repo.renewAlignmentLease(row.id, until));
-  running.set(
-    row.id,
-    work(row.id, node, truth, params, header, deps.judge).finally(() => {
+  const controller = new AbortController();
+  // Every judge call of the alignment listens on it: many at once is expected, not a leak.
+  setMaxListeners(0, controller.signal);
+  running.set(row.id, {
+    controller,
+    finished: work(row.id, node, truth, params, header, deps.judge, controller.signal).finally(() => {
       lease.stop();
       running.delete(row.id);
     }),
-  );
+  });
   return { dryRun: false, alignment: toWire((await repo.getAlignmentRow(row.id))!) };
 }
 
-async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Params, header: Header, judgeDeps: JudgeDeps | undefined): Promise<void> {
+async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Params, header: Header, judgeDeps: JudgeDeps | undefined, signal: AbortSignal): Promise<void> {
   const total = plannedCalls(truth.cells.length, { strategies: params.strategies, folds: params.folds });
   let lastSave = 0;
   let saving: Promise<void> = Promise.resolve();
@@ -162,7 +167,7 @@ async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Par
   try {
     await repo.saveAlignmentState(id, { status: "processing", done: 0, total: total.judge + total.optimizer, report: header, usage: spend.usage });
     const config = getJudgeConfig();
-    const ctx: JudgeContext = { node, model: params.model, trees: await treesOf(truth.cells), metricValues: await dependencyValues(node, truth.cells), spend, concurrency: Math.max(1, Math.min(config.maxConcurrency, 16)), deps: judgeDeps };
+    const ctx: JudgeContext = { node, model: params.model, trees: await treesOf(truth.cells), metricValues: await dependencyValues(node, truth.cells), spend, concurrency: Math.max(1, Math.min(config.maxConcurrency, 16)), signal, deps: judgeDeps };
     const report = await alignmentWork(ctx, node, truth, {
       strategies: params.strategies,
       folds: params.folds,
@@ -187,7 +192,10 @@ async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Par
  */
 /** Every process, on either store: alignments whose process died (their lease ran out) end failed, saying so. */
 export async function sweepExpiredAlignments(now: string): Promise<number> {
-  return (await repo.failExpiredAlignments(now, "interrupted: the process working it stopped; start it again")).length;
+  const ended = await repo.failExpiredAlignments(now, "interrupted: the process working it stopped; start it again");
+  // One this process still works (stalled past its lease): ended, so its calls stop here too.
+  for (const id of ended) running.get(id)?.controller.abort(new Error("ended: its lease ran out"));
+  return ended.length;
 }
 
 export async function recoverAlignments(): Promise<number> {
@@ -197,7 +205,7 @@ export async function recoverAlignments(): Promise<number> {
 
 /** Resolves once the alignment's work in this process is over (tests). */
 export async function waitForAlignment(id: number): Promise<void> {
-  await running.get(id);
+  await running.get(id)?.finished;
 }
 
 function toWire(row: repo.AlignmentRow): Alignment {

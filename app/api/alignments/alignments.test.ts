@@ -352,9 +352,13 @@ describe("a server stopped mid-alignment", () => {
     await renewAlignmentLease(res.json.id, new Date(Date.now() - 1000).toISOString());
     expect(await sweepExpiredAlignments(new Date().toISOString())).toBe(1);
     expect((await get(res.json.id)).json).toMatchObject({ status: "failed", error: "interrupted: the process working it stopped; start it again" });
-    double.setLatency(0);
+    // This process was still working it (stalled, not dead): its calls out are aborted and no other starts,
+    // though every call still takes 5 s (before, it went on calling to the end, its writes refused).
+    const calls = double.count();
     await waitForAlignment(res.json.id);
-    expect((await get(res.json.id)).json.status).toBe("failed");
+    expect(double.count()).toBe(calls);
+    expect((await get(res.json.id)).json).toMatchObject({ status: "failed", error: "interrupted: the process working it stopped; start it again" });
+    double.setLatency(0);
   });
 });
 

@@ -77,8 +77,11 @@ async function stopBackgroundWork(): Promise<void> {
     for (const c of comparisons.values()) c.controller.abort(new Error("the test file ended"));
     await Promise.allSettled([...comparisons.values()].map((c) => c.finished));
   }
-  const alignments = state.get("alignment.running") as Map<number, Promise<void>> | undefined;
-  if (alignments?.size) await Promise.race([Promise.allSettled(alignments.values()), new Promise((r) => setTimeout(r, 10_000))]);
+  const alignments = state.get("alignment.running") as Map<number, { controller: AbortController; finished: Promise<void> }> | undefined;
+  if (alignments?.size) {
+    for (const a of alignments.values()) a.controller.abort(new Error("the test file ended"));
+    await Promise.allSettled([...alignments.values()].map((a) => a.finished));
+  }
   const leases = state.get("work-lease.held") as Map<string, ReturnType<typeof setInterval>> | undefined;
   for (const timer of leases?.values() ?? []) clearInterval(timer);
   leases?.clear();
