@@ -108,6 +108,22 @@ describe("max_cost_usd", () => {
     expect(done.successful_evaluations).toBe(1);
   });
 
+  it("counts a billed reply whose repair the budget refused: the cell is saved failed with its tokens, not dropped", async () => {
+    const { datasetId } = await setup();
+    // Every reply is unusable: each cell's first call is billed, then its repair call would need the budget.
+    double.setDefault({ kind: "text", content: "I think it is fine." });
+    const billedBefore = double.stats().billed;
+    const done = await finished((await post({ dataset_id: datasetId, no_cache: true, execution_mode: "async", batch_size: 1, max_cost_usd: 1e-6 })).json.id);
+    expect(done.meta.stop_reason).toBe("budget");
+    const billed = double.stats().billed;
+    expect(billed.replies - billedBefore.replies).toBe(1);
+    // The one billed reply is the run's: a failed cell saying why, with its tokens and cost.
+    expect(done.failed_evaluations).toBe(1);
+    expect(done.errors[0].message).toMatch(/invalid judge output/);
+    expect(done.meta.input_tokens).toBe(billed.prompt_tokens - billedBefore.prompt_tokens);
+    expect(done.meta.output_tokens).toBe(billed.completion_tokens - billedBefore.completion_tokens);
+  });
+
   it("refuses a budget that is not a positive number with 400 and starts nothing", async () => {
     const { datasetId } = await setup();
     for (const max_cost_usd of [0, -1, "5"]) {

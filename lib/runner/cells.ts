@@ -474,7 +474,9 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       if (opts.budgetGate && outcome.inputTokens + outcome.outputTokens > 0) await opts.budgetGate.unsaved(outcome);
       return;
     }
-    if (refused && outcome.status !== "completed") {
+    // A cell with a billed reply whose next call (a repair, a retry) was refused is saved as it ended:
+    // failed, with that reply's tokens (left for a retry, it dropped them uncounted).
+    if (refused && outcome.status !== "completed" && outcome.inputTokens + outcome.outputTokens === 0) {
       // Not judged (budget reached or shutdown): left for a retry — unless this cell carries its
       // conversation's goal extraction, which went to the provider and is saved as a failed cell with its tokens.
       if (!goalUsage.has(cell.conversationId)) return settle(0);
