@@ -154,7 +154,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
   return (
     <div className="grid gap-6 lg:grid-cols-[24rem_1fr]">
       <Card className="h-fit">
-        <CardHeader title="Upload" description="Turnscope JSON, OpenAI chat, ShareGPT, Anthropic Messages, records, coding-agent sessions, message trees, agent trajectories and event streams, eval logs, CSV or JSON Lines. UTF-8." />
+        <CardHeader title="Upload" description="Turnscope JSON, OpenAI chat and Responses, AI SDK UI messages, Gemini contents, ShareGPT, Anthropic Messages, records, coding-agent sessions, message trees, agent trajectories and event streams, eval logs, CSV or JSON Lines. UTF-8." />
         <form onSubmit={submit} className="space-y-5 px-5 py-4" noValidate aria-label="Import conversations">
           <div
             data-testid="drop-zone"

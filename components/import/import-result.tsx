@@ -23,6 +23,9 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   tau2_results: "tau2-bench simulations",
   smolagents_run: "smolagents run output",
   aider_history: "Aider chat history (Markdown)",
+  ai_sdk_ui_messages: "AI SDK UI messages",
+  openai_responses: "OpenAI Responses items",
+  gemini_contents: "Gemini contents",
   joined_files: "Files joined on a key",
   mapping: "Your mapping",
 };

@@ -21,6 +21,9 @@ export const importFormats = [
   "tau2_results",
   "smolagents_run",
   "aider_history",
+  "ai_sdk_ui_messages",
+  "openai_responses",
+  "gemini_contents",
   "joined_files",
   "mapping",
 ] as const;

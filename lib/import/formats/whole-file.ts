@@ -13,6 +13,7 @@ import { convertEvalLog, isEvalLog } from "./eval-log";
 import type { Normalised } from "./normalised";
 import { convertMessageTrees, isMessageTreeFile } from "./message-tree";
 import { convertTau2Results, isTau2Results } from "./tau2-results";
+import { readSdkMessages } from "./sdk-messages";
 import { convertSmolagentsRuns, isSmolagentsRun } from "./smolagents-run";
 import { convertSweAgentTrajectories, isTwiceStoredTrajectory } from "./swe-agent";
 
@@ -27,6 +28,8 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
     if (isMessageTreeFile(units)) return convertMessageTrees(units);
     if (isSmolagentsRun(units)) return convertSmolagentsRuns(units);
     if (units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
+    const sdk = readSdkMessages(units);
+    if (sdk) return sdk;
     // JSON Lines of events: one run.
     const events = eventsOf(parsed.lines.map((l) => l.value));
     if (events) return convertAgentEvents([{ value: events, events, path: "" }]);
@@ -50,5 +53,6 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
   if (isMessageTreeFile(units)) return convertMessageTrees(units);
   if (isSmolagentsRun(units)) return convertSmolagentsRuns(units);
   if (units.length && units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
-  return undefined;
+  // AI SDK UI messages, OpenAI Responses items, Gemini contents: the file is one conversation, or a list of them.
+  return readSdkMessages([{ value: root, path: "" }]) ?? (Array.isArray(root) ? readSdkMessages(units) : undefined);
 }
