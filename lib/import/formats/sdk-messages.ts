@@ -170,10 +170,11 @@ const readFields = new Set(["messages", "contents", "systemInstruction", "system
 
 /** The upload as these SDKs keep conversations, or undefined when it is not one of their shapes. */
 export function readSdkMessages(units: Unit[]): Normalised | undefined {
-  if (!units.length) return undefined;
-  const read = units.map((u) => readOne(u.value));
-  const first = read[0];
-  if (!first || read.some((r) => !r || r.kind !== first.kind)) return undefined;
+  // The first unit decides (most files are none of these: one look, not a pass over the whole file).
+  const first = units.length ? readOne(units[0].value) : undefined;
+  if (!first) return undefined;
+  const read = [first, ...units.slice(1).map((u) => readOne(u.value))];
+  if (read.some((r) => !r || r.kind !== first.kind)) return undefined;
   const conversations: unknown[] = [];
   const sources: ConversationSource[] = [];
   let total = 0;
