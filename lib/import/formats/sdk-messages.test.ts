@@ -100,6 +100,52 @@ describe("SDK message shapes", () => {
     expect(kinds(withSystem.conversations[0].messages[2].steps as Step[])).toEqual(["thinking", "output"]);
   });
 
+  // The shapes below follow files those SDKs' users write (stored chat rows, AI SDK 4 messages, the Agents
+  // SDK's input list, a Gemini request body), with contents of our own.
+  it("AI SDK as apps store it: a plain system message among UI messages, one row per line, AI SDK 4's tool-invocation parts", () => {
+    const mixed = check(JSON.stringify([{ role: "system", content: "You answer from the knowledge base." }, { role: "user", parts: [{ type: "text", text: "Refund policy?" }] }, { role: "assistant", parts: [{ type: "tool-search_kb", toolCallId: "k1", state: "output-available", input: { query: "refund" }, output: { hits: 3 } }, { type: "text", text: "30 days." }] }]));
+    expect(mixed.format).toBe("ai_sdk_ui_messages");
+    expect(mixed.conversations[0].messages.map((m) => m.role)).toEqual(["system", "user", "assistant"]);
+    const rows = check([{ id: "r1", role: "user", parts: [{ type: "text", text: "run ls" }] }, { id: "r2", role: "assistant", parts: [{ type: "dynamic-tool", toolCallId: "c", toolName: "bash", state: "output-available", input: { cmd: "ls" }, output: "a b" }] }].map((r) => JSON.stringify(r)).join("\n"));
+    expect([rows.format, rows.conversations.length]).toEqual(["ai_sdk_ui_messages", 1]);
+    expect(kinds(rows.conversations[0].messages[1].steps as Step[])).toEqual(["call:bash", "result"]);
+    const invocation = { state: "result", step: 0, toolCallId: "w1", toolName: "weather", args: { city: "Oslo" }, result: { sky: "snow" } };
+    const v4 = check(JSON.stringify([
+      { id: "1", role: "user", content: "Weather in Oslo?", createdAt: "2025-03-01T10:00:00.000Z", parts: [{ type: "text", text: "Weather in Oslo?" }] },
+      { id: "2", role: "assistant", content: "Snow.", createdAt: "2025-03-01T10:00:02.000Z", toolInvocations: [invocation], parts: [{ type: "step-start" }, { type: "tool-invocation", toolInvocation: invocation }, { type: "text", text: "Snow." }] },
+    ]));
+    expect(v4.format).toBe("ai_sdk_ui_messages");
+    expect(v4.notImported).toEqual([]);
+    const steps = v4.conversations[0].messages[1].steps as Step[];
+    expect(kinds(steps)).toEqual(["call:weather", "result", "output"]);
+    expect(steps[0].toolCall).toEqual({ name: "weather", arguments: { city: "Oslo" }, id: "w1" });
+    expect(v4.conversations[0].messages[1].meta).toMatchObject({ created_at: "2025-03-01T10:00:02.000Z" });
+  });
+
+  it("the Agents SDK's input list and a Gemini request body with its tools and settings", () => {
+    const agents = check(JSON.stringify([
+      { content: "Weather in Lima?", role: "user" },
+      { id: "fc_1", arguments: '{"city":"Lima"}', call_id: "call_7", name: "get_weather", type: "function_call", status: "completed" },
+      { call_id: "call_7", output: "Cloudy in Lima", type: "function_call_output" },
+      { id: "msg_1", content: [{ annotations: [], text: "It is cloudy.", type: "output_text", logprobs: [] }], role: "assistant", status: "completed", type: "message" },
+    ]));
+    expect([agents.format, agents.notImported]).toEqual(["openai_responses", []]);
+    expect(kinds(agents.conversations[0].messages[1].steps as Step[])).toEqual(["call:get_weather", "result", "output"]);
+    const gemini = check(JSON.stringify({
+      contents: [
+        { role: "user", parts: [{ text: "Find bar" }] },
+        { role: "model", parts: [{ functionCall: { name: "search", args: { q: "bar" } } }, { functionCall: { name: "read", args: { path: "/b" } } }] },
+        { role: "function", parts: [{ functionResponse: { name: "search", response: { n: 1 } } }, { functionResponse: { name: "read", response: { result: "gone" } } }] },
+        { role: "model", parts: [{ text: "Not there." }] },
+      ],
+      generationConfig: { maxOutputTokens: 64 },
+      tools: [{ functionDeclarations: [{ name: "search", description: "Search the files" }] }],
+    }));
+    expect([gemini.format, gemini.notImported]).toEqual(["gemini_contents", []]);
+    expect(kinds(gemini.conversations[0].messages[1].steps as Step[])).toEqual(["call:search", "call:read", "result", "result", "output"]);
+    expect(gemini.conversations[0].meta).toMatchObject({ generationConfig: { maxOutputTokens: 64 } });
+  });
+
   it("a plain chat file is not taken for one of them", () => {
     const r = check(JSON.stringify([{ role: "user", content: "hi" }, { role: "assistant", content: "hello" }]));
     expect(r.format).not.toMatch(/ai_sdk|responses|gemini/);

@@ -29,18 +29,33 @@ const str = (v: unknown): v is string => typeof v === "string";
 
 // ── AI SDK UIMessage ──────────────────────────────────────────────────────────────────────────────
 
-const uiPartTypes = new Set(["text", "reasoning", "step-start", "dynamic-tool", "source-url", "source-document", "file"]);
+// `tool-invocation` and `source` are AI SDK 4's parts (its messages also carry `content`, a copy of the text parts).
+const uiPartTypes = new Set(["text", "reasoning", "step-start", "dynamic-tool", "source-url", "source-document", "file", "tool-invocation", "source"]);
 const isUiPart = (p: unknown) => isRecord(p) && str(p.type) && (uiPartTypes.has(p.type) || p.type.startsWith("tool-") || p.type.startsWith("data-"));
 
 function isUiMessage(m: unknown): boolean {
-  return isRecord(m) && str(m.role) && Array.isArray(m.parts) && !("content" in m) && m.parts.every(isUiPart);
+  return isRecord(m) && str(m.role) && Array.isArray(m.parts) && m.parts.length > 0 && m.parts.every(isUiPart);
 }
+
+/** A plain `{role, content}` message an app keeps beside its UI messages (a system prompt, say). */
+const isPlainMessage = (m: unknown) => isRecord(m) && str(m.role) && str(m.content) && !("parts" in m);
+
+/** A UI message list: UI messages, perhaps with plain ones among them. */
+const isUiMessageList = (list: unknown[]) => list.length > 0 && list.some(isUiMessage) && list.every((m) => isUiMessage(m) || isPlainMessage(m));
+
+/** A tool's result as the text a tool message holds. */
+const asText = (value: unknown) => (str(value) ? value : JSON.stringify(value ?? ""));
 
 function readUiMessages(list: unknown[]): Read {
   const messages: Rec[] = [];
   for (const m of list as Rec[]) {
+    if (!isUiMessage(m)) {
+      messages.push({ role: m.role, content: m.content });
+      continue;
+    }
     const meta: Rec = {};
     if (m.metadata !== undefined) meta.metadata = m.metadata;
+    if (m.createdAt !== undefined) meta.created_at = m.createdAt;
     const role = m.role as string;
     const start = messages.length;
     let parts: unknown[] = [];
@@ -51,19 +66,21 @@ function readUiMessages(list: unknown[]): Read {
     for (const p of m.parts as Rec[]) {
       const type = p.type as string;
       if (type === "text") parts.push({ type: "text", text: p.text });
-      else if (type === "reasoning") parts.push({ type: "reasoning", text: p.text });
+      else if (type === "reasoning") parts.push({ type: "reasoning", text: p.text ?? p.reasoning });
       else if (type === "step-start") continue;
+      else if (type === "source") parts.push({ type: "text", text: `[source] ${isRecord(p.source) ? [p.source.title, p.source.url].filter(str).join(" ") : ""}` });
       else if (type === "source-url" || type === "source-document") parts.push({ type: "text", text: `[source] ${[p.title, p.url ?? p.filename].filter(str).join(" ")}` });
       else if (type === "file") parts.push({ type: "text", text: `[file] ${[p.filename, p.url].filter(str).join(" ")}` });
       else if (type.startsWith("data-")) (meta.data_parts = (meta.data_parts as unknown[] | undefined) ?? []).push(p);
       else {
-        // tool-<name> or dynamic-tool: the call, then (once it has one) its result from the tool.
-        const name = type === "dynamic-tool" ? p.toolName : type.slice("tool-".length);
-        parts.push({ type: "tool_call", id: p.toolCallId, name, arguments: p.input ?? {} });
-        const result = "output" in p ? p.output : str(p.errorText) ? { error: p.errorText } : undefined;
+        // tool-<name>, dynamic-tool or (AI SDK 4) tool-invocation: the call, then (once it has one) its result.
+        const t = type === "tool-invocation" && isRecord(p.toolInvocation) ? p.toolInvocation : p;
+        const name = type === "dynamic-tool" || type === "tool-invocation" ? t.toolName : type.slice("tool-".length);
+        parts.push({ type: "tool_call", id: t.toolCallId, name, arguments: t.input ?? t.args ?? {} });
+        const result = "output" in t ? t.output : "result" in t ? t.result : str(t.errorText) ? { error: t.errorText } : undefined;
         if (result !== undefined) {
           flush();
-          messages.push({ role: "tool", tool_call_id: p.toolCallId, content: str(result) ? result : JSON.stringify(result) });
+          messages.push({ role: "tool", tool_call_id: t.toolCallId, content: asText(result) });
         }
       }
     }
@@ -89,14 +106,14 @@ function readResponsesItems(items: unknown[]): Read {
     const type = item.type;
     if (type === undefined || type === "message") messages.push({ role: item.role === "developer" ? "system" : item.role, content: item.content ?? null });
     else if (type === "reasoning") messages.push({ role: "assistant", content: [{ type: "reasoning", summary: item.summary ?? [], ...(Array.isArray(item.content) ? { text: item.content.map((c) => (isRecord(c) && str(c.text) ? c.text : "")).join("\n") || undefined } : {}) }] });
-    else if (str(type) && type.endsWith("_call_output")) messages.push({ role: "tool", tool_call_id: item.call_id, content: str(item.output) ? item.output : JSON.stringify(item.output ?? "") });
+    else if (str(type) && type.endsWith("_call_output")) messages.push({ role: "tool", tool_call_id: item.call_id, content: asText(item.output) });
     else if (str(type) && type.endsWith("_call")) {
       const name = str(item.name) ? item.name : type.replace(/_call$/, "");
       const args = type === "function_call" || type === "mcp_call" ? item.arguments : type === "custom_tool_call" ? { input: item.input } : (item.action ?? item.queries ?? item.code ?? {});
       messages.push({ role: "assistant", content: null, tool_calls: [{ id: item.call_id ?? item.id, function: { name, arguments: args ?? {} } }] });
       // A built-in tool's item holds its own result (mcp_call's output, file search results, the interpreter's outputs).
       const result = item.output ?? item.results ?? item.outputs ?? item.result;
-      if (result !== undefined && result !== null) messages.push({ role: "tool", tool_call_id: item.call_id ?? item.id, content: str(result) ? result : JSON.stringify(result) });
+      if (result !== undefined && result !== null) messages.push({ role: "tool", tool_call_id: item.call_id ?? item.id, content: asText(result) });
     }
   }
   return { messages };
@@ -127,7 +144,7 @@ function readGeminiContents(contents: unknown[], systemInstruction?: unknown): R
         flush();
         const r = (p.functionResponse ?? p.codeExecutionResult) as Rec;
         const value = isRecord(p.functionResponse) ? r.response : r;
-        messages.push({ role: "tool", tool_call_id: r.id, content: str(value) ? value : JSON.stringify(value ?? "") });
+        messages.push({ role: "tool", tool_call_id: r.id, content: asText(value) });
       } else if (isRecord(p.inlineData) || isRecord(p.fileData)) {
         const d = (p.inlineData ?? p.fileData) as Rec;
         parts.push({ type: "text", text: `[file${str(d.mimeType) ? ` ${d.mimeType}` : ""}${str(d.fileUri) ? ` ${d.fileUri}` : ""}]` });
@@ -143,13 +160,13 @@ function readGeminiContents(contents: unknown[], systemInstruction?: unknown): R
 /** One conversation of one of the three shapes: a message/item/content list, or a record holding one. */
 function readOne(value: unknown): { kind: Kind; read: Read; used: string | null } | undefined {
   if (Array.isArray(value)) {
-    if (value.length && value.every(isUiMessage)) return { kind: "ai_sdk_ui_messages", read: readUiMessages(value), used: null };
+    if (isUiMessageList(value)) return { kind: "ai_sdk_ui_messages", read: readUiMessages(value), used: null };
     if (isResponsesItems(value)) return { kind: "openai_responses", read: readResponsesItems(value), used: null };
     if (value.length && value.every(isGeminiContent) && value.some((c) => isRecord(c) && c.role === "model")) return { kind: "gemini_contents", read: readGeminiContents(value), used: null };
     return undefined;
   }
   if (!isRecord(value)) return undefined;
-  if (Array.isArray(value.messages) && value.messages.length && value.messages.every(isUiMessage)) return { kind: "ai_sdk_ui_messages", read: readUiMessages(value.messages), used: "messages" };
+  if (Array.isArray(value.messages) && isUiMessageList(value.messages)) return { kind: "ai_sdk_ui_messages", read: readUiMessages(value.messages), used: "messages" };
   if (Array.isArray(value.contents) && value.contents.length && value.contents.every(isGeminiContent)) {
     return { kind: "gemini_contents", read: readGeminiContents(value.contents, value.systemInstruction ?? value.system_instruction), used: "contents" };
   }
@@ -167,6 +184,11 @@ function readOne(value: unknown): { kind: Kind; read: Read; used: string | null 
 
 /** Fields of a record the conversation is read from, not kept as meta. */
 const readFields = new Set(["messages", "contents", "systemInstruction", "system_instruction", "input", "output", "items", "instructions"]);
+
+/** JSON Lines of UI messages, one per line (as apps store them, a row each): the file is one conversation. */
+export function uiMessageLines(units: Unit[]): Unit[] | undefined {
+  return units.length > 1 && isUiMessageList(units.map((u) => u.value)) ? [{ value: units.map((u) => u.value), path: "" }] : undefined;
+}
 
 /** The upload as these SDKs keep conversations, or undefined when it is not one of their shapes. */
 export function readSdkMessages(units: Unit[]): Normalised | undefined {
@@ -198,7 +220,7 @@ export function readSdkMessages(units: Unit[]): Normalised | undefined {
     format: first.kind,
     data: { conversations },
     sources,
-    structural: ["type", "role", "id", "toolCallId", "toolName", "state", "call_id", "status", "providerExecuted", "encrypted_content", "mimeType", "thoughtSignature", "outcome", "language"],
+    structural: ["type", "role", "id", "toolCallId", "toolName", "state", "step", "createdAt", "toolInvocations", "call_id", "status", "providerExecuted", "encrypted_content", "mimeType", "thoughtSignature", "outcome", "language"],
     records: {
       inFile: total,
       unit: `${unit} in ${units.length} conversation${units.length === 1 ? "" : "s"}`,

@@ -13,7 +13,7 @@ import { convertEvalLog, isEvalLog } from "./eval-log";
 import type { Normalised } from "./normalised";
 import { convertMessageTrees, isMessageTreeFile } from "./message-tree";
 import { convertTau2Results, isTau2Results } from "./tau2-results";
-import { readSdkMessages } from "./sdk-messages";
+import { readSdkMessages, uiMessageLines } from "./sdk-messages";
 import { convertSmolagentsRuns, isSmolagentsRun } from "./smolagents-run";
 import { convertSweAgentTrajectories, isTwiceStoredTrajectory } from "./swe-agent";
 
@@ -28,7 +28,7 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
     if (isMessageTreeFile(units)) return convertMessageTrees(units);
     if (isSmolagentsRun(units)) return convertSmolagentsRuns(units);
     if (units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
-    const sdk = readSdkMessages(units);
+    const sdk = readSdkMessages(uiMessageLines(units) ?? units);
     if (sdk) return sdk;
     // JSON Lines of events: one run.
     const events = eventsOf(parsed.lines.map((l) => l.value));
