@@ -17,20 +17,30 @@ export const leaseUntil = (from = Date.now()): string => new Date(from + leaseMs
 /** The leases this process holds, by what they are on ("comparison 12"). */
 const held = processSingleton("work-lease.held", () => new Map<string, ReturnType<typeof setInterval>>());
 
+/** Each held lease's renewal in flight, if any: stopping a lease waits for it. */
+const renewing = processSingleton("work-lease.renewing", () => new Map<string, Promise<unknown>>());
+
 /** Renew a row's lease every third of its length until stopped (the timer keeps no process alive). */
 export function holdLease(what: string, renew: (until: string) => Promise<unknown>): { stop(): void } {
   const timer = setInterval(() => {
-    renew(leaseUntil()).catch((error: unknown) => log.warn("could not renew a lease", { what, error: (error as Error).message }));
+    const renewal = renew(leaseUntil())
+      .catch((error: unknown) => log.warn("could not renew a lease", { what, error: (error as Error).message }))
+      .finally(() => renewing.get(what) === renewal && renewing.delete(what));
+    renewing.set(what, renewal);
   }, Math.max(1_000, Math.floor(leaseMs() / 3)));
   timer.unref?.();
   held.set(what, timer);
-  return { stop: () => stopLease(what) };
+  return { stop: () => void stopLease(what) };
 }
 
-/** Stop renewing a lease (the work ended; or, in a test, the process is to look dead to the others). */
-export function stopLease(what: string): void {
+/**
+ * Stop renewing a lease (the work ended; or, in a test, the process is to look dead to the others).
+ * Resolves once a renewal already under way has landed: after it, nothing of this process moves the lease.
+ */
+export async function stopLease(what: string): Promise<void> {
   clearInterval(held.get(what));
   held.delete(what);
+  await renewing.get(what);
 }
 
 /** Run `sweep` now and every half lease (unref'd): it ends the rows whose lease ran out and says how many. */

@@ -23,6 +23,7 @@ import { call } from "@/lib/testing/http/call";
 import { stopLease } from "@/lib/work-lease";
 import { upload } from "@/lib/testing/http/multipart";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
+import { clearJudgeCache } from "@/db/repositories/judge";
 import * as collection from "./route";
 import * as item from "./[id]/route";
 import * as promote from "./[id]/promote/route";
@@ -318,6 +319,11 @@ describe("threshold, on a score metric", () => {
 });
 
 describe("a server stopped mid-alignment", () => {
+  // Each test's alignment must still be calling the (slowed) judge when it is stopped: the datasets hold the
+  // same texts, so verdicts cached by an earlier alignment would finish it at once (a PostgreSQL run saw the
+  // sweep find it already completed).
+  beforeEach(() => clearJudgeCache());
+
   it("leaves no alignment processing for good: at start-up (SQLite) it ends failed, saying to start it again", async () => {
     const d = await dataset("interrupted");
     double.setLatency(5_000);
@@ -348,7 +354,8 @@ describe("a server stopped mid-alignment", () => {
     await expect.poll(async () => (await get(res.json.id)).json.status).toBe("processing");
     expect(await sweepExpiredAlignments(new Date().toISOString())).toBe(0);
     // The process working it stopped renewing its lease a while ago (as a killed process does).
-    stopLease(`alignment ${res.json.id}`);
+    // A renewal already under way lands before the lease is moved to the past (it would move it back).
+    await stopLease(`alignment ${res.json.id}`);
     await renewAlignmentLease(res.json.id, new Date(Date.now() - 1000).toISOString());
     expect(await sweepExpiredAlignments(new Date().toISOString())).toBe(1);
     expect((await get(res.json.id)).json).toMatchObject({ status: "failed", error: "interrupted: the process working it stopped; start it again" });
