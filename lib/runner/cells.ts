@@ -174,13 +174,12 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   let callsStopped = false;
   const stillUnderBudget = async (beforeCall = false) => {
     if (!opts.budgetGate || overBudget) return !overBudget;
-    // What landed here is read before what is saved: a reply saved (and no longer landed) after this read
-    // is in the saved reading, which starts later. Read the other way round, a reply saved between the
-    // two readings was in neither, and a call went out past the limit.
-    const landedBefore = beforeCall ? (opts.budgetGate.landed?.total() ?? unsavedCost) : 0;
+    // What is saved, then what landed here: a reply saved between the two readings is in neither (one
+    // call may go out past the limit). Reading what landed first counts such a reply twice, which can stop
+    // a batch's calls for good while the saved spend stays under the limit (a run that never ends).
     if (!(await opts.budgetGate.underBudget(0))) overBudget = true;
     else if (beforeCall && !callsStopped) {
-      const landedHere = Math.max(landedBefore, opts.budgetGate.landed?.total() ?? unsavedCost);
+      const landedHere = opts.budgetGate.landed?.total() ?? unsavedCost;
       if (landedHere > 0 && !(await opts.budgetGate.underBudget(landedHere))) callsStopped = true;
     }
     return !overBudget && !(beforeCall && callsStopped);
