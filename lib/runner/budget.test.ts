@@ -9,6 +9,7 @@ import { call } from "@/lib/testing/http/call";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { loadSampleDataset } from "@/lib/testing/seed/sample";
+import { processSingleton } from "@/lib/process-state";
 import { waitForExecution } from "./run";
 
 // $1 per thousand tokens either way: every judged cell costs a few tenths of a dollar.
@@ -124,6 +125,31 @@ describe("max_cost_usd", () => {
     expect(done.errors[0].message).toMatch(/invalid judge output/);
     expect(done.meta.input_tokens).toBe(billed.prompt_tokens - billedBefore.prompt_tokens);
     expect(done.meta.output_tokens).toBe(billed.completion_tokens - billedBefore.completion_tokens);
+  });
+
+  // Queued runs: a batch stops its calls on replies landed in this process that are not saved yet. If those
+  // replies then count for less than it read (counted twice in one reading, or never saved), the saved spend
+  // stays under the limit and the cells the batch never started would be nobody's: the run would never end.
+  it.skipIf(!process.env.DATABASE_URL)("a queued batch that stopped its calls short of the budget is worked again, and the run ends", async () => {
+    const { datasetId } = await setup();
+    // Replies of this process "landed" but never saved, worth far more than the limit, while the run starts.
+    const landed = processSingleton("runner.cluster.landed-usd", () => new Map<number, number>());
+    let phantom = true;
+    const get = landed.get.bind(landed);
+    landed.get = (id: number) => (phantom ? 1_000 : get(id));
+    try {
+      const res = await post({ dataset_id: datasetId, no_cache: true, execution_mode: "async", batch_size: 4, max_cost_usd: 500 });
+      expect(res.status).toBe(202);
+      // Every batch stops its calls at once; none is judged while the phantom spend stands.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(double.count()).toBe(0);
+      phantom = false;
+      const done = await finished(res.json.id);
+      // Worked again, the batches judge every cell: the run completes, under its budget.
+      expect(done).toMatchObject({ status: "completed", successful_evaluations: 30 });
+    } finally {
+      landed.get = get;
+    }
   });
 
   it("refuses a budget that is not a positive number with 400 and starts nothing", async () => {

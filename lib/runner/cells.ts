@@ -128,6 +128,11 @@ export type CellRunner = {
   totals: CellTotals;
   /** The model's adaptive limit of calls in flight in this process. */
   limitNow(): number | null;
+  /**
+   * A shared run: calls stopped on a reading that counted replies landed here (not yet saved), while the
+   * saved spend had not reached the limit. The cells not started are the run's still (see cluster-run.ts).
+   */
+  callsStoppedShortOfBudget(): boolean;
 };
 
 /** A run's call slot refused: the server is shutting down (or a shared run's budget is reached), so the cell does not start its call. */
@@ -508,6 +513,7 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
   return {
     totals,
     limitNow,
+    callsStoppedShortOfBudget: () => callsStopped && !overBudget,
     evaluateAll: async (cells) => {
       upcoming = { cells, at: new Map(cells.map((cell, i) => [cell, i])) };
       try {

@@ -218,6 +218,12 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   await runner.evaluateAll(judged);
   // Cancelled, lease lost, or shutting down: what is missing is another attempt's (or nobody's) to do.
   if (signal.aborted) return;
+  // Calls stopped on replies that were to reach the limit once saved; if the saved spend (read now, this
+  // batch's replies saved) is still under it, the cells never started would never be judged and the run
+  // would never end: the batch is worked again (the next attempt skips the cells saved).
+  if (underBudget && runner.callsStoppedShortOfBudget() && (await underBudget())) {
+    throw new Error("calls stopped for a budget the saved spend did not reach; the batch is worked again");
+  }
   await publishProgress(row.id);
   await advance(row.id);
 }
