@@ -151,9 +151,10 @@ test.describe("judge trust", () => {
 
   test("labels as fast as the keys come: each press labels the next cell, however slow the save", async ({ page, request }) => {
     const { datasetId, metricId } = await setUp(request);
-    // Every label save takes 400 ms: the keys below come faster than that.
+    // Every label save takes 400 ms, the first 1,500 ms: the keys below come faster than that.
+    let posts = 0;
     await page.route("**/api/labels", async (route) => {
-      if (route.request().method() === "POST") await new Promise((r) => setTimeout(r, 400));
+      if (route.request().method() === "POST") await new Promise((r) => setTimeout(r, posts++ === 0 ? 1_500 : 400));
       await route.continue();
     });
     await page.goto(`/datasets/${datasetId}/review?metric=${metricId}`);
@@ -165,6 +166,27 @@ test.describe("judge trust", () => {
     expect(labels).toHaveLength(5);
     expect(new Set(labels.map((l) => l.entity_id)).size).toBe(5);
     expect(labels.filter((l) => l.value)).toHaveLength(3);
+  });
+
+  test("a slow save that lands after a later one does not overwrite what the later one said", async ({ page, request }) => {
+    const { datasetId, metricId } = await setUp(request);
+    let posts = 0;
+    await page.route("**/api/labels", async (route) => {
+      if (route.request().method() === "POST") await new Promise((r) => setTimeout(r, posts++ === 0 ? 1_500 : 0));
+      await route.continue();
+    });
+    await page.goto(`/datasets/${datasetId}/review?metric=${metricId}`);
+    await expect(page.getByTestId("review-title")).toHaveText("Trajectory 01");
+    await page.keyboard.press("f"); // its save takes 1.5 s
+    await expect(page.getByTestId("review-title")).toHaveText("Trajectory 02");
+    await page.keyboard.press("n");
+    await page.keyboard.type("Looks right.");
+    await page.keyboard.press("Enter");
+    await expect(page.getByRole("status")).toContainText("with note for Trajectory 02");
+    // Both saves landed (the slow one after the note's): the status still speaks of the latest.
+    await expect.poll(async () => ((await (await request.get(`/api/labels?dataset_id=${datasetId}&pipeline_node_id=${metricId}`)).json()) as unknown[]).length).toBe(2);
+    await expect(page.getByTestId("review-labelled")).toHaveText("1");
+    await expect(page.getByRole("status")).toContainText("with note for Trajectory 02");
   });
 
   test("compares two runs of the same metric under two judge models", async ({ page, request }) => {

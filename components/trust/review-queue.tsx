@@ -107,7 +107,8 @@ export function ReviewQueue({
   // The note being typed for one cell; other cells show their saved note.
   const [draft, setDraft] = useState<{ key: string | null; text: string }>({ key: null, text: "" });
   const [error, setError] = useState<string | null>(null);
-  const [saved, setSaved] = useState<string | null>(null);
+  /** What the latest save said, and when that save started (an earlier save landing later does not overwrite it). */
+  const [saved, setSaved] = useState<{ started: number; text: string } | null>(null);
   const noteRef = useRef<HTMLTextAreaElement>(null);
   const metric = metrics.find((m) => m.id === filters.metricId) ?? null;
 
@@ -205,6 +206,7 @@ export function ReviewQueue({
   const save = useCallback(
     async (value: unknown, opts: { advance: boolean; note?: string }) => {
       if (!row || !metric) return;
+      const started = performance.now();
       setError(null);
       // Move on at once: the next key press labels the next cell, however slow the save is.
       if (opts.advance && index + 1 < queue.length) setCurrentKey(cellKey(queue[index + 1]));
@@ -221,7 +223,8 @@ export function ReviewQueue({
             note: noteText?.trim() ? noteText : null,
           },
         });
-        setSaved(`Saved ${formatValue(value)}${opts.note ? " with note" : ""} for ${row.label}`);
+        const text = `Saved ${formatValue(value)}${opts.note ? " with note" : ""} for ${row.label}`;
+        setSaved((shown) => (shown && shown.started > started ? shown : { started, text }));
         await queryClient.invalidateQueries({ queryKey: ["labels", datasetId] });
         await queryClient.invalidateQueries({ queryKey: ["agreement", datasetId] });
       } catch (e) {
@@ -354,7 +357,7 @@ export function ReviewQueue({
       ) : null}
       {saved ? (
         <p role="status" className="text-sm text-emerald-700">
-          {saved}
+          {saved.text}
         </p>
       ) : null}
 
