@@ -115,7 +115,8 @@ function slotServers(slot: number): WebServer[] {
   const base = store === "postgres" ? "e2e-pg" : "e2e";
   return [
     {
-      command: `npx tsx lib/testing/judge-double/cli.ts --port ${judgePort}`,
+      // node with tsx as a loader, not `npx tsx`: npm exec and the tsx launcher cost ~1 s of CPU per double.
+      command: `node --import tsx lib/testing/judge-double/cli.ts --port ${judgePort}`,
       url: `http://127.0.0.1:${judgePort}/v1/models`,
       reuseExistingServer: false,
       timeout: 30_000,

@@ -301,7 +301,9 @@ export async function startPgTestServer({ database = "turnscope" } = {}) {
     pgRun(meta, "createdb", ["-h", "127.0.0.1", "-p", String(port), "-U", "postgres", database]);
     const host = "127.0.0.1";
     const url = `postgres://postgres@${host}:${port}/${encodeURIComponent(database)}`;
-    return { url, host, port, database, dir, stop: async () => server.stopSync() };
+    // The same database through the server's unix socket: no TCP stack on either side of each query.
+    const socketUrl = `postgres://postgres@localhost:${port}/${encodeURIComponent(database)}?host=${encodeURIComponent(meta.socketDir)}`;
+    return { url, socketUrl, host, port, database, dir, stop: async () => server.stopSync() };
   } catch (err) {
     server.stopSync();
     throw err;
