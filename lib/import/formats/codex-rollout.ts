@@ -12,6 +12,7 @@
  */
 import { isRecord } from "../issues";
 import type { Normalised } from "./normalised";
+import { responsesToolItem } from "./sdk-messages";
 import type { ConversationSource } from "./source-paths";
 import { convertMessages } from "./turns";
 
@@ -105,14 +106,13 @@ export function convertCodexRollout(lines: Line[]): Normalised {
       itemTexts.push(text);
       if (text) messages.push({ role: "assistant", content: null, reasoning: text });
       else skip("response_item/reasoning (encrypted only)");
-    } else if (type === "function_call" || type === "custom_tool_call" || type === "local_shell_call" || type === "web_search_call") {
-      const name = typeof payload.name === "string" ? payload.name : String(type).replace(/_call$/, "");
-      const args = type === "function_call" ? payload.arguments : type === "custom_tool_call" ? { input: payload.input } : (payload.action ?? {});
-      messages.push({ role: "assistant", content: null, tool_calls: [{ id: payload.call_id ?? payload.id, function: { name, arguments: args } }] });
-    } else if (typeof type === "string" && type.endsWith("_output")) {
-      // The output is JSON text (`{"output": …, "metadata": {exit_code, duration_seconds}}`): stored parsed.
-      messages.push({ role: "tool", tool_call_id: payload.call_id, content: typeof payload.output === "string" ? payload.output : JSON.stringify(payload.output ?? "") });
-    } else skip(`response_item/${String(type)}`);
+    } else {
+      // Tool calls and their outputs are Responses API items (an output is often JSON text, `{"output": …,
+      // "metadata": {exit_code, duration_seconds}}`: stored parsed), read as an SDK's Responses items are.
+      const tool = responsesToolItem(payload);
+      if (tool) messages.push(...tool);
+      else skip(`response_item/${String(type)}`);
+    }
   }
   // Event copies whose text no item holds (older rollouts wrote some only as events) are kept where they were.
   const joinedItems = itemTexts.join("\u0000");

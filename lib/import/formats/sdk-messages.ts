@@ -100,21 +100,32 @@ function isResponsesItems(list: unknown[]): boolean {
   return list.length > 0 && list.every(isResponsesItem) && list.some((i) => isRecord(i) && ((str(i.type) && responsesOnly.has(i.type)) || (Array.isArray(i.content) && i.content.some((c) => isRecord(c) && (c.type === "input_text" || c.type === "output_text")))));
 }
 
+/**
+ * A Responses API tool item as chat messages, or undefined when the item is not one: a `*_call` is the call
+ * (a built-in tool's item also holds its result: mcp_call's output, file search results, the interpreter's
+ * outputs), a `*_call_output` the result of the call it names. Codex rollouts write the same items
+ * (lib/import/formats/codex-rollout.ts).
+ */
+export function responsesToolItem(item: Rec): Rec[] | undefined {
+  const type = item.type;
+  if (!str(type)) return undefined;
+  if (type.endsWith("_call_output")) return [{ role: "tool", tool_call_id: item.call_id, content: asText(item.output) }];
+  if (!type.endsWith("_call")) return undefined;
+  const name = str(item.name) ? item.name : type.replace(/_call$/, "");
+  const args = type === "function_call" || type === "mcp_call" ? item.arguments : type === "custom_tool_call" ? { input: item.input } : (item.action ?? item.queries ?? item.code ?? {});
+  const messages: Rec[] = [{ role: "assistant", content: null, tool_calls: [{ id: item.call_id ?? item.id, function: { name, arguments: args ?? {} } }] }];
+  const result = item.output ?? item.results ?? item.outputs ?? item.result;
+  if (result !== undefined && result !== null) messages.push({ role: "tool", tool_call_id: item.call_id ?? item.id, content: asText(result) });
+  return messages;
+}
+
 function readResponsesItems(items: unknown[]): Read {
   const messages: Rec[] = [];
   for (const item of items as Rec[]) {
     const type = item.type;
     if (type === undefined || type === "message") messages.push({ role: item.role === "developer" ? "system" : item.role, content: item.content ?? null });
     else if (type === "reasoning") messages.push({ role: "assistant", content: [{ type: "reasoning", summary: item.summary ?? [], ...(Array.isArray(item.content) ? { text: item.content.map((c) => (isRecord(c) && str(c.text) ? c.text : "")).join("\n") || undefined } : {}) }] });
-    else if (str(type) && type.endsWith("_call_output")) messages.push({ role: "tool", tool_call_id: item.call_id, content: asText(item.output) });
-    else if (str(type) && type.endsWith("_call")) {
-      const name = str(item.name) ? item.name : type.replace(/_call$/, "");
-      const args = type === "function_call" || type === "mcp_call" ? item.arguments : type === "custom_tool_call" ? { input: item.input } : (item.action ?? item.queries ?? item.code ?? {});
-      messages.push({ role: "assistant", content: null, tool_calls: [{ id: item.call_id ?? item.id, function: { name, arguments: args ?? {} } }] });
-      // A built-in tool's item holds its own result (mcp_call's output, file search results, the interpreter's outputs).
-      const result = item.output ?? item.results ?? item.outputs ?? item.result;
-      if (result !== undefined && result !== null) messages.push({ role: "tool", tool_call_id: item.call_id ?? item.id, content: asText(result) });
-    }
+    else messages.push(...(responsesToolItem(item) ?? []));
   }
   return { messages };
 }
