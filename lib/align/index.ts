@@ -154,6 +154,9 @@ export async function startAlignment(input: CreateAlignmentInput, userId: string
   return { dryRun: false, alignment: toWire((await repo.getAlignmentRow(row.id))!) };
 }
 
+/** Judge calls an alignment keeps in flight: the model's limit, at most 16. */
+export const alignmentConcurrency = (maxConcurrency: number) => Math.max(1, Math.min(maxConcurrency, 16));
+
 async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Params, header: Header, judgeDeps: JudgeDeps | undefined, signal: AbortSignal): Promise<void> {
   const total = plannedCalls(truth.cells.length, { strategies: params.strategies, folds: params.folds });
   let lastSave = 0;
@@ -167,7 +170,7 @@ async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Par
   try {
     await repo.saveAlignmentState(id, { status: "processing", done: 0, total: total.judge + total.optimizer, report: header, usage: spend.usage });
     const config = getJudgeConfig();
-    const ctx: JudgeContext = { node, model: params.model, trees: await treesOf(truth.cells), metricValues: await dependencyValues(node, truth.cells), spend, concurrency: Math.max(1, Math.min(config.maxConcurrency, 16)), signal, deps: judgeDeps };
+    const ctx: JudgeContext = { node, model: params.model, trees: await treesOf(truth.cells), metricValues: await dependencyValues(node, truth.cells), spend, concurrency: alignmentConcurrency(config.maxConcurrency), signal, deps: judgeDeps };
     const report = await alignmentWork(ctx, node, truth, {
       strategies: params.strategies,
       folds: params.folds,

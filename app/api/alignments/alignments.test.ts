@@ -16,7 +16,8 @@ import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { waitForExecution } from "@/lib/runner/run";
 import { seededRandom } from "@/lib/agreement/regression";
 import { renewAlignmentLease } from "@/db/repositories/alignments";
-import { recoverAlignments, sweepExpiredAlignments, waitForAlignment } from "@/lib/align";
+import { alignmentConcurrency, recoverAlignments, sweepExpiredAlignments, waitForAlignment } from "@/lib/align";
+import { getJudgeConfig } from "@/lib/judge/config";
 import { EXAMPLES_BEGIN, EXAMPLES_END } from "@/lib/align/few-shot";
 import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http/call";
@@ -352,6 +353,9 @@ describe("a server stopped mid-alignment", () => {
     const res = await start({ pipeline_node_id: d.metricId, truth: "reference", strategies: ["few_shot"] });
     expect(res.status).toBe(202);
     await expect.poll(async () => (await get(res.json.id)).json.status).toBe("processing");
+    // Every slot's call has reached the double (each hangs there 5 s), so none is on its way when the sweep
+    // ends the alignment: under load, calls sent just before it arrived after the count below was read.
+    await expect.poll(() => double.inFlight(), { timeout: 60_000 }).toBe(alignmentConcurrency(getJudgeConfig().maxConcurrency));
     expect(await sweepExpiredAlignments(new Date().toISOString())).toBe(0);
     // The process working it stopped renewing its lease a while ago (as a killed process does).
     // A renewal already under way lands before the lease is moved to the past (it would move it back).
