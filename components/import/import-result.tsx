@@ -22,6 +22,8 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   codex_rollout: "Codex CLI session rollout",
   tau2_results: "tau2-bench simulations",
   smolagents_run: "smolagents run output",
+  smolagents_memory: "smolagents memory steps",
+  langsmith_runs: "LangSmith runs",
   aider_history: "Aider chat history (Markdown)",
   ai_sdk_ui_messages: "AI SDK UI messages",
   openai_responses: "OpenAI Responses items",

@@ -20,6 +20,8 @@ export const importFormats = [
   "codex_rollout",
   "tau2_results",
   "smolagents_run",
+  "smolagents_memory",
+  "langsmith_runs",
   "aider_history",
   "ai_sdk_ui_messages",
   "openai_responses",
@@ -60,7 +62,7 @@ export const notImportedSchema = z
       .string()
       .optional()
       .describe(
-        "Why it is listed when the text is stored but not byte for byte: `re-serialised: 25.00 stored as 25` (a number written in another form, an integer-like key moved first, a duplicate key's first value dropped). Absent for text not stored at all",
+        "Why it is listed when the text is stored but not byte for byte: `re-serialised: 25.00 stored as 25` (a number written in another form, an integer-like key moved first, a duplicate key's first value dropped), or when it is a copy of text stored from elsewhere in the file (smolagents' `model_input_messages`). Absent for text not stored at all",
       ),
   })
   .meta({ id: "NotImported" });

@@ -11,9 +11,11 @@ import { convertCodingAgentSession, isCodingAgentSession } from "./coding-agent-
 import { convertAgentEvents, eventsOf } from "./agent-events";
 import { convertEvalLog, isEvalLog } from "./eval-log";
 import type { Normalised } from "./normalised";
+import { convertLangsmithRuns, isLangsmithRuns } from "./langsmith-runs";
 import { convertMessageTrees, isMessageTreeFile } from "./message-tree";
 import { convertTau2Results, isTau2Results } from "./tau2-results";
 import { readSdkMessages, uiMessageLines } from "./sdk-messages";
+import { convertSmolagentsMemory, isSmolagentsMemory, smolagentsStepLines } from "./smolagents-memory";
 import { convertSmolagentsRuns, isSmolagentsRun } from "./smolagents-run";
 import { convertSweAgentTrajectories, isTwiceStoredTrajectory } from "./swe-agent";
 
@@ -25,8 +27,13 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
     if (isCodexRollout(parsed.lines)) return convertCodexRollout(parsed.lines);
     if (isCodingAgentSession(parsed.lines)) return convertCodingAgentSession(parsed.lines);
     const units = parsed.lines.map((l) => ({ value: l.value, line: l.line, path: "" }));
+    // LangSmith runs, one per line: a child's line names its parent, so the file is read as one list.
+    const runs = [{ value: parsed.lines.map((l) => l.value), path: "" }];
+    if (isLangsmithRuns(runs)) return convertLangsmithRuns(runs);
     if (isMessageTreeFile(units)) return convertMessageTrees(units);
     if (isSmolagentsRun(units)) return convertSmolagentsRuns(units);
+    const memory = smolagentsStepLines(units) ?? units;
+    if (isSmolagentsMemory(memory)) return convertSmolagentsMemory(memory);
     if (units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
     const sdk = readSdkMessages(uiMessageLines(units) ?? units);
     if (sdk) return sdk;
@@ -43,6 +50,7 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
   const root = parsed.value;
   if (isEvalLog(root)) return convertEvalLog(root);
   if (isTau2Results(root)) return convertTau2Results(root);
+  if (isLangsmithRuns([{ value: root, path: "" }])) return convertLangsmithRuns([{ value: root, path: "" }]);
   const events = eventsOf(root);
   if (events) return convertAgentEvents([{ value: root, events, path: Array.isArray(root) ? "" : "events" }]);
   // Several runs: a list of event lists, or of {events} records.
@@ -52,6 +60,9 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
   const units = Array.isArray(root) ? root.map((value, i) => ({ value, path: `[${i}]` })) : [{ value: root, path: "" }];
   if (isMessageTreeFile(units)) return convertMessageTrees(units);
   if (isSmolagentsRun(units)) return convertSmolagentsRuns(units);
+  // smolagents memory steps: the file is one run (a step list, or a record holding one), or a list of runs.
+  if (isSmolagentsMemory([{ value: root, path: "" }])) return convertSmolagentsMemory([{ value: root, path: "" }]);
+  if (isSmolagentsMemory(units)) return convertSmolagentsMemory(units);
   if (units.length && units.every((u) => isTwiceStoredTrajectory(u.value))) return convertSweAgentTrajectories(units as Parameters<typeof convertSweAgentTrajectories>[0]);
   // AI SDK UI messages, OpenAI Responses items, Gemini contents: the file is one conversation, or a list of them.
   return readSdkMessages([{ value: root, path: "" }]) ?? (Array.isArray(root) ? readSdkMessages(units) : undefined);

@@ -1,0 +1,93 @@
+/**
+ * LangSmith runs, written from the LangSmith SDK's run schema (`id`, `run_type`, `inputs`, `outputs`,
+ * `child_runs`, `parent_run_id`, `trace_id`, `dotted_order`, `extra.metadata`) and LangChain's message
+ * serialisation (`{lc: 1, type: "constructor", id: [..., "AIMessage"], kwargs}` with `tool_calls` as
+ * `{name, args, id}`). The fixture (e2e/fixtures/formats/langsmith-run-tree.json) is my own tool-calling agent's
+ * trace: a chain, two model calls and the tool run between them.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { describe, expect, it } from "vitest";
+import { checkUpload } from "../index";
+
+const check = (text: string) => {
+  const r = checkUpload(new TextEncoder().encode(text), { maxBytes: 50_000_000 });
+  if (!r.ok) throw new Error(JSON.stringify(r.errors));
+  return r;
+};
+const fixture = fs.readFileSync(path.join(process.cwd(), "e2e/fixtures/formats/langsmith-run-tree.json"), "utf8");
+type Step = { thinking: string | null; toolCall: Record<string, unknown> | null; toolResult: unknown; outputContent: string | null };
+const kinds = (steps: Step[]) => steps.map((s) => (s.thinking ? "thinking" : s.toolCall ? `call:${String(s.toolCall.name)}` : s.outputContent ? "output" : "result"));
+
+/** A LangGraph-style trace, flat: the root's state holds the conversation as dict-form messages. */
+function graphTrace(id: string, question: string, answer: string) {
+  const messages = [
+    { type: "human", content: question, id: `${id}-h` },
+    { type: "ai", content: "", id: `${id}-a1`, tool_calls: [{ name: "lookup", args: { q: question }, id: `${id}-t`, type: "tool_call" }] },
+    { type: "tool", content: `found: ${question}`, name: "lookup", tool_call_id: `${id}-t`, id: `${id}-r` },
+    { type: "ai", content: answer, id: `${id}-a2` },
+  ];
+  return [
+    { id, name: "LangGraph", run_type: "chain", trace_id: id, parent_run_id: null, dotted_order: `1${id}`, inputs: { messages: messages.slice(0, 1) }, outputs: { messages }, extra: { metadata: { thread_id: `thread-${id}` } } },
+    { id: `${id}-n1`, name: "agent", run_type: "chain", trace_id: id, parent_run_id: id, dotted_order: `1${id}.2`, inputs: { messages: messages.slice(0, 1) }, outputs: { messages: messages.slice(1, 2) } },
+    { id: `${id}-n2`, name: "lookup", run_type: "tool", trace_id: id, parent_run_id: id, dotted_order: `1${id}.3`, inputs: { q: question }, outputs: { output: messages[2] } },
+  ];
+}
+
+describe("LangSmith runs", () => {
+  it("a run tree: the last model call's messages and answer, calls paired with results, the runs and usage in meta", () => {
+    const r = check(fixture);
+    expect(r.format).toBe("langsmith_runs");
+    expect(r.notImported).toEqual([]);
+    const [c] = r.conversations;
+    expect(c.name).toBe("AgentExecutor");
+    expect(c.messages.map((m) => [m.role, m.content])).toEqual([
+      ["system", "You are a travel assistant. Use tools for facts."],
+      ["user", "Is it warm in Lisbon today?"],
+      ["assistant", "Yes — it is 24°C and sunny in Lisbon."],
+    ]);
+    const steps = c.messages[2].steps as Step[];
+    expect(kinds(steps)).toEqual(["call:get_weather", "result", "output"]);
+    expect(steps[0].toolCall).toEqual({ name: "get_weather", arguments: { city: "Lisbon" }, id: "call_w1" });
+    expect(steps[1].toolResult).toBe("24°C and sunny");
+    expect(c.meta).toMatchObject({
+      tags: ["travel-bot", "v2"],
+      metadata: { user_id: "u-17" },
+      runs: [
+        { name: "AgentExecutor", run_type: "chain" },
+        { name: "ChatOpenAI", run_type: "llm", metadata: { ls_model_name: "gpt-4o-mini" } },
+        { name: "get_weather", run_type: "tool" },
+        { name: "ChatOpenAI", run_type: "llm", usage: { input_tokens: 120, output_tokens: 14 } },
+      ],
+    });
+    expect(r.records).toMatchObject({ in_file: 4, explanation: expect.stringContaining("runs in 1 trace") });
+  });
+
+  it("flat runs, one per line or in a list: grouped by trace, each read from its root's state", () => {
+    const runs = [...graphTrace("t1", "Who wrote Dune?", "Frank Herbert."), ...graphTrace("t2", "Capital of Peru?", "Lima.")];
+    for (const text of [JSON.stringify(runs), runs.map((x) => JSON.stringify(x)).join("\n")]) {
+      const r = check(text);
+      expect(r.format).toBe("langsmith_runs");
+      expect(r.notImported).toEqual([]);
+      expect(r.conversations.map((c) => c.messages.map((m) => [m.role, m.content]))).toEqual([
+        [["user", "Who wrote Dune?"], ["assistant", "Frank Herbert."]],
+        [["user", "Capital of Peru?"], ["assistant", "Lima."]],
+      ]);
+      expect(kinds(r.conversations[0].messages[1].steps as Step[])).toEqual(["call:lookup", "result", "output"]);
+      expect(r.conversations[1].meta).toMatchObject({ metadata: { thread_id: "thread-t2" }, runs: [{ name: "LangGraph" }, { name: "agent" }, { name: "lookup" }] });
+    }
+  });
+
+  it("a chain with no model call: its inputs are the question, its outputs the answer; an errored run says so", () => {
+    const r = check(JSON.stringify({ id: "c1", name: "qa_chain", run_type: "chain", inputs: { question: "What is 2+2?" }, outputs: { answer: "4" }, child_runs: [{ id: "c2", name: "calc", run_type: "tool", parent_run_id: "c1", inputs: { expr: "add(2, 2)" }, outputs: null, error: "ValueError: calculator offline" }] }));
+    expect(r.format).toBe("langsmith_runs");
+    const [c] = r.conversations;
+    expect(c.messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "What is 2+2?"],
+      ["assistant", "4"],
+    ]);
+    expect(c.meta).toMatchObject({ runs: [{ name: "qa_chain" }, { name: "calc", error: "ValueError: calculator offline" }] });
+    // The tool run's input is nowhere in the conversation: listed, not dropped silently.
+    expect(r.notImported).toEqual([expect.objectContaining({ path: "[].inputs.expr", characters: 9 })]);
+  });
+});

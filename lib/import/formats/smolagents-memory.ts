@@ -1,0 +1,171 @@
+/**
+ * smolagents memory steps: what `agent.memory.get_full_steps()` / `get_succinct_steps()` return and
+ * people save as JSON — a list of step dicts, or a record holding it under `steps` (with the agent's
+ * `system_prompt` beside it when they kept that too), or JSON Lines of one step per line (a step callback
+ * writing each as it ends). The steps, by their keys:
+ *
+ * - task: `{task, task_images}` — the user's message;
+ * - planning: `{plan, model_input_messages, model_output_message, timing, token_usage}` — the plan is the
+ *   assistant's thinking;
+ * - action: `{step_number, timing, model_input_messages, tool_calls: [{id, type, function: {name,
+ *   arguments}}], error: {type, message}, model_output_message, model_output, code_action, observations,
+ *   action_output, token_usage, is_final_answer}` — the model's output is its thinking (a code agent's thought
+ *   and code), each call a tool call, the observations (or the error) the first call's result, and the
+ *   action output of the final step the answer;
+ * - final answer: `{output}`; system prompt: `{system_prompt}`.
+ *
+ * `model_input_messages` is what the model was sent at each step: the system prompt, the task and the
+ * earlier steps again, rendered as chat messages. Each of those is stored once, from its own step; the
+ * copies are listed as not imported, saying why. The system prompt is read from there when the file has no
+ * system prompt step (get_full_steps leaves it out).
+ */
+import { isRecord } from "../issues";
+import type { Normalised } from "./normalised";
+import type { ConversationSource } from "./source-paths";
+import { convertMessages } from "./turns";
+
+type Rec = Record<string, unknown>;
+type Unit = { value: unknown; path: string; line?: number };
+
+const str = (v: unknown): v is string => typeof v === "string";
+const asText = (value: unknown) => (str(value) ? value : JSON.stringify(value ?? ""));
+
+/** Text of a smolagents message's content: a string, or text parts. */
+const textOf = (content: unknown): string =>
+  str(content)
+    ? content
+    : Array.isArray(content)
+      ? content
+          .map((p) => (isRecord(p) && str(p.text) ? p.text : ""))
+          .filter(Boolean)
+          .join("\n")
+      : "";
+
+type Kind = "task" | "planning" | "action" | "final" | "system";
+
+function kindOf(step: unknown): Kind | undefined {
+  if (!isRecord(step)) return undefined;
+  if (str(step.task)) return "task";
+  if (str(step.system_prompt)) return "system";
+  if (str(step.plan) && "model_output_message" in step) return "planning";
+  if (typeof step.step_number === "number" && ("tool_calls" in step || "model_output" in step || "observations" in step || "action_output" in step)) return "action";
+  const keys = Object.keys(step);
+  if (keys.length === 1 && keys[0] === "output") return "final";
+  return undefined;
+}
+
+/** A list of memory steps: every element a step, at least one an action step. */
+const isStepList = (list: unknown): list is Rec[] => Array.isArray(list) && list.length > 0 && list.every((s) => kindOf(s) !== undefined) && list.some((s) => kindOf(s) === "action");
+
+/** The step list a unit holds, and the field it sits under (null: the unit is the list). */
+function stepsOf(value: unknown): { steps: Rec[]; used: string | null } | undefined {
+  if (isStepList(value)) return { steps: value, used: null };
+  if (isRecord(value) && isStepList(value.steps)) return { steps: value.steps, used: "steps" };
+  return undefined;
+}
+
+/** JSON Lines of one step per line: the file is one run. */
+export function smolagentsStepLines(units: Unit[]): Unit[] | undefined {
+  return units.length > 1 && isStepList(units.map((u) => u.value)) ? [{ value: units.map((u) => u.value), path: "" }] : undefined;
+}
+
+/** Whether the upload's units are smolagents memory steps (a run each). */
+export function isSmolagentsMemory(units: Unit[]): boolean {
+  return units.length > 0 && units.every((u) => stepsOf(u.value) !== undefined);
+}
+
+/** The system prompt the model was sent: the first system message of a step's input. */
+function systemFromInputs(steps: Rec[]): string {
+  for (const step of steps) {
+    const first = Array.isArray(step.model_input_messages) ? step.model_input_messages[0] : undefined;
+    if (isRecord(first) && first.role === "system") return textOf(first.content);
+  }
+  return "";
+}
+
+function readSteps(steps: Rec[], systemPrompt: string): { messages: Rec[]; inputCharacters: number } {
+  const messages: Rec[] = [];
+  const system = systemPrompt || (steps.find((s) => kindOf(s) === "system")?.system_prompt as string | undefined) || systemFromInputs(steps);
+  if (system) messages.push({ role: "system", content: system });
+  let inputCharacters = 0;
+  let answered: string | undefined;
+  for (const step of steps) {
+    for (const m of Array.isArray(step.model_input_messages) ? step.model_input_messages : []) if (isRecord(m)) inputCharacters += textOf(m.content).length;
+    const kind = kindOf(step);
+    if (kind === "task") messages.push({ role: "user", content: step.task });
+    else if (kind === "planning") messages.push({ role: "assistant", content: null, reasoning: step.plan });
+    else if (kind === "final") {
+      const text = asText(step.output);
+      if (text !== answered) messages.push({ role: "assistant", content: text });
+      answered = text;
+    } else if (kind === "action") {
+      const output = str(step.model_output) || Array.isArray(step.model_output) ? textOf(step.model_output) : isRecord(step.model_output_message) ? textOf(step.model_output_message.content) : "";
+      const calls = (Array.isArray(step.tool_calls) ? step.tool_calls : []).filter(isRecord).map((c) => {
+        const fn = isRecord(c.function) ? c.function : c;
+        return { id: c.id, function: { name: fn.name, arguments: isRecord(fn.arguments) ? fn.arguments : str(fn.arguments) ? { code: fn.arguments } : (fn.arguments ?? {}) } };
+      });
+      if (output) messages.push({ role: "assistant", content: null, reasoning: output });
+      if (calls.length) messages.push({ role: "assistant", content: null, tool_calls: calls });
+      const error = isRecord(step.error) ? `Error: ${str(step.error.type) ? `${step.error.type}: ` : ""}${asText(step.error.message)}` : undefined;
+      const observed = [str(step.observations) ? step.observations : undefined, error].filter(Boolean).join("\n");
+      if (observed) messages.push({ role: "tool", ...(calls.length ? { tool_call_id: calls[0].id } : {}), content: observed });
+      if (step.is_final_answer === true && step.action_output !== undefined && step.action_output !== null) {
+        answered = asText(step.action_output);
+        messages.push({ role: "assistant", content: answered });
+      }
+    }
+  }
+  return { messages, inputCharacters };
+}
+
+/** Convert smolagents memory steps: one conversation per unit (a list of steps, or a record holding one). */
+export function convertSmolagentsMemory(units: Unit[]): Normalised {
+  const conversations: unknown[] = [];
+  const sources: ConversationSource[] = [];
+  let total = 0;
+  let inputCharacters = 0;
+  for (const unit of units) {
+    const { steps, used } = stepsOf(unit.value)!;
+    total += steps.length;
+    const record = isRecord(unit.value) ? unit.value : undefined;
+    const read = readSteps(steps, record && str(record.system_prompt) ? record.system_prompt : "");
+    inputCharacters += read.inputCharacters;
+    const converted = convertMessages(read.messages);
+    const conversation: Rec = { messages: converted.messages };
+    const task = steps.find((s) => kindOf(s) === "task")?.task;
+    if (record && str(record.name)) conversation.name = record.name;
+    else if (str(task)) conversation.name = task.slice(0, 80);
+    const meta: Rec = {};
+    if (record) for (const [k, v] of Object.entries(record)) if (k !== "steps" && k !== "system_prompt" && k !== "name") meta[k] = v;
+    // Each model step's number, time and usage (an assistant turn holds several steps: its messages' meta could not).
+    const timed = steps
+      .filter((s) => kindOf(s) === "action" || kindOf(s) === "planning")
+      .map((s) => ({ kind: kindOf(s), ...(s.step_number !== undefined ? { step_number: s.step_number } : {}), ...(isRecord(s.timing) ? { timing: s.timing } : {}), ...(isRecord(s.token_usage) ? { token_usage: s.token_usage } : {}) }));
+    if (timed.length) meta.steps = timed;
+    if (Object.keys(meta).length) conversation.meta = meta;
+    conversations.push(conversation);
+    sources.push({ path: unit.path, messagesPath: used ? `${unit.path ? `${unit.path}.` : ""}${used}` : unit.path, line: unit.line, rawMessages: [unit.value], wholeConversation: true });
+  }
+  return {
+    format: "smolagents_memory",
+    data: { conversations },
+    sources,
+    // The model's input at each step is listed below as not imported (a copy); `raw` is the provider's response object.
+    structural: ["model_input_messages", "raw", "observations_images", "task_images"],
+    notImported: inputCharacters
+      ? [
+          {
+            path: `${sources[0].messagesPath.replace(/\[\d+\]/g, "[]")}[].model_input_messages[].content`.replace(/^\[\]\./, "[]."),
+            characters: inputCharacters,
+            reason: "what the model was sent at each step: the system prompt, the task and the earlier steps again, as chat messages; each is stored once, from its own step",
+          },
+        ]
+      : [],
+    records: {
+      inFile: total,
+      unit: `memory steps in ${units.length} run${units.length === 1 ? "" : "s"}`,
+      skipped: {},
+      reasons: ["each action step's output is the assistant's thinking, its tool calls are steps with the observations (or the error) as the first call's result, and a final step's output is the answer"],
+    },
+  };
+}
