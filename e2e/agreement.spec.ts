@@ -4,7 +4,7 @@
  * is shown, and a message tree's human ranks are compared with the judge's order of sibling replies.
  */
 import { expect, test } from "@playwright/test";
-import { judge } from "./workspace-helpers";
+import { judge, runCompleted } from "./workspace-helpers";
 
 const verdict = (score: number) => `[[judge-double:verdict {"score":${score},"reasoning":"ok"}]]`;
 // Two prompts with ranked replies (rank 0 = best); judge a .9, b .5, c .7 and d .4, e .4.
@@ -89,7 +89,7 @@ test("a progress metric against a pass/fail reference: the controls say it was c
   const metricId = ((await metric.json()) as { id: number }).id;
   const run = await request.post("/api/evaluation-pipeline-executions/run", { data: { dataset_id: datasetId, pipeline_node_id: metricId } });
   const runId = ((await run.json()) as { id: number }).id;
-  await expect.poll(async () => ((await (await request.get(`/api/evaluation-pipeline-executions/${runId}`)).json()) as { status: string }).status).toBe("completed");
+  await runCompleted(request, runId);
 
   await page.goto(`/datasets/${datasetId}/agreement?metric=${metricId}`);
   await expect(page.getByRole("combobox", { name: "Source B (truth)" })).toHaveValue("reference");

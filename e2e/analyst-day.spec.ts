@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
-import { importFixture, judge } from "./workspace-helpers";
+import { importFixture, judge, runCompleted } from "./workspace-helpers";
 
 const realdata = path.resolve(process.cwd(), "../shared/realdata");
 const airlineFile = path.join(realdata, "tau-bench_gpt-4o-airline.json");
@@ -51,9 +51,7 @@ async function runCell(request: APIRequestContext, datasetId: number, metricId: 
   });
   expect(run.status(), await run.text()).toBe(202);
   const id = ((await run.json()) as { id: number }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/evaluation-pipeline-executions/${id}`)).json()) as { status: string }).status, { timeout: 30_000 })
-    .toBe("completed");
+  await runCompleted(request, id);
 }
 
 async function conversations(request: APIRequestContext, datasetId: number): Promise<Array<{ id: number; message_count: number; name: string | null }>> {

@@ -7,7 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { readRealdata, realdataPresent } from "../lib/testing/realdata/files";
-import { fixtures, judge } from "./workspace-helpers";
+import { fixtures, judge, runCompleted } from "./workspace-helpers";
 
 type Execution = { id: number; status: string; total_evaluations: number };
 
@@ -65,7 +65,7 @@ test("Retry failed with nothing failed records no run; an empty run is neither C
     const res = await request.post("/api/evaluation-pipeline-executions/run", { data: { dataset_id: datasetId, ...body } });
     expect(res.status(), await res.text()).toBe(202);
     const id = ((await res.json()) as Execution).id;
-    await expect.poll(async () => ((await (await request.get(`/api/evaluation-pipeline-executions/${id}`)).json()) as Execution).status).toBe("completed");
+    await runCompleted(request, id);
     return id;
   };
   const first = await runAndWait({ pipeline_node_id: solvedId });

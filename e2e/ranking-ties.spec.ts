@@ -7,7 +7,7 @@
  */
 import { expect, test } from "@playwright/test";
 import { readRealdata, realdataAbsentMessage, realdataPresent } from "../lib/testing/realdata/files";
-import { judge } from "./workspace-helpers";
+import { judge, runCompleted } from "./workspace-helpers";
 
 test("a constant judge on the Open Assistant trees ties every pair: pairwise accuracy 0.5, none reversed", async ({ page, request }) => {
   test.skip(!realdataPresent, `ranking-ties.spec.ts: ${realdataAbsentMessage}`);
@@ -28,9 +28,7 @@ test("a constant judge on the Open Assistant trees ties every pair: pairwise acc
   const run = await request.post("/api/evaluation-pipeline-executions/run", { data: { dataset_id: datasetId, pipeline_node_id: metricId, execution_mode: "async", batch_size: 16 } });
   expect(run.status(), await run.text()).toBe(202);
   const executionId = ((await run.json()) as { id: number }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/evaluation-pipeline-executions/${executionId}`)).json()) as { status: string }).status, { timeout: 180_000, intervals: [1000] })
-    .toBe("completed");
+  await runCompleted(request, executionId, { timeout: 180_000 });
 
   await page.goto(`/datasets/${datasetId}/agreement?metric=${metricId}`);
   // No labels yet: the figures are over no cell, which is not "agreeing on every cell".

@@ -1,6 +1,6 @@
 /** Judge trust in the browser: the review queue from the keyboard, agreement that follows the labels, a false pass opened in the grid. */
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { judge } from "./workspace-helpers";
+import { judge, runCompleted } from "./workspace-helpers";
 
 /** Twelve agent trajectories with a ground-truth reward; the judge double fails those whose text carries a fail marker. */
 const rewards = [1, 1, 1, 0, 0, 0, 1, 0, 1, 0, 1, 1];
@@ -25,9 +25,7 @@ async function runAndWait(request: APIRequestContext, datasetId: number, metricI
   const run = await request.post("/api/evaluation-pipeline-executions/run", { data: { dataset_id: datasetId, pipeline_node_id: metricId, model_name: model } });
   expect(run.status(), await run.text()).toBe(202);
   const executionId = ((await run.json()) as { id: number }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`/api/evaluation-pipeline-executions/${executionId}`)).json()) as { status: string }).status, { timeout: 30_000 })
-    .toBe("completed");
+  await runCompleted(request, executionId);
   return executionId;
 }
 

@@ -6,6 +6,7 @@
  * admin" form offers the admin role first.
  */
 import { expect, test, type Page } from "@playwright/test";
+import { runCompleted } from "./workspace-helpers";
 
 const guarded = `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
 const admin = { authorization: "Bearer e2e-token-for-the-guarded-server" };
@@ -57,9 +58,7 @@ test("a viewer sees no enabled write control, each says why; the viewer's queue 
   const run = await request.post(`${guarded}/api/evaluation-pipeline-executions/run`, { headers: admin, data: { dataset_id: datasetId, pipeline_node_id: metricId } });
   expect(run.status()).toBe(202);
   const runId = ((await run.json()) as { id: number }).id;
-  await expect
-    .poll(async () => ((await (await request.get(`${guarded}/api/evaluation-pipeline-executions/${runId}`, { headers: admin })).json()) as { status: string }).status)
-    .toBe("completed");
+  await runCompleted(request, runId, { base: guarded, headers: admin });
   const user = await request.post(`${guarded}/api/users`, { headers: admin, data: { name: `viewer${stamp}`, role: "viewer" } });
   expect(user.status()).toBe(201);
   const key = await request.post(`${guarded}/api/users/${((await user.json()) as { id: number }).id}/keys`, { headers: admin, data: {} });

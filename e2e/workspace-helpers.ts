@@ -48,6 +48,20 @@ export async function latestExecutions(request: APIRequestContext, datasetId: nu
 }
 
 /**
+ * Wait for a run to end `completed`. The limit is generous on purpose: npm test runs the browser passes beside
+ * each other on 2 cores (load 10–20), where a small run that takes a second alone took over 20 s; what a spec
+ * asserts is the outcome, not how fast it came (the benchmarks measure that).
+ */
+export async function runCompleted(request: APIRequestContext, id: number, opts: { base?: string; headers?: Record<string, string>; timeout?: number } = {}): Promise<void> {
+  await expect
+    .poll(async () => ((await (await request.get(`${opts.base ?? ""}/api/evaluation-pipeline-executions/${id}`, { headers: opts.headers })).json()) as { status: string }).status, {
+      timeout: opts.timeout ?? 90_000,
+      intervals: [250, 500, 1000],
+    })
+    .toBe("completed");
+}
+
+/**
  * Record, in the page, every state each grid cell shows (`empty`, `pending`, `processing`,
  * `completed`, `failed`) in order, so a test can prove cells changed live rather than on reload.
  */
