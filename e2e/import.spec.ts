@@ -139,6 +139,21 @@ test.describe("import page", { tag: "@store-independent" }, () => {
     expect(full.messages[2].content).toBe("It is sunny in Boston today, 22 °C.");
   });
 
+  test("smolagents memory steps: the copies of the model's input are listed apart from lost text, with their reason", async ({ page }) => {
+    await page.goto("/import");
+    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "formats", "smolagents-memory.json"));
+    await page.getByLabel("Dataset name").fill(`smolagents memory ${Date.now()}`);
+    await page.getByRole("button", { name: "Import", exact: true }).click();
+    const success = page.getByTestId("import-success");
+    await expect(success).toContainText("Detected format: smolagents memory steps");
+    await expect(success.getByRole("status")).toContainText("3 messages");
+    const copies = page.getByTestId("copies");
+    await expect(copies).toContainText("Copies of text stored from elsewhere in the file, not stored twice");
+    await expect(copies).toContainText("steps[].model_input_messages[].content: what the model was sent at each step");
+    await expect(page.getByText("Text in the file that was not imported")).toHaveCount(0);
+    await expect(page.getByTestId("reserialised")).toHaveCount(0);
+  });
+
   test("shows every error of an invalid file with its path, message, suggestion and the feedback", async ({ page, request }) => {
     // The judge model fails; the page still gets the rules' feedback and its transformation.
     await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });

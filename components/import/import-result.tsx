@@ -121,10 +121,14 @@ function Feedback({ feedback, fixAction }: { feedback: LlmFeedback; fixAction?: 
 /** `1 conversation`, `3,031 messages`. */
 const counted = (n: number, noun: string) => `${n.toLocaleString()} ${noun}${n === 1 ? "" : "s"}`;
 
-/** Text not stored (amber), and values stored in another written form than the file's (`reason`, said plainly). */
+/**
+ * Text not stored (amber); copies of text stored from elsewhere in the file, not stored twice (their reason);
+ * and values stored in another written form than the file's (`re-serialised: …`, said plainly).
+ */
 function NotImportedList({ items }: { items: NonNullable<ImportSuccess["not_imported"]> }) {
   const lost = items.filter((n) => !n.reason);
-  const reserialised = items.filter((n) => n.reason);
+  const reserialised = items.filter((n) => n.reason?.startsWith("re-serialised"));
+  const copies = items.filter((n) => n.reason && !n.reason.startsWith("re-serialised"));
   return (
     <div className="space-y-3 px-5 pb-4 text-sm" data-testid="not-imported">
       {lost.length ? (
@@ -134,6 +138,18 @@ function NotImportedList({ items }: { items: NonNullable<ImportSuccess["not_impo
             {lost.map((n) => (
               <li key={n.path} className="break-words">
                 {n.characters.toLocaleString()} characters in <code>{n.path}</code>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {copies.length ? (
+        <div className="text-slate-700" data-testid="copies">
+          <p className="font-medium">Copies of text stored from elsewhere in the file, not stored twice:</p>
+          <ul className="list-disc pl-5">
+            {copies.map((n) => (
+              <li key={`${n.path} ${n.reason}`} className="break-words">
+                {n.characters.toLocaleString()} characters in <code>{n.path}</code>: {n.reason}
               </li>
             ))}
           </ul>
