@@ -5,19 +5,10 @@
  * `{name, args, id}`). The fixture (e2e/fixtures/formats/langsmith-run-tree.json) is my own tool-calling agent's
  * trace: a chain, two model calls and the tool run between them.
  */
-import fs from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkUpload } from "../index";
+import { checkFile as check, formatFixture, stepKinds as kinds, type Step } from "@/lib/testing/import/formats";
 
-const check = (text: string) => {
-  const r = checkUpload(new TextEncoder().encode(text), { maxBytes: 50_000_000 });
-  if (!r.ok) throw new Error(JSON.stringify(r.errors));
-  return r;
-};
-const fixture = fs.readFileSync(path.join(process.cwd(), "e2e/fixtures/formats/langsmith-run-tree.json"), "utf8");
-type Step = { thinking: string | null; toolCall: Record<string, unknown> | null; toolResult: unknown; outputContent: string | null };
-const kinds = (steps: Step[]) => steps.map((s) => (s.thinking ? "thinking" : s.toolCall ? `call:${String(s.toolCall.name)}` : s.outputContent ? "output" : "result"));
+const fixture = formatFixture("langsmith-run-tree.json");
 
 /** A LangGraph-style trace, flat: the root's state holds the conversation as dict-form messages. */
 function graphTrace(id: string, question: string, answer: string) {

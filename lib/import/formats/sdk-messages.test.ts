@@ -5,20 +5,8 @@
  * `function_call_output` paired by `call_id`) and Gemini `contents` (`role: model`, parts `text`,
  * `functionCall`, `functionResponse`). Each imported whole: no text left behind, calls paired with results.
  */
-import fs from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkUpload } from "../index";
-
-const check = (text: string) => {
-  const r = checkUpload(new TextEncoder().encode(text), { maxBytes: 50_000_000 });
-  if (!r.ok) throw new Error(JSON.stringify(r.errors));
-  return r;
-};
-const fixture = (name: string) => fs.readFileSync(path.join(process.cwd(), "e2e/fixtures/formats", name), "utf8");
-type Step = { thinking: string | null; toolCall: Record<string, unknown> | null; toolResult: unknown; outputContent: string | null };
-// The turn's final text is its output step too (as for every chat format).
-const kinds = (steps: Step[]) => steps.map((s) => (s.thinking ? "thinking" : s.toolCall ? `call:${String(s.toolCall.name)}` : s.outputContent ? "output" : "result"));
+import { checkFile as check, formatFixture as fixture, stepKinds as kinds, type Step } from "@/lib/testing/import/formats";
 
 describe("SDK message shapes", () => {
   it("AI SDK UI messages: a tool part is its call and its output, reasoning a thinking step, in the parts' order", () => {

@@ -4,19 +4,11 @@
  * (e2e/fixtures/formats/smolagents-memory.json) is my own code-agent run in that shape — a task, a plan, a step
  * whose code ran, a step whose code failed, the final answer — kept with the agent's system prompt.
  */
-import fs from "node:fs";
-import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { checkUpload } from "../index";
+import { checkUpload } from "@/lib/import";
+import { checkFile as check, formatFixture, stepKinds as kinds, type Step } from "@/lib/testing/import/formats";
 
-const check = (text: string) => {
-  const r = checkUpload(new TextEncoder().encode(text), { maxBytes: 50_000_000 });
-  if (!r.ok) throw new Error(JSON.stringify(r.errors));
-  return r;
-};
-const fixture = fs.readFileSync(path.join(process.cwd(), "e2e/fixtures/formats/smolagents-memory.json"), "utf8");
-type Step = { thinking: string | null; toolCall: Record<string, unknown> | null; toolResult: unknown; outputContent: string | null };
-const kinds = (steps: Step[]) => steps.map((s) => (s.thinking ? "thinking" : s.toolCall ? `call:${String(s.toolCall.name)}` : s.outputContent ? "output" : "result"));
+const fixture = formatFixture("smolagents-memory.json");
 
 /** A tool-calling agent's action step, as `ActionStep.dict()` writes it. */
 const action = (n: number, call: { id: string; name: string; arguments: unknown }, observations: string | null, extra: Record<string, unknown> = {}) => ({
