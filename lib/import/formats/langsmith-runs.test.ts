@@ -69,6 +69,32 @@ describe("LangSmith runs", () => {
     }
   });
 
+  it("a traced OpenAI client (wrap_openai): the model call's request messages and its first choice, with its tool call", () => {
+    const request = { model: "gpt-4o-mini", messages: [{ role: "system", content: "Be brief." }, { role: "user", content: "Convert 5 km to miles." }], tools: [{ type: "function", function: { name: "convert" } }] };
+    const first = { choices: [{ index: 0, finish_reason: "tool_calls", message: { role: "assistant", content: null, tool_calls: [{ id: "tc1", type: "function", function: { name: "convert", arguments: '{"km": 5}' } }] } }], usage: { prompt_tokens: 30, completion_tokens: 9 } };
+    const second = { choices: [{ index: 0, finish_reason: "stop", message: { role: "assistant", content: "5 km is about 3.11 miles." } }], usage: { prompt_tokens: 52, completion_tokens: 11 } };
+    const withResult = { ...request, messages: [...request.messages, first.choices[0].message, { role: "tool", tool_call_id: "tc1", content: "3.107" }] };
+    const tree = {
+      id: "r1", name: "answer", run_type: "chain", inputs: { question: "Convert 5 km to miles." }, outputs: { output: "5 km is about 3.11 miles." },
+      child_runs: [
+        { id: "r2", name: "ChatOpenAI", run_type: "llm", parent_run_id: "r1", dotted_order: "a.1", inputs: request, outputs: first },
+        { id: "r3", name: "convert", run_type: "tool", parent_run_id: "r1", dotted_order: "a.2", inputs: { km: 5 }, outputs: { output: "3.107" } },
+        { id: "r4", name: "ChatOpenAI", run_type: "llm", parent_run_id: "r1", dotted_order: "a.3", inputs: withResult, outputs: second },
+      ],
+    };
+    const r = check(JSON.stringify(tree));
+    expect(r.format).toBe("langsmith_runs");
+    const [c] = r.conversations;
+    expect(c.messages.map((m) => [m.role, m.content])).toEqual([
+      ["system", "Be brief."],
+      ["user", "Convert 5 km to miles."],
+      ["assistant", "5 km is about 3.11 miles."],
+    ]);
+    expect(kinds(c.messages[2].steps as Step[])).toEqual(["call:convert", "result", "output"]);
+    expect((c.messages[2].steps as Step[])[0].toolCall).toEqual({ name: "convert", arguments: { km: 5 }, id: "tc1" });
+    expect(r.notImported).toEqual([]);
+  });
+
   it("a chain with no model call: its inputs are the question, its outputs the answer; an errored run says so", () => {
     const r = check(JSON.stringify({ id: "c1", name: "qa_chain", run_type: "chain", inputs: { question: "What is 2+2?" }, outputs: { answer: "4" }, child_runs: [{ id: "c2", name: "calc", run_type: "tool", parent_run_id: "c1", inputs: { expr: "add(2, 2)" }, outputs: null, error: "ValueError: calculator offline" }] }));
     expect(r.format).toBe("langsmith_runs");
