@@ -95,6 +95,23 @@ describe("LangSmith runs", () => {
     expect(r.notImported).toEqual([]);
   });
 
+  it("runs under `runs` (a runs query's page), a tool run's input and output as plain text", () => {
+    const page = {
+      runs: [
+        { id: "p1", name: "stats_agent", run_type: "chain", inputs: { user_message: "Top scorer this season?" }, outputs: { final_response: "Ana, with 31 goals." }, child_runs: [{ id: "p2", name: "sql_tool", run_type: "tool", parent_run_id: "p1", inputs: "SELECT name FROM players ORDER BY goals DESC LIMIT 1", outputs: "[{name: Ana, goals: 31}]" }] },
+      ],
+      cursors: { next: null },
+    };
+    const r = check(JSON.stringify(page));
+    expect(r.format).toBe("langsmith_runs");
+    expect(r.conversations[0].messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "Top scorer this season?"],
+      ["assistant", "Ana, with 31 goals."],
+    ]);
+    // The tool run's SQL and rows are in no message: listed, not dropped silently.
+    expect(r.notImported.map((n) => n.path).sort()).toEqual(["[].inputs", "[].outputs"]);
+  });
+
   it("a chain with no model call: its inputs are the question, its outputs the answer; an errored run says so", () => {
     const r = check(JSON.stringify({ id: "c1", name: "qa_chain", run_type: "chain", inputs: { question: "What is 2+2?" }, outputs: { answer: "4" }, child_runs: [{ id: "c2", name: "calc", run_type: "tool", parent_run_id: "c1", inputs: { expr: "add(2, 2)" }, outputs: null, error: "ValueError: calculator offline" }] }));
     expect(r.format).toBe("langsmith_runs");

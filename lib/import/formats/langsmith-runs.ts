@@ -151,10 +151,11 @@ function tracesOf(runs: Rec[]): Rec[][] {
   return [...traces].map(([root, rest]) => [root, ...rest.map((r, i) => ({ r, i })).sort((a, b) => (order(a.r) < order(b.r) ? -1 : order(a.r) > order(b.r) ? 1 : a.i - b.i)).map((x) => x.r)]);
 }
 
-/** The runs a unit holds: a run (tree), or a list of runs. */
+/** The runs a unit holds: a run (tree), a list of runs, or a record holding the list under `runs` (an API page). */
 function runsOf(value: unknown): Rec[] | undefined {
   if (isRun(value)) return [value];
   if (Array.isArray(value) && value.length && value.every(isRun)) return value;
+  if (isRecord(value) && Array.isArray(value.runs) && value.runs.length && value.runs.every(isRun)) return value.runs;
   return undefined;
 }
 

@@ -81,6 +81,29 @@ describe("smolagents memory steps", () => {
     }
   });
 
+  it("steps saved by apps: each with its __class__, under `logs`, a code step with its code_action but no tool_calls", () => {
+    const logs = {
+      logs: [
+        { __class__: "TaskStep", task: "Mean of 2, 4 and 9?", task_images: null },
+        { __class__: "ActionStep", step_number: 1, model_output_message: { content: "I will average them." }, code_action: "print((2 + 4 + 9) / 3)", observations: "5.0", error: null },
+        { __class__: "FinalAnswerStep", output: "5" },
+      ],
+      run_id: "r-42",
+    };
+    const r = check(JSON.stringify(logs));
+    expect(r.format).toBe("smolagents_memory");
+    const [c] = r.conversations;
+    expect(c.meta).toMatchObject({ run_id: "r-42" });
+    expect(c.messages.map((m) => [m.role, m.content])).toEqual([
+      ["user", "Mean of 2, 4 and 9?"],
+      ["assistant", "5"],
+    ]);
+    const steps = c.messages[1].steps as Step[];
+    expect(kinds(steps)).toEqual(["thinking", "call:python_interpreter", "result", "output"]);
+    expect(steps[1].toolCall).toMatchObject({ name: "python_interpreter", arguments: { code: "print((2 + 4 + 9) / 3)" } });
+    expect(r.notImported).toEqual([]);
+  });
+
   it("several runs in one file are a conversation each; a list of plain step-like records without an action step is not taken for one", () => {
     const run = (q: string) => ({ steps: [{ task: q }, action(1, { id: "x", name: "search", arguments: { q } }, `found ${q}`)] });
     const r = check(JSON.stringify([run("alpha"), run("beta")]));

@@ -1,6 +1,7 @@
 /**
  * smolagents memory steps: what `agent.memory.get_full_steps()` / `get_succinct_steps()` return and
- * people save as JSON — a list of step dicts, or a record holding it under `steps` (with the agent's
+ * people save as JSON — a list of step dicts (perhaps each with its `__class__`), or a record holding it under
+ * `steps` or `logs` (with the agent's
  * `system_prompt` beside it when they kept that too), or JSON Lines of one step per line (a step callback
  * writing each as it ends). The steps, by their keys:
  *
@@ -43,13 +44,17 @@ const textOf = (content: unknown): string =>
 
 type Kind = "task" | "planning" | "action" | "final" | "system";
 
+const classKinds: Record<string, Kind> = { TaskStep: "task", ActionStep: "action", PlanningStep: "planning", FinalAnswerStep: "final", SystemPromptStep: "system" };
+
 function kindOf(step: unknown): Kind | undefined {
   if (!isRecord(step)) return undefined;
+  // Saved with the step's class beside its fields (`__class__: "ActionStep"`), as some apps do.
+  if (str(step.__class__) && classKinds[step.__class__]) return classKinds[step.__class__];
   if (str(step.task)) return "task";
   if (str(step.system_prompt)) return "system";
   if (str(step.plan) && "model_output_message" in step) return "planning";
   if (typeof step.step_number === "number" && ("tool_calls" in step || "model_output" in step || "observations" in step || "action_output" in step)) return "action";
-  const keys = Object.keys(step);
+  const keys = Object.keys(step).filter((k) => k !== "__class__");
   if (keys.length === 1 && keys[0] === "output") return "final";
   return undefined;
 }
@@ -60,7 +65,7 @@ const isStepList = (list: unknown): list is Rec[] => Array.isArray(list) && list
 /** The step list a unit holds, and the field it sits under (null: the unit is the list). */
 function stepsOf(value: unknown): { steps: Rec[]; used: string | null } | undefined {
   if (isStepList(value)) return { steps: value, used: null };
-  if (isRecord(value) && isStepList(value.steps)) return { steps: value.steps, used: "steps" };
+  if (isRecord(value)) for (const key of ["steps", "logs"] as const) if (isStepList(value[key])) return { steps: value[key], used: key };
   return undefined;
 }
 
@@ -104,6 +109,8 @@ function readSteps(steps: Rec[], systemPrompt: string): { messages: Rec[]; input
         const fn = isRecord(c.function) ? c.function : c;
         return { id: c.id, function: { name: fn.name, arguments: isRecord(fn.arguments) ? fn.arguments : str(fn.arguments) ? { code: fn.arguments } : (fn.arguments ?? {}) } };
       });
+      // A code agent's step saved without its tool_calls still holds the code it ran.
+      if (!calls.length && str(step.code_action) && step.code_action) calls.push({ id: undefined, function: { name: "python_interpreter", arguments: { code: step.code_action } } });
       if (output) messages.push({ role: "assistant", content: null, reasoning: output });
       if (calls.length) messages.push({ role: "assistant", content: null, tool_calls: calls });
       const error = isRecord(step.error) ? `Error: ${str(step.error.type) ? `${step.error.type}: ` : ""}${asText(step.error.message)}` : undefined;
@@ -124,6 +131,7 @@ export function convertSmolagentsMemory(units: Unit[]): Normalised {
   const sources: ConversationSource[] = [];
   let total = 0;
   let inputCharacters = 0;
+  let stepsPath: string | undefined;
   for (const unit of units) {
     const { steps, used } = stepsOf(unit.value)!;
     total += steps.length;
@@ -136,7 +144,7 @@ export function convertSmolagentsMemory(units: Unit[]): Normalised {
     if (record && str(record.name)) conversation.name = record.name;
     else if (str(task)) conversation.name = task.slice(0, 80);
     const meta: Rec = {};
-    if (record) for (const [k, v] of Object.entries(record)) if (k !== "steps" && k !== "system_prompt" && k !== "name") meta[k] = v;
+    if (record) for (const [k, v] of Object.entries(record)) if (k !== used && k !== "system_prompt" && k !== "name") meta[k] = v;
     // Each model step's number, time and usage (an assistant turn holds several steps: its messages' meta could not).
     const timed = steps
       .filter((s) => kindOf(s) === "action" || kindOf(s) === "planning")
@@ -144,18 +152,20 @@ export function convertSmolagentsMemory(units: Unit[]): Normalised {
     if (timed.length) meta.steps = timed;
     if (Object.keys(meta).length) conversation.meta = meta;
     conversations.push(conversation);
-    sources.push({ path: unit.path, messagesPath: used ? `${unit.path ? `${unit.path}.` : ""}${used}` : unit.path, line: unit.line, rawMessages: [unit.value], wholeConversation: true });
+    stepsPath ??= used ? `${unit.path ? `${unit.path}.` : ""}${used}` : unit.path;
+    // The unit is the raw record: the text accounting's paths start at it.
+    sources.push({ path: unit.path, messagesPath: unit.path, line: unit.line, rawMessages: [unit.value], wholeConversation: true });
   }
   return {
     format: "smolagents_memory",
     data: { conversations },
     sources,
     // The model's input at each step is listed below as not imported (a copy); `raw` is the provider's response object.
-    structural: ["model_input_messages", "raw", "observations_images", "task_images"],
+    structural: ["model_input_messages", "raw", "observations_images", "task_images", "__class__"],
     notImported: inputCharacters
       ? [
           {
-            path: `${sources[0].messagesPath.replace(/\[\d+\]/g, "[]")}[].model_input_messages[].content`.replace(/^\[\]\./, "[]."),
+            path: `${(stepsPath ?? "").replace(/\[\d+\]/g, "[]")}[].model_input_messages[].content`,
             characters: inputCharacters,
             reason: "what the model was sent at each step: the system prompt, the task and the earlier steps again, as chat messages; each is stored once, from its own step",
           },
