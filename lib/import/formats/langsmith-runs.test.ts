@@ -112,6 +112,17 @@ describe("LangSmith runs", () => {
     expect(r.notImported.map((n) => n.path).sort()).toEqual(["[].inputs", "[].outputs"]);
   });
 
+  it("a long chain of parents and a cycle of them are each walked once: one trace, no hang", () => {
+    const n = 20_000;
+    const chain = Array.from({ length: n }, (_, i) => ({ id: `c${i}`, name: `step ${i}`, run_type: "chain", parent_run_id: i === 0 ? null : `c${i - 1}`, inputs: {}, outputs: {} }));
+    const r = check(JSON.stringify(chain));
+    expect(r.format).toBe("langsmith_runs");
+    expect(r.conversations).toHaveLength(1);
+    expect((r.conversations[0].meta as { runs: unknown[] }).runs).toHaveLength(n);
+    const cycle = check(JSON.stringify([{ id: "a", name: "a", run_type: "chain", parent_run_id: "b", inputs: { q: "x" }, outputs: {} }, { id: "b", name: "b", run_type: "chain", parent_run_id: "a", inputs: {}, outputs: {} }]));
+    expect(cycle.format).toBe("langsmith_runs");
+  });
+
   it("a chain with no model call: its inputs are the question, its outputs the answer; an errored run says so", () => {
     const r = check(JSON.stringify({ id: "c1", name: "qa_chain", run_type: "chain", inputs: { question: "What is 2+2?" }, outputs: { answer: "4" }, child_runs: [{ id: "c2", name: "calc", run_type: "tool", parent_run_id: "c1", inputs: { expr: "add(2, 2)" }, outputs: null, error: "ValueError: calculator offline" }] }));
     expect(r.format).toBe("langsmith_runs");

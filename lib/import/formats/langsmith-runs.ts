@@ -136,10 +136,20 @@ function flatten(run: Rec, out: Rec[] = []): Rec[] {
 function tracesOf(runs: Rec[]): Rec[][] {
   const all = runs.flatMap((r) => flatten(r));
   const byId = new Map(all.filter((r) => r.id !== undefined).map((r) => [String(r.id), r]));
+  // Each run's root, found once per run (a long chain of parents is walked once, not once per run; a cycle stops).
+  const roots = new Map<Rec, Rec>();
   const rootOf = (run: Rec): Rec => {
+    const path: Rec[] = [];
+    const seen = new Set<Rec>();
     let at = run;
-    for (let hops = 0; hops < all.length && at.parent_run_id !== undefined && at.parent_run_id !== null && byId.has(String(at.parent_run_id)); hops++) at = byId.get(String(at.parent_run_id))!;
-    return at;
+    while (!roots.has(at) && !seen.has(at) && at.parent_run_id !== undefined && at.parent_run_id !== null && byId.has(String(at.parent_run_id))) {
+      seen.add(at);
+      path.push(at);
+      at = byId.get(String(at.parent_run_id))!;
+    }
+    const root = roots.get(at) ?? at;
+    for (const r of [...path, at]) roots.set(r, root);
+    return root;
   };
   const traces = new Map<Rec, Rec[]>();
   for (const run of all) {
