@@ -7,6 +7,8 @@ const nextConfig: NextConfig = {
   // pg-boss (the PostgreSQL job queue of lib/cluster) is plain Node code that opens its own connections: loaded as is.
   serverExternalPackages: ["better-sqlite3", "exceljs", "undici", "pg-boss"],
   poweredByHeader: false,
+  // Turbopack's build cache, except where scripts/project.mjs builds a clone for the first time (TURNSCOPE_BUILD_CACHE=0).
+  experimental: { turbopackFileSystemCacheForBuild: process.env.TURNSCOPE_BUILD_CACHE !== "0" },
   // The build's type check: the product only (tsconfig.build.json) for `npm start`; every file, tests and
   // scripts included (tsconfig.json), when npm test builds (scripts/project.mjs sets TURNSCOPE_TYPECHECK=all).
   typescript: { tsconfigPath: process.env.TURNSCOPE_TYPECHECK === "all" ? "tsconfig.json" : "tsconfig.build.json" },

@@ -4,7 +4,7 @@
  * is shown, and a message tree's human ranks are compared with the judge's order of sibling replies.
  */
 import { expect, test } from "@playwright/test";
-import { judge, runCompleted } from "./workspace-helpers";
+import { judge, runCompleted, shot } from "./workspace-helpers";
 
 const verdict = (score: number) => `[[judge-double:verdict {"score":${score},"reasoning":"ok"}]]`;
 // Two prompts with ranked replies (rank 0 = best); judge a .9, b .5, c .7 and d .4, e .4.
@@ -15,7 +15,10 @@ const reply = (id: string, parent: string, rank: number): Msg => ({ message_id: 
 const tree = (id: string, replies: Msg[]) => ({ message_tree_id: id, tree_state: "ready_for_export", prompt: { message_id: id, parent_id: null, text: `Prompt ${id}?`, role: "prompter", replies } });
 const file = [tree("p1", [reply("a", "p1", 0), reply("b", "p1", 1), reply("c", "p1", 2)]), tree("p2", [reply("d", "p2", 0), reply("e", "p2", 1)])].map((t) => JSON.stringify(t)).join("\n");
 
-test("scores agree within a tolerance, weighted κ and the disagreements are shown, and sibling replies are checked against human ranks", async ({ page, request }) => {
+// @store-independent (both tests): the agreement API's reading of scores, labels and ranks is app/api/labels/labels.test.ts (Spearman,
+// MAE, thresholds, rules) and app/api/agreement/ranking tests on both stores, and runs on PostgreSQL are the workspace and executions
+// specs; tolerance, κ and the disagreements are computed and shown the same whichever store held the rows.
+test("scores agree within a tolerance, weighted κ and the disagreements are shown, and sibling replies are checked against human ranks", { tag: "@store-independent" }, async ({ page, request }) => {
   await request.post(`${judge}/reset`);
   const imported = await request.post("/api/datasets/import", {
     multipart: { file: { name: "trees.jsonl", mimeType: "application/json", buffer: Buffer.from(file) }, name: `Ranked ${Date.now()}` },
@@ -62,10 +65,10 @@ test("scores agree within a tolerance, weighted κ and the disagreements are sho
   await expect(ranking.getByTestId("ranking-pairwise")).toHaveText("0.625");
   await expect(ranking.getByTestId("ranking-spearman")).toHaveText("0.500");
   await expect(ranking.getByText("Ordered the other way round (1)")).toBeVisible();
-  await page.screenshot({ path: "test-results/screenshots/agreement-scores-ranking.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/agreement-scores-ranking.png", fullPage: true });
 });
 
-test("a progress metric against a pass/fail reference: the controls say it was compared at a threshold, not within a tolerance", async ({ page, request }) => {
+test("a progress metric against a pass/fail reference: the controls say it was compared at a threshold, not within a tolerance", { tag: "@store-independent" }, async ({ page, request }) => {
   await request.post(`${judge}/reset`);
   const trips = JSON.stringify({
     conversations: [1, 0, 1, 0].map((reward, i) => ({ name: `Trip ${i + 1}`, meta: { reward }, messages: [{ role: "user", content: `Book trip ${i + 1}.` }, { role: "assistant", content: "Booked." }] })),

@@ -8,7 +8,7 @@
  */
 import { expect, test } from "@playwright/test";
 import { readRealdata, realdataFileAbsent, realdataHas } from "../lib/testing/realdata/files";
-import { judge } from "./workspace-helpers";
+import { judge, shot } from "./workspace-helpers";
 
 const FILE = "tau-bench_gpt-4o-airline.json";
 
@@ -60,7 +60,7 @@ test("align a judge to the airline file's reward: held-out figures, the prompt i
   const fewShot = result.getByTestId("align-candidate-few_shot");
   await expect(fewShot.locator("pre")).toContainText("=== Examples labelled by people (alignment) ===");
   await expect(fewShot.locator("pre")).toContainText("Did the agent complete the customer's task as the airline policy allows? @HISTORY");
-  await page.screenshot({ path: "test-results/screenshots/align-result.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/align-result.png", fullPage: true });
 
   // On this file the double answers like the nearest example (a trial of the same task in another fold),
   // which agrees with the reward better than chance: few-shot's Δκ interval lies above zero; the rewritten
@@ -72,7 +72,7 @@ test("align a judge to the airline file's reward: held-out figures, the prompt i
   await expect(table.getByTestId("align-row-rewrite").getByRole("button", { name: "Promote anyway…" })).toBeVisible();
   await row.getByRole("button", { name: "Promote", exact: true }).click();
   await expect(panel.getByTestId("align-promoted")).toContainText("Saved as version 2 of the metric's prompt (version 1 stays");
-  await page.screenshot({ path: "test-results/screenshots/align-promoted.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/align-promoted.png", fullPage: true });
 
   await panel.getByRole("link", { name: "Open the metric" }).click();
   const history = page.getByTestId("agreement-history");
@@ -81,7 +81,7 @@ test("align a judge to the airline file's reward: held-out figures, the prompt i
   await expect(history.getByTestId("history-version-1")).toContainText("not run");
   await history.getByTestId("history-version-1").getByText("Show prompt").click();
   await expect(history.getByTestId("history-version-1").locator("pre")).toHaveText("Did the agent complete the customer's task as the airline policy allows? @HISTORY");
-  await page.screenshot({ path: "test-results/screenshots/align-history.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/align-history.png", fullPage: true });
   // The old prompt, one click away.
   await history.getByRole("button", { name: "Use version 1's prompt again" }).click();
   await expect(history.getByTestId("history-version-3")).toContainText("current");

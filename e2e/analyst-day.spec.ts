@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
-import { importFixture, judge, runCompleted } from "./workspace-helpers";
+import { importFixture, judge, runCompleted, shot } from "./workspace-helpers";
 
 const realdata = path.resolve(process.cwd(), "../shared/realdata");
 const airlineFile = path.join(realdata, "tau-bench_gpt-4o-airline.json");
@@ -116,7 +116,7 @@ test.describe("the analyst's day on agent logs", () => {
     await form.getByLabel("Rule").selectOption(">=");
     await form.getByLabel("Value").fill("1");
     await expect(preview).toContainText("Of 200 cells: 84 pass · 116 fail");
-    await page.screenshot({ path: `${shots}/1-reference-editor.png`, fullPage: true });
+    await shot(page, { path: `${shots}/1-reference-editor.png`, fullPage: true });
     await form.getByRole("button", { name: "Save reference" }).click();
     await expect(form.getByRole("status")).toHaveText("Reference saved.");
 
@@ -176,7 +176,7 @@ test.describe("the analyst's day on agent logs", () => {
     await expect(page.getByTestId("review-label")).toHaveText("1");
     await expect(page.getByRole("button", { name: "✓ 1 (5)" })).toHaveAttribute("aria-pressed", "true");
     await expect(page.getByRole("button", { name: "0 (1)", exact: true })).toHaveAttribute("aria-pressed", "false");
-    await page.screenshot({ path: `${shots}/4-review-airline.png` });
+    await shot(page, { path: `${shots}/4-review-airline.png` });
     await page.keyboard.press("f");
     await expect(page.getByRole("status")).toContainText("Saved 0");
     const labels = (await (await request.get(`/api/labels?dataset_id=${datasetId}&pipeline_node_id=${goal}`)).json()) as Array<{ entity_id: number; value: unknown }>;
@@ -230,7 +230,7 @@ test.describe("the analyst's day on agent logs", () => {
     await expect(page.locator(target)).toBeVisible();
     await expect.poll(() => inViewport(page, target)).toBe(true);
     expect(await page.evaluate(() => window.scrollY)).toBe(0);
-    await page.screenshot({ path: `${shots}/4-review-60-messages.png` });
+    await shot(page, { path: `${shots}/4-review-60-messages.png` });
 
     // Opened straight on the cell (a link with ?cell=), it lands there too.
     await page.goto(`/datasets/${datasetId}/review?metric=${metric}&cell=message:${judged.id}`);
@@ -285,7 +285,7 @@ test.describe("the analyst's day on agent logs", () => {
     expect(overflow).toBe(0);
     await actions.click();
     await expect(actions).toHaveText(/^"actions": \[ \d+ items?$/, { useInnerText: true });
-    await page.screenshot({ path: `${shots}/5-conversation-panel.png` });
+    await shot(page, { path: `${shots}/5-conversation-panel.png` });
   });
 
   test("Open Assistant trees: rows named by the prompt's first words", async ({ page, request }) => {
@@ -301,7 +301,7 @@ test.describe("the analyst's day on agent logs", () => {
     await grid.getByTestId("grid-row").first().click({ position: { x: 60, y: 12 } });
     const panel = page.getByTestId("conversation-panel");
     await expect(panel.getByRole("heading", { level: 2 })).toContainText(words.slice(0, 40));
-    await page.screenshot({ path: `${shots}/5-open-assistant.png` });
+    await shot(page, { path: `${shots}/5-open-assistant.png` });
   });
 
   test("the toolbar remembers mode and model per dataset, starts async at batch 32, and waits while a run goes", async ({ page, request }) => {
@@ -332,7 +332,7 @@ test.describe("the analyst's day on agent logs", () => {
     await page.getByRole("button", { name: "Run all" }).click();
     await expect(page.getByRole("button", { name: "Running…" })).toBeDisabled();
     await expect(page.getByRole("button", { name: "Retry failed" })).toBeDisabled();
-    await page.screenshot({ path: `${shots}/6-toolbar-running.png` });
+    await shot(page, { path: `${shots}/6-toolbar-running.png` });
     await expect(page.getByTestId("run-status").first()).toHaveAttribute("data-status", "completed", { timeout: 30_000 });
     await expect(page.getByRole("button", { name: "Run all" })).toBeEnabled();
     const executions = (await (await request.get(`/api/evaluation-pipeline-executions?dataset_id=${a}`)).json()) as Array<{ meta: { execution_mode: string; batch_size: number } }>;
@@ -355,7 +355,7 @@ test.describe("the analyst's day on agent logs", () => {
     await expect(page.getByRole("table", { name: "Evaluation grid" })).toBeVisible();
     await expect(page.getByText(/^5 conversations ·/)).toBeVisible();
     expect(new URL(page.url()).searchParams.get("filter")).toBeNull();
-    await page.screenshot({ path: `${shots}/6-invalid-filter.png` });
+    await shot(page, { path: `${shots}/6-invalid-filter.png` });
 
     // A good view is applied and kept in the address: a reload shows the same rows.
     await page.getByLabel("Filter rows").fill("meta.channel==mobile");
@@ -395,7 +395,7 @@ test.describe("the analyst's day on agent logs", () => {
     const body = ui.locator(".opblock.is-open");
     await expect(body.locator(".parameters-container")).toContainText("id");
     await expect(body.locator(".responses-wrapper")).toContainText("200");
-    await page.screenshot({ path: `${shots}/6-docs.png` });
+    await shot(page, { path: `${shots}/6-docs.png` });
     expect(consoleErrors).toEqual([]);
   });
 });

@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { shot } from "./workspace-helpers";
 
 // The second app server of playwright.config.ts, started with API_TOKEN set.
 const guarded = `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
@@ -39,7 +40,7 @@ test.describe("sign-in when API_TOKEN is set", () => {
     await form.getByRole("button", { name: "Create dataset" }).click();
     await expect(form.getByRole("status")).toContainText(`Created “${name}”`);
     await expect(page.getByTestId("dataset-row").filter({ hasText: name })).toBeVisible();
-    await page.screenshot({ path: "test-results/screenshots/signed-in.png" });
+    await shot(page, { path: "test-results/screenshots/signed-in.png" });
 
     // Sign out: back to sign-in, and the pages are closed again — also to a copy of the cookie kept from before.
     await expect(page.getByTestId("signed-in-as")).toHaveText("admin · admin");
@@ -47,7 +48,7 @@ test.describe("sign-in when API_TOKEN is set", () => {
     await expect(page).toHaveURL(/\/signin/);
     await page.goto(`${guarded}/`);
     await expect(page).toHaveURL(/\/signin/);
-    await page.screenshot({ path: "test-results/screenshots/sign-in.png" });
+    await shot(page, { path: "test-results/screenshots/sign-in.png" });
     const kept = await request.get(`${guarded}/api/datasets`, { headers: { cookie: `${session.name}=${session.value}` } });
     expect(kept.status()).toBe(401);
     const keptPage = await request.get(`${guarded}/`, { headers: { cookie: `${session.name}=${session.value}` }, maxRedirects: 0 });
@@ -83,7 +84,7 @@ test.describe("sign-in when API_TOKEN is set", () => {
     const key = (await page.getByTestId("new-key").textContent()) ?? "";
     expect(key).toMatch(/^tsk_/);
     await expect(person.getByText(`${key.slice(0, 12)}…`)).toBeVisible();
-    await page.screenshot({ path: "test-results/screenshots/people.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/people.png", fullPage: true });
 
     // The new person, in another browser: signs in with the key and is a viewer.
     const other = await browser.newContext();

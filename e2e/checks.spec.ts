@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { importFixture, judge } from "./workspace-helpers";
+import { importFixture, judge, shot } from "./workspace-helpers";
 
 test.describe("check metrics", () => {
   test.beforeEach(async ({ request }) => {
@@ -37,7 +37,7 @@ test.describe("check metrics", () => {
     const lisbon = grid.getByTestId("grid-row").filter({ hasText: "Flight to Lisbon" });
     await lisbon.getByRole("button", { name: /Turns to First Answer \(check\) on Flight to Lisbon: show result/ }).click();
     await expect(page.getByRole("dialog")).toContainText(/First answer at assistant turn 1/);
-    await page.screenshot({ path: "test-results/screenshots/check-metric.png" });
+    await shot(page, { path: "test-results/screenshots/check-metric.png" });
 
     // No cell reached the judge.
     const { requests } = (await (await request.get(`${judge}/requests`)).json()) as { requests: unknown[] };
@@ -99,7 +99,7 @@ test.describe("check metrics", () => {
     await grid.getByTestId("grid-row").filter({ hasText: "Refund via handoff" }).getByRole("button", { name: "Expand Refund via handoff" }).click();
     await expect(grid.locator('[data-testid=grid-row][data-level="message"] [data-testid=grid-cell][data-state="skipped"]')).toHaveCount(1);
     await expect(grid.getByLabel(/Gated steps on .*: skipped/)).toBeVisible();
-    await page.screenshot({ path: "test-results/screenshots/check-dependency-skip.png" });
+    await shot(page, { path: "test-results/screenshots/check-dependency-skip.png" });
     const { requests } = (await (await request.get(`${judge}/requests`)).json()) as { requests: unknown[] };
     expect(requests).toHaveLength(0);
   });

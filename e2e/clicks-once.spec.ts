@@ -7,11 +7,13 @@ import fs from "node:fs";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
 import { readRealdata, realdataPresent } from "../lib/testing/realdata/files";
-import { fixtures, judge, runCompleted } from "./workspace-helpers";
+import { fixtures, judge, runCompleted, shot } from "./workspace-helpers";
 
 type Execution = { id: number; status: string; total_evaluations: number };
 
-test("a double click on Import makes one dataset, and Import stays disabled once the file is in", async ({ page, request }) => {
+// @store-independent: one request for two clicks is the page's doing; importing this file is
+// app/api/datasets/import/realdata.test.ts and import.test.ts on both stores.
+test("a double click on Import makes one dataset, and Import stays disabled once the file is in", { tag: "@store-independent" }, async ({ page, request }) => {
   // The real airline trajectories when ../shared/realdata is there, else the sample: the clicks are the point.
   const [fileName, text] = realdataPresent
     ? ["tau-bench_gpt-4o-airline.json", readRealdata("tau-bench_gpt-4o-airline.json")]
@@ -25,7 +27,7 @@ test("a double click on Import makes one dataset, and Import stays disabled once
   const button = page.getByRole("button", { name: "Imported", exact: true });
   await expect(button).toBeDisabled();
   await expect(page.getByTestId("import-done-hint")).toBeVisible();
-  await page.screenshot({ path: "test-results/screenshots/import-once.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/import-once.png", fullPage: true });
   // Submitting the form again (Enter in a field) does nothing either.
   await page.getByLabel("Dataset name").press("Enter");
   const datasets = (await (await request.get("/api/datasets?limit=500")).json()) as Array<{ name: string }>;
@@ -81,7 +83,7 @@ test("Retry failed with nothing failed records no run; an empty run is neither C
   await expect(page.getByTestId("run-info")).toContainText("Nothing to retry");
   // No error banner (Next.js keeps an empty route announcer with the alert role).
   await expect(page.getByRole("alert").filter({ hasText: /\S/ })).toHaveCount(0);
-  await page.screenshot({ path: "test-results/screenshots/retry-nothing.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/retry-nothing.png", fullPage: true });
   expect((await runs()).map((r) => r.id).sort((x, y) => x - y)).toEqual([first, second, empty]);
   const refused = await request.post("/api/evaluation-pipeline-executions/run", { data: { dataset_id: datasetId, retry: true } });
   expect(refused.status()).toBe(409);

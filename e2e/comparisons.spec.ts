@@ -5,7 +5,7 @@
  * first (every pair a tie, first position 100%).
  */
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { judge } from "./workspace-helpers";
+import { judge, shot } from "./workspace-helpers";
 
 async function importConversations(request: APIRequestContext, name: string, conversations: unknown[]): Promise<{ id: number; conversationIds: number[] }> {
   const res = await request.post("/api/datasets/import", {
@@ -76,7 +76,7 @@ test("a comparison's page: wins with their interval, consistency, position bias 
   await expect(rows.first()).toContainText("a wins");
   await expect(rows.first()).toContainText("Reply A gives the steps to a refund.");
   await expect(rows.first()).toContainText("Reply B gives the steps to a refund.");
-  await page.screenshot({ path: "test-results/screenshots/comparison-consistent.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/comparison-consistent.png", fullPage: true });
 
   // A judge that always picks the reply shown first: each pair flips with the order, so every pair is a tie.
   await request.post(`${judge}/reset`);
@@ -88,7 +88,7 @@ test("a comparison's page: wins with their interval, consistency, position bias 
   await expect(page.getByTestId("position-bias")).toContainText("100%");
   await expect(page.getByTestId("position-bias")).toContainText("position bias: the judge favours the reply shown first");
   await expect(page.getByTestId("pairs").locator("tbody tr").first()).toContainText("tie");
-  await page.screenshot({ path: "test-results/screenshots/comparison-position-bias.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/comparison-position-bias.png", fullPage: true });
 
   expect((await page.goto("/comparisons/999999"))?.status()).toBe(404);
 });
@@ -122,5 +122,5 @@ test("a pairwise column is judged in pairs: its menu starts a comparison against
   // The page refreshes itself while the pairs are judged; both pairs end judged.
   await expect(page.getByTestId("pairs").locator("tbody tr")).toHaveCount(2, { timeout: 60_000 });
   await expect(page.getByTestId("ties").or(page.getByTestId("wins-a"))).not.toHaveCount(0);
-  await page.screenshot({ path: "test-results/screenshots/comparison-from-grid.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/comparison-from-grid.png", fullPage: true });
 });

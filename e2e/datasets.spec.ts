@@ -1,4 +1,5 @@
 import { expect, test } from "@playwright/test";
+import { shot } from "./workspace-helpers";
 
 // @store-independent: a form, a list and the API reference; creating and listing datasets are route tests on both stores.
 test.describe("datasets page", { tag: "@store-independent" }, () => {
@@ -21,7 +22,7 @@ test.describe("datasets page", { tag: "@store-independent" }, () => {
     const row = page.getByTestId("dataset-row").filter({ hasText: name });
     await expect(row).toBeVisible();
     await expect(row).toContainText("Created by the browser test");
-    await page.screenshot({ path: "test-results/screenshots/datasets.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/datasets.png", fullPage: true });
 
     // It is really stored: the API and a fresh page load both show it.
     const res = await page.request.get("/api/datasets?limit=500");
@@ -47,6 +48,6 @@ test.describe("datasets page", { tag: "@store-independent" }, () => {
     // Swagger UI parses its 1.4 MB bundle and the whole document first: on a machine running the suite's
     // other steps beside this one that took over 10 s (three side-by-side runs), so it gets 30.
     await expect(page.locator(".swagger-ui").getByText("/datasets/{id}/conversations").first()).toBeVisible({ timeout: 30_000 });
-    await page.screenshot({ path: "test-results/screenshots/docs.png" });
+    await shot(page, { path: "test-results/screenshots/docs.png" });
   });
 });

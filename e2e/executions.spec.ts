@@ -2,7 +2,7 @@ import fs from "node:fs";
 import { parse } from "csv-parse/sync";
 import ExcelJS from "exceljs";
 import { expect, test } from "@playwright/test";
-import { addSystemMetrics, importFixture, judge, latestExecutions } from "./workspace-helpers";
+import { addSystemMetrics, importFixture, judge, latestExecutions, shot } from "./workspace-helpers";
 
 test.describe("execution history and results", () => {
   test.beforeEach(async ({ request }) => {
@@ -53,7 +53,7 @@ test.describe("execution history and results", () => {
     await expect(page.getByText("No runs match these filters")).toBeVisible();
     await page.getByLabel("Filter by metric").selectOption("");
     await expect(rows).toHaveCount(2);
-    await page.screenshot({ path: "test-results/screenshots/history.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/history.png", fullPage: true });
 
     // Back on the grid by a client-side navigation, the cells show the stored results (not a page cached
     // before the runs), then back to the history.
@@ -101,7 +101,7 @@ test.describe("execution history and results", () => {
     await expect(page.getByTestId("distribution-chart").first().locator("svg.recharts-surface")).toBeVisible();
     await expect(page.getByTestId("distribution-chart").first().locator(".recharts-bar-rectangle").first()).toBeVisible();
     await expect(page.getByRole("table", { name: "Individual results" }).getByTestId("result-row")).toHaveCount(10);
-    await page.screenshot({ path: "test-results/screenshots/execution.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/execution.png", fullPage: true });
 
     // The cancelled run's page keeps the results finished before the cancel. Its retry has nothing to do here
     // (the first run answered every cell, and the hung calls saved nothing): it says so and records no

@@ -7,7 +7,7 @@
  * conversation of one scenario fails where its source passed. And a generation cancelled from the page.
  */
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { judge } from "./workspace-helpers";
+import { judge, shot } from "./workspace-helpers";
 
 const shots = "test-results/screenshots/generate";
 const targetUrl = `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? 4010}/v1`;
@@ -69,7 +69,7 @@ test.describe("replay and simulate", () => {
     await page.getByLabel("Scenario path (optional)").fill("meta.scenario");
     await page.getByRole("button", { name: "Estimate first" }).click();
     await expect(page.getByTestId("estimate")).toContainText("Would make 6 conversations: 12 target calls, up to 12 simulator calls");
-    await page.screenshot({ path: `${shots}/1-form.png`, fullPage: true });
+    await shot(page, { path: `${shots}/1-form.png`, fullPage: true });
     // The estimate made the target: it is chosen now, and generating sends nothing more to create.
     await expect(page.getByLabel("Target", { exact: true })).not.toHaveValue("new");
     await page.getByRole("button", { name: "Generate", exact: true }).click();
@@ -81,13 +81,13 @@ test.describe("replay and simulate", () => {
     await expect(page.getByTestId("generation-counts")).toContainText("processing");
     await expect(list.getByRole("link", { name: "Refund · repeat 2" })).toBeVisible({ timeout: 30_000 });
     await expect(list.getByRole("link", { name: /Name change/ })).toHaveCount(0);
-    await page.screenshot({ path: `${shots}/2-live.png`, fullPage: true });
+    await shot(page, { path: `${shots}/2-live.png`, fullPage: true });
     await expect(page.getByTestId("generation-counts")).toContainText("6 of 6 · 6 completed · 0 failed", { timeout: 60_000 });
     await expect(page.getByTestId("generation-counts")).toContainText("completed");
     await expect(page.getByTestId("generation-counts")).toContainText("max turns: 6");
     await expect(list.getByRole("link")).toHaveCount(6);
     await expect(list.getByRole("link", { name: "Refund · repeat 2" })).toBeVisible();
-    await page.screenshot({ path: `${shots}/3-done.png`, fullPage: true });
+    await shot(page, { path: `${shots}/3-done.png`, fullPage: true });
 
     await request.post(`${judge}/latency`, { data: 0 });
     await expect(page.getByLabel(/Task solved/)).toBeChecked();
@@ -101,12 +101,12 @@ test.describe("replay and simulate", () => {
     const worse = page.getByRole("table", { name: "Got worse" });
     await expect(worse.getByRole("row")).toHaveCount(2);
     await expect(worse.getByRole("link", { name: "Refund" })).toBeVisible();
-    await page.screenshot({ path: `${shots}/4-compare.png`, fullPage: true });
+    await shot(page, { path: `${shots}/4-compare.png`, fullPage: true });
 
     // The generated conversation that got worse, one click away, opened in its dataset's grid.
     await worse.getByRole("link", { name: "fail (repeat 1)" }).click();
     await expect(page.getByText("I want my money back for that invoice.").first()).toBeVisible({ timeout: 30_000 });
-    await page.screenshot({ path: `${shots}/5-worse-conversation.png`, fullPage: true });
+    await shot(page, { path: `${shots}/5-worse-conversation.png`, fullPage: true });
   });
 
   test("a generation cancelled from its page stops at once and says so", async ({ page, request }) => {
@@ -124,7 +124,7 @@ test.describe("replay and simulate", () => {
     await expect(page.getByTestId("generation-counts")).toContainText("cancelled");
     await expect(page.getByText("No conversation written yet.")).toBeVisible();
     await expect(page.getByRole("button", { name: "Evaluate and compare with the source" })).toHaveCount(0);
-    await page.screenshot({ path: `${shots}/6-cancelled.png`, fullPage: true });
+    await shot(page, { path: `${shots}/6-cancelled.png`, fullPage: true });
     // The dataset's generate page lists it among its earlier generations, one click from its page.
     await page.goto(`/datasets/${datasetId}/generate`);
     const earlier = page.getByRole("table", { name: "Earlier generations" });

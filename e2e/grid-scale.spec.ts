@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test } from "@playwright/test";
+import { shot } from "./workspace-helpers";
 
 const CONVERSATIONS = 10_000;
 
@@ -68,7 +69,7 @@ test("a 10,000-conversation dataset opens with rows at once and pages in more as
   expect(gridPages.length).toBeGreaterThanOrEqual(2);
   expect(gridPages.length).toBeLessThanOrEqual(6);
   expect(gridPages.every((q) => q.includes("limit=100"))).toBe(true);
-  await page.screenshot({ path: "test-results/screenshots/grid-10k-bottom.png" });
+  await shot(page, { path: "test-results/screenshots/grid-10k-bottom.png" });
 
   recordBench({
     conversations: CONVERSATIONS,

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test, type Page } from "@playwright/test";
+import { shot } from "./workspace-helpers";
 
 const fixtures = path.join(__dirname, "fixtures");
 const judge = `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? 4010}/__double`;
@@ -44,7 +45,7 @@ test.describe("import page", { tag: "@store-independent" }, () => {
     await expect(success).toContainText("Detected format: Turnscope JSON");
     // The sample's deliberate argument type mismatch is shown as a warning.
     await expect(page.getByTestId("import-warning")).toContainText("Argument 'flight_id' of 'book_flight' is integer, declared string");
-    await page.screenshot({ path: "test-results/screenshots/import-success.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/import-success.png", fullPage: true });
 
     await success.getByRole("link", { name: "Open dataset →" }).click();
     await expect(page.getByRole("heading", { name, level: 1 })).toBeVisible();
@@ -85,7 +86,7 @@ test.describe("import page", { tag: "@store-independent" }, () => {
     await expect(success).toContainText("Detected format: Your mapping");
     await expect(success.getByRole("status")).toContainText("2 conversations");
     await expect(success.getByRole("status")).toContainText("3 messages");
-    await page.screenshot({ path: "test-results/screenshots/import-mapping.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/import-mapping.png", fullPage: true });
     const href = await success.getByRole("link", { name: "Open dataset →" }).getAttribute("href");
     const datasetId = Number(/\/datasets\/(\d+)$/.exec(href ?? "")?.[1]);
     const conversations = (await (await request.get(`/api/datasets/${datasetId}/conversations`)).json()) as Array<{ id: number; name: string; meta: unknown }>;
@@ -179,7 +180,7 @@ test.describe("import page", { tag: "@store-independent" }, () => {
     await expect(mapping.getByRole("row", { name: "bot assistant" })).toBeVisible();
     await expect(mapping.getByRole("row", { name: "human user" })).toBeVisible();
     await expect(page.getByTestId("suggested-transformation")).toContainText("conversations[].messages[].role");
-    await page.screenshot({ path: "test-results/screenshots/import-failure.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/import-failure.png", fullPage: true });
 
     const datasets = (await (await request.get("/api/datasets?limit=500")).json()) as Array<{ name: string }>;
     expect(datasets.some((d) => d.name.startsWith("Never created"))).toBe(false);
@@ -213,7 +214,7 @@ test.describe("import page", { tag: "@store-independent" }, () => {
     await expect(success.getByRole("status")).toContainText(`New dataset “${name}”`);
     await expect(page.getByTestId("fix-applied")).toContainText("Imported with the suggested fix applied to invalid-roles.json");
     await expect(page.getByTestId("chosen-file")).toContainText("invalid-roles.fixed.json");
-    await page.screenshot({ path: "test-results/screenshots/import-fixed.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/import-fixed.png", fullPage: true });
 
     const href = await success.getByRole("link", { name: "Open dataset →" }).getAttribute("href");
     const datasetId = Number(/\/datasets\/(\d+)$/.exec(href ?? "")?.[1]);

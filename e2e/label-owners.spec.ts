@@ -5,6 +5,7 @@
  * two people's κ on the cells both labelled. On the sign-in server (API_TOKEN set), where keys matter.
  */
 import { expect, test, type Browser, type Page } from "@playwright/test";
+import { shot } from "./workspace-helpers";
 
 const guarded = `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
 const admin = { authorization: "Bearer e2e-token-for-the-guarded-server" };
@@ -28,7 +29,10 @@ async function signedIn(browser: Browser, key: string): Promise<Page> {
   return page;
 }
 
-test("two annotators label the same cells: each sees their own label as theirs and the other's by name; κ between them", async ({ browser, request }) => {
+// @store-independent: keeping two people's labels apart and their agreement pair by pair are
+// app/api/agreement/annotators/annotators.test.ts on both stores, sessions and keys auth.spec.ts and the users tests; how the
+// queue and the agreement page show them is the pages'.
+test("two annotators label the same cells: each sees their own label as theirs and the other's by name; κ between them", { tag: "@store-independent" }, async ({ browser, request }) => {
   const stamp = Date.now() % 100000;
   const imported = await request.post(`${guarded}/api/datasets/import`, {
     headers: admin,
@@ -82,7 +86,7 @@ test("two annotators label the same cells: each sees their own label as theirs a
   await expect(bob.getByRole("status")).toContainText("with note");
   await expect(bob.getByTestId("review-label")).toHaveText("none (a note only)");
   await expect(bob.getByTestId("review-labelled")).toHaveText("2");
-  await bob.screenshot({ path: "test-results/screenshots/label-owners-bob.png", fullPage: true });
+  await shot(bob, { path: "test-results/screenshots/label-owners-bob.png", fullPage: true });
 
   // Alice again: her labels are still hers, bob's are shown by name beside them.
   await alice.goto(queue);
@@ -95,7 +99,7 @@ test("two annotators label the same cells: each sees their own label as theirs a
   await expect(alice.getByTestId("review-title")).toHaveText("Task 3");
   await expect(alice.getByTestId("review-label")).toHaveText("none");
   await expect(alice.getByTestId("review-others").locator(`[data-user="${names.bob}"]`)).toContainText("no verdict");
-  await alice.screenshot({ path: "test-results/screenshots/label-owners-alice.png", fullPage: true });
+  await shot(alice, { path: "test-results/screenshots/label-owners-alice.png", fullPage: true });
 
   // The agreement page: each person's count, and κ between the two on the two cells both labelled.
   // alice pass, fail; bob fail, fail → po ½, pe ½·0 + ½·1 = ½ → κ 0.
@@ -112,5 +116,5 @@ test("two annotators label the same cells: each sees their own label as theirs a
   await alice.getByRole("combobox", { name: "Source B (truth)" }).selectOption(`labels:${names.bob}`);
   await expect(alice.getByTestId("agreement-n")).toHaveText("2");
   await panel.scrollIntoViewIfNeeded();
-  await alice.screenshot({ path: "test-results/screenshots/label-owners-agreement.png", fullPage: true });
+  await shot(alice, { path: "test-results/screenshots/label-owners-agreement.png", fullPage: true });
 });

@@ -1,5 +1,5 @@
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { addSystemMetrics, judge } from "./workspace-helpers";
+import { addSystemMetrics, judge, shot } from "./workspace-helpers";
 
 /** The Live page fills as an agent's OTLP spans arrive, and the online rule judges each finished conversation. */
 
@@ -98,7 +98,7 @@ test.describe("Live page", () => {
     await expect(rule.getByTestId("rule-evaluated")).toHaveText("3", { timeout: 30_000 });
     await expect(rows.filter({ hasText: "evaluated" })).toHaveCount(2, { timeout: 20_000 });
     await expect(rule).toContainText("of $5.00");
-    await page.screenshot({ path: "test-results/live-page.png", fullPage: true });
+    await shot(page, { path: "test-results/live-page.png", fullPage: true });
 
     // Edit the rule: half the conversations from now on.
     await rule.getByRole("button", { name: "Edit" }).click();

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test, type APIRequestContext } from "@playwright/test";
+import { shot } from "./workspace-helpers";
 
 const sample = fs.readFileSync(path.join(__dirname, "fixtures", "sample-dataset.json"));
 
@@ -49,7 +50,7 @@ test.describe("metrics", { tag: "@store-independent" }, () => {
     // The token estimate against the judge model's context; nothing cut from a short conversation.
     await expect(preview.getByTestId("preview-tokens")).toContainText(/About [\d,]+ tokens of 125,952 available for gpt-4o-mini \(128,000-token context\)/);
     await expect(preview.getByTestId("preview-truncated")).toHaveCount(0);
-    await page.screenshot({ path: "test-results/screenshots/metric-from-template.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/metric-from-template.png", fullPage: true });
 
     await page.getByRole("button", { name: "Add metric" }).click();
     await expect(page).toHaveURL(new RegExp(`/datasets/${datasetId}$`));
@@ -91,7 +92,7 @@ test.describe("metrics", { tag: "@store-independent" }, () => {
     await expect(judgePrompt).toContainText("Look at step 2:");
     await expect(judgePrompt).toContainText('{"name":"book_flight","arguments":{"flight_id":218,"passenger_name":"unknown"}}');
     await expect(page.getByTestId("judge-preview").getByRole("region", { name: "System message" })).toContainText('"value": <true or false>');
-    await page.screenshot({ path: "test-results/screenshots/metric-from-scratch.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/metric-from-scratch.png", fullPage: true });
 
     await page.getByRole("button", { name: "Add metric" }).click();
     await expect(page).toHaveURL(new RegExp(`/datasets/${datasetId}$`));
@@ -166,7 +167,7 @@ test.describe("metrics", { tag: "@store-independent" }, () => {
     await form.getByRole("button", { name: "Save template" }).click();
     const copy = mine.getByTestId("template-item").filter({ hasText: "My goal check" });
     await expect(copy).toBeVisible();
-    await page.screenshot({ path: "test-results/screenshots/template-library.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/template-library.png", fullPage: true });
 
     page.once("dialog", (dialog) => void dialog.accept());
     await copy.getByRole("button", { name: "Delete" }).click();

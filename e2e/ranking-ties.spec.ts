@@ -7,7 +7,7 @@
  */
 import { expect, test } from "@playwright/test";
 import { readRealdata, realdataAbsentMessage, realdataPresent } from "../lib/testing/realdata/files";
-import { judge, runCompleted } from "./workspace-helpers";
+import { judge, runCompleted, shot } from "./workspace-helpers";
 
 test("a constant judge on the Open Assistant trees ties every pair: pairwise accuracy 0.5, none reversed", async ({ page, request }) => {
   test.skip(!realdataPresent, `ranking-ties.spec.ts: ${realdataAbsentMessage}`);
@@ -43,7 +43,7 @@ test("a constant judge on the Open Assistant trees ties every pair: pairwise acc
   await expect(ranking.getByText(/undefined: the judge scored every reply alike in all \d+ prompts/)).toBeVisible();
   await expect(ranking.getByText(/Ordered the other way round/)).toHaveCount(0);
   await ranking.scrollIntoViewIfNeeded();
-  await page.screenshot({ path: "test-results/screenshots/ranking-constant-judge.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/ranking-constant-judge.png", fullPage: true });
 
   // Eight replies labelled 0 against the judge's 0.8 (34.6): Spearman says why it is undefined, and the eight
   // false passes are five links and "3 more", not a list that makes the page thousands of pixels tall.
@@ -63,5 +63,5 @@ test("a constant judge on the Open Assistant trees ties every pair: pairwise acc
   await expect(falsePass.getByRole("link")).toHaveCount(5);
   await falsePass.getByText("3 more").click();
   await expect(falsePass.getByRole("link")).toHaveCount(8);
-  await page.screenshot({ path: "test-results/screenshots/agreement-confusion-folded.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/agreement-confusion-folded.png", fullPage: true });
 });

@@ -19,6 +19,7 @@ import {
   type KeptConversation,
   type KeptStep,
 } from "../lib/testing/realdata/files";
+import { shot } from "./workspace-helpers";
 
 type Case = {
   /** The screenshot's name and the dataset's. */
@@ -170,7 +171,7 @@ test.describe("every real file imports through the import page", { tag: "@store-
         if (c.title === "Claude Code session") await expect(success.getByRole("status").getByText("1 conversation", { exact: true })).toBeVisible();
         await expect(page.getByTestId("import-records")).toBeVisible();
         if (c.reserialised) await expect(page.getByTestId("reserialised")).toContainText(c.reserialised);
-        await page.screenshot({ path: `test-results/screenshots/realdata/${c.title.replace(/\W+/g, "-").toLowerCase()}.png`, fullPage: true });
+        await shot(page, { path: `test-results/screenshots/realdata/${c.title.replace(/\W+/g, "-").toLowerCase()}.png`, fullPage: true });
 
         const href = await success.getByRole("link", { name: "Open dataset →" }).getAttribute("href");
         const datasetId = Number(href?.match(/\/datasets\/(\d+)$/)?.[1]);

@@ -147,7 +147,9 @@ test.describe("judge trust", () => {
     await expect(grid.getByTestId("grid-row")).toHaveCount(12);
   });
 
-  test("labels as fast as the keys come: each press labels the next cell, however slow the save", async ({ page, request }) => {
+  // @store-independent: the page's queue of saves under a slow network; what a label save stores (a relabel supersedes, history kept)
+  // is app/api/labels/labels.test.ts on both stores.
+  test("labels as fast as the keys come: each press labels the next cell, however slow the save", { tag: "@store-independent" }, async ({ page, request }) => {
     const { datasetId, metricId } = await setUp(request);
     // Every label save takes 400 ms, the first 1,500 ms: the keys below come faster than that.
     let posts = 0;
@@ -166,7 +168,8 @@ test.describe("judge trust", () => {
     expect(labels.filter((l) => l.value)).toHaveLength(3);
   });
 
-  test("a slow save that lands after a later one does not overwrite what the later one said", async ({ page, request }) => {
+  // @store-independent: as above — which answer the page shows when saves land out of order.
+  test("a slow save that lands after a later one does not overwrite what the later one said", { tag: "@store-independent" }, async ({ page, request }) => {
     const { datasetId, metricId } = await setUp(request);
     let posts = 0;
     await page.route("**/api/labels", async (route) => {

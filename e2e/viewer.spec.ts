@@ -6,7 +6,7 @@
  * admin" form offers the admin role first.
  */
 import { expect, test, type Page } from "@playwright/test";
-import { runCompleted } from "./workspace-helpers";
+import { runCompleted, shot } from "./workspace-helpers";
 
 const guarded = `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
 const admin = { authorization: "Bearer e2e-token-for-the-guarded-server" };
@@ -34,7 +34,10 @@ async function enabledWriteButtons(page: Page): Promise<string[]> {
   return names.filter((n) => writes.test(n) && !/^export/i.test(n));
 }
 
-test("a viewer sees no enabled write control, each says why; the viewer's queue reads the reference", async ({ page, request }) => {
+// @store-independent: what the store holds here — the viewer's key, session and role, and the 403 a viewer's label gets — is
+// app/api/roles.test.ts and app/api/users tests on both stores, and sign-in itself runs on both (auth.spec.ts); which controls a
+// role sees disabled is the page's.
+test("a viewer sees no enabled write control, each says why; the viewer's queue reads the reference", { tag: "@store-independent" }, async ({ page, request }) => {
   const stamp = Date.now() % 100000;
   const imported = await request.post(`${guarded}/api/datasets/import`, {
     headers: admin,
@@ -87,7 +90,7 @@ test("a viewer sees no enabled write control, each says why; the viewer's queue 
   await page.keyboard.press("Escape");
   expect(await enabledWriteButtons(page)).toEqual([]);
   await expect(page.getByText("Add metric", { exact: true }).last()).toHaveAttribute("title", why);
-  await page.screenshot({ path: "test-results/screenshots/viewer-workspace.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/viewer-workspace.png", fullPage: true });
 
   // Other pages a team uses: no enabled control that writes.
   for (const path of [`/import`, `/`, `/datasets/${datasetId}/metrics/${metricId}`, `/datasets/${datasetId}/metrics/new`, `/datasets/${datasetId}/executions`, `/datasets/${datasetId}/live`, `/templates`, `/settings`]) {
@@ -112,12 +115,13 @@ test("a viewer sees no enabled write control, each says why; the viewer's queue 
   await expect(page.getByText("The judge and the reference disagree on this cell.")).toBeVisible();
   await page.keyboard.press("p");
   await expect(page.getByRole("alert").filter({ hasText: /\S/ })).toHaveCount(0);
-  await page.screenshot({ path: "test-results/screenshots/viewer-review.png", fullPage: true });
+  await shot(page, { path: "test-results/screenshots/viewer-review.png", fullPage: true });
   const labels = await request.get(`${guarded}/api/labels?dataset_id=${datasetId}`, { headers: admin });
   expect(await labels.json()).toEqual([]);
 });
 
-test("in the one-person mode, the People page's form offers the admin role for yourself", async ({ page }) => {
+// @store-independent: a form's default; no row is read or written.
+test("in the one-person mode, the People page's form offers the admin role for yourself", { tag: "@store-independent" }, async ({ page }) => {
   await page.goto("/people");
   await expect(page.getByText("The server is open (one-person mode)")).toBeVisible();
   await expect(page.getByRole("combobox", { name: "Role", exact: true })).toHaveValue("admin");

@@ -96,3 +96,12 @@ export async function recordedCellStates(page: Page): Promise<{ states: Record<s
     return { states: w.__cellStates ?? {}, reloaded: w.__noReload !== true };
   });
 }
+
+/**
+ * A screenshot for people to look at (test-results/screenshots/). E2E_SCREENSHOTS=0 takes none: npm test's
+ * PostgreSQL pass, whose pages are the SQLite pass's (a full-page capture costs the browser a PNG encode).
+ */
+export async function shot(page: Page, options: { path: string; fullPage?: boolean }): Promise<void> {
+  if (process.env.E2E_SCREENSHOTS === "0") return;
+  await page.screenshot(options);
+}

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { addSystemMetrics, fixtures, importFixture, judge, latestExecutions, recordCellStates, recordedCellStates } from "./workspace-helpers";
+import { addSystemMetrics, fixtures, importFixture, judge, latestExecutions, recordCellStates, recordedCellStates, shot } from "./workspace-helpers";
 
 test.describe("dataset workspace", () => {
   test.beforeEach(async ({ request }) => {
@@ -86,13 +86,13 @@ test.describe("dataset workspace", () => {
     await expect(grid.locator('[data-testid=grid-row][data-level="step"]').first().getByTestId("row-level")).toHaveText("Step");
     await expect(grid.locator('[data-testid=grid-row][data-level="step"] [data-testid=grid-cell][data-state="completed"]').first()).toBeVisible();
     await page.mouse.move(0, 0);
-    await page.screenshot({ path: "test-results/screenshots/grid.png" });
+    await shot(page, { path: "test-results/screenshots/grid.png" });
 
     // A result's reasoning is one click away.
     await lisbon.getByRole("button", { name: /Goal Achievement on Flight to Lisbon: show result/ }).click();
     const detail = page.getByRole("dialog", { name: "Goal Achievement result" });
     await expect(detail.getByTestId("cell-reasoning")).not.toBeEmpty();
-    await page.screenshot({ path: "test-results/screenshots/cell-detail.png" });
+    await shot(page, { path: "test-results/screenshots/cell-detail.png" });
     await page.keyboard.press("Escape");
     await expect(detail).toBeHidden();
 
@@ -103,7 +103,7 @@ test.describe("dataset workspace", () => {
     await steps.filter({ hasText: "tool_call" }).first().getByRole("button", { name: /^Tool Selection on .*: show result/ }).click();
     const jsonDetail = page.getByRole("dialog", { name: "Tool Selection result" });
     await expect(jsonDetail.getByLabel("Judge's answer")).toBeVisible();
-    await page.screenshot({ path: "test-results/screenshots/cell-detail-json.png" });
+    await shot(page, { path: "test-results/screenshots/cell-detail-json.png" });
     await page.keyboard.press("Escape");
     await expect(jsonDetail).toBeHidden();
 
@@ -118,7 +118,7 @@ test.describe("dataset workspace", () => {
     await expect(panel).toContainText("model: gpt-4o-mini");
     await expect(panel).toContainText('"customer_tier": "gold"');
     await toolCall.scrollIntoViewIfNeeded();
-    await page.screenshot({ path: "test-results/screenshots/conversation-panel.png" });
+    await shot(page, { path: "test-results/screenshots/conversation-panel.png" });
     await page.keyboard.press("Escape");
     await expect(panel).toBeHidden();
   });
@@ -207,7 +207,8 @@ test.describe("dataset workspace", () => {
     await expect(page.getByRole("table", { name: "Individual results" }).getByTestId("result-row")).toHaveAttribute("data-status", "failed");
   });
 
-  test("renders markup in conversation content as text", async ({ page, request }) => {
+  // @store-independent: escaping is the page's; that content comes back byte for byte from either store is the import route tests.
+  test("renders markup in conversation content as text", { tag: "@store-independent" }, async ({ page, request }) => {
     const datasetId = await importFixture(request, "xss-dataset.json", `XSS ${Date.now()}`);
     const dialogs: string[] = [];
     page.on("dialog", (d) => {
@@ -230,11 +231,12 @@ test.describe("dataset workspace", () => {
     expect(await page.locator('img[src="x"]').count()).toBe(0);
     expect(await page.locator("svg[onload]").count()).toBe(0);
     expect(await page.locator('a[href^="javascript:"]').count()).toBe(0);
-    await page.screenshot({ path: "test-results/screenshots/xss-as-text.png" });
+    await shot(page, { path: "test-results/screenshots/xss-as-text.png" });
     expect(dialogs).toEqual([]);
   });
 
-  test("settings show the judge configuration and test the connection", async ({ page }) => {
+  // @store-independent: the judge's settings and a call to it; nothing stored.
+  test("settings show the judge configuration and test the connection", { tag: "@store-independent" }, async ({ page }) => {
     await page.goto("/");
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Settings" }).click();
     await expect(page.getByRole("heading", { name: "Settings", level: 1 })).toBeVisible();
@@ -244,6 +246,6 @@ test.describe("dataset workspace", () => {
     await expect(page.locator("body")).not.toContainText("test-key-for-the-judge-double");
     await page.getByRole("button", { name: "Test connection" }).click();
     await expect(page.getByTestId("connection-result")).toContainText("Connected");
-    await page.screenshot({ path: "test-results/screenshots/settings.png", fullPage: true });
+    await shot(page, { path: "test-results/screenshots/settings.png", fullPage: true });
   });
 });

@@ -161,7 +161,12 @@ export function ensureBuild({ checkTests = false } = {}) {
   const built = fs.existsSync(path.join(root, ".next", "BUILD_ID")) && fs.existsSync(stamp) ? fs.readFileSync(stamp, "utf8") : "";
   if (built === all || (!checkTests && built === product)) return;
   console.log(`▸ Building the app (next build${checkTests ? ", type-checking tests and scripts too" : ""})…`);
-  run("npx", ["next", "build"], { env: { NEXT_TELEMETRY_DISABLED: "1", TURNSCOPE_TYPECHECK: checkTests ? "all" : "product" } });
+  // A clone's first build (no .next yet) writes no Turbopack cache: a fresh clone, CI or a first `npm start`
+  // builds once, and writing the cache cost about 10 s of CPU (of ~80). Later builds write and read it.
+  const firstBuild = !fs.existsSync(path.join(root, ".next"));
+  run("npx", ["next", "build"], {
+    env: { NEXT_TELEMETRY_DISABLED: "1", TURNSCOPE_TYPECHECK: checkTests ? "all" : "product", ...(firstBuild ? { TURNSCOPE_BUILD_CACHE: "0" } : {}) },
+  });
   fs.writeFileSync(stamp, checkTests ? all : product);
 }
 

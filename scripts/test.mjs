@@ -99,6 +99,8 @@ const plan = [
           env: {
             E2E_STORE: "postgres",
             E2E_STORE_DEPENDENT: "1",
+            // Its pages are the SQLite pass's: the screenshots for people are taken there.
+            E2E_SCREENSHOTS: "0",
             E2E_PORT: String(e2ePort + secondPassPortOffset),
             E2E_JUDGE_PORT: String(e2eJudgePort + secondPassPortOffset),
           },
