@@ -11,7 +11,8 @@ import { fixtures, judge, runCompleted, shot } from "./workspace-helpers";
 
 type Execution = { id: number; status: string; total_evaluations: number };
 
-// @store-independent: one request for two clicks is the page's doing; importing this file is
+// @store-independent: one request for two clicks is the page's doing, and what the store does with a repeated
+// Idempotency-Key is app/api/datasets/import/idempotency.test.ts on both stores; importing this file is
 // app/api/datasets/import/realdata.test.ts and import.test.ts on both stores.
 test("a double click on Import makes one dataset, and Import stays disabled once the file is in", { tag: "@store-independent" }, async ({ page, request }) => {
   // The real airline trajectories when ../shared/realdata is there, else the sample: the clicks are the point.
