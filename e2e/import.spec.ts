@@ -20,6 +20,15 @@ async function dropFile(page: Page, file: string) {
   await page.getByTestId("drop-zone").dispatchEvent("drop", { dataTransfer: transfer });
 }
 
+/** Import a fixture of another tool's format from the import page into a new dataset; the success panel. */
+async function importFormat(page: Page, file: string, name: string) {
+  await page.goto("/import");
+  await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "formats", file));
+  await page.getByLabel("Dataset name").fill(`${name} ${Date.now()}`);
+  await page.getByRole("button", { name: "Import", exact: true }).click();
+  return page.getByTestId("import-success");
+}
+
 // @store-independent: the import page's steps; what an import stores (formats, mappings, idempotency) is route tests on both stores.
 test.describe("import page", { tag: "@store-independent" }, () => {
   test.beforeEach(async ({ request }) => {
@@ -124,11 +133,7 @@ test.describe("import page", { tag: "@store-independent" }, () => {
   });
 
   test("imports an OpenAI request body as it is, names the format, and lists the text it did not store", async ({ page, request }) => {
-    await page.goto("/import");
-    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "formats", "openai-request.json"));
-    await page.getByLabel("Dataset name").fill(`OpenAI sample ${Date.now()}`);
-    await page.getByRole("button", { name: "Import", exact: true }).click();
-    const success = page.getByTestId("import-success");
+    const success = await importFormat(page, "openai-request.json", "OpenAI sample");
     await expect(success).toContainText("Detected format: OpenAI chat messages");
     await expect(success.getByRole("status")).toContainText("5 messages");
     await expect(page.getByTestId("not-imported")).toContainText("39 characters in messages[].content[].image_url.url");
@@ -141,11 +146,7 @@ test.describe("import page", { tag: "@store-independent" }, () => {
   });
 
   test("smolagents memory steps: the copies of the model's input are listed apart from lost text, with their reason", async ({ page }) => {
-    await page.goto("/import");
-    await page.getByLabel("choose a file").setInputFiles(path.join(fixtures, "formats", "smolagents-memory.json"));
-    await page.getByLabel("Dataset name").fill(`smolagents memory ${Date.now()}`);
-    await page.getByRole("button", { name: "Import", exact: true }).click();
-    const success = page.getByTestId("import-success");
+    const success = await importFormat(page, "smolagents-memory.json", "smolagents memory");
     await expect(success).toContainText("Detected format: smolagents memory steps");
     await expect(success.getByRole("status")).toContainText("3 messages");
     const copies = page.getByTestId("copies");

@@ -211,14 +211,17 @@ export function convertLangsmithRuns(units: Unit[]): Normalised {
       }
       if (isRecord(root.extra)) for (const key of ["metadata", "runtime"] as const) if (isRecord(root.extra[key])) meta[key] = root.extra[key];
       // Every run of the trace, by name and type (its error and metadata too): the conversation is one reading of them.
-      meta.runs = trace.map((r) => ({
-        name: r.name,
-        run_type: r.run_type,
-        ...(r.run_type === "llm" && usageOf(r) ? { usage: usageOf(r) } : {}),
-        ...(r.error ? { error: r.error } : {}),
-        ...(Array.isArray(r.tags) && r.tags.length ? { tags: r.tags } : {}),
-        ...(r !== root && isRecord(r.extra) && isRecord(r.extra.metadata) ? { metadata: r.extra.metadata } : {}),
-      }));
+      meta.runs = trace.map((r) => {
+        const usage = r.run_type === "llm" ? usageOf(r) : undefined;
+        return {
+          name: r.name,
+          run_type: r.run_type,
+          ...(usage ? { usage } : {}),
+          ...(r.error ? { error: r.error } : {}),
+          ...(Array.isArray(r.tags) && r.tags.length ? { tags: r.tags } : {}),
+          ...(r !== root && isRecord(r.extra) && isRecord(r.extra.metadata) ? { metadata: r.extra.metadata } : {}),
+        };
+      });
       conversations.push({ name: str(root.name) ? root.name : undefined, meta, messages: converted.messages });
       sources.push({ path: unit.path, messagesPath: unit.path, line: unit.line, rawMessages: trace.map((r) => ({ ...r, child_runs: undefined })), wholeConversation: true });
     }

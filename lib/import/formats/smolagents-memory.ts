@@ -23,6 +23,7 @@
 import { isRecord } from "../issues";
 import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
+import { textOf } from "./smolagents-run";
 import { convertMessages } from "./turns";
 
 type Rec = Record<string, unknown>;
@@ -30,17 +31,6 @@ type Unit = { value: unknown; path: string; line?: number };
 
 const str = (v: unknown): v is string => typeof v === "string";
 const asText = (value: unknown) => (str(value) ? value : JSON.stringify(value ?? ""));
-
-/** Text of a smolagents message's content: a string, or text parts. */
-const textOf = (content: unknown): string =>
-  str(content)
-    ? content
-    : Array.isArray(content)
-      ? content
-          .map((p) => (isRecord(p) && str(p.text) ? p.text : ""))
-          .filter(Boolean)
-          .join("\n")
-      : "";
 
 type Kind = "task" | "planning" | "action" | "final" | "system";
 

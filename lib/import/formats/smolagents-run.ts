@@ -28,7 +28,8 @@ export function isSmolagentsRun(units: Unit[]): boolean {
   return steps.every((s) => isRecord(s) && typeof s.role === "string" && roles.has(s.role)) && units.every((u) => isRecord(u.value) && Array.isArray(u.value.intermediate_steps));
 }
 
-const textOf = (content: unknown): string =>
+/** Text of a smolagents message's content: a string, or text parts (the memory steps' reader uses it too). */
+export const textOf = (content: unknown): string =>
   typeof content === "string"
     ? content
     : Array.isArray(content)
