@@ -9,5 +9,5 @@ export function nativeModulesMissing(): boolean;
 export function ensureNativeModules(): void;
 /** What npm start's product build reads. */
 export const productInputs: readonly string[];
-export function sourceFingerprint(inputs?: readonly string[]): string;
+export function sourceFingerprint(inputs?: readonly string[], base?: string): string;
 export function ensureBuild(options?: { checkTests?: boolean }): void;

@@ -145,12 +145,14 @@ function* walk(p) {
  */
 const writtenByRuns = new Set(["bench/results.json"]);
 
-export function sourceFingerprint(inputs = buildInputs) {
+/** A hash of every file under `inputs` (paths relative to `base`, the project unless a test names another tree). */
+export function sourceFingerprint(inputs = buildInputs, base = root) {
   const hash = createHash("sha256");
   for (const input of inputs) {
-    for (const file of walk(path.join(root, input))) {
-      if (writtenByRuns.has(path.relative(root, file).split(path.sep).join("/"))) continue;
-      hash.update(path.relative(root, file));
+    for (const file of walk(path.join(base, input))) {
+      const rel = path.relative(base, file);
+      if (writtenByRuns.has(rel.split(path.sep).join("/"))) continue;
+      hash.update(rel);
       hash.update(fs.readFileSync(file));
     }
   }

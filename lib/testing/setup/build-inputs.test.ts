@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { buildInputs, root, sourceFingerprint } from "@/scripts/project.mjs";
@@ -31,19 +32,18 @@ it("no input of the build is a git-ignored file the build writes itself", () => 
 
 // Nor may what a run writes under an input count as a change: the browser tests' grid figures and
 // `npm run bench` write bench/results.json, and the next `npm start` or `npm test` built again after every test run.
+// In a tree of its own: npm test's build fingerprints the project's bench/ while this runs.
 it("bench/results.json, which test and bench runs write, does not make the next start build again; a source does", () => {
-  const file = path.join(root, "bench", "results.json");
-  const probe = path.join(root, "bench", "fingerprint-probe.txt");
-  const before = fs.existsSync(file) ? fs.readFileSync(file) : undefined;
+  const tree = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-fingerprint-"));
   try {
-    const at = sourceFingerprint();
-    fs.writeFileSync(file, JSON.stringify({ written_by: "build-inputs.test.ts", at: Date.now() }));
-    expect(sourceFingerprint()).toBe(at);
-    fs.writeFileSync(probe, "a source file the fingerprint must see\n");
-    expect(sourceFingerprint()).not.toBe(at);
+    fs.mkdirSync(path.join(tree, "bench"));
+    fs.writeFileSync(path.join(tree, "bench", "bench.ts"), "export {};\n");
+    const at = sourceFingerprint(["bench"], tree);
+    fs.writeFileSync(path.join(tree, "bench", "results.json"), JSON.stringify({ written_by: "build-inputs.test.ts", at: Date.now() }));
+    expect(sourceFingerprint(["bench"], tree)).toBe(at);
+    fs.writeFileSync(path.join(tree, "bench", "fingerprint-probe.txt"), "a source file the fingerprint must see\n");
+    expect(sourceFingerprint(["bench"], tree)).not.toBe(at);
   } finally {
-    if (before) fs.writeFileSync(file, before);
-    else fs.rmSync(file, { force: true });
-    fs.rmSync(probe, { force: true });
+    fs.rmSync(tree, { recursive: true, force: true });
   }
 });
