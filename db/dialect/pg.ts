@@ -213,6 +213,7 @@ export const pgDialect: Dialect = {
   exclusive: (key) => ({ kind: "raw", text: "select pg_advisory_xact_lock(?)", params: [key] }),
 
   forUpdate: " for update",
+  forUpdateSkipLocked: " for update skip locked",
   greatest: "greatest",
   booleanParam: (value) => value,
   isTrue: (column) => column,

@@ -109,6 +109,7 @@ export const sqliteDialect: Dialect = {
   exclusive: () => null,
 
   forUpdate: "",
+  forUpdateSkipLocked: "",
   greatest: "max",
   booleanParam: (value) => (value ? 1 : 0),
   isTrue: (column) => `${column} <> 0`,

@@ -112,6 +112,8 @@ export interface Dialect {
 
   /** What ends a select that must lock the rows it reads (" for update"), or "". */
   readonly forUpdate: string;
+  /** The same, passing over rows another transaction holds (" for update skip locked"), or "". */
+  readonly forUpdateSkipLocked: string;
   /** The SQL function for the larger of two values. */
   readonly greatest: "greatest" | "max";
   /** A boolean bound to hand-written SQL (SQLite stores booleans as 1/0). */

@@ -29,6 +29,11 @@ const CHUNKS = [64, 8, 1];
 
 /** Lock key for creating a dataset by name (PostgreSQL): two exports naming a new dataset at once create it once. */
 const DATASET_CREATE_LOCK = 7_305_771_025;
+/**
+ * Lock keys (plus the dataset's id) for mapping a dataset's traces to conversations (PostgreSQL): two exports
+ * bringing spans of one new trace at once would both find it unknown and both insert it.
+ */
+const TRACE_MAPPING_LOCK = 7_306_000_000_000;
 
 function* datasetIdFor(userId: string, name: string, now: string): Generator<Step, number, unknown> {
   const found = yield* raw<{ id: number }>("select id from datasets where user_id = ? and name = ? order by id limit 1", [userId, name]);
@@ -56,19 +61,14 @@ export async function storeSpans(userId: string, spans: SpanToStore[]): Promise<
 
     // Insert, learning which spans were new: RETURNING gives only the rows inserted.
     const inserted = new Set<string>();
-    let at = 0;
-    for (const size of CHUNKS) {
-      while (spans.length - at >= size) {
-        const chunk = spans.slice(at, at + size);
-        at += size;
-        const values = chunk.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ");
-        const params = chunk.flatMap((s) => [datasetIds.get(s.datasetName)!, s.traceId, s.spanId, s.name, s.startNs, JSON.stringify(s.data), now]);
-        const rows = yield* raw<{ trace_id: string; span_id: string }>(
-          `insert into otel_spans (dataset_id, trace_id, span_id, name, start_ns, data, received_at) values ${values} on conflict (trace_id, span_id) do nothing returning trace_id, span_id`,
-          params,
-        );
-        for (const r of rows) inserted.add(`${r.trace_id}/${r.span_id}`);
-      }
+    for (const chunk of chunked(spans)) {
+      const values = chunk.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ");
+      const params = chunk.flatMap((s) => [datasetIds.get(s.datasetName)!, s.traceId, s.spanId, s.name, s.startNs, JSON.stringify(s.data), now]);
+      const rows = yield* raw<{ trace_id: string; span_id: string }>(
+        `insert into otel_spans (dataset_id, trace_id, span_id, name, start_ns, data, received_at) values ${values} on conflict (trace_id, span_id) do nothing returning trace_id, span_id`,
+        params,
+      );
+      for (const r of rows) inserted.add(`${r.trace_id}/${r.span_id}`);
     }
 
     // The traces that gained spans, per dataset, with the first conversation key their new spans name.
@@ -84,50 +84,95 @@ export async function storeSpans(userId: string, spans: SpanToStore[]): Promise<
       traces.set(id, t);
     }
 
-    const grown = new Map<number, number>(); // otel conversation id → spans gained
-    const emptied = new Set<number>(); // conversations a trace moved away from
+    // One export at a time maps a dataset's traces (its spans are in: a retry of them waits on nothing held here),
+    // datasets in id order. Then which of those traces are known, and to which conversation (by key).
+    for (const datasetId of [...new Set([...traces.values()].map((t) => t.datasetId))].sort((a, b) => a - b)) yield* exclusive(TRACE_MAPPING_LOCK + datasetId);
+    const known = new Map<string, { conversationId: number; key: string; keyed: boolean }>();
+    const byDataset = new Map<number, string[]>();
+    for (const t of traces.values()) {
+      const list = byDataset.get(t.datasetId);
+      if (list) list.push(t.traceId);
+      else byDataset.set(t.datasetId, [t.traceId]);
+    }
+    for (const [datasetId, traceIds] of byDataset) {
+      for (const chunk of chunked(traceIds)) {
+        const rows = yield* raw<{ trace_id: string; otel_conversation_id: number; keyed: number | boolean; key: string }>(
+          `select t.trace_id, t.otel_conversation_id, t.keyed, c.key from otel_traces t join otel_conversations c on c.id = t.otel_conversation_id where t.dataset_id = ? and t.trace_id in (${chunk.map(() => "?").join(", ")})`,
+          [datasetId, ...chunk],
+        );
+        for (const r of rows) known.set(`${datasetId}/${r.trace_id}`, { conversationId: r.otel_conversation_id, key: r.key, keyed: Boolean(r.keyed) });
+      }
+    }
+
+    // Each trace's conversation: the one it is in, unless it was grouped by its own id and a new span names its
+    // key (it moves there). Every conversation that gains spans is created or counted up by one upsert, in
+    // (dataset, key) order so two exports lock the rows they share in the same order.
+    const targets = new Map<string, { datasetId: number; key: string; count: number }>();
+    const placed: Array<{ datasetId: number; traceId: string; target: string; keyed: boolean; from?: number }> = [];
     let newSpans = 0;
     for (const t of traces.values()) {
       newSpans += t.count;
-      const existing = (yield* raw<{ otel_conversation_id: number; keyed: number | boolean }>(
-        "select otel_conversation_id, keyed from otel_traces where dataset_id = ? and trace_id = ?",
-        [t.datasetId, t.traceId],
-      ))[0];
-      let target: number;
-      if (existing && (Boolean(existing.keyed) || !t.key)) target = existing.otel_conversation_id;
+      const existing = known.get(`${t.datasetId}/${t.traceId}`);
+      const stays = existing && (existing.keyed || !t.key);
+      const key = stays ? existing.key : (t.key ?? t.traceId);
+      const target = `${t.datasetId}/${key}`;
+      const entry = targets.get(target) ?? { datasetId: t.datasetId, key, count: 0 };
+      entry.count += t.count;
+      targets.set(target, entry);
+      if (!stays) placed.push({ datasetId: t.datasetId, traceId: t.traceId, target, keyed: Boolean(t.key), from: existing?.conversationId });
+    }
+    const ids = new Map<string, number>();
+    const ordered = [...targets.values()].sort((a, b) => a.datasetId - b.datasetId || (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    for (const chunk of chunked(ordered)) {
+      const rows = yield* raw<{ id: number; dataset_id: number; key: string }>(
+        `insert into otel_conversations (dataset_id, key, first_span_at, last_span_at, span_count, revision) values ${chunk.map(() => "(?, ?, ?, ?, ?, 1)").join(", ")} on conflict (dataset_id, key) do update set span_count = otel_conversations.span_count + excluded.span_count, revision = otel_conversations.revision + 1, last_span_at = excluded.last_span_at returning id, dataset_id, key`,
+        chunk.flatMap((c) => [c.datasetId, c.key, now, now, c.count]),
+      );
+      for (const r of rows) ids.set(`${r.dataset_id}/${r.key}`, r.id);
+    }
+
+    const emptied = new Set<number>(); // conversations a trace moved away from
+    const joined = new Set<number>(); // conversations a trace moved to, with the spans it already had
+    const fresh: Array<{ datasetId: number; traceId: string; target: number; keyed: boolean }> = [];
+    for (const p of placed) {
+      const target = ids.get(p.target)!;
+      if (p.from === undefined) fresh.push({ datasetId: p.datasetId, traceId: p.traceId, target, keyed: p.keyed });
       else {
-        const key = t.key ?? t.traceId;
-        target = (yield* raw<{ id: number }>(
-          "insert into otel_conversations (dataset_id, key, first_span_at, last_span_at) values (?, ?, ?, ?) on conflict (dataset_id, key) do update set last_span_at = excluded.last_span_at returning id",
-          [t.datasetId, key, now, now],
-        ))[0].id;
-        if (existing) {
-          // The trace was grouped by its own id until a span named its conversation: it moves there.
-          yield* rawExec("update otel_traces set otel_conversation_id = ?, keyed = ? where dataset_id = ? and trace_id = ?", [target, dialect.booleanParam(true), t.datasetId, t.traceId]);
-          if (existing.otel_conversation_id !== target) emptied.add(existing.otel_conversation_id);
-        } else {
-          yield* rawExec("insert into otel_traces (dataset_id, trace_id, otel_conversation_id, keyed) values (?, ?, ?, ?)", [
-            t.datasetId,
-            t.traceId,
-            target,
-            dialect.booleanParam(Boolean(t.key)),
-          ]);
+        // The trace was grouped by its own id until a span named its conversation: it moves there.
+        yield* rawExec("update otel_traces set otel_conversation_id = ?, keyed = ? where dataset_id = ? and trace_id = ?", [target, dialect.booleanParam(true), p.datasetId, p.traceId]);
+        if (p.from !== target) {
+          emptied.add(p.from);
+          joined.add(target);
         }
       }
-      grown.set(target, (grown.get(target) ?? 0) + t.count);
     }
-    for (const [id, count] of grown) {
-      yield* rawExec("update otel_conversations set span_count = span_count + ?, revision = revision + 1, last_span_at = ? where id = ?", [count, now, id]);
-    }
-    for (const id of emptied) {
-      if (grown.has(id)) continue;
+    for (const chunk of chunked(fresh)) {
       yield* rawExec(
-        "update otel_conversations set span_count = (select count(*) from otel_spans s join otel_traces t on t.dataset_id = s.dataset_id and t.trace_id = s.trace_id where t.otel_conversation_id = ?), revision = revision + 1 where id = ?",
+        `insert into otel_traces (dataset_id, trace_id, otel_conversation_id, keyed) values ${chunk.map(() => "(?, ?, ?, ?)").join(", ")}`,
+        chunk.flatMap((f) => [f.datasetId, f.traceId, f.target, dialect.booleanParam(f.keyed)]),
+      );
+    }
+    // Where traces moved, the spans are counted again: both sides' counts change by more than this export's spans.
+    const grown = new Set(ids.values());
+    for (const id of new Set([...joined, ...emptied])) {
+      yield* rawExec(
+        `update otel_conversations set span_count = (select count(*) from otel_spans s join otel_traces t on t.dataset_id = s.dataset_id and t.trace_id = s.trace_id where t.otel_conversation_id = ?)${grown.has(id) ? "" : ", revision = revision + 1"} where id = ?`,
         [id, id],
       );
     }
-    return { inserted: newSpans, duplicates: spans.length - newSpans, conversationIds: [...new Set([...grown.keys(), ...emptied])] };
+    return { inserted: newSpans, duplicates: spans.length - newSpans, conversationIds: [...new Set([...grown, ...emptied])] };
   });
+}
+
+/** A list in slices of CHUNKS' sizes (64 while that many are left, then 8, then 1). */
+function* chunked<T>(list: readonly T[]): Generator<T[]> {
+  let at = 0;
+  for (const size of CHUNKS) {
+    while (list.length - at >= size) {
+      yield list.slice(at, at + size);
+      at += size;
+    }
+  }
 }
 
 /** Conversations whose messages are behind their spans, oldest activity first. */
@@ -192,63 +237,116 @@ export async function loadTraceSpans(datasetId: number, traceId: string): Promis
  * (and the evaluations of them), the rest are replaced. A conversation left without spans is removed.
  */
 export async function saveAssembly(id: number, revision: number, conversation: Conversation | null, hashes: string[]): Promise<SaveOutcome> {
-  const now = new Date().toISOString();
-  return transaction(() => saveOne({ id, revision, conversation, hashes }, now));
+  return (await saveAssemblies([{ id, revision, conversation, hashes }]))[0];
 }
 
 export type AssemblyToSave = { id: number; revision: number; conversation: Conversation | null; hashes: string[] };
 export type SaveOutcome = "saved" | "unchanged" | "superseded" | "removed" | "set_aside";
 
 /**
- * Several rebuilt conversations, each as `saveAssembly` writes it. On SQLite in one transaction: a
- * commit writes every page it touched to the log, and conversations rebuilt together share most of
- * theirs. On PostgreSQL one transaction each, so two processes never hold row locks of several
- * conversations at once (the ingest takes them in arrival order).
+ * Several rebuilt conversations, each as `saveAssembly` writes it, with one statement per table for all
+ * of a dataset's (not a round of statements each: on PostgreSQL a round trip costs more than the rows).
+ * On SQLite in one transaction. On PostgreSQL one transaction per dataset, which first takes the
+ * dataset's row lock when a conversation will be numbered in it and only then the conversations' rows:
+ * an export holds the dataset's key-share lock while it counts up those rows, so the other order could
+ * wait on it in a circle.
  */
 export async function saveAssemblies(list: AssemblyToSave[]): Promise<SaveOutcome[]> {
   const now = new Date().toISOString();
-  if (dialect.name !== "sqlite") {
-    const outcomes: SaveOutcome[] = [];
-    for (const item of list) outcomes.push(await transaction(() => saveOne(item, now)));
-    return outcomes;
+  if (dialect.name === "sqlite") return transaction(() => saveMany(list, now));
+  const outcomes: SaveOutcome[] = new Array<SaveOutcome>(list.length).fill("superseded");
+  const where = new Map<number, { datasetId: number; numbers: boolean }>();
+  for (const chunk of chunked([...new Set(list.map((item) => item.id))])) {
+    const rows = await rawRows<{ id: number; dataset_id: number; conversation_id: number | null }>(
+      `select id, dataset_id, conversation_id from otel_conversations where id in (${chunk.map(() => "?").join(", ")})`,
+      chunk,
+    );
+    for (const r of rows) where.set(r.id, { datasetId: r.dataset_id, numbers: r.conversation_id === null });
   }
-  return transaction(function* () {
-    const outcomes: SaveOutcome[] = [];
-    for (const item of list) outcomes.push(yield* saveOne(item, now));
-    return outcomes;
+  const byDataset = new Map<number, { numbers: boolean; at: number[] }>();
+  list.forEach((item, at) => {
+    const w = where.get(item.id);
+    if (!w) return; // gone: superseded
+    const group = byDataset.get(w.datasetId) ?? { numbers: false, at: [] };
+    group.numbers ||= w.numbers;
+    group.at.push(at);
+    byDataset.set(w.datasetId, group);
   });
+  for (const [datasetId, group] of [...byDataset].sort((a, b) => a[0] - b[0])) {
+    const saved = await transaction(function* () {
+      if (group.numbers) yield* lockRow("datasets", datasetId);
+      return yield* saveMany(group.at.map((at) => list[at]), now, group.numbers);
+    });
+    group.at.forEach((at, i) => (outcomes[at] = saved[i]));
+  }
+  return outcomes;
 }
 
-function* saveOne({ id, revision, conversation, hashes }: AssemblyToSave, now: string): Generator<Step, SaveOutcome, unknown> {
-  const head = (yield* raw<{ dataset_id: number; conversation_id: number | null; assembled_revision: number; message_hashes: string }>(
-    `select dataset_id, conversation_id, assembled_revision, message_hashes from otel_conversations where id = ?${dialect.forUpdate}`,
-    [id],
-  ))[0];
-  if (!head || head.assembled_revision >= revision) return "superseded" as const;
-  const datasetId = head.dataset_id;
-  let conversationId = head.conversation_id;
-  if (conversationId !== null) {
-    const alive = yield* raw<{ id: number }>("select id from conversations where id = ?", [conversationId]);
-    if (!alive.length) conversationId = null;
+type Head = { id: number; dataset_id: number; conversation_id: number | null; assembled_revision: number; message_hashes: string | string[] };
+
+/** Save `list` in the caller's transaction (`locked`: the caller holds the row lock of the only dataset involved). */
+function* saveMany(list: AssemblyToSave[], now: string, locked = false): Generator<Step, SaveOutcome[], unknown> {
+  const outcomes: SaveOutcome[] = new Array<SaveOutcome>(list.length).fill("superseded");
+  // The conversations' rows, locked, passing over those an export is counting up (they will be rebuilt again
+  // after it: taking them in another order than it could wait in a circle); then which stored conversations exist.
+  const heads = new Map<number, Head>();
+  for (const chunk of chunked([...new Set(list.map((item) => item.id))].sort((a, b) => a - b))) {
+    const rows = yield* raw<Head>(
+      `select id, dataset_id, conversation_id, assembled_revision, message_hashes from otel_conversations where id in (${chunk.map(() => "?").join(", ")}) order by id${dialect.forUpdateSkipLocked}`,
+      chunk,
+    );
+    for (const r of rows) heads.set(r.id, r);
   }
-  if (!conversation) {
-    if (conversationId !== null) yield* rawExec("delete from conversations where id = ?", [conversationId]);
-    yield* rawExec("delete from otel_conversations where id = ? and not exists (select 1 from otel_traces where otel_conversation_id = ?)", [id, id]);
-    yield* rawExec("update otel_conversations set conversation_id = null, message_hashes = ?, assembled_revision = ? where id = ?", ["[]", revision, id]);
-    return "removed" as const;
+  const stored = [...heads.values()].flatMap((h) => (h.conversation_id === null ? [] : [h.conversation_id]));
+  const alive = new Set<number>();
+  for (const chunk of chunked(stored)) {
+    for (const r of yield* raw<{ id: number }>(`select id from conversations where id in (${chunk.map(() => "?").join(", ")})`, chunk)) alive.add(r.id);
   }
-  const old: string[] = conversationId === null ? [] : (JSON.parse(typeof head.message_hashes === "string" ? head.message_hashes : JSON.stringify(head.message_hashes)) as string[]);
-  // A new conversation is numbered under the dataset's row lock, so two writers number theirs one after the other.
-  if (conversationId === null) yield* lockRow("datasets", datasetId);
-  let same = 0;
-  while (same < old.length && same < hashes.length && old[same] === hashes[same]) same++;
-  const changed = same < old.length || same < hashes.length;
-  // The one writer of conversations (conversation-writes.ts): the messages before the first change keep their rows.
-  const rewrite = conversationId === null ? undefined : { id: conversationId, keepMessages: same, storedMessages: old.length };
-  conversationId = (yield* writeConversations(datasetId, [{ conversation, rewrite }], now)).conversationIds[0];
-  if (changed) yield* rawExec("update datasets set updated_at = ? where id = ?", [now, datasetId]);
-  yield* rawExec("update otel_conversations set conversation_id = ?, message_hashes = ?, assembled_revision = ? where id = ?", [conversationId, JSON.stringify(hashes), revision, id]);
-  return changed ? ("saved" as const) : ("unchanged" as const);
+
+  type Write = { at: number; rewrite?: { id: number; keepMessages: number; storedMessages: number }; changed: boolean };
+  const writes = new Map<number, Write[]>(); // per dataset
+  const taken = new Set<number>();
+  for (let at = 0; at < list.length; at++) {
+    const { id, revision, conversation, hashes } = list[at];
+    const head = heads.get(id);
+    if (!head || head.assembled_revision >= revision || taken.has(id)) continue;
+    taken.add(id);
+    const conversationId = head.conversation_id !== null && alive.has(head.conversation_id) ? head.conversation_id : null;
+    if (!conversation) {
+      if (conversationId !== null) yield* rawExec("delete from conversations where id = ?", [conversationId]);
+      yield* rawExec("delete from otel_conversations where id = ? and not exists (select 1 from otel_traces where otel_conversation_id = ?)", [id, id]);
+      yield* rawExec("update otel_conversations set conversation_id = null, message_hashes = ?, assembled_revision = ? where id = ?", ["[]", revision, id]);
+      outcomes[at] = "removed";
+      continue;
+    }
+    const old: string[] = conversationId === null ? [] : typeof head.message_hashes === "string" ? (JSON.parse(head.message_hashes) as string[]) : head.message_hashes;
+    let same = 0;
+    while (same < old.length && same < hashes.length && old[same] === hashes[same]) same++;
+    const changed = same < old.length || same < hashes.length;
+    const rewrite = conversationId === null ? undefined : { id: conversationId, keepMessages: same, storedMessages: old.length };
+    const pending = writes.get(head.dataset_id);
+    if (pending) pending.push({ at, rewrite, changed });
+    else writes.set(head.dataset_id, [{ at, rewrite, changed }]);
+  }
+
+  for (const [datasetId, group] of [...writes].sort((a, b) => a[0] - b[0])) {
+    // New conversations are numbered under the dataset's row lock, so two writers number theirs one after the other.
+    if (!locked && group.some((w) => !w.rewrite)) yield* lockRow("datasets", datasetId);
+    // The one writer of conversations (conversation-writes.ts): the messages before the first change keep their rows.
+    const written = yield* writeConversations(
+      datasetId,
+      group.map((w) => ({ conversation: list[w.at].conversation!, rewrite: w.rewrite })),
+      now,
+    );
+    if (group.some((w) => w.changed)) yield* rawExec("update datasets set updated_at = ? where id = ?", [now, datasetId]);
+    for (let i = 0; i < group.length; i++) {
+      const { at, changed } = group[i];
+      const { id, revision, hashes } = list[at];
+      yield* rawExec("update otel_conversations set conversation_id = ?, message_hashes = ?, assembled_revision = ? where id = ?", [written.conversationIds[i], JSON.stringify(hashes), revision, id]);
+      outcomes[at] = changed ? "saved" : "unchanged";
+    }
+  }
+  return outcomes;
 }
 
 /** The stored conversation a span conversation became, with its revision state (tests, online rules). */

@@ -255,6 +255,8 @@ describe("POST /api/otel/v1/traces: spans into conversations", () => {
     expect(later[0].messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
     expect(later[0].messages[1].steps).toHaveLength(3);
     expect((await rawRows<{ n: number }>("select count(*) as n from otel_conversations where key = ?", [traceId]))[0].n).toBe(0);
+    // The conversation counts the spans the trace brought with it, not only those of the export that moved it.
+    expect((await rawRows<{ n: number }>("select span_count as n from otel_conversations where key = ?", ["moved-1"])).map((r) => Number(r.n))).toEqual([3]);
   });
 
   it("rebuilt pass after pass from the spans each export brought, a conversation equals the one rebuilt once from all of them", async () => {
@@ -322,5 +324,34 @@ describe("POST /api/otel/v1/traces: spans into conversations", () => {
     expect((list.json as Array<{ name: string }>).filter((d) => d.name === "Support bot (prod)")).toHaveLength(1);
     expect((list.json as Array<{ name: string }>).some((d) => d.name === "svc-x")).toBe(false);
     expect((await conversationsOf("Support bot (prod)")).map((c) => c.name).sort()).toEqual(["ds-1", "ds-2"]);
+  });
+
+  it("exports arriving at once, sharing conversations and traces, while conversations are rebuilt: every span counted once, nothing fails", async () => {
+    // 24 conversations of three spans each; every export carries one span of each of 8 conversations, in an
+    // order of its own, so exports count up the same conversations at once and one trace arrives in three.
+    const convs = Array.from({ length: 24 }, (_, i) => ({ key: `burst-${i}`, spans: agentSpans(newTrace(), `burst-${i}`) }));
+    const exports: unknown[][] = [];
+    for (let e = 0; e < 9; e++) {
+      const part = convs.filter((_, i) => i % 3 === e % 3).map((c) => c.spans[Math.floor(e / 3)]);
+      exports.push(e % 2 ? part.reverse() : part);
+    }
+    // The dataset exists first: exports that create it take turns (one creates it, the others wait and find it).
+    expect((await post(JSON.stringify(request("burst", agentSpans(newTrace(), "burst-first"))))).status).toBe(200);
+    const answers = await Promise.all([...exports.map((spans) => post(JSON.stringify(request("burst", spans)))), flushAssembly(), flushAssembly()]);
+    expect(answers.slice(0, exports.length).map((a) => (a as { status: number }).status)).toEqual(exports.map(() => 200));
+    await flushAssembly();
+    const stored = await conversationsOf("burst");
+    expect(stored.map((c) => c.name).sort()).toEqual(["burst-first", ...convs.map((c) => c.key)].sort());
+    for (const c of stored) {
+      expect(c.messages.map((m: { role: string }) => m.role)).toEqual(["user", "assistant"]);
+      expect(c.messages[1].steps).toHaveLength(3);
+    }
+    const counts = await rawRows<{ key: string; span_count: number; revision: number; assembled_revision: number }>(
+      "select c.key, c.span_count, c.revision, c.assembled_revision from otel_conversations c join datasets d on d.id = c.dataset_id where d.name = 'burst' and c.key <> 'burst-first' order by c.key",
+    );
+    // Only the named conversations are left (a trace grouped by its own id until its named span came moved there).
+    expect(counts.map((r) => r.key)).toEqual(convs.map((c) => c.key).sort());
+    expect(counts.map((r) => Number(r.span_count))).toEqual(convs.map(() => 3));
+    expect(counts.filter((r) => Number(r.assembled_revision) !== Number(r.revision))).toEqual([]);
   });
 });
