@@ -6,10 +6,15 @@ type WebServer = Extract<NonNullable<PlaywrightTestConfig["webServer"]>, unknown
  * Playwright workers side by side (E2E_WORKERS, default 3: a worker mostly waits on the app and the judge).
  * The specs script the judge test double (`/__double/latency`, `/enqueue`, `/rules`, `/reset`) and count what is in the database, so each worker
  * has servers of its own: slot k (Playwright's TEST_PARALLEL_INDEX, stable across a worker's restarts) gets
- * its own judge double, app server and sign-in server, on the base ports + k × PORT_STRIDE, each app server
- * on its own database. The runner starts every slot's servers (webServer below); each worker loads this
- * file again with TEST_PARALLEL_INDEX set, and points E2E_PORT / E2E_JUDGE_PORT — which the specs and
+ * its own judge double and app server, on the base ports + k × PORT_STRIDE, each app server on its own
+ * database. The runner starts every slot's servers (webServer below); each worker loads this file again
+ * with TEST_PARALLEL_INDEX set, and points E2E_PORT / E2E_JUDGE_PORT — which the specs and
  * e2e/workspace-helpers.ts read — and baseURL at its slot's servers before any spec is loaded.
+ *
+ * One sign-in server (API_TOKEN set) serves every worker of a pass, on the base app port + 2
+ * (E2E_GUARDED_URL), judging through a double of its own that no spec scripts (base judge port + 2): its
+ * specs name what they create uniquely and count nothing store-wide, so they need no server per worker;
+ * each further one cost a server start and its idle loops.
  */
 const workers = Number(process.env.E2E_WORKERS ?? 3);
 if (!Number.isInteger(workers) || workers < 1) throw new Error(`E2E_WORKERS must be a whole number ≥ 1, not ${process.env.E2E_WORKERS}`);
@@ -19,11 +24,13 @@ const PORT_STRIDE = 10;
 const basePort = Number(process.env.E2E_PORT ?? 3210);
 const baseJudgePort = Number(process.env.E2E_JUDGE_PORT ?? 4010);
 const guardedToken = "e2e-token-for-the-guarded-server";
-/** The ports of one worker's servers; the sign-in tests' server (API_TOKEN set, e2e/auth.spec.ts) is app + 2. */
+/** The ports of one worker's servers. */
 function slotPorts(slot: number) {
-  const port = basePort + slot * PORT_STRIDE;
-  return { port, judgePort: baseJudgePort + slot * PORT_STRIDE, guardedPort: port + 2 };
+  return { port: basePort + slot * PORT_STRIDE, judgePort: baseJudgePort + slot * PORT_STRIDE };
 }
+const guardedPort = basePort + 2;
+const guardedJudgePort = baseJudgePort + 2;
+process.env.E2E_GUARDED_URL = `http://127.0.0.1:${guardedPort}`;
 const workerSlot = process.env.TEST_PARALLEL_INDEX;
 const { port, judgePort } = slotPorts(Number(workerSlot ?? 0));
 if (workerSlot !== undefined) {
@@ -63,6 +70,9 @@ const pgCluster =
  * untagged spec runs on both stores.
  */
 const storeDependentOnly = process.env.E2E_STORE_DEPENDENT === "1";
+const dbBase = store === "postgres" ? "e2e-pg" : "e2e";
+/** The specs that take longest (over 35 s each on SQLite, alone): they start first. */
+const longSpecs = /\/(analyst-day|realdata-import|import|workspace)\.spec\.ts$/;
 
 /** Browser tests against the production build, in Debian's Chromium (never a downloaded browser). */
 export default defineConfig({
@@ -78,6 +88,12 @@ export default defineConfig({
   workers,
   reporter: [["list"]],
   ...(storeDependentOnly ? { grepInvert: /@store-independent/ } : {}),
+  // The longest specs first (a project runs its files before the next project's): started last, one of them
+  // kept a single worker busy for the pass's last ~25 s while the other two had finished (docs/testing.md).
+  projects: [
+    { name: "long", testMatch: longSpecs },
+    { name: "rest", testIgnore: longSpecs },
+  ],
   use: {
     baseURL,
     browserName: "chromium",
@@ -109,16 +125,16 @@ export default defineConfig({
   webServer: [
     ...pgCluster,
     ...Array.from({ length: workers }, (_, slot) => slotServers(slot)).flat(),
+    ...guardedServers(),
   ],
 });
 
-/** One worker's judge double, app server and sign-in server, each app server on a database of its own. */
+/** One worker's judge double and app server, each app server on a database of its own. */
 function slotServers(slot: number): WebServer[] {
-  const { port, judgePort, guardedPort } = slotPorts(slot);
-  // Slot 0 keeps the names of a one-worker run (e2e.db, e2e-guarded.db; on PostgreSQL e2e-pg.db's name
-  // e2e_pg, e2e_pg_guarded): the two stores' passes run at once, so neither removes the other's files.
+  const { port, judgePort } = slotPorts(slot);
+  // Slot 0 keeps the name of a one-worker run (e2e.db; on PostgreSQL e2e-pg.db's name e2e_pg): the two
+  // stores' passes run at once, so neither removes the other's files.
   const suffix = slot === 0 ? "" : `-${slot}`;
-  const base = store === "postgres" ? "e2e-pg" : "e2e";
   return [
     {
       // node with tsx as a loader, not `npx tsx`: npm exec and the tsx launcher cost ~1 s of CPU per double.
@@ -131,21 +147,28 @@ function slotServers(slot: number): WebServer[] {
     {
       command: "node scripts/e2e-server.mjs",
       url: `http://127.0.0.1:${port}/api/health`,
-      env: { E2E_PORT: String(port), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: `${base}${suffix}.db`, E2E_STORE: store },
+      env: { E2E_PORT: String(port), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: `${dbBase}${suffix}.db`, E2E_STORE: store },
       reuseExistingServer: false,
       timeout: 300_000,
       stdout: "pipe",
     },
+  ];
+}
+
+/** The pass's sign-in server (API_TOKEN set) on its own database, and the judge double it alone uses. */
+function guardedServers(): WebServer[] {
+  return [
+    {
+      command: `node --import tsx lib/testing/judge-double/cli.ts --port ${guardedJudgePort}`,
+      url: `http://127.0.0.1:${guardedJudgePort}/v1/models`,
+      reuseExistingServer: false,
+      timeout: 30_000,
+      stdout: "ignore",
+    },
     {
       command: "node scripts/e2e-server.mjs",
       url: `http://127.0.0.1:${guardedPort}/api/session`,
-      env: {
-        E2E_PORT: String(guardedPort),
-        E2E_JUDGE_PORT: String(judgePort),
-        E2E_DB_NAME: `${base}-guarded${suffix}.db`,
-        E2E_STORE: store,
-        API_TOKEN: guardedToken,
-      },
+      env: { E2E_PORT: String(guardedPort), E2E_JUDGE_PORT: String(guardedJudgePort), E2E_DB_NAME: `${dbBase}-guarded.db`, E2E_STORE: store, API_TOKEN: guardedToken },
       reuseExistingServer: false,
       timeout: 300_000,
       stdout: "pipe",

@@ -1,8 +1,8 @@
 import { expect, test } from "@playwright/test";
-import { shot } from "./workspace-helpers";
+import { guardedURL, shot } from "./workspace-helpers";
 
 // The second app server of playwright.config.ts, started with API_TOKEN set.
-const guarded = `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
+const guarded = guardedURL;
 const token = "e2e-token-for-the-guarded-server";
 
 test.describe("sign-in when API_TOKEN is set", () => {

@@ -5,9 +5,9 @@
  * two people's κ on the cells both labelled. On the sign-in server (API_TOKEN set), where keys matter.
  */
 import { expect, test, type Browser, type Page } from "@playwright/test";
-import { shot } from "./workspace-helpers";
+import { guardedURL, shot } from "./workspace-helpers";
 
-const guarded = `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
+const guarded = guardedURL;
 const admin = { authorization: "Bearer e2e-token-for-the-guarded-server" };
 
 const file = JSON.stringify({

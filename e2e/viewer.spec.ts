@@ -6,9 +6,9 @@
  * admin" form offers the admin role first.
  */
 import { expect, test, type Page } from "@playwright/test";
-import { runCompleted, shot } from "./workspace-helpers";
+import { guardedURL, runCompleted, shot } from "./workspace-helpers";
 
-const guarded = `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
+const guarded = guardedURL;
 const admin = { authorization: "Bearer e2e-token-for-the-guarded-server" };
 const why = /^Needs the annotator role: you are signed in as viewer\d+, a viewer$/;
 /** What a button may be called and still be enabled for a viewer: it reads, navigates or only changes this page. */

@@ -5,6 +5,8 @@ import { expect, type APIRequestContext, type Page } from "@playwright/test";
 
 export const fixtures = path.join(__dirname, "fixtures");
 export const judge = `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? 4010}/__double`;
+/** The pass's sign-in server (API_TOKEN set; playwright.config.ts), shared by every worker. */
+export const guardedURL = process.env.E2E_GUARDED_URL ?? `http://127.0.0.1:${Number(process.env.E2E_PORT ?? 3210) + 2}`;
 
 export type Execution = {
   id: number;
