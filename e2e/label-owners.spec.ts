@@ -115,6 +115,8 @@ test("two annotators label the same cells: each sees their own label as theirs a
   await alice.getByRole("combobox", { name: "Source A (judged)" }).selectOption(`labels:${names.alice}`);
   await alice.getByRole("combobox", { name: "Source B (truth)" }).selectOption(`labels:${names.bob}`);
   await expect(alice.getByTestId("agreement-n")).toHaveText("2");
+  // They disagree on one cell, said in the singular.
+  await expect(alice.getByText(/^1 cells?$/)).toHaveText("1 cell");
   await panel.scrollIntoViewIfNeeded();
   await shot(alice, { path: "test-results/screenshots/label-owners-agreement.png", fullPage: true });
 });

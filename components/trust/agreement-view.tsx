@@ -267,7 +267,7 @@ function Disagreements({ datasetId, agreement }: { datasetId: number; agreement:
   const labelOf = useConversationLabels(datasetId, rows.map((r) => r.conversation_id));
   return (
     <Card className="lg:col-span-2">
-      <CardHeader title="Disagreements" description={`${agreement.disagreements.length} cells${agreement.disagreements.length > rows.length ? `, the ${rows.length} furthest apart shown` : ""}`} />
+      <CardHeader title="Disagreements" description={`${agreement.disagreements.length} cell${agreement.disagreements.length === 1 ? "" : "s"}${agreement.disagreements.length > rows.length ? `, the ${rows.length} furthest apart shown` : ""}`} />
       {rows.length ? (
         <table className="w-full text-sm" data-testid="disagreements">
           <thead>
