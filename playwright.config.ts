@@ -135,6 +135,16 @@ function slotServers(slot: number): WebServer[] {
   // Slot 0 keeps the name of a one-worker run (e2e.db; on PostgreSQL e2e-pg.db's name e2e_pg): the two
   // stores' passes run at once, so neither removes the other's files.
   const suffix = slot === 0 ? "" : `-${slot}`;
+  return pair(port, judgePort, "/api/health", `${dbBase}${suffix}.db`);
+}
+
+/** The pass's sign-in server (API_TOKEN set) on its own database, and the judge double it alone uses. */
+function guardedServers(): WebServer[] {
+  return pair(guardedPort, guardedJudgePort, "/api/session", `${dbBase}-guarded.db`, { API_TOKEN: guardedToken });
+}
+
+/** A judge double and the app server judging through it (scripts/e2e-server.mjs), ready when `readyPath` answers. */
+function pair(port: number, judgePort: number, readyPath: string, dbName: string, extraEnv: Record<string, string> = {}): WebServer[] {
   return [
     {
       // node with tsx as a loader, not `npx tsx`: npm exec and the tsx launcher cost ~1 s of CPU per double.
@@ -146,29 +156,8 @@ function slotServers(slot: number): WebServer[] {
     },
     {
       command: "node scripts/e2e-server.mjs",
-      url: `http://127.0.0.1:${port}/api/health`,
-      env: { E2E_PORT: String(port), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: `${dbBase}${suffix}.db`, E2E_STORE: store },
-      reuseExistingServer: false,
-      timeout: 300_000,
-      stdout: "pipe",
-    },
-  ];
-}
-
-/** The pass's sign-in server (API_TOKEN set) on its own database, and the judge double it alone uses. */
-function guardedServers(): WebServer[] {
-  return [
-    {
-      command: `node --import tsx lib/testing/judge-double/cli.ts --port ${guardedJudgePort}`,
-      url: `http://127.0.0.1:${guardedJudgePort}/v1/models`,
-      reuseExistingServer: false,
-      timeout: 30_000,
-      stdout: "ignore",
-    },
-    {
-      command: "node scripts/e2e-server.mjs",
-      url: `http://127.0.0.1:${guardedPort}/api/session`,
-      env: { E2E_PORT: String(guardedPort), E2E_JUDGE_PORT: String(guardedJudgePort), E2E_DB_NAME: `${dbBase}-guarded.db`, E2E_STORE: store, API_TOKEN: guardedToken },
+      url: `http://127.0.0.1:${port}${readyPath}`,
+      env: { E2E_PORT: String(port), E2E_JUDGE_PORT: String(judgePort), E2E_DB_NAME: dbName, E2E_STORE: store, ...extraEnv },
       reuseExistingServer: false,
       timeout: 300_000,
       stdout: "pipe",
