@@ -1,8 +1,7 @@
 import { expect, test } from "@playwright/test";
-import { guardedURL, shot } from "./workspace-helpers";
+import { guardedURL as guarded, shot } from "./workspace-helpers";
 
-// The second app server of playwright.config.ts, started with API_TOKEN set.
-const guarded = guardedURL;
+// `guarded`: the pass's sign-in server (playwright.config.ts), started with API_TOKEN set.
 const token = "e2e-token-for-the-guarded-server";
 
 test.describe("sign-in when API_TOKEN is set", () => {

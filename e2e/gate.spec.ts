@@ -10,10 +10,9 @@ import os from "node:os";
 import path from "node:path";
 import { expect, test, type APIRequestContext } from "@playwright/test";
 import { XMLParser } from "fast-xml-parser";
-import { guardedURL, judge } from "./workspace-helpers";
+import { guardedURL as guarded, judge } from "./workspace-helpers";
 
 const base = `http://127.0.0.1:${process.env.E2E_PORT ?? 3210}`;
-const guarded = guardedURL;
 const root = path.join(__dirname, "..");
 
 type Outcome = { code: number | null; stderr: string };

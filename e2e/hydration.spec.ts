@@ -1,6 +1,6 @@
 import path from "node:path";
 import { expect, test } from "@playwright/test";
-import { guardedURL } from "./workspace-helpers";
+import { guardedURL as guarded } from "./workspace-helpers";
 
 // @store-independent: what a page does before its scripts have run; no store is involved.
 test.describe("before the page's scripts have run", { tag: "@store-independent" }, () => {
@@ -30,7 +30,6 @@ test.describe("before the page's scripts have run", { tag: "@store-independent" 
 test.describe("sign-in without scripts", { tag: "@store-independent" }, () => {
   test.use({ javaScriptEnabled: false });
   test("the sign-in form takes a key and signs in with scripts turned off", async ({ page }) => {
-    const guarded = guardedURL;
     await page.goto(`${guarded}/signin?next=/templates`);
     const key = page.getByLabel("API key");
     await expect(key).toBeEnabled();

@@ -5,9 +5,8 @@
  * two people's κ on the cells both labelled. On the sign-in server (API_TOKEN set), where keys matter.
  */
 import { expect, test, type Browser, type Page } from "@playwright/test";
-import { guardedURL, shot } from "./workspace-helpers";
+import { guardedURL as guarded, shot } from "./workspace-helpers";
 
-const guarded = guardedURL;
 const admin = { authorization: "Bearer e2e-token-for-the-guarded-server" };
 
 const file = JSON.stringify({

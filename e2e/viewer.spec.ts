@@ -6,9 +6,8 @@
  * admin" form offers the admin role first.
  */
 import { expect, test, type Page } from "@playwright/test";
-import { guardedURL, runCompleted, shot } from "./workspace-helpers";
+import { guardedURL as guarded, runCompleted, shot } from "./workspace-helpers";
 
-const guarded = guardedURL;
 const admin = { authorization: "Bearer e2e-token-for-the-guarded-server" };
 const why = /^Needs the annotator role: you are signed in as viewer\d+, a viewer$/;
 /** What a button may be called and still be enabled for a viewer: it reads, navigates or only changes this page. */
