@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { resetConfig } from "@/lib/config";
 import { pgRows as query } from "@/lib/testing/setup/pg-query";
 import { findPgBinDir, startPgTestServer, type PgTestServer } from "@/scripts/pg-test-server.mjs";
+import { sessionClient } from "@/lib/pg-session";
 import { closePgDb, getPgDb, migratePg, openPg, type OpenPg } from "./pg";
 import { conversationsTable, datasetsTable, messagesTable, pipelineExecutionsTable } from "./schema.pg";
 import { is } from "drizzle-orm";
@@ -193,6 +194,20 @@ describe.skipIf(!binDir)(title, () => {
       delete process.env.DATABASE_URL;
       resetConfig();
     }
+  });
+
+  it("a session the server ends while it sits idle fails its own work, never the process", async () => {
+    // CI: DROP DATABASE … WITH (FORCE) ended the queue set-up's session while pg-boss started; node-postgres
+    // emitted "error" on a client with no listener, an uncaught exception that took the process down.
+    const url = await freshDatabase(cluster, "session_ended");
+    const session = sessionClient(url, "turnscope-test-session");
+    const ended = new Promise<void>((resolve) => session.once("end", () => resolve()));
+    await session.connect();
+    const [{ pid }] = (await session.query<{ pid: number }>("select pg_backend_pid() as pid")).rows;
+    await query(cluster.url, "select pg_terminate_backend($1)", [pid]);
+    await ended;
+    await expect(session.query("select 1")).rejects.toThrow(/not queryable|terminat/i);
+    await session.end().catch(() => undefined);
   });
 
   it("refuses a DATABASE_URL that is not a PostgreSQL URL, naming the variable", async () => {

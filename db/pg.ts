@@ -10,6 +10,7 @@ import { migrate } from "drizzle-orm/node-postgres/migrator";
 import pg from "pg";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
+import { sessionClient } from "@/lib/pg-session";
 import * as schema from "./schema.pg";
 
 export type PgDb = NodePgDatabase<typeof schema> & { $client: pg.Pool };
@@ -41,7 +42,7 @@ function migrationsFolder(): string {
  * connection for the whole run (so it needs no slot of any pool) and releases it with that connection.
  */
 export async function migratePg(url: string): Promise<void> {
-  const client = new pg.Client({ connectionString: url, application_name: "turnscope-migrate" });
+  const client = sessionClient(url, "turnscope-migrate");
   await client.connect();
   try {
     await client.query("select pg_advisory_lock($1)", [migrationLockKey]);

@@ -25,11 +25,11 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
-import pg from "pg";
 import PgBoss from "pg-boss";
 import { z } from "zod";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
+import { sessionClient } from "@/lib/pg-session";
 import { processSingleton } from "@/lib/process-state";
 import { getNotifier } from "./notify";
 import { clusterPool, clusterTransaction, clusterUrl } from "./pool";
@@ -130,7 +130,7 @@ export async function openQueueClient(url: string, options: QueueOptions): Promi
   // pgboss.job, foreign keys to pgboss.queue) deadlocked once with another process's start or
   // maintenance when three workers started together on an empty database. So processes set up one at
   // a time, on a session of their own, only create the queue when it is missing, and retry a deadlock.
-  const setup = new pg.Client({ connectionString: url, application_name: "turnscope-queue-setup" });
+  const setup = sessionClient(url, "turnscope-queue-setup");
   await setup.connect();
   try {
     await setup.query("SELECT pg_advisory_lock($1)", [setupLockKey]);
