@@ -114,4 +114,49 @@ describe("smolagents memory steps", () => {
     const tasks = checkUpload(new TextEncoder().encode(JSON.stringify([{ task: "a" }, { task: "b" }])), { maxBytes: 1_000_000 });
     expect(tasks.ok && tasks.format).not.toBe("smolagents_memory");
   });
+
+  it("a manager and its managed agent saved by name: a conversation per agent, its name in meta and the title, each agent's model input listed where it sits", () => {
+    const input = (text: string) => ({ model_input_messages: [{ role: "system", content: [{ type: "text", text }] }] });
+    const memories = {
+      manager: {
+        system_prompt: "You manage a team.",
+        steps: [
+          { task: "Who won the 1998 World Cup, and where is that country's capital?" },
+          action(1, { id: "m1", name: "web_agent", arguments: { task: "1998 World Cup winner" } }, "France", input("You manage a team.")),
+          action(2, { id: "m2", name: "final_answer", arguments: { answer: "France; Paris." } }, "France; Paris.", { is_final_answer: true, action_output: "France; Paris." }),
+        ],
+      },
+      "web agent": [
+        { task: "1998 World Cup winner" },
+        action(1, { id: "w1", name: "web_search", arguments: { query: "1998 World Cup final" } }, "France beat Brazil 3-0.", input("You search the web.")),
+        action(2, { id: "w2", name: "final_answer", arguments: { answer: "France" } }, "France", { is_final_answer: true, action_output: "France" }),
+      ],
+    };
+    const r = check(JSON.stringify(memories));
+    expect(r.format).toBe("smolagents_memory");
+    expect(r.conversations.map((c) => [c.name, c.meta?.agent_name])).toEqual([
+      ["manager: Who won the 1998 World Cup, and where is that country's capital?", "manager"],
+      ["web agent: 1998 World Cup winner", "web agent"],
+    ]);
+    const [manager, web] = r.conversations;
+    expect(manager.messages.map((m) => [m.role, m.content])).toEqual([
+      ["system", "You manage a team."],
+      ["user", "Who won the 1998 World Cup, and where is that country's capital?"],
+      ["assistant", "France; Paris."],
+    ]);
+    expect(kinds(manager.messages[2].steps as Step[])).toEqual(["call:web_agent", "result", "call:final_answer", "result", "output"]);
+    expect(web.messages.map((m) => [m.role, m.content])).toEqual([
+      ["system", "You search the web."],
+      ["user", "1998 World Cup winner"],
+      ["assistant", "France"],
+    ]);
+    expect(r.notImported).toEqual([
+      expect.objectContaining({ path: '"web agent"[].model_input_messages[].content', characters: "You search the web.".length }),
+      expect.objectContaining({ path: "manager.steps[].model_input_messages[].content", characters: "You manage a team.".length }),
+    ]);
+    expect(r.records).toMatchObject({ in_file: 6, explanation: expect.stringContaining("memory steps in 2 runs") });
+    // One value that is not an agent's memory: the record is not taken for a multi-agent run.
+    const mixed = checkUpload(new TextEncoder().encode(JSON.stringify({ ...memories, model_id: "gpt-4o" })), { maxBytes: 1_000_000 });
+    expect(mixed.ok && mixed.format).not.toBe("smolagents_memory");
+  });
 });

@@ -15,12 +15,16 @@
  *   action output of the final step the answer;
  * - final answer: `{output}`; system prompt: `{system_prompt}`.
  *
+ * A multi-agent run saved as a record of each agent's memory by the agent's name (`{"manager": [...],
+ * "web_agent": {"steps": [...]}}`, every value a step list or a record holding one) is a conversation per
+ * agent, its name in meta (`agent_name`) and before the task in the conversation's name.
+ *
  * `model_input_messages` is what the model was sent at each step: the system prompt, the task and the
  * earlier steps again, rendered as chat messages. Each of those is stored once, from its own step; the
  * copies are listed as not imported, saying why. The system prompt is read from there when the file has no
  * system prompt step (get_full_steps leaves it out).
  */
-import { isRecord } from "../issues";
+import { isRecord, joinPath } from "../issues";
 import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
 import { textOf } from "./smolagents-run";
@@ -52,11 +56,27 @@ function kindOf(step: unknown): Kind | undefined {
 /** A list of memory steps: every element a step, at least one an action step. */
 const isStepList = (list: unknown): list is Rec[] => Array.isArray(list) && list.length > 0 && list.every((s) => kindOf(s) !== undefined) && list.some((s) => kindOf(s) === "action");
 
-/** The step list a unit holds, and the field it sits under (null: the unit is the list). */
-function stepsOf(value: unknown): { steps: Rec[]; used: string | null } | undefined {
-  if (isStepList(value)) return { steps: value, used: null };
-  if (isRecord(value)) for (const key of ["steps", "logs"] as const) if (isStepList(value[key])) return { steps: value[key], used: key };
+/**
+ * The runs a value holds: itself when it is a step list; its `steps` or `logs` when it is a record holding
+ * one (the record's other fields are the run's); or, for a record of every agent's memory by the agent's
+ * name, each agent's. `listPath`: where the step list sits in the file.
+ */
+type Run = { steps: Rec[]; record?: Rec; used?: string; agent?: string; path: string; listPath: string; value: unknown };
+
+function ownRun(value: unknown, path: string): Run | undefined {
+  if (isStepList(value)) return { steps: value, path, listPath: path, value };
+  if (isRecord(value)) for (const key of ["steps", "logs"] as const) if (isStepList(value[key])) return { steps: value[key], record: value, used: key, path, listPath: joinPath(path, key), value };
   return undefined;
+}
+
+function runsOf(value: unknown, path: string): Run[] {
+  const own = ownRun(value, path);
+  if (own) return [own];
+  if (!isRecord(value)) return [];
+  const entries = Object.entries(value);
+  const agents = entries.map(([agent, memory]) => ({ agent, run: ownRun(memory, joinPath(path, agent)) }));
+  if (!entries.length || agents.some((a) => !a.run)) return [];
+  return agents.map(({ agent, run }) => ({ ...run!, agent }));
 }
 
 /** JSON Lines of one step per line: the file is one run. */
@@ -66,7 +86,7 @@ export function smolagentsStepLines(units: Unit[]): Unit[] | undefined {
 
 /** Whether the upload's units are smolagents memory steps (a run each). */
 export function isSmolagentsMemory(units: Unit[]): boolean {
-  return units.length > 0 && units.every((u) => stepsOf(u.value) !== undefined);
+  return units.length > 0 && units.every((u) => runsOf(u.value, u.path).length > 0);
 }
 
 /** The system prompt the model was sent: the first system message of a step's input. */
@@ -115,36 +135,40 @@ function readSteps(steps: Rec[], systemPrompt: string): { messages: Rec[]; input
   return { messages, inputCharacters };
 }
 
-/** Convert smolagents memory steps: one conversation per unit (a list of steps, or a record holding one). */
+/** Convert smolagents memory steps: one conversation per run (a list of steps, a record holding one, each agent's of a multi-agent record). */
 export function convertSmolagentsMemory(units: Unit[]): Normalised {
   const conversations: unknown[] = [];
   const sources: ConversationSource[] = [];
   let total = 0;
-  let inputCharacters = 0;
-  let stepsPath: string | undefined;
+  let runs = 0;
+  /** Characters of what the model was sent, by where the step lists sit (one place per agent). */
+  const inputs = new Map<string, number>();
   for (const unit of units) {
-    const { steps, used } = stepsOf(unit.value)!;
-    total += steps.length;
-    const record = isRecord(unit.value) ? unit.value : undefined;
-    const read = readSteps(steps, record && str(record.system_prompt) ? record.system_prompt : "");
-    inputCharacters += read.inputCharacters;
-    const converted = convertMessages(read.messages);
-    const conversation: Rec = { messages: converted.messages };
-    const task = steps.find((s) => kindOf(s) === "task")?.task;
-    if (record && str(record.name)) conversation.name = record.name;
-    else if (str(task)) conversation.name = task.slice(0, 80);
-    const meta: Rec = {};
-    if (record) for (const [k, v] of Object.entries(record)) if (k !== used && k !== "system_prompt" && k !== "name") meta[k] = v;
-    // Each model step's number, time and usage (an assistant turn holds several steps: its messages' meta could not).
-    const timed = steps
-      .filter((s) => kindOf(s) === "action" || kindOf(s) === "planning")
-      .map((s) => ({ kind: kindOf(s), ...(s.step_number !== undefined ? { step_number: s.step_number } : {}), ...(isRecord(s.timing) ? { timing: s.timing } : {}), ...(isRecord(s.token_usage) ? { token_usage: s.token_usage } : {}) }));
-    if (timed.length) meta.steps = timed;
-    if (Object.keys(meta).length) conversation.meta = meta;
-    conversations.push(conversation);
-    stepsPath ??= used ? `${unit.path ? `${unit.path}.` : ""}${used}` : unit.path;
-    // The unit is the raw record: the text accounting's paths start at it.
-    sources.push({ path: unit.path, messagesPath: unit.path, line: unit.line, rawMessages: [unit.value], wholeConversation: true });
+    for (const { steps, record, used, agent, path, listPath, value } of runsOf(unit.value, unit.path)) {
+      runs++;
+      total += steps.length;
+      const read = readSteps(steps, record && str(record.system_prompt) ? record.system_prompt : "");
+      if (read.inputCharacters) {
+        const at = listPath.replace(/\[\d+\]/g, "[]");
+        inputs.set(at, (inputs.get(at) ?? 0) + read.inputCharacters);
+      }
+      const converted = convertMessages(read.messages);
+      const conversation: Rec = { messages: converted.messages };
+      const task = steps.find((s) => kindOf(s) === "task")?.task;
+      const name = record && str(record.name) ? record.name : str(task) ? task.slice(0, 80) : undefined;
+      if (name !== undefined || agent !== undefined) conversation.name = agent === undefined ? name : name ? `${agent}: ${name}` : agent;
+      const meta: Rec = agent === undefined ? {} : { agent_name: agent };
+      if (record) for (const [k, v] of Object.entries(record)) if (k !== used && k !== "system_prompt" && k !== "name") meta[k] = v;
+      // Each model step's number, time and usage (an assistant turn holds several steps: its messages' meta could not).
+      const timed = steps
+        .filter((s) => kindOf(s) === "action" || kindOf(s) === "planning")
+        .map((s) => ({ kind: kindOf(s), ...(s.step_number !== undefined ? { step_number: s.step_number } : {}), ...(isRecord(s.timing) ? { timing: s.timing } : {}), ...(isRecord(s.token_usage) ? { token_usage: s.token_usage } : {}) }));
+      if (timed.length) meta.steps = timed;
+      if (Object.keys(meta).length) conversation.meta = meta;
+      conversations.push(conversation);
+      // The run's raw record: the text accounting's paths start at it.
+      sources.push({ path, messagesPath: path, line: unit.line, rawMessages: [value], wholeConversation: true });
+    }
   }
   return {
     format: "smolagents_memory",
@@ -152,18 +176,14 @@ export function convertSmolagentsMemory(units: Unit[]): Normalised {
     sources,
     // The model's input at each step is listed below as not imported (a copy); `raw` is the provider's response object.
     structural: ["model_input_messages", "raw", "observations_images", "task_images", "__class__"],
-    notImported: inputCharacters
-      ? [
-          {
-            path: `${(stepsPath ?? "").replace(/\[\d+\]/g, "[]")}[].model_input_messages[].content`,
-            characters: inputCharacters,
-            reason: "what the model was sent at each step: the system prompt, the task and the earlier steps again, as chat messages; each is stored once, from its own step",
-          },
-        ]
-      : [],
+    notImported: [...inputs].map(([at, characters]) => ({
+      path: `${at}[].model_input_messages[].content`,
+      characters,
+      reason: "what the model was sent at each step: the system prompt, the task and the earlier steps again, as chat messages; each is stored once, from its own step",
+    })),
     records: {
       inFile: total,
-      unit: `memory steps in ${units.length} run${units.length === 1 ? "" : "s"}`,
+      unit: `memory steps in ${runs} run${runs === 1 ? "" : "s"}`,
       skipped: {},
       reasons: ["each action step's output is the assistant's thinking, its tool calls are steps with the observations (or the error) as the first call's result, and a final step's output is the answer"],
     },
