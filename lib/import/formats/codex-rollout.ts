@@ -14,6 +14,7 @@ import { isRecord } from "../issues";
 import type { Normalised } from "./normalised";
 import { responsesToolItem } from "./sdk-messages";
 import type { ConversationSource } from "./source-paths";
+import { partsText } from "./text-parts";
 import { convertMessages } from "./turns";
 
 type Rec = Record<string, unknown>;
@@ -33,19 +34,6 @@ export function isCodexRollout(lines: Line[]): boolean {
 
 const contextOpeners = ["<environment_context>", "<user_instructions>", "# AGENTS.md instructions", "<INSTRUCTIONS>", "<user_shell_command>"];
 const ideRequest = "## My request for Codex:";
-
-const textOf = (content: unknown): string =>
-  Array.isArray(content)
-    ? content
-        .map((p) => (isRecord(p) && typeof p.text === "string" ? p.text : ""))
-        .filter(Boolean)
-        .join("\n")
-    : typeof content === "string"
-      ? content
-      : "";
-
-const summaryOf = (payload: Rec): string =>
-  Array.isArray(payload.summary) ? payload.summary.map((s) => (isRecord(s) && typeof s.text === "string" ? s.text : "")).filter(Boolean).join("\n") : "";
 
 /** Convert one rollout (its sessions by `session_meta` id; one in practice) to conversations. */
 export function convertCodexRollout(lines: Line[]): Normalised {
@@ -92,7 +80,7 @@ export function convertCodexRollout(lines: Line[]): Normalised {
     }
     const type = payload.type;
     if (type === "message") {
-      const text = textOf(payload.content);
+      const text = partsText(payload.content);
       itemTexts.push(text);
       const role = payload.role === "developer" ? "system" : String(payload.role);
       if (role === "user" && contextOpeners.some((o) => text.trimStart().startsWith(o))) {
@@ -102,7 +90,7 @@ export function convertCodexRollout(lines: Line[]): Normalised {
         messages.push({ role: "user", content: text.slice(at + ideRequest.length).trim(), meta: { ide_context: text.slice(0, at).trimEnd(), as_written: text } });
       } else messages.push({ role, content: text });
     } else if (type === "reasoning") {
-      const text = summaryOf(payload) || textOf(payload.content);
+      const text = partsText(payload.summary) || partsText(payload.content);
       itemTexts.push(text);
       if (text) messages.push({ role: "assistant", content: null, reasoning: text });
       else skip("response_item/reasoning (encrypted only)");

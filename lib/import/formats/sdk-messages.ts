@@ -18,6 +18,7 @@
 import { isRecord } from "../issues";
 import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
+import { partsText } from "./text-parts";
 import { convertMessages } from "./turns";
 
 type Rec = Record<string, unknown>;
@@ -124,7 +125,7 @@ function readResponsesItems(items: unknown[]): Read {
   for (const item of items as Rec[]) {
     const type = item.type;
     if (type === undefined || type === "message") messages.push({ role: item.role === "developer" ? "system" : item.role, content: item.content ?? null });
-    else if (type === "reasoning") messages.push({ role: "assistant", content: [{ type: "reasoning", summary: item.summary ?? [], ...(Array.isArray(item.content) ? { text: item.content.map((c) => (isRecord(c) && str(c.text) ? c.text : "")).join("\n") || undefined } : {}) }] });
+    else if (type === "reasoning") messages.push({ role: "assistant", content: [{ type: "reasoning", summary: item.summary ?? [], ...(Array.isArray(item.content) ? { text: partsText(item.content) || undefined } : {}) }] });
     else messages.push(...(responsesToolItem(item) ?? []));
   }
   return { messages };

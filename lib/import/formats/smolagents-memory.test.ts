@@ -134,7 +134,7 @@ describe("smolagents memory steps", () => {
     };
     const r = check(JSON.stringify(memories));
     expect(r.format).toBe("smolagents_memory");
-    expect(r.conversations.map((c) => [c.name, c.meta?.agent_name])).toEqual([
+    expect(r.conversations.map((c) => [c.name, (c.meta as { agent_name?: string } | undefined)?.agent_name])).toEqual([
       ["manager: Who won the 1998 World Cup, and where is that country's capital?", "manager"],
       ["web agent: 1998 World Cup winner", "web agent"],
     ]);

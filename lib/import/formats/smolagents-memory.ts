@@ -27,7 +27,7 @@
 import { isRecord, joinPath } from "../issues";
 import type { Normalised } from "./normalised";
 import type { ConversationSource } from "./source-paths";
-import { textOf } from "./smolagents-run";
+import { partsText } from "./text-parts";
 import { convertMessages } from "./turns";
 
 type Rec = Record<string, unknown>;
@@ -93,7 +93,7 @@ export function isSmolagentsMemory(units: Unit[]): boolean {
 function systemFromInputs(steps: Rec[]): string {
   for (const step of steps) {
     const first = Array.isArray(step.model_input_messages) ? step.model_input_messages[0] : undefined;
-    if (isRecord(first) && first.role === "system") return textOf(first.content);
+    if (isRecord(first) && first.role === "system") return partsText(first.content);
   }
   return "";
 }
@@ -105,7 +105,7 @@ function readSteps(steps: Rec[], systemPrompt: string): { messages: Rec[]; input
   let inputCharacters = 0;
   let answered: string | undefined;
   for (const step of steps) {
-    for (const m of Array.isArray(step.model_input_messages) ? step.model_input_messages : []) if (isRecord(m)) inputCharacters += textOf(m.content).length;
+    for (const m of Array.isArray(step.model_input_messages) ? step.model_input_messages : []) if (isRecord(m)) inputCharacters += partsText(m.content).length;
     const kind = kindOf(step);
     if (kind === "task") messages.push({ role: "user", content: step.task });
     else if (kind === "planning") messages.push({ role: "assistant", content: null, reasoning: step.plan });
@@ -114,7 +114,7 @@ function readSteps(steps: Rec[], systemPrompt: string): { messages: Rec[]; input
       if (text !== answered) messages.push({ role: "assistant", content: text });
       answered = text;
     } else if (kind === "action") {
-      const output = str(step.model_output) || Array.isArray(step.model_output) ? textOf(step.model_output) : isRecord(step.model_output_message) ? textOf(step.model_output_message.content) : "";
+      const output = str(step.model_output) || Array.isArray(step.model_output) ? partsText(step.model_output) : isRecord(step.model_output_message) ? partsText(step.model_output_message.content) : "";
       const calls = (Array.isArray(step.tool_calls) ? step.tool_calls : []).filter(isRecord).map((c) => {
         const fn = isRecord(c.function) ? c.function : c;
         return { id: c.id, function: { name: fn.name, arguments: isRecord(fn.arguments) ? fn.arguments : str(fn.arguments) ? { code: fn.arguments } : (fn.arguments ?? {}) } };

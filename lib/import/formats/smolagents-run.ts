@@ -13,6 +13,7 @@ import { isRecord } from "../issues";
 import type { Normalised } from "./normalised";
 import { parsePythonLiteral } from "./python-literal";
 import type { ConversationSource } from "./source-paths";
+import { partsText } from "./text-parts";
 import { convertMessages } from "./turns";
 
 type Rec = Record<string, unknown>;
@@ -27,17 +28,6 @@ export function isSmolagentsRun(units: Unit[]): boolean {
   const steps = first.intermediate_steps.slice(0, 8);
   return steps.every((s) => isRecord(s) && typeof s.role === "string" && roles.has(s.role)) && units.every((u) => isRecord(u.value) && Array.isArray(u.value.intermediate_steps));
 }
-
-/** Text of a smolagents message's content: a string, or text parts (the memory steps' reader uses it too). */
-export const textOf = (content: unknown): string =>
-  typeof content === "string"
-    ? content
-    : Array.isArray(content)
-      ? content
-          .map((p) => (isRecord(p) && typeof p.text === "string" ? p.text : ""))
-          .filter(Boolean)
-          .join("\n")
-      : "";
 
 /** The calls a "Calling tools:" text holds, as written by Python. */
 function callsOf(text: string): Rec[] | undefined {
@@ -68,7 +58,7 @@ export function convertSmolagentsRuns(units: Unit[]): Normalised {
     let open = 0;
     let failures = 0;
     for (const m of steps) {
-      const text = textOf(m.content);
+      const text = partsText(m.content);
       if (m.role === "system" || m.role === "user") {
         messages.push({ role: m.role, content: text });
       } else if (m.role === "assistant") {
