@@ -9,6 +9,8 @@ import "server-only";
 import type { SQL } from "drizzle-orm";
 import { dialect, type Db, type OpenHook, type Step } from "./dialect";
 
+export { placeholders } from "./placeholders";
+
 export type { Db, Step };
 
 /** Work to run once when the store is first opened and migrated (seeding the system templates). */

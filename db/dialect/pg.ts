@@ -11,6 +11,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { getPgDb, type PgDb } from "../pg";
 import * as schema from "../schema.pg";
+import { placeholders } from "../placeholders";
 import type { Db, Dialect, JsonList, JsonSql, OpenHook, Step, Tables } from "./types";
 
 const openHooks: OpenHook[] = [];
@@ -118,7 +119,7 @@ const CHUNK_SIZES = [1000, 100, 10, 1];
  */
 async function insertRows(tx: { execute(query: SQL): Promise<{ rows: unknown[] }> }, step: Extract<Step, { kind: "insertRows" }>): Promise<number[]> {
   const ids: number[] = [];
-  const one = `(${step.columns.map(() => "?").join(", ")})`;
+  const one = `(${placeholders(step.columns.length)})`;
   const insertChunk = async (chunk: ReadonlyArray<readonly unknown[]>) => {
     const text = `insert into ${step.table} (${step.columns.join(", ")}) values ${new Array(chunk.length).fill(one).join(", ")} returning id`;
     const returned = (await tx.execute(toSql(text, chunk.flat()))).rows as Array<{ id: number | string }>;

@@ -9,6 +9,7 @@ import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { getDb, onDatabaseOpen, statement } from "../sqlite-database";
 import * as schema from "../schema";
+import { placeholders } from "../placeholders";
 import type { Db, Dialect, JsonList, JsonSql, OpenHook, Step } from "./types";
 
 /** Set inside the open hooks: their own queries must not wait for the hooks to finish. */
@@ -49,7 +50,7 @@ const json: JsonSql = {
  * (no parameter array spread over thousands of values, no rows to return and sort).
  */
 function insertRows(step: Extract<Step, { kind: "insertRows" }>): number[] {
-  const insert = statement(`insert into ${step.table} (${step.columns.join(", ")}) values (${step.columns.map(() => "?").join(", ")})`);
+  const insert = statement(`insert into ${step.table} (${step.columns.join(", ")}) values (${placeholders(step.columns.length)})`);
   const ids: number[] = [];
   for (const row of step.rows) ids.push(Number(insert.run(...row).lastInsertRowid));
   return ids;

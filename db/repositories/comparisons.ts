@@ -1,6 +1,6 @@
 /** Pairwise comparisons and their pairs (issue 38.5): stored as judged; lib/comparisons decides what they mean. */
 import "server-only";
-import { raw, rawExec, rawRows, rawRun, transaction } from "../store";
+import { placeholders, raw, rawExec, rawRows, rawRun, transaction } from "../store";
 
 export type ComparisonStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
 
@@ -94,7 +94,7 @@ export async function getComparison(id: number): Promise<ComparisonRow | undefin
 
 export async function getComparisons(ids: readonly number[]): Promise<ComparisonRow[]> {
   if (ids.length === 0) return [];
-  const rows = await rawRows<RawComparison>(`select * from comparisons where id in (${ids.map(() => "?").join(", ")}) order by id`, ids);
+  const rows = await rawRows<RawComparison>(`select * from comparisons where id in (${placeholders(ids.length)}) order by id`, ids);
   return rows.map(toComparison);
 }
 

@@ -7,7 +7,7 @@ import "server-only";
 import { and, eq, sql } from "drizzle-orm";
 import type { EvaluationLevel, EvaluationResultRow } from "../schema";
 import { dialect } from "../dialect";
-import { lockRow, prepared, raw, rawExec, rawRows, transaction, type Step } from "../store";
+import { lockRow, placeholders, prepared, raw, rawExec, rawRows, transaction, type Step } from "../store";
 import { evaluationResultsTable } from "../tables";
 import { isActiveStatus } from "@/lib/execution-status";
 import { IN_JSON_INTEGERS, inJsonIntegers } from "./json-fields";
@@ -115,7 +115,7 @@ export async function insertResultOnce(values: NewResult, cache?: JudgeCacheEntr
  */
 async function saveResultOnceInOneCall(values: NewResult, cache?: JudgeCacheEntry): Promise<{ saved: EvaluationResultRow; counted: number } | null> {
   const [row] = await rawRows<{ id: number; created_at: string; counted: number }>(
-    `select id, created_at, counted from turnscope_save_result_once(${new Array(26).fill("?").join(", ")})`,
+    `select id, created_at, counted from turnscope_save_result_once(${placeholders(26)})`,
     [
       ...resultParams(values),
       values.status === "failed" ? JSON.stringify(failureEntry(values)) : null,
@@ -230,7 +230,7 @@ const countChunkSql = `update pipeline_executions set successful_evaluations = s
 
 /** `insert … values (…), (…)` for `rows` rows, prepared once per row count (at most ROWS_PER_INSERT of them). */
 function insertManySql(rows: number): string {
-  const one = `(${new Array(18).fill("?").join(", ")})`;
+  const one = `(${placeholders(18)})`;
   return `insert into evaluation_results (${RESULT_COLUMNS}) values ${new Array(rows).fill(one).join(", ")} returning id, created_at`;
 }
 

@@ -5,7 +5,7 @@
  * Two processes that pick the same row race on the update; exactly one changes it.
  */
 import "server-only";
-import { lockRow, raw, rawRows, rawRun } from "../store";
+import { lockRow, placeholders, raw, rawRows, rawRun } from "../store";
 import { toGeneration, type GenerationRow, type RawGeneration } from "./targets";
 
 const active = "status in ('pending', 'processing')";
@@ -42,7 +42,7 @@ export async function failExhaustedGenerations(now: string, maxAttempts: number,
 export async function renewGenerationLeases(owner: string, ids: number[], leaseUntil: string): Promise<Set<number>> {
   if (ids.length === 0) return new Set();
   const rows = await rawRows<{ id: number }>(
-    `update generations set lease_until = ? where claimed_by = ? and status = 'processing' and id in (${ids.map(() => "?").join(", ")}) returning id`,
+    `update generations set lease_until = ? where claimed_by = ? and status = 'processing' and id in (${placeholders(ids.length)}) returning id`,
     [leaseUntil, owner, ...ids],
   );
   return new Set(rows.map((r) => Number(r.id)));

@@ -6,7 +6,7 @@
 import "server-only";
 import type { OnlineRuleRow } from "../schema";
 import { dialect } from "../dialect";
-import { rawRows, rawRun } from "../store";
+import { placeholders, rawRows, rawRun } from "../store";
 
 const onPostgres = dialect.name === "postgres";
 
@@ -18,7 +18,7 @@ export async function averageOutputTokens(nodeIds: number[]): Promise<Map<number
   if (nodeIds.length === 0) return new Map();
   const rows = await rawRows<{ id: number; avg: number | string | null }>(
     `select pipeline_node_id as id, avg(output_tokens) as avg from evaluation_results
-     where pipeline_node_id in (${nodeIds.map(() => "?").join(", ")}) and status = 'completed' and output_tokens > 0
+     where pipeline_node_id in (${placeholders(nodeIds.length)}) and status = 'completed' and output_tokens > 0
      group by pipeline_node_id`,
     nodeIds,
   );
@@ -181,7 +181,7 @@ export async function claimFinishedConversations(
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.otel_conversation_id);
   const convs = await rawRows<{ id: number; conversation_id: number | null }>(
-    `select id, conversation_id from otel_conversations where id in (${ids.map(() => "?").join(", ")})`,
+    `select id, conversation_id from otel_conversations where id in (${placeholders(ids.length)})`,
     ids,
   );
   const conversationOf = new Map(convs.map((c) => [c.id, c.conversation_id]));
@@ -221,7 +221,7 @@ export async function releaseUnevaluatedOfBudgetStops(ruleId: number): Promise<n
   });
   if (stopped.length === 0) return 0;
   const ids = stopped.map((r) => r.otel_conversation_id);
-  await rawRun(`delete from online_rule_conversations where rule_id = ? and otel_conversation_id in (${ids.map(() => "?").join(", ")})`, [ruleId, ...ids]);
+  await rawRun(`delete from online_rule_conversations where rule_id = ? and otel_conversation_id in (${placeholders(ids.length)})`, [ruleId, ...ids]);
   const perRun = new Map<number, number>();
   for (const r of stopped) perRun.set(r.execution_id, (perRun.get(r.execution_id) ?? 0) + 1);
   for (const [executionId, n] of perRun) await rawRun("update online_rule_runs set conversations = conversations - ? where rule_id = ? and execution_id = ?", [n, ruleId, executionId]);
@@ -234,7 +234,7 @@ export async function releaseUnevaluatedOfBudgetStops(ruleId: number): Promise<n
 export async function markTaken(ruleId: number, otelConversationIds: number[], executionId: number | null, decidedAt: string): Promise<void> {
   if (otelConversationIds.length === 0) return;
   await rawRun(
-    `update online_rule_conversations set sampled = ?, execution_id = ?, decided_at = ? where rule_id = ? and otel_conversation_id in (${otelConversationIds.map(() => "?").join(", ")})`,
+    `update online_rule_conversations set sampled = ?, execution_id = ?, decided_at = ? where rule_id = ? and otel_conversation_id in (${placeholders(otelConversationIds.length)})`,
     [bool(executionId !== null), executionId, decidedAt, ruleId, ...otelConversationIds],
   );
 }
@@ -399,7 +399,7 @@ export async function recentRuleFailures(datasetId: number, limit: number): Prom
 export async function releaseClaims(ruleId: number, otelConversationIds: number[]): Promise<void> {
   if (otelConversationIds.length === 0) return;
   await rawRun(
-    `delete from online_rule_conversations where rule_id = ? and execution_id is null and otel_conversation_id in (${otelConversationIds.map(() => "?").join(", ")})`,
+    `delete from online_rule_conversations where rule_id = ? and execution_id is null and otel_conversation_id in (${placeholders(otelConversationIds.length)})`,
     [ruleId, ...otelConversationIds],
   );
 }

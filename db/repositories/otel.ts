@@ -8,7 +8,7 @@
 import "server-only";
 import type { Conversation } from "@/lib/conversation";
 import { dialect } from "../dialect";
-import { exclusive, lockRow, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
+import { exclusive, lockRow, placeholders, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
 import { writeConversations } from "./conversation-writes";
 
 export type SpanToStore = {
@@ -97,7 +97,7 @@ export async function storeSpans(userId: string, spans: SpanToStore[]): Promise<
     for (const [datasetId, traceIds] of byDataset) {
       for (const chunk of chunked(traceIds)) {
         const rows = yield* raw<{ trace_id: string; otel_conversation_id: number; keyed: number | boolean; key: string }>(
-          `select t.trace_id, t.otel_conversation_id, t.keyed, c.key from otel_traces t join otel_conversations c on c.id = t.otel_conversation_id where t.dataset_id = ? and t.trace_id in (${chunk.map(() => "?").join(", ")})`,
+          `select t.trace_id, t.otel_conversation_id, t.keyed, c.key from otel_traces t join otel_conversations c on c.id = t.otel_conversation_id where t.dataset_id = ? and t.trace_id in (${placeholders(chunk.length)})`,
           [datasetId, ...chunk],
         );
         for (const r of rows) known.set(`${datasetId}/${r.trace_id}`, { conversationId: r.otel_conversation_id, key: r.key, keyed: Boolean(r.keyed) });
@@ -258,7 +258,7 @@ export async function saveAssemblies(list: AssemblyToSave[]): Promise<SaveOutcom
   const where = new Map<number, { datasetId: number; numbers: boolean }>();
   for (const chunk of chunked([...new Set(list.map((item) => item.id))])) {
     const rows = await rawRows<{ id: number; dataset_id: number; conversation_id: number | null }>(
-      `select id, dataset_id, conversation_id from otel_conversations where id in (${chunk.map(() => "?").join(", ")})`,
+      `select id, dataset_id, conversation_id from otel_conversations where id in (${placeholders(chunk.length)})`,
       chunk,
     );
     for (const r of rows) where.set(r.id, { datasetId: r.dataset_id, numbers: r.conversation_id === null });
@@ -292,7 +292,7 @@ function* saveMany(list: AssemblyToSave[], now: string, locked = false): Generat
   const heads = new Map<number, Head>();
   for (const chunk of chunked([...new Set(list.map((item) => item.id))].sort((a, b) => a - b))) {
     const rows = yield* raw<Head>(
-      `select id, dataset_id, conversation_id, assembled_revision, message_hashes from otel_conversations where id in (${chunk.map(() => "?").join(", ")}) order by id${dialect.forUpdateSkipLocked}`,
+      `select id, dataset_id, conversation_id, assembled_revision, message_hashes from otel_conversations where id in (${placeholders(chunk.length)}) order by id${dialect.forUpdateSkipLocked}`,
       chunk,
     );
     for (const r of rows) heads.set(r.id, r);
@@ -300,7 +300,7 @@ function* saveMany(list: AssemblyToSave[], now: string, locked = false): Generat
   const stored = [...heads.values()].flatMap((h) => (h.conversation_id === null ? [] : [h.conversation_id]));
   const alive = new Set<number>();
   for (const chunk of chunked(stored)) {
-    for (const r of yield* raw<{ id: number }>(`select id from conversations where id in (${chunk.map(() => "?").join(", ")})`, chunk)) alive.add(r.id);
+    for (const r of yield* raw<{ id: number }>(`select id from conversations where id in (${placeholders(chunk.length)})`, chunk)) alive.add(r.id);
   }
 
   type Write = { at: number; rewrite?: { id: number; keepMessages: number; storedMessages: number }; changed: boolean };
