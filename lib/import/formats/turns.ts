@@ -234,11 +234,29 @@ function readMessage(m: unknown): ReadMessage | undefined {
   return { role, pieces: all, meta: Object.keys(meta).length ? meta : undefined, toolReply };
 }
 
-type Turn = { message: Record<string, unknown>; pieces: Piece[] };
+/**
+ * An assistant turn being built from file messages: the assistant's, and the tool replies between them.
+ * `metas`: the meta of each of those messages that has one, with the piece it starts at.
+ */
+type Turn = { message: Record<string, unknown>; pieces: Piece[]; metas: Array<{ role: string; piece: number; first: boolean; meta: Record<string, unknown> }> };
+
+/**
+ * The turn's meta: its first message's, as it is. When any later message of the turn (another model call,
+ * a tool reply) has meta too, every one of them is kept in order under `turn_messages` — its role, the step
+ * it starts at (when the turn has steps), its meta — so no call's usage, model or time is dropped.
+ */
+function turnMeta(turn: Turn, hasSteps: boolean): void {
+  const [first] = turn.metas;
+  if (!first) return;
+  const own = first.first ? first.meta : {};
+  if (turn.metas.length === 1 && first.first) turn.message.meta = own;
+  else turn.message.meta = { ...own, turn_messages: turn.metas.map((m) => ({ role: m.role, ...(hasSteps ? { first_step: m.piece } : {}), meta: m.meta })) };
+}
 
 function finishTurn(turn: Turn): void {
   const texts = turn.pieces.filter((p): p is Extract<Piece, { kind: "text" }> => p.kind === "text").map((p) => p.text);
   const hasSteps = turn.pieces.some((p) => p.kind === "step");
+  turnMeta(turn, hasSteps);
   if (!hasSteps) {
     turn.message.content = texts.length ? texts.join("\n\n") : null;
     return;
@@ -268,16 +286,20 @@ export function convertMessages(messages: unknown[]): { messages: unknown[]; sou
       return;
     }
     if (read.role === "assistant") {
+      const first = !turn;
       if (!turn) {
-        turn = { message: { role: "assistant" }, pieces: [] };
-        if (read.meta) turn.message.meta = read.meta;
+        turn = { message: { role: "assistant" }, pieces: [], metas: [] };
         out.push(turn.message);
         sources.push(index);
       }
+      if (read.meta) turn.metas.push({ role: read.role, piece: turn.pieces.length, first, meta: read.meta });
       turn.pieces.push(...read.pieces);
       return;
     }
     if (read.toolReply && turn) {
+      // A tool reply's `name` is its function's, which the call step names already.
+      const { name: _function, ...meta } = read.meta ?? {};
+      if (Object.keys(meta).length) turn.metas.push({ role: read.role, piece: turn.pieces.length, first: false, meta });
       turn.pieces.push(...read.pieces.map((p): Piece => (p.kind === "text" ? { kind: "step", step: { tool_result: p.text } } : p)));
       return;
     }

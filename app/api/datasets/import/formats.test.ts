@@ -203,6 +203,38 @@ describe("formats: each sample imports as it is, through the API", () => {
     ]);
     expect(conversations.map((c) => c.meta)).toEqual([{ label: "resolved" }, { label: "escalated" }]);
   });
+
+  it("an assistant turn of several model calls keeps every call's meta, and its tool replies', in order with the step each starts at", async () => {
+    const toolCall = (id: string, name: string, args: unknown) => ({ id, type: "function", function: { name, arguments: JSON.stringify(args) } });
+    const record = {
+      messages: [
+        { role: "user", content: "Refund order 7?" },
+        { role: "assistant", content: null, tool_calls: [toolCall("c1", "find_order", { id: 7 })], meta: { model: "m-1", usage: { input_tokens: 120, output_tokens: 9 } } },
+        { role: "tool", tool_call_id: "c1", name: "find_order", content: "order 7: paid", meta: { latency_ms: 40 } },
+        { role: "assistant", content: null, tool_calls: [toolCall("c2", "refund", { id: 7 })], meta: { model: "m-1", usage: { input_tokens: 150, output_tokens: 8 } } },
+        { role: "tool", tool_call_id: "c2", name: "refund", content: "refunded" },
+        { role: "assistant", content: "Done: order 7 is refunded.", meta: { model: "m-2", usage: { input_tokens: 170, output_tokens: 7 } } },
+        { role: "user", content: "Thanks" },
+        { role: "assistant", content: "You're welcome.", meta: { model: "m-2" } },
+      ],
+    };
+    const { messages } = await importSample("turn-meta.jsonl", JSON.stringify(record));
+    const [, turn, , single] = messages[0] as Array<{ meta: unknown; steps: unknown[] }>;
+    expect(turn.steps).toHaveLength(5);
+    // The first call's meta stays where it was; every call's (and the tool reply's that had any) is listed.
+    expect(turn.meta).toEqual({
+      model: "m-1",
+      usage: { input_tokens: 120, output_tokens: 9 },
+      turn_messages: [
+        { role: "assistant", first_step: 0, meta: { model: "m-1", usage: { input_tokens: 120, output_tokens: 9 } } },
+        { role: "tool", first_step: 1, meta: { latency_ms: 40 } },
+        { role: "assistant", first_step: 2, meta: { model: "m-1", usage: { input_tokens: 150, output_tokens: 8 } } },
+        { role: "assistant", first_step: 4, meta: { model: "m-2", usage: { input_tokens: 170, output_tokens: 7 } } },
+      ],
+    });
+    // A turn of one message: its meta as it was.
+    expect(single.meta).toEqual({ model: "m-2" });
+  });
 });
 
 describe("nothing silently lost", () => {
