@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";

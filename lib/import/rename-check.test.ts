@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * A refusal never suggests a rename it has not checked: every `Rename 'a' to 'b'` in a refusal's errors
  * and warnings was applied to the file (as the import page applies a fix) and the file checked again.

@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * Property tests of the whole-file adapters, one per format, each generator built from the format's
  * public documentation (Claude Code session logs, Open Assistant message trees, SWE-agent `.traj`,

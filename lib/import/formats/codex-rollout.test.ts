@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * Codex CLI session rollouts. Built against the stored session published in jnarowski/agentcmd
  * `.agent/research/codex/format-comparison.md` (commit d008622, Codex CLI 0.46.0: `session_meta`, `response_item`

@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 import { describe, expect, it } from "vitest";
 import { checkUpload } from "../index";
 

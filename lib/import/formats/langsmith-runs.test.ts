@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * LangSmith runs, written from the LangSmith SDK's run schema (`id`, `run_type`, `inputs`, `outputs`,
  * `child_runs`, `parent_run_id`, `trace_id`, `dotted_order`, `extra.metadata`) and LangChain's message

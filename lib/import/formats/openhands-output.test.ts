@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * OpenHands evaluation output (`output.jsonl`: one run per line, `{instance_id, instruction, metadata, history,
  * metrics, test_result, error, instance}`), read by the agent-event adapter. The fixture has the shape of

@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * Property: any valid Turnscope file, converted to each format the adapters read, imports exactly
  * as the Turnscope file does. A small seeded generator (no dependency) makes conversations with a

@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * Conversations as three SDKs keep them, written from each one's public documentation: the AI SDK's
  * `UIMessage` (parts `text`, `reasoning`, `step-start`, `tool-<name>` with `toolCallId`/`input`/`state`/

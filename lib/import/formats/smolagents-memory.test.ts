@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * smolagents memory steps, written from smolagents' memory module (`ActionStep.dict()`, `PlanningStep.dict()`,
  * `TaskStep`, `FinalAnswerStep`, `AgentMemory.get_full_steps()`): the fixture

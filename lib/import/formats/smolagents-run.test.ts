@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * smolagents run outputs. Built against huggingface/smolagents
  * `examples/smolagents_benchmark/output/gpt-4o__tool-calling__math__2025-07-24.jsonl` (commit a2790dc: one run per

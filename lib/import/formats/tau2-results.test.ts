@@ -1,3 +1,4 @@
+// test-stores: no-store (it converts and checks files in memory: lib/import reaches the store only to save, which these tests never do)
 /**
  * tau2-bench results. Built against the results file published in sierra-research/tau2-bench
  * `claude-sonnet-4-5_aide-platform_2025-10-31/trajectories/claude-sonnet-4-5_retail_default_gpt4.1_1trials.json`
