@@ -10,6 +10,7 @@ import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleTestChild } from "@/lib/testing/setup/child-bundle";
 import { pgRows as query } from "@/lib/testing/setup/pg-query";
+import { until as waitFor } from "@/lib/testing/setup/until";
 import { findPgBinDir, startPgTestServer, type PgTestServer } from "@/scripts/pg-test-server.mjs";
 import { closeNotifiers, getNotifier, NotifyPayloadTooLargeError } from "./notify";
 import { closeClusterPools } from "./pool";
@@ -123,13 +124,7 @@ async function freshDatabase(cluster: PgTestServer): Promise<string> {
   return url;
 }
 
-async function waitUntil(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
+const waitUntil = (what: string, check: () => Promise<boolean>, timeoutMs: number) => waitFor(what, check, timeoutMs, { every: 100 });
 
 const batchesOf = (items: number[], size: number) => {
   const out: number[][] = [];

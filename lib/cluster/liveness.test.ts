@@ -13,6 +13,7 @@ import { clusterPool } from "@/lib/cluster/pool";
 import { enqueueCellBatches, startQueue, stopQueue, workCells } from "@/lib/cluster/queue";
 import { acquire } from "@/lib/cluster/semaphore";
 import { pgRows } from "@/lib/testing/setup/pg-query";
+import { until as waitFor } from "@/lib/testing/setup/until";
 
 const url = process.env.DATABASE_URL ?? "";
 const onPg = url.startsWith("postgres");
@@ -20,13 +21,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 const sql = <T extends pg.QueryResultRow>(text: string, values: unknown[] = []) => pgRows<T>(url, text, values);
 
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 10_000) {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await sleep(25);
-  }
-}
+const until = (what: string, check: () => boolean | Promise<boolean>, ms = 10_000) => waitFor(what, check, ms, { every: 25 });
 
 type Query = pg.Pool["query"];
 let restore: (() => void) | null = null;

@@ -18,6 +18,7 @@ import * as targets from "@/app/api/targets/route";
 import { getGeneration } from "@/db/repositories/targets";
 import { resetConfig } from "@/lib/config";
 import { bundleTestChild } from "@/lib/testing/setup/child-bundle";
+import { until as waitFor } from "@/lib/testing/setup/until";
 import { call } from "@/lib/testing/http/call";
 import { readSse } from "@/lib/testing/http/sse";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
@@ -28,7 +29,6 @@ import { workGenerationsHere } from "./queue";
 const queued = Boolean(process.env.DATABASE_URL);
 const title = queued ? "generations across processes" : "generations across processes — SKIPPED: PostgreSQL only (TEST_STORE=postgres)";
 const LEASE_SECONDS = 2;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 type Child = { name: string; proc: ChildProcess; ready: Promise<void>; stderr: () => string; exited: Promise<unknown> };
 const children: Child[] = [];
@@ -55,13 +55,8 @@ function startWorker(name: string): Child {
   return child;
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${children.map((c) => `${c.name}: ${c.stderr()}`).join("\n")}`);
-    await sleep(50);
-  }
-}
+const until = (what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000) =>
+  waitFor(what, check, timeoutMs, { every: 50, detail: () => children.map((c) => `${c.name}: ${c.stderr()}`).join("\n") });
 
 describe.skipIf(!queued)(title, () => {
   let double: JudgeDouble;

@@ -13,6 +13,7 @@ import * as conversations from "@/app/api/datasets/[id]/conversations/route";
 import * as compare from "@/app/api/evaluation-pipeline-executions/compare/route";
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import * as nodes from "@/app/api/evaluation-pipeline-nodes/route";
+import * as cancel from "@/app/api/generations/[id]/cancel/route";
 import * as generationItem from "@/app/api/generations/[id]/route";
 import * as evaluate from "@/app/api/generations/[id]/evaluate/route";
 import * as executionItem from "@/app/api/evaluation-pipeline-executions/[id]/route";
@@ -26,7 +27,8 @@ import { openAIChatModel } from "@/lib/judge/call";
 import { call } from "@/lib/testing/http/call";
 import { serveRoutes, type RouteServer } from "@/lib/testing/http/route-server";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
-import { loadSampleDataset, type LoadedSample } from "@/lib/testing/seed/sample";
+import { loadSampleDataset, readSampleFixture, type LoadedSample } from "@/lib/testing/seed/sample";
+import { until } from "@/lib/testing/setup/until";
 import { waitForGeneration } from "./index";
 
 let double: JudgeDouble;
@@ -168,6 +170,27 @@ describe("generations (issue 37)", () => {
     const broken = made.filter((c) => c.meta.stop_reason === "target_error");
     expect(broken).toHaveLength(failedCalls);
     for (const c of broken) expect(String(c.meta.error)).toMatch(/answered 500/);
+  });
+
+  it("counts each target call as it ends, not when its conversation is written: a process that dies mid-conversation leaves them counted", async () => {
+    const id = await target({ name: "hangs on the second turn", kind: "openai_chat", url: double.baseURL, model: "gpt-4o-mini" });
+    // The sample's first conversation has two assistant turns: the first call is answered, the second hangs.
+    const [first] = readSampleFixture().conversations;
+    const secondUser = first.messages.filter((m) => m.role === "user")[1].content as string;
+    double.addRule({ match: secondUser, behaviour: { kind: "hang" } });
+    const res = await call(generations.POST, "POST", "/api/generations", { body: { source_dataset_id: sample.datasetId, target_id: id, mode: "next_turn", conversation_ids: [sample.conversations[0].id], batch_size: 1 } });
+    expect(res.status, res.text).toBe(202);
+    const read = async () => (await call(generationItem.GET, "GET", "/x", { params: { id: res.json.id } })).json;
+    try {
+      await until("the second call to reach the target", () => double.requests.length === 2, 8_000);
+      // What a process killed now would leave: the answered call counted, no conversation written yet.
+      await until("the answered call to be saved", async () => (await read()).usage.target_calls >= 1, 8_000);
+      expect(await read()).toMatchObject({ status: "processing", completed: 0, usage: { target_calls: 1, input_tokens: double.stats().billed.prompt_tokens } });
+    } finally {
+      await call(cancel.POST, "POST", "/x", { params: { id: res.json.id } });
+      await waitForGeneration(res.json.id);
+    }
+    expect((await read()).status).toBe("cancelled");
   });
 
   it("simulate: the judge double plays the user from the scenario in meta until its stop token or max_turns; errors of the simulator counted apart", async () => {

@@ -25,6 +25,8 @@ export type ModeInput = {
   generationId: number;
   signal: AbortSignal;
   usage: Usage;
+  /** Told after each call to the target or the simulator ends (answered or not), its usage counted. */
+  callEnded?: () => void;
   maxTurns: number;
   simulator: { model?: string; scenario_path?: string; persona?: string; stop_token: string };
   seed?: number;
@@ -63,9 +65,13 @@ const replyMessage = (reply: TargetReply, meta: Record<string, unknown> = {}): M
 
 async function ask(input: ModeInput, turns: Turn[], sessionId: string): Promise<TargetReply> {
   input.usage.targetCalls++;
-  const reply = await callTarget(input.target, { turns, sessionId, tools: declaredTools(input.source.conversation.agents), signal: input.signal, seed: input.seed });
-  input.usage.calls.push({ model: reply.model, inputTokens: reply.inputTokens, outputTokens: reply.outputTokens });
-  return reply;
+  try {
+    const reply = await callTarget(input.target, { turns, sessionId, tools: declaredTools(input.source.conversation.agents), signal: input.signal, seed: input.seed });
+    input.usage.calls.push({ model: reply.model, inputTokens: reply.inputTokens, outputTokens: reply.outputTokens });
+    return reply;
+  } finally {
+    input.callEnded?.();
+  }
 }
 
 const toolNames = (steps: readonly { toolCall: unknown }[]) => steps.map((s) => (isRecord(s.toolCall) && typeof s.toolCall.name === "string" ? s.toolCall.name : null)).filter(Boolean).join(",");
@@ -193,6 +199,8 @@ async function simulatorTurn(input: ModeInput, system: string, history: Turn[]):
   } catch (error) {
     if (input.signal.aborted) throw input.signal.reason;
     throw new SimulatorError(`simulator ${model}: ${((error as Error).message ?? String(error)).slice(0, 300)}`);
+  } finally {
+    input.callEnded?.();
   }
 }
 

@@ -22,6 +22,7 @@ import { call } from "@/lib/testing/http/call";
 import { readSse } from "@/lib/testing/http/sse";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import { loadSampleDataset, type LoadedSample } from "@/lib/testing/seed/sample";
+import { until } from "@/lib/testing/setup/until";
 import { waitForGeneration } from "./index";
 import { drainGenerations, EXHAUSTED_MESSAGE, MAX_ATTEMPTS, wakeGenerationQueue, workGenerationsHere } from "./queue";
 
@@ -29,14 +30,6 @@ let double: JudgeDouble;
 let sample: LoadedSample;
 let targetId: number;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 beforeAll(async () => {
   double = await startJudgeDouble();

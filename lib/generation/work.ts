@@ -14,6 +14,7 @@ import { finishGeneration, releaseGeneration, saveGenerationProgress, whileHeld,
 import type { GenerationRow } from "@/db/repositories/targets";
 import { transaction } from "@/db/store";
 import { costOf } from "@/lib/judge/config";
+import { log } from "@/lib/log";
 import { createGenerationBody, stopReasons, type CreateGenerationInput, type Generation } from "@/lib/schemas/generations";
 import { getTargetRow } from "@/lib/targets";
 import { announceGeneration } from "./events";
@@ -95,6 +96,27 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
     return body.max_cost_usd !== undefined && cost !== null && cost >= body.max_cost_usd;
   };
   budgetReached = overBudget();
+  // Progress is saved as each call ends, not only when a conversation is written: a process that dies
+  // mid-conversation leaves its answered calls counted (only those still out at that moment are not),
+  // and a generation taken up again adds its own to them. One save at a time, each of the latest
+  // counts, so a later save never lands under an earlier one; calls ending meanwhile share the next.
+  let saving: Promise<void> | null = null;
+  let saveAgain = false;
+  const saveProgress = (): Promise<void> => {
+    if (saving) {
+      saveAgain = true;
+      return saving;
+    }
+    saving = (async () => {
+      do {
+        saveAgain = false;
+        await saveGenerationProgress(row.id, owner, progress()).catch((err: unknown) => log.warn("generation: progress not saved", { generation_id: row.id, err }));
+      } while (saveAgain);
+    })().finally(() => {
+      saving = null;
+    });
+    return saving;
+  };
   const limit = pLimit(Math.min(target.maxConcurrency, body.batch_size ?? target.maxConcurrency));
   const mode = body.mode === "next_turn" ? nextTurn : body.mode === "replay" ? replay : simulate;
   const { signal } = control;
@@ -104,7 +126,7 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
     if (signal.aborted || control.draining()) return void leftUndone++;
     const source = (await getConversationTrees([conversationId])).get(conversationId);
     if (!source) return;
-    const input: ModeInput = { source, target, repeat, generationId: row.id, signal, usage, maxTurns: body.max_turns, simulator: body.simulator, seed: body.seed === undefined ? undefined : body.seed + repeat };
+    const input: ModeInput = { source, target, repeat, generationId: row.id, signal, usage, callEnded: () => void saveProgress(), maxTurns: body.max_turns, simulator: body.simulator, seed: body.seed === undefined ? undefined : body.seed + repeat };
     let made: Made;
     try {
       made = await mode(input);
@@ -124,7 +146,7 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
     reasons[made.stopReason]++;
     if (failed(made.stopReason)) failedCount++;
     else completed++;
-    await saveGenerationProgress(row.id, owner, progress());
+    await saveProgress();
     announceGeneration(row.id);
     if (overBudget()) budgetReached = true;
   };
@@ -133,6 +155,7 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
     for (const id of ids) if (!done.has(`${id}:${repeat}`)) tasks.push(limit(() => one(id, repeat)));
   }
   await Promise.all(tasks);
+  await saving;
   const stop = control.stopKind();
   if (stop === "lost") return;
   if (stop === "drain" || (control.draining() && leftUndone > 0 && stop !== "cancel")) {
