@@ -83,7 +83,11 @@ async function hangingComparison(extra: Record<string, unknown> = {}) {
   double.setDefault({ kind: "hang" });
   const started = await call(create.POST, "POST", "/api/comparisons", { body: { pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "source_conversation", ...extra } });
   expect(started.status, started.text).toBe(202);
-  await expect.poll(() => double.inFlight(), { timeout: 20_000 }).toBeGreaterThan(0);
+  // Its own work under way: the comparison says processing and a call it made (since this test's reset) is open.
+  // The double's inFlight() alone also counts an earlier test's aborted calls whose close it has not yet seen.
+  const open = () => double.requests.filter((r) => r.closedAt === null).length;
+  await expect.poll(async () => (await call(item.GET, "GET", "/x", { params: { id: started.json.id } })).json.status, { timeout: 20_000 }).toBe("processing");
+  await expect.poll(open, { timeout: 20_000 }).toBeGreaterThan(0);
   return started;
 }
 
@@ -179,6 +183,8 @@ describe("POST /api/comparisons", () => {
     expect(cancelled.json).toMatchObject({ status: "cancelled", pairs: 0, error: "cancelled" });
     expect(cancelled.json.results.every((r: { outcome: unknown; error: unknown }) => r.outcome === null && r.error === null)).toBe(true);
     expect((await call(cancel.POST, "POST", "/x", { params: { id: started.json.id } })).status).toBe(409);
+    // The aborted calls are closed at the provider too, not left running.
+    await expect.poll(() => double.inFlight(), { timeout: 10_000 }).toBe(0);
   });
 
   it("a comparison a stopped server left unfinished ends failed at the next start on SQLite, saying so (left alone on PostgreSQL)", async () => {
