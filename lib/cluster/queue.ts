@@ -25,6 +25,7 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
+import { setMaxListeners } from "node:events";
 import PgBoss from "pg-boss";
 import { z } from "zod";
 import { getConfig } from "@/lib/config";
@@ -452,6 +453,8 @@ class CellWorker {
 
   private launch(job: FetchedJob, fetchedAt: number): void {
     const controller = new AbortController();
+    // Every judge call of the batch listens on it (batch_size at once): many is expected, not a leak.
+    setMaxListeners(0, controller.signal);
     const entry: ActiveJob = {
       id: job.id,
       executionId: -1,

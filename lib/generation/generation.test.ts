@@ -213,6 +213,24 @@ describe("generations (issue 37)", () => {
     expect(broken).toMatchObject({ status: "failed", failed: 1, stop_reasons: { simulator_error: 1, target_error: 0 } });
   });
 
+  it("sixteen conversations at once share the generation's cancel signal without Node warning of a listener leak", async () => {
+    const id = await target({ name: "candidate model", kind: "openai_chat", url: double.baseURL, model: "gpt-4o-mini", max_concurrency: 16 });
+    double.addRule({ match: "You play the USER", behaviour: { kind: "text", content: "Can you help me?" } });
+    double.setLatency(50);
+    const warnings: Error[] = [];
+    const onWarning = (w: Error) => warnings.push(w);
+    process.on("warning", onWarning);
+    try {
+      const g = await generate({ target_id: id, mode: "simulate", max_turns: 1, repeats: 4, batch_size: 16 });
+      expect(g).toMatchObject({ status: "completed", completed: 20 });
+      // Node reports a warning on the next tick after the listener that crossed the limit.
+      await new Promise((r) => setImmediate(r));
+    } finally {
+      process.off("warning", onWarning);
+    }
+    expect(warnings.filter((w) => w.name === "MaxListenersExceededWarning").map((w) => w.message)).toEqual([]);
+  });
+
   it("compares a generation with its source, paired by source conversation: flips, pass^k and pass@k over repeats", async () => {
     const id = await target({ name: "candidate model", kind: "openai_chat", url: double.baseURL, model: "gpt-4o-mini" });
     double.setDefault({ kind: "text", content: "All of it is checked now." });

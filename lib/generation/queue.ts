@@ -10,6 +10,7 @@
  */
 import "server-only";
 import { hostname } from "node:os";
+import { setMaxListeners } from "node:events";
 import { randomUUID } from "node:crypto";
 import { dialect } from "@/db/dialect";
 import { claimGeneration, failExhaustedGenerations, finishGeneration, releaseDeadClaims, renewGenerationLeases } from "@/db/repositories/generation-queue";
@@ -122,6 +123,8 @@ async function claimLoop(): Promise<void> {
 
 function launch(row: GenerationRow): void {
   const controller = new AbortController();
+  // Every target and simulator call of the generation listens on it (batch_size at once): many is expected, not a leak.
+  setMaxListeners(0, controller.signal);
   const entry: Working = { controller, stop: null, draining: false, finished: Promise.resolve() };
   state.working.set(row.id, entry);
   announceGeneration(row.id);
