@@ -8,10 +8,10 @@
  *  - two releases heard while the first waiter is trying wake the second waiter too.
  */
 import pg from "pg";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { clusterPool } from "@/lib/cluster/pool";
 import { enqueueCellBatches, startQueue, stopQueue, workCells } from "@/lib/cluster/queue";
-import { acquire } from "@/lib/cluster/semaphore";
+import { acquire, type SemaphoreRelease } from "@/lib/cluster/semaphore";
 import { pgRows } from "@/lib/testing/setup/pg-query";
 import { until as waitFor } from "@/lib/testing/setup/until";
 
@@ -39,6 +39,7 @@ function patchPoolQuery(wrap: (orig: Query, text: string, values: unknown[] | un
 afterEach(() => {
   restore?.();
   restore = null;
+  vi.useRealTimers();
 });
 
 const title = onPg ? "queue and semaphore races in one process" : "queue and semaphore races in one process — SKIPPED: PostgreSQL only (TEST_STORE=postgres)";
@@ -79,9 +80,10 @@ describe.skipIf(!onPg)(title, () => {
     await enqueueCellBatches(9002, [[1], [2]]);
     await sleep(1_000);
     const peakWhileBoth = peak;
-    // The old attempt ends: its cleanup must not remove the new attempt's entry.
+    // The old attempt ends: its cleanup must not remove the new attempt's entry. That cleanup has run once
+    // its slot is taken again: the worker fetches a batch of 9002 only when fewer than 2 entries are left.
     releaseFirst();
-    await sleep(200);
+    await until("the old attempt's slot taken by a batch of 9002", () => started.some((s) => s.startsWith("9002:")));
     await worker.stop(0);
     const [row] = await sql<{ state: string; retry_count: number }>("select state::text as state, retry_count from pgboss.job where id = $1", [jobId]);
     await stopQueue({ graceMs: 0 });
@@ -111,7 +113,7 @@ describe.skipIf(!onPg)(title, () => {
     });
     const held = await acquire(key, 1);
     const first = acquire(key, 1); // W1: ahead in line, no signal
-    await sleep(300);
+    await until("W1 in line", async () => (await sql<{ n: number }>("select count(*)::int as n from turnscope_semaphore where key = $1", [key]))[0].n === 2);
     armed = true;
     let settled: "resolved" | "rejected" | null = null;
     const second = acquire(key, 1, { signal: ctrl.signal }).then(
@@ -119,7 +121,9 @@ describe.skipIf(!onPg)(title, () => {
       (e: unknown) => ((settled = "rejected"), e),
     );
     await until("abort fired", () => ctrl.signal.aborted, 5_000);
-    await sleep(2_500); // a few keeper ticks (1 s)
+    // Settled while the holder still holds the slot and W1 waits ahead of it, so nothing but the abort can
+    // end its wait (the keeper's ticks wake W1, the first in line). Before, it waited until the holder released.
+    await until("the aborted acquire() to settle while the slot is held", () => settled !== null, 20_000).catch(() => undefined);
     const settledInTime = settled;
     await held();
     await (await first)();
@@ -128,38 +132,49 @@ describe.skipIf(!onPg)(title, () => {
   }, 30_000);
 
   it("semaphore: two releases heard while the first waiter is trying wake the second waiter too (no 1 s idle slot)", async () => {
+    // The keeper's timer (keepPlaces, every second) is what a lost wake-up would wait for: it never fires
+    // here, so the second waiter gets its slot only if the releases (or W1's try) woke it. Places in line are
+    // leased for 30 s, so no place runs out without the keeper renewing it.
+    vi.useFakeTimers({ toFake: ["setInterval", "clearInterval"] });
+    const waitLeaseMs = 30_000;
     const key = `review-wake-${Date.now()}`;
     const h1 = await acquire(key, 2);
     const h2 = await acquire(key, 2);
     let w1Holder: string | null = null;
-    let keeperTick = 0;
+    let keeperTicks = 0;
+    const triesDone = new Map<string, number>();
     patchPoolQuery((orig, text, values) => {
-      if (text.includes("NOT holding")) keeperTick = Date.now();
-      // W1's tries are slow (a busy cluster pool): both notifications arrive while it queries.
-      if (text.includes("turnscope_semaphore_try") && values && String(values[1]) === w1Holder) {
-        return sleep(50).then(() => orig(text, values));
+      if (text.includes("NOT holding")) keeperTicks++;
+      if (text.includes("turnscope_semaphore_try") && values) {
+        const holder = String(values[1]);
+        const counted = (result: unknown) => (triesDone.set(holder, (triesDone.get(holder) ?? 0) + 1), result);
+        // W1's tries are slow (a busy cluster pool): both notifications arrive while it queries.
+        if (holder === w1Holder) return sleep(50).then(() => orig(text, values)).then(counted);
+        return (orig(text, values) as Promise<unknown>).then(counted);
       }
       return orig(text, values);
     });
+    const newHolders = async (before: Set<string>) =>
+      (await sql<{ holder: string; ticket: string }>("select holder, ticket::text from turnscope_semaphore where key = $1 order by ticket", [key])).filter((r) => !before.has(r.holder));
     // Learn W1's holder from its first try.
     const holdersBefore = new Set((await sql<{ holder: string }>("select holder from turnscope_semaphore where key = $1", [key])).map((r) => r.holder));
-    const w1 = acquire(key, 2);
-    await until("W1 row", async () => (await sql<{ holder: string }>("select holder from turnscope_semaphore where key = $1", [key])).some((r) => !holdersBefore.has(r.holder)));
-    w1Holder = (await sql<{ holder: string }>("select holder from turnscope_semaphore where key = $1", [key])).find((r) => !holdersBefore.has(r.holder))!.holder;
-    await sleep(100);
-    const w2 = acquire(key, 2);
-    await sleep(300);
-    // Release just after a keeper tick, so the keeper cannot hide a lost wake-up for ~1 s.
-    const tick = keeperTick;
-    await until("keeper tick", () => keeperTick !== tick, 3_000);
-    await sleep(200); // W1's keeper-driven try (50 ms) is over: W1 is waiting, not trying
-    const t0 = Date.now();
+    const w1 = acquire(key, 2, { waitLeaseMs });
+    await until("W1 row", async () => (await newHolders(holdersBefore)).length === 1);
+    w1Holder = (await newHolders(holdersBefore))[0].holder;
+    const w2 = acquire(key, 2, { waitLeaseMs });
+    await until("W2 row, behind W1", async () => (await newHolders(holdersBefore)).length === 2);
+    const w2Holder = (await newHolders(holdersBefore))[1].holder;
+    // Both have had their first try answered: they wait to be woken, neither is trying.
+    await until("W1's and W2's first tries answered", () => (triesDone.get(w1Holder!) ?? 0) >= 1 && (triesDone.get(w2Holder) ?? 0) >= 1);
     await Promise.all([h1(), h2()]);
-    const r1 = await w1;
-    const r2 = await w2;
-    const waited = Date.now() - t0;
+    let got: [SemaphoreRelease, SemaphoreRelease] | null = null;
+    void Promise.all([w1, w2]).then((both) => (got = both));
+    await until("both waiters to get a slot", () => got !== null, 20_000).catch(() => undefined);
+    expect(keeperTicks).toBe(0); // the keeper did not run: only a release or a try can have woken them
+    // before: W2 waited for the keeper's next tick (~950 ms); with no tick, for ever
+    expect(got, "both waiters got a slot without the keeper's tick").not.toBeNull();
+    const [r1, r2] = got!;
     await r1();
     await r2();
-    expect(waited).toBeLessThan(500); // before: ~950 ms (only the keeper's next tick woke the second)
   }, 30_000);
 });

@@ -147,7 +147,9 @@ describe("generations on the queue (issue 37)", () => {
     double.setDefault({ kind: "text", content: "Done." });
     double.addRule({ match: "charged twice", behaviour: { kind: "hang" } });
     const g = await start({ batch_size: 1 });
-    await until("a hung call", () => double.requests.some((r) => r.closedAt === null && JSON.stringify(r.body).includes("charged twice")));
+    // A request is recorded as it arrives and its body once read: one still being read has none yet (and
+    // JSON.stringify(undefined) has no includes(), which failed the wait instead of trying again).
+    await until("a hung call", () => double.requests.some((r) => r.closedAt === null && r.body !== undefined && JSON.stringify(r.body).includes("charged twice")));
     const before = (await getGeneration(g.id))!;
     expect(before.claimedBy).not.toBeNull();
     await drainGenerations(0);

@@ -333,7 +333,7 @@ describe("adaptive limiter", () => {
     double.setLatency(60);
     const peakOf = async (n: number, tag: string) => {
       let peak = 0;
-      const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 3);
+      const timer = setInterval(() => (peak = Math.max(peak, double.open())), 3);
       await Promise.all(Array.from({ length: n }, async (_, i) => await judge({ ...progress(`${tag} ${i}`), model: "after-429" }, deps)));
       clearInterval(timer);
       return peak;
@@ -359,7 +359,7 @@ describe("adaptive limiter", () => {
     configure({ JUDGE_MAX_CONCURRENCY: "3" });
     double.setLatency(80);
     let peak = 0;
-    const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 5);
+    const timer = setInterval(() => (peak = Math.max(peak, double.open())), 5);
     await Promise.all(Array.from({ length: 12 }, async (_, i) => await judge({ ...progress(`concurrent ${i}`), model: "concurrency-model" })));
     clearInterval(timer);
     expect(peak).toBeGreaterThan(0);
@@ -460,7 +460,7 @@ describe("the caller's gate (a run's batch_size)", () => {
     const slots = new AdaptiveLimiter(2);
     const gate = async (signal?: AbortSignal) => (await slots.acquire(signal)).release;
     let peak = 0;
-    const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 5);
+    const timer = setInterval(() => (peak = Math.max(peak, double.open())), 5);
     const outs = await Promise.all(Array.from({ length: 8 }, (_, i) => judge({ ...progress(`gated ${i}`), gate })));
     clearInterval(timer);
     expect(outs.every((o) => o.status === "completed")).toBe(true);

@@ -85,7 +85,7 @@ describe("POST /run", () => {
     const s = await setup();
     double.setLatency(15);
     let peak = 0;
-    const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 2);
+    const timer = setInterval(() => (peak = Math.max(peak, double.open())), 2);
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, execution_mode: "sync", batch_size: 16 });
     const done = await finished(res.json.id);
     clearInterval(timer);
@@ -102,7 +102,7 @@ describe("POST /run", () => {
     resetConfig();
     double.setLatency(60);
     let peak = 0;
-    const timer = setInterval(() => (peak = Math.max(peak, double.inFlight())), 5);
+    const timer = setInterval(() => (peak = Math.max(peak, double.open())), 5);
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 4 });
     const done = await finished(res.json.id).finally(() => {
       delete process.env.JUDGE_HEDGE;

@@ -83,11 +83,10 @@ async function hangingComparison(extra: Record<string, unknown> = {}) {
   double.setDefault({ kind: "hang" });
   const started = await call(create.POST, "POST", "/api/comparisons", { body: { pipeline_node_id: metric, a: `dataset:${source.id}`, b: `dataset:${generated.id}`, pair_by: "source_conversation", ...extra } });
   expect(started.status, started.text).toBe(202);
-  // Its own work under way: the comparison says processing and a call it made (since this test's reset) is open.
-  // The double's inFlight() alone also counts an earlier test's aborted calls whose close it has not yet seen.
-  const open = () => double.requests.filter((r) => r.closedAt === null).length;
+  // Its own work under way: the comparison says processing and a call of this test is open (open(), not
+  // inFlight(), which also counts an earlier test's aborted calls whose close the double has not yet heard).
   await expect.poll(async () => (await call(item.GET, "GET", "/x", { params: { id: started.json.id } })).json.status, { timeout: 20_000 }).toBe("processing");
-  await expect.poll(open, { timeout: 20_000 }).toBeGreaterThan(0);
+  await expect.poll(() => double.open(), { timeout: 20_000 }).toBeGreaterThan(0);
   return started;
 }
 

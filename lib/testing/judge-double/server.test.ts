@@ -178,6 +178,30 @@ describe("judge test double", { timeout: 20_000 }, () => {
     expect(await hung).toBe("socket closed");
   });
 
+  it("open() counts only the calls received since the last reset; inFlight() every call not yet closed", async () => {
+    double.setDefault({ kind: "hang" });
+    const before = new AbortController();
+    const first = postChat(double, {}, before.signal).catch(() => "aborted");
+    await eventually(() => double.inFlight() === 1);
+    expect(double.open()).toBe(1);
+    // A test ends with a call still open (its close not yet heard): the next test's count starts at 0.
+    double.reset();
+    double.setDefault({ kind: "hang" });
+    expect([double.inFlight(), double.open()]).toEqual([1, 0]);
+    const after = new AbortController();
+    const second = postChat(double, {}, after.signal).catch(() => "aborted");
+    await eventually(() => double.open() === 1);
+    expect(double.inFlight()).toBe(2);
+    before.abort();
+    await first;
+    await eventually(() => double.inFlight() === 1);
+    expect(double.open()).toBe(1); // the earlier call's close does not count down this reset's
+    expect(double.stats().peakInFlight).toBe(1);
+    after.abort();
+    await second;
+    await eventually(() => double.open() === 0 && double.inFlight() === 0);
+  });
+
   // More than the default 20 s: at load 30 on two cores this test once took longer (the file 38 s, 1–3 s
   // otherwise); nothing it asserts is a time.
   it("aborts a slow (latency) reply without leaking", { timeout: 60_000 }, async () => {

@@ -59,7 +59,7 @@ export interface RecordedRequest {
 export interface JudgeDoubleStats {
   count: number;
   inFlight: number;
-  /** Most requests in flight at once since the last reset. */
+  /** Most requests open at once among those received since the last reset (see `open()`). */
   peakInFlight: number;
   byKind: Partial<Record<BehaviourKind, number>>;
   /** Tokens of the replies the double answered with usage (what a provider bills), summed since the last reset. */
@@ -79,7 +79,13 @@ export interface JudgeDouble {
   reset(): void;
   readonly requests: RecordedRequest[];
   count(): number;
+  /** Every chat request open now, an earlier test's included: 0 once all are closed. */
   inFlight(): number;
+  /**
+   * Chat requests received since the last reset and still open. Unlike `inFlight()`, a call an earlier
+   * test aborted whose close the double has not yet heard (a busy machine delays it) is not among them.
+   */
+  open(): number;
   stats(): JudgeDoubleStats;
   /** Each billed reply's tokens, in the order the replies were sent, since the last reset. */
   billedReplies(): Array<{ prompt_tokens: number; completion_tokens: number }>;
@@ -173,6 +179,9 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
   const requests: RecordedRequest[] = [];
   let received = 0;
   let inFlight = 0;
+  /** Open requests of the current reset's epoch; a request's close counts down only in its own epoch. */
+  let open = 0;
+  let epoch = 0;
   let peakInFlight = 0;
   let byKind: Partial<Record<BehaviourKind, number>> = {};
   let completionSeq = 0;
@@ -331,10 +340,13 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
   async function handleChat(req: http.IncomingMessage, res: http.ServerResponse, path: string): Promise<void> {
     received++;
     inFlight++;
-    peakInFlight = Math.max(peakInFlight, inFlight);
+    open++;
+    peakInFlight = Math.max(peakInFlight, open);
     const record = newRecord(req, path);
+    const since = epoch;
     res.once("close", () => {
       inFlight--;
+      if (since === epoch) open--;
       record.closedAt = new Date().toISOString();
     });
     requests.push(record);
@@ -467,6 +479,8 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
       latency = startLatency;
       requests.length = 0;
       received = 0;
+      epoch++;
+      open = 0;
       peakInFlight = 0;
       byKind = {};
       billed = { prompt_tokens: 0, completion_tokens: 0, replies: 0 };
@@ -476,6 +490,7 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
     requests,
     count: () => received,
     inFlight: () => inFlight,
+    open: () => open,
     stats: () => ({ count: received, inFlight, peakInFlight, byKind: { ...byKind }, billed: { ...billed } }),
     close() {
       closing ??= new Promise<void>((resolve) => {
