@@ -175,10 +175,13 @@ function* chunked<T>(list: readonly T[]): Generator<T[]> {
   }
 }
 
-/** Conversations whose messages are behind their spans, oldest activity first. */
-export async function staleConversationIds(limit: number): Promise<number[]> {
-  const rows = await rawRows<{ id: number }>("select id from otel_conversations where assembled_revision < revision order by last_span_at limit ?", [limit]);
-  return rows.map((r) => r.id);
+/** Conversations whose messages are behind their spans, oldest activity first, with how many spans each holds. */
+export async function staleConversations(limit: number): Promise<Array<{ id: number; spans: number }>> {
+  const rows = await rawRows<{ id: number; span_count: number | string }>(
+    "select id, span_count from otel_conversations where assembled_revision < revision order by last_span_at limit ?",
+    [limit],
+  );
+  return rows.map((r) => ({ id: Number(r.id), spans: Number(r.span_count) }));
 }
 
 /**
@@ -194,19 +197,31 @@ export type ConversationSpans = { id: number; datasetId: number; key: string; re
 
 /** A conversation's revision, then every span of its traces (read in that order, so the revision never claims spans not read). */
 export async function loadConversationSpans(id: number): Promise<ConversationSpans | undefined> {
-  const head = (await rawRows<{ dataset_id: number; key: string; revision: number }>("select dataset_id, key, revision from otel_conversations where id = ?", [id]))[0];
-  if (!head) return undefined;
-  const rows = await rawRows<{ data: string | unknown }>(
-    "select s.data from otel_traces t join otel_spans s on s.dataset_id = t.dataset_id and s.trace_id = t.trace_id where t.otel_conversation_id = ? order by s.start_ns, s.id",
-    [id],
-  );
-  return {
-    id,
-    datasetId: head.dataset_id,
-    key: head.key,
-    revision: head.revision,
-    spans: rows.map((r) => (typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data)),
-  };
+  return (await loadConversationsSpans([id])).get(id);
+}
+
+/**
+ * Several conversations as `loadConversationSpans` reads one (every revision before any span), with a
+ * statement per slice of ids instead of two per conversation: on PostgreSQL a rebuild pass of new
+ * conversations was their round trips. A conversation that is gone is not in the map.
+ */
+export async function loadConversationsSpans(ids: readonly number[]): Promise<Map<number, ConversationSpans>> {
+  const out = new Map<number, ConversationSpans>();
+  for (const chunk of chunked(ids)) {
+    const heads = await rawRows<{ id: number; dataset_id: number; key: string; revision: number }>(
+      `select id, dataset_id, key, revision from otel_conversations where id in (${placeholders(chunk.length)})`,
+      chunk,
+    );
+    for (const h of heads) out.set(Number(h.id), { id: Number(h.id), datasetId: h.dataset_id, key: h.key, revision: h.revision, spans: [] });
+  }
+  for (const chunk of chunked([...out.keys()])) {
+    const rows = await rawRows<{ otel_conversation_id: number; data: string | unknown }>(
+      `select t.otel_conversation_id, s.data from otel_traces t join otel_spans s on s.dataset_id = t.dataset_id and s.trace_id = t.trace_id where t.otel_conversation_id in (${placeholders(chunk.length)}) order by s.start_ns, s.id`,
+      chunk,
+    );
+    for (const r of rows) out.get(Number(r.otel_conversation_id))!.spans.push(typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data);
+  }
+  return out;
 }
 
 export type ConversationHead = { id: number; datasetId: number; key: string; revision: number; traces: Array<{ traceId: string; spans: number }> };
@@ -339,14 +354,29 @@ function* saveMany(list: AssemblyToSave[], now: string, locked = false): Generat
       now,
     );
     if (group.some((w) => w.changed)) yield* rawExec("update datasets set updated_at = ? where id = ?", [now, datasetId]);
-    for (let i = 0; i < group.length; i++) {
-      const { at, changed } = group[i];
-      const { id, revision, hashes } = list[at];
-      yield* rawExec("update otel_conversations set conversation_id = ?, message_hashes = ?, assembled_revision = ? where id = ?", [written.conversationIds[i], JSON.stringify(hashes), revision, id]);
-      outcomes[at] = changed ? "saved" : "unchanged";
-    }
+    const assembled = group.map((w, i) => ({ id: list[w.at].id, conversationId: written.conversationIds[i], hashes: JSON.stringify(list[w.at].hashes), revision: list[w.at].revision }));
+    for (const chunk of chunked(assembled)) yield* markAssembled(chunk);
+    for (const { at, changed } of group) outcomes[at] = changed ? "saved" : "unchanged";
   }
   return outcomes;
+}
+
+/**
+ * Record what the rows now hold (their conversation, message fingerprints and revision) with one statement for
+ * the slice, not one each: on PostgreSQL a thousand new conversations were a thousand round trips here.
+ */
+function* markAssembled(rows: Array<{ id: number; conversationId: number; hashes: string; revision: number }>): Generator<Step, void, unknown> {
+  const json = dialect.name === "postgres" ? "cast(? as json)" : "?";
+  const cases = (value: string) => `case id ${rows.map(() => `when ? then ${value}`).join(" ")} end`;
+  yield* rawExec(
+    `update otel_conversations set conversation_id = ${cases("cast(? as integer)")}, message_hashes = ${cases(json)}, assembled_revision = ${cases("cast(? as integer)")} where id in (${placeholders(rows.length)})`,
+    [
+      ...rows.flatMap((r) => [r.id, r.conversationId]),
+      ...rows.flatMap((r) => [r.id, r.hashes]),
+      ...rows.flatMap((r) => [r.id, r.revision]),
+      ...rows.map((r) => r.id),
+    ],
+  );
 }
 
 /** The stored conversation a span conversation became, with its revision state (tests, online rules). */

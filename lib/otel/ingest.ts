@@ -20,12 +20,14 @@ import { processSingleton } from "@/lib/process-state";
 import {
   conversationHead,
   loadConversationSpans,
+  loadConversationsSpans,
   loadTraceSpans,
   saveAssemblies,
   setAsideAssembly,
-  staleConversationIds,
+  staleConversations,
   storeSpans,
   type AssemblyToSave,
+  type ConversationSpans,
   type SaveOutcome,
   type SpanToStore,
 } from "@/db/repositories/otel";
@@ -106,11 +108,31 @@ export async function flushAssembly(): Promise<void> {
 
 const PASS_SIZE = 200;
 const YIELD_EVERY_MS = 10;
+/** Conversations read from the store together (those not cached) hold at most about this many spans. */
+const READ_TOGETHER_SPANS = 2_000;
+
+/** A pass's conversations in runs that are read together: as many as fit READ_TOGETHER_SPANS, at least one. */
+function readTogether(stale: Array<{ id: number; spans: number }>): number[][] {
+  const groups: number[][] = [];
+  let group: number[] = [];
+  let spans = 0;
+  for (const c of stale) {
+    if (group.length && spans + c.spans > READ_TOGETHER_SPANS) {
+      groups.push(group);
+      group = [];
+      spans = 0;
+    }
+    group.push(c.id);
+    spans += c.spans;
+  }
+  if (group.length) groups.push(group);
+  return groups;
+}
 
 async function rebuildStale(): Promise<void> {
   for (;;) {
-    const ids = await staleConversationIds(PASS_SIZE);
-    if (!ids.length) return;
+    const stale = await staleConversations(PASS_SIZE);
+    if (!stale.length) return;
     let progressed = false;
     let built: AssemblyToSave[] = [];
     const save = async () => {
@@ -120,22 +142,33 @@ async function rebuildStale(): Promise<void> {
       if ((await saveBuilt(batch)).some((o) => o !== "superseded")) progressed = true;
     };
     let slice = performance.now();
-    for (const id of ids) {
-      // SQLite's statements run synchronously: every few milliseconds of rebuilding, write what was
-      // rebuilt and let waiting exports and readers in (not after each conversation, or a busy event
-      // loop starves the pass).
-      if (performance.now() - slice > YIELD_EVERY_MS) {
-        await save();
-        await new Promise((resolve) => setImmediate(resolve));
-        slice = performance.now();
-      }
+    for (const group of readTogether(stale)) {
+      // The spans of those not cached, read together (a conversation cached reads only what it has not read).
+      let read: Read | undefined;
       try {
-        const one = await buildConversation(id);
-        if (one) built.push(one);
+        const uncached = group.filter((id) => !cache.entries.has(id));
+        if (uncached.length > 1) read = { ids: new Set(uncached), spans: await loadConversationsSpans(uncached) };
       } catch (error) {
-        // One conversation that cannot be rebuilt must not hold up the others: set aside until new spans come.
-        await setAside(id, undefined, error);
-        progressed = true;
+        // Read one by one below instead, so a conversation that cannot be read is set aside alone.
+        log.error("otel spans could not be read together; reading them one by one", { reason: String((error as Error).message).split("\n")[0].slice(0, 200) });
+      }
+      for (const id of group) {
+        // SQLite's statements run synchronously: every few milliseconds of rebuilding, write what was
+        // rebuilt and let waiting exports and readers in (not after each conversation, or a busy event
+        // loop starves the pass).
+        if (performance.now() - slice > YIELD_EVERY_MS) {
+          await save();
+          await new Promise((resolve) => setImmediate(resolve));
+          slice = performance.now();
+        }
+        try {
+          const one = await buildConversation(id, read);
+          if (one) built.push(one);
+        } catch (error) {
+          // One conversation that cannot be rebuilt must not hold up the others: set aside until new spans come.
+          await setAside(id, undefined, error);
+          progressed = true;
+        }
       }
     }
     await save();
@@ -219,9 +252,12 @@ function unread(entry: CachedAssembly, traceId: string, spans: OtelSpan[]): Otel
   return out;
 }
 
-/** A conversation's assembly from every one of its spans. */
-async function assembleFromAll(id: number): Promise<{ revision: number; entry: CachedAssembly } | undefined> {
-  const loaded = await loadConversationSpans(id);
+/** Conversations' spans read together: a conversation of `ids` missing from `spans` is gone. */
+type Read = { ids: Set<number>; spans: Map<number, ConversationSpans> };
+
+/** A conversation's assembly from every one of its spans (from `read` when they were read together). */
+async function assembleFromAll(id: number, read?: Read): Promise<{ revision: number; entry: CachedAssembly } | undefined> {
+  const loaded = read?.ids.has(id) ? read.spans.get(id) : await loadConversationSpans(id);
   if (!loaded) return undefined;
   const entry: CachedAssembly = { datasetId: loaded.datasetId, key: loaded.key, assembly: new ConversationAssembly(), fed: new Map(), weight: 0 };
   const spans = loaded.spans as OtelSpan[];
@@ -237,9 +273,9 @@ async function assembleFromAll(id: number): Promise<{ revision: number; entry: C
 }
 
 /** A conversation's assembly brought up to its stored spans, reading only those it has not read. */
-async function assembleLatest(id: number): Promise<{ revision: number; entry: CachedAssembly } | undefined> {
+async function assembleLatest(id: number, read?: Read): Promise<{ revision: number; entry: CachedAssembly } | undefined> {
   const entry = cache.entries.get(id);
-  if (!entry) return assembleFromAll(id);
+  if (!entry) return assembleFromAll(id, read);
   const head = await conversationHead(id);
   if (!head) return undefined;
   const now = new Map(head.traces.map((t) => [t.traceId, t.spans]));
@@ -255,10 +291,10 @@ async function assembleLatest(id: number): Promise<{ revision: number; entry: Ca
 }
 
 /** Rebuild one conversation from its stored spans, ready to save; undefined when it is gone. */
-async function buildConversation(id: number): Promise<AssemblyToSave | undefined> {
+async function buildConversation(id: number, read?: Read): Promise<AssemblyToSave | undefined> {
   let latest;
   try {
-    latest = await assembleLatest(id);
+    latest = await assembleLatest(id, read);
   } catch (error) {
     forget(id);
     throw error;

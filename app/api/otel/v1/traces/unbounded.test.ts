@@ -21,7 +21,7 @@ import * as conversations from "@/app/api/datasets/[id]/conversations/route";
 import * as datasets from "@/app/api/datasets/route";
 import { POST } from "./route";
 
-const failing = vi.hoisted(() => ({ on: false }));
+const failing = vi.hoisted(() => ({ on: false, readTogether: false }));
 vi.mock("@/db/repositories/otel", async (importOriginal) => {
   const real = await importOriginal<typeof import("@/db/repositories/otel")>();
   return {
@@ -30,6 +30,11 @@ vi.mock("@/db/repositories/otel", async (importOriginal) => {
     saveAssemblies: async (list: Parameters<typeof real.saveAssemblies>[0]) => {
       if (failing.on && list.some((a) => JSON.stringify(a.conversation ?? null).includes("bad "))) throw new Error("insert refused\nparams: secret message text");
       return real.saveAssemblies(list);
+    },
+    // A read of several conversations' spans at once that fails (one conversation's rows cannot be read).
+    loadConversationsSpans: async (ids: Parameters<typeof real.loadConversationsSpans>[0]) => {
+      if (failing.readTogether) throw new Error("could not read\nparams: secret message text");
+      return real.loadConversationsSpans(ids);
     },
   };
 });
@@ -78,6 +83,7 @@ async function texts(service: string): Promise<string[]> {
 
 afterEach(() => {
   failing.on = false;
+  failing.readTogether = false;
   delete process.env.LOG_LEVEL;
   resetConfig();
 });
@@ -153,6 +159,26 @@ describe("OTLP input nobody bounded (issue 33.5, 33.6, 33.10)", () => {
     expect(Number(stale[0].n)).toBe(0);
     expect(logged.join("")).not.toContain("secret message text");
     expect(logged.join("")).toContain("set aside until it gets new spans");
+  });
+
+  it("conversations whose spans cannot be read together are read one by one, and rebuilt", async () => {
+    const spans = [0, 1, 2].map((i) => chatSpan(`apart-${i}`, JSON.stringify([{ role: "user", parts: [{ type: "text", content: `apart ${i}` }] }])));
+    failing.readTogether = true;
+    process.env.LOG_LEVEL = "error";
+    resetConfig();
+    const logged: string[] = [];
+    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (logged.push(String(chunk)), true));
+    const spyOut = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (logged.push(String(chunk)), true));
+    try {
+      expect((await post(exportOf("apart-svc", spans))).status).toBe(200);
+      await flushAssembly();
+    } finally {
+      spy.mockRestore();
+      spyOut.mockRestore();
+    }
+    expect((await texts("apart-svc")).sort()).toEqual(["apart 0", "apart 1", "apart 2"]);
+    expect(logged.join("")).toContain("reading them one by one");
+    expect(logged.join("")).not.toContain("secret message text");
   });
 
   it("an attribute key __proto__ is an ordinary key", () => {
