@@ -81,6 +81,21 @@ async function texts(service: string): Promise<string[]> {
   return out.sort();
 }
 
+/** Runs `work` at LOG_LEVEL=error and returns what the server logged meanwhile (stderr and stdout). */
+async function errorLog(work: () => Promise<void>): Promise<string> {
+  process.env.LOG_LEVEL = "error";
+  resetConfig();
+  const logged: string[] = [];
+  const keep = (chunk: unknown) => (logged.push(String(chunk)), true);
+  const spies = [vi.spyOn(process.stderr, "write").mockImplementation(keep), vi.spyOn(process.stdout, "write").mockImplementation(keep)];
+  try {
+    await work();
+  } finally {
+    for (const spy of spies) spy.mockRestore();
+  }
+  return logged.join("");
+}
+
 afterEach(() => {
   failing.on = false;
   failing.readTogether = false;
@@ -140,45 +155,29 @@ describe("OTLP input nobody bounded (issue 33.5, 33.6, 33.10)", () => {
       spans.push(chatSpan(`bad-${i}`, JSON.stringify([{ role: "user", parts: [{ type: "text", content: `bad ${i}` }] }])));
     }
     expect((await post(exportOf("stuck-svc", spans))).status).toBe(200);
-    process.env.LOG_LEVEL = "error";
-    resetConfig();
-    const logged: string[] = [];
-    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (logged.push(String(chunk)), true));
-    const spyOut = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (logged.push(String(chunk)), true));
-    try {
+    const logged = await errorLog(async () => {
       await flushAssembly();
       // Later, a healthy conversation of another dataset arrives: it must be rebuilt.
       expect((await post(exportOf("healthy-svc", [chatSpan("good-1", JSON.stringify([{ role: "user", parts: [{ type: "text", content: "hello" }] }]))]))).status).toBe(200);
       await flushAssembly();
-    } finally {
-      spy.mockRestore();
-      spyOut.mockRestore();
-    }
+    });
     expect(await texts("healthy-svc")).toEqual(["hello"]);
     const stale = await rawRows<{ n: number }>("select count(*) as n from otel_conversations where assembled_revision < revision");
     expect(Number(stale[0].n)).toBe(0);
-    expect(logged.join("")).not.toContain("secret message text");
-    expect(logged.join("")).toContain("set aside until it gets new spans");
+    expect(logged).not.toContain("secret message text");
+    expect(logged).toContain("set aside until it gets new spans");
   });
 
   it("conversations whose spans cannot be read together are read one by one, and rebuilt", async () => {
     const spans = [0, 1, 2].map((i) => chatSpan(`apart-${i}`, JSON.stringify([{ role: "user", parts: [{ type: "text", content: `apart ${i}` }] }])));
     failing.readTogether = true;
-    process.env.LOG_LEVEL = "error";
-    resetConfig();
-    const logged: string[] = [];
-    const spy = vi.spyOn(process.stderr, "write").mockImplementation((chunk) => (logged.push(String(chunk)), true));
-    const spyOut = vi.spyOn(process.stdout, "write").mockImplementation((chunk) => (logged.push(String(chunk)), true));
-    try {
+    const logged = await errorLog(async () => {
       expect((await post(exportOf("apart-svc", spans))).status).toBe(200);
       await flushAssembly();
-    } finally {
-      spy.mockRestore();
-      spyOut.mockRestore();
-    }
+    });
     expect((await texts("apart-svc")).sort()).toEqual(["apart 0", "apart 1", "apart 2"]);
-    expect(logged.join("")).toContain("reading them one by one");
-    expect(logged.join("")).not.toContain("secret message text");
+    expect(logged).toContain("reading them one by one");
+    expect(logged).not.toContain("secret message text");
   });
 
   it("an attribute key __proto__ is an ordinary key", () => {
