@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
-import { importFixture, judge, runCompleted, shot } from "./workspace-helpers";
+import { importFixture, judge, openApiReference, runCompleted, shot } from "./workspace-helpers";
 
 const realdata = path.resolve(process.cwd(), "../shared/realdata");
 const airlineFile = path.join(realdata, "tau-bench_gpt-4o-airline.json");
@@ -384,10 +384,7 @@ test.describe("the analyst's day on agent logs", () => {
     page.on("console", (m) => {
       if (m.type() === "error") consoleErrors.push(m.text());
     });
-    await page.goto("/docs");
-    const ui = page.locator(".swagger-ui");
-    // Swagger UI's first render (its 1.4 MB bundle, then the document) took over 10 s beside the suite's other steps.
-    await expect(ui.getByText("/datasets/{id}/meta-fields").first()).toBeVisible({ timeout: 30_000 });
+    const ui = await openApiReference(page, "/datasets/{id}/meta-fields");
     // An operation expands and its body renders: parameters and responses, resolved from the 3.1 document.
     const operation = ui.getByRole("button", { name: "get /datasets/{id}/meta-fields", exact: true });
     await operation.click();

@@ -1,5 +1,5 @@
 import { expect, test } from "@playwright/test";
-import { shot } from "./workspace-helpers";
+import { openApiReference, shot } from "./workspace-helpers";
 
 // @store-independent: a form, a list and the API reference; creating and listing datasets are route tests on both stores.
 test.describe("datasets page", { tag: "@store-independent" }, () => {
@@ -43,11 +43,7 @@ test.describe("datasets page", { tag: "@store-independent" }, () => {
   });
 
   test("the API reference renders the OpenAPI document", async ({ page }) => {
-    await page.goto("/docs");
-    await expect(page.getByRole("heading", { name: "API reference" })).toBeVisible();
-    // Swagger UI parses its 1.4 MB bundle and the whole document first: on a machine running the suite's
-    // other steps beside this one that took over 10 s (three side-by-side runs), so it gets 30.
-    await expect(page.locator(".swagger-ui").getByText("/datasets/{id}/conversations").first()).toBeVisible({ timeout: 30_000 });
+    await openApiReference(page, "/datasets/{id}/conversations");
     await shot(page, { path: "test-results/screenshots/docs.png" });
   });
 });

@@ -1,7 +1,7 @@
 /** Shared steps of the workspace specs: datasets and metrics through the public API, the judge double. */
 import fs from "node:fs";
 import path from "node:path";
-import { expect, type APIRequestContext, type Page } from "@playwright/test";
+import { expect, test, type APIRequestContext, type Page } from "@playwright/test";
 
 export const fixtures = path.join(__dirname, "fixtures");
 export const judge = `http://127.0.0.1:${process.env.E2E_JUDGE_PORT ?? 4010}/__double`;
@@ -106,4 +106,19 @@ export async function recordedCellStates(page: Page): Promise<{ states: Record<s
 export async function shot(page: Page, options: { path: string; fullPage?: boolean }): Promise<void> {
   if (process.env.E2E_SCREENSHOTS === "0") return;
   await page.screenshot(options);
+}
+
+/**
+ * Opens /docs and waits until Swagger UI lists `operationPath`. Its first render parses a 1.4 MB bundle and
+ * the whole ~290 KB document: 3–4 s on a quiet machine, over 30 s in a browser pass at load 15–20. What the
+ * caller checks is that it renders, not how fast, so the wait is bounded by the test's own limit, which
+ * this makes the slow one (three times the configured limit).
+ */
+export async function openApiReference(page: Page, operationPath: string) {
+  test.slow();
+  await page.goto("/docs");
+  await expect(page.getByRole("heading", { name: "API reference" })).toBeVisible();
+  const ui = page.locator(".swagger-ui");
+  await expect(ui.getByText(operationPath).first()).toBeVisible({ timeout: 0 });
+  return ui;
 }
