@@ -9,11 +9,13 @@ import Database from "better-sqlite3";
 import { drizzle, type BetterSQLite3Database } from "drizzle-orm/better-sqlite3";
 import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { getConfig } from "@/lib/config";
+import { log } from "@/lib/log";
 import * as schema from "./schema";
+import { AUTOCHECKPOINT_BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from "./sqlite-checkpointer";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
 
-type OpenDb = { db: Db; sqlite: Database.Database; path: string; statements: Map<string, Database.Statement> };
+type OpenDb = { db: Db; sqlite: Database.Database; path: string; statements: Map<string, Database.Statement>; checkpointer: Checkpointer | null };
 const globalKey = Symbol.for("turnscope.db");
 type GlobalWithDb = typeof globalThis & { [globalKey]?: OpenDb };
 
@@ -40,7 +42,23 @@ function openDatabase(file: string): OpenDb {
   sqlite.pragma("synchronous = NORMAL");
   const db = drizzle(sqlite, { schema }) as Db;
   migrate(db, { migrationsFolder: migrationsFolder() });
-  return { db, sqlite, path: file, statements: new Map() };
+  // Checkpoints run on a thread of their own (db/sqlite-checkpointer.ts); this connection only as a backstop.
+  let checkpointer: Checkpointer | null = null;
+  if (file !== ":memory:") {
+    sqlite.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_BACKSTOP_PAGES}`);
+    checkpointer = startCheckpointer(path.resolve(file), (message) => log.warn("sqlite checkpoint failed; the server checkpoints as it writes", { error: message }));
+  }
+  return { db, sqlite, path: file, statements: new Map(), checkpointer };
+}
+
+function closeOpen(open: OpenDb): void {
+  open.checkpointer?.stop();
+  open.sqlite.close();
+}
+
+/** The open database's checkpoint thread (tests, diagnostics); null on `:memory:` or when none is open. */
+export function checkpointer(): Checkpointer | null {
+  return (globalThis as GlobalWithDb)[globalKey]?.checkpointer ?? null;
 }
 
 /** The process-wide database handle, opened and migrated on first use. */
@@ -54,7 +72,7 @@ export function getDb(): Db {
   }
   let open = g[globalKey];
   if (open && open.path !== file) {
-    open.sqlite.close();
+    closeOpen(open);
     open = undefined;
   }
   if (!open) {
@@ -83,6 +101,7 @@ export function statement(sqlText: string): Database.Statement {
 /** Close the handle (graceful shutdown, tests). The next getDb() opens it again. */
 export function closeDb(): void {
   const g = globalThis as GlobalWithDb;
-  g[globalKey]?.sqlite.close();
+  const open = g[globalKey];
+  if (open) closeOpen(open);
   g[globalKey] = undefined;
 }
