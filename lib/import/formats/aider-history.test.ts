@@ -57,6 +57,46 @@ describe("Aider chat histories", () => {
     expect(other.status).toBe(400);
   });
 
+  it("a question written with its answer as a `#### ` line (`… [Yes]: all`) is a confirmation, not a prompt", () => {
+    const history = [
+      "# aider chat started at 2025-06-01 10:00:00",
+      "",
+      "#### read the store",
+      "",
+      "The store keeps jobs by id.",
+      "",
+      "> Tokens: 4.1k sent, 1.3k received.  ",
+      "> frontend/electron/main.ts  ",
+      "> Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: a  ",
+      "> frontend/src/store/reducer.ts  ",
+      "",
+      "#### Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: all  ",
+      "> Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: a  ",
+      "",
+      "Both files are in the chat now.",
+      "",
+      "#### thanks",
+      "",
+    ].join("\n");
+    const r = check(history);
+    const [conversation] = r.conversations;
+    expect(conversation.messages.filter((m) => m.role === "user").map((m) => m.content)).toEqual(["read the store", "thanks"]);
+    // Aider asks the model again once the files are in the chat: a second reply, no prompt between.
+    expect(conversation.messages.map((m) => m.role)).toEqual(["user", "assistant", "assistant", "user"]);
+    expect((conversation.meta as Record<string, unknown>).confirmations).toContainEqual({
+      question: "Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]",
+      answer: "all",
+    });
+    expect(r.records).toMatchObject({ skipped: { "confirmation answer": 1 } });
+  });
+
+  it.skipIf(!realdataHas("aider_chat_history_mozgoslav.md"))("the real mozgoslav history: 11 prompts, its ten `#### … [Yes]: all` answers are confirmations", () => {
+    const r = check(readRealdata("aider_chat_history_mozgoslav.md"));
+    const prompts = r.conversations.flatMap((c) => c.messages.filter((m) => m.role === "user").map((m) => m.content ?? ""));
+    expect(prompts.filter((p) => /\(Y\)es\/\(N\)o/.test(p))).toEqual([]);
+    expect(prompts).toHaveLength(11);
+  });
+
   it.skipIf(!realdataHas("aider.chat.history.md"))("a real history: every session with a prompt imported, no confirmation answer counted as a prompt", () => {
     const r = check(readRealdata("aider.chat.history.md"));
     expect(r.conversations.length).toBeGreaterThan(0);

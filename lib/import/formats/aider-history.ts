@@ -4,7 +4,8 @@
  * (its banner, token counts, applied edits, and its confirmation prompts with the answer after them, `[Yes]: y`);
  * everything else is the model's reply, its reasoning inside `<thinking-content-<hash>>` tags. Read as a person
  * reads it: one conversation per session; a `/code <text>` command that Aider echoes as `#### <text>` is one
- * prompt; a `#### ` line answering Aider's yes/no question is a confirmation, not a prompt; reasoning is a
+ * prompt; a `#### ` line answering Aider's yes/no question (or writing the question with its answer) is a
+ * confirmation, not a prompt; reasoning is a
  * thinking step. Aider's output is kept in meta (per reply `aider_output`, before the first prompt `startup`),
  * with the confirmations and their answers.
  */
@@ -23,6 +24,8 @@ export function isAiderHistory(text: string): boolean {
 
 const question = /\(Y\)es\/\(N\)o/;
 const shortAnswer = /^(y|n|yes|no|a|all|s|skip|skip all|d|don't ask again)$/i;
+/** A yes/no question and its answer on one line: `Add file to the chat? (Y)es/(N)o/… [Yes]: all`. */
+const questionWithAnswer = /^(.*\(Y\)es\/\(N\)o.*?\[[^\]]*\]):\s*(.*)$/;
 const thinkingTag = /<thinking-content-([0-9a-f]+)>([\s\S]*?)<\/thinking-content-\1>/g;
 
 type Block = { kind: "user" | "aider" | "text"; lines: string[] };
@@ -84,7 +87,7 @@ export function convertAiderHistory(text: string): Normalised {
         const lines = block.lines;
         pieces.push(...lines);
         for (const l of lines) {
-          const asked = /^(.*\(Y\)es\/\(N\)o.*?\[[^\]]*\]):\s*(.*)$/.exec(l);
+          const asked = questionWithAnswer.exec(l);
           if (asked) confirmations.push({ question: asked[1], answer: asked[2] });
         }
         const holder = messages[messages.length - 1];
@@ -104,6 +107,15 @@ export function convertAiderHistory(text: string): Normalised {
         if (lastAider && question.test(lastLine) && shortAnswer.test(typed)) {
           confirmations.push({ question: lastLine, answer: typed });
           skipped["confirmation answer"] = (skipped["confirmation answer"] ?? 0) + 1;
+          lastAider = undefined;
+          continue;
+        }
+        // Aider writes the question with the answer typed to it as a `#### ` line of its own
+        // (`#### Add file to the chat? (Y)es/(N)o/(A)ll/(S)kip all/(D)on't ask again [Yes]: all`): a confirmation too.
+        const written = block.lines.map((l) => questionWithAnswer.exec(l.trim()));
+        if (written.every((w) => w !== null)) {
+          for (const w of written) confirmations.push({ question: w[1], answer: w[2] });
+          skipped["confirmation answer"] = (skipped["confirmation answer"] ?? 0) + written.length;
           lastAider = undefined;
           continue;
         }
