@@ -3,6 +3,7 @@
  * docs/configuration.md list each one with its default (lib/config-docs.test.ts checks both); nothing
  * else in the code reads process.env for configuration.
  */
+import { isIP } from "node:net";
 import proxyaddr from "proxy-addr";
 import { z } from "zod";
 
@@ -21,6 +22,19 @@ const optionalText = z
   .trim()
   .optional()
   .transform((v) => (v ? v : undefined));
+
+/** Comma-separated IP addresses or CIDR ranges (`10.0.0.0/8`, `fe80::/10`). */
+function cidrList(v: string): boolean {
+  return v
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .every((s) => {
+      const [address, bits, extra] = s.split("/");
+      const family = isIP(address);
+      return family !== 0 && extra === undefined && (bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 6 ? 128 : 32)));
+    });
+}
 
 /** Exported for lib/config-docs.test.ts, which holds the documentation to these keys and defaults. */
 export const envSchema = z.object({
@@ -116,6 +130,16 @@ export const envSchema = z.object({
   JUDGE_CONTEXT_TOKENS: positiveInt(128_000),
   /** JSON object: model name → context window in tokens, for models that differ from the default. */
   JUDGE_CONTEXT_TOKENS_BY_MODEL: optionalText,
+  /**
+   * Targets (lib/targets/policy.ts): the environment variables a target header may read as `${env:NAME}`
+   * (comma-separated names; default none), the networks a target may not connect to (CIDR ranges,
+   * checked on the address connected; default link-local, cloud metadata, unspecified and multicast),
+   * the ranges let through anyway, and the largest reply read from a target.
+   */
+  TARGET_SECRET_ENV: optionalText.refine((v) => !v || v.split(",").every((s) => /^\s*([A-Za-z_][A-Za-z0-9_]*)?\s*$/.test(s)), { message: "must be comma-separated environment variable names" }),
+  TARGET_DENY_NETWORKS: z.string().trim().default("0.0.0.0/8,169.254.0.0/16,100.100.100.200/32,224.0.0.0/4,255.255.255.255/32,::/128,fe80::/10,fd00:ec2::254/128,ff00::/8").refine(cidrList, { message: "must be comma-separated IP addresses or CIDR ranges" }),
+  TARGET_ALLOW_NETWORKS: optionalText.refine((v) => !v || cidrList(v), { message: "must be comma-separated IP addresses or CIDR ranges" }),
+  TARGET_MAX_REPLY_BYTES: positiveInt(8 * 1024 * 1024),
   MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),
   /** Largest JSON request body of any other route (imports and OTLP have their own limits); 413 above it. */
   MAX_JSON_BODY_BYTES: positiveInt(1024 * 1024),

@@ -112,7 +112,7 @@ export function GenerateForm({ datasetId, targets }: { datasetId: number; target
             <Field id="target-model" label="Model" error={fieldError("model")}>
               <Input id="target-model" value={newTarget.model} onChange={(e) => setNewTarget({ ...newTarget, model: e.target.value })} />
             </Field>
-            <Field id="target-key" label="API key variable (optional)" hint="The name of a server environment variable; sent as a bearer token, never shown">
+            <Field id="target-key" label="API key variable (optional)" hint="The name of a server environment variable an admin listed in TARGET_SECRET_ENV; sent as a bearer token, never shown" error={fieldError("headers")}>
               <Input id="target-key" placeholder="MY_AGENT_KEY" value={newTarget.key_env} onChange={(e) => setNewTarget({ ...newTarget, key_env: e.target.value })} />
             </Field>
           </fieldset>

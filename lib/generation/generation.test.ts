@@ -70,6 +70,7 @@ beforeAll(async () => {
 afterAll(async () => {
   delete process.env.OPENAI_BASE_URL;
   delete process.env.AGENT_KEY;
+  delete process.env.TARGET_SECRET_ENV;
   resetConfig();
   await agent?.close();
   await double?.close();
@@ -81,6 +82,8 @@ beforeEach(() => {
   agentCalls = 0;
   process.env.OPENAI_BASE_URL = double.baseURL;
   process.env.AGENT_KEY = "s3cret-agent-key";
+  // An admin lets targets read this one variable (issue 48: no other name of the environment may be sent).
+  process.env.TARGET_SECRET_ENV = "AGENT_KEY";
   resetConfig();
 });
 

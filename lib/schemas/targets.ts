@@ -3,6 +3,7 @@ import { z } from "zod";
 import { isoTimestamp } from "./common";
 
 export const targetKinds = ["openai_chat", "http_json", "ai_sdk_ui"] as const;
+export type TargetKind = (typeof targetKinds)[number];
 
 const headerValue = z.string().max(4000);
 const base = {
@@ -10,7 +11,7 @@ const base = {
   kind: z.enum(targetKinds).describe("`openai_chat`: a Chat Completions endpoint (url = its base URL, …/v1); `http_json`: your agent service (request_template, reply_path); `ai_sdk_ui`: an AI SDK chat route (useChat's request, the UI message stream read back)"),
   url: z.url({ message: "must be an http(s) URL" }).refine((u) => /^https?:\/\//.test(u), "must be an http(s) URL"),
   model: z.string().trim().min(1).max(200).nullable().optional().describe("openai_chat: the model name"),
-  headers: z.record(z.string().min(1).max(200), headerValue).optional().describe("Sent with each request; a value `${env:NAME}` is read from the server's environment. Never echoed back"),
+  headers: z.record(z.string().min(1).max(200), headerValue).optional().describe("Sent with each request; a value `${env:NAME}` is read from the server's environment, for names in TARGET_SECRET_ENV only. Never echoed back"),
   request_template: z.string().max(64 * 1024).nullable().optional().describe("http_json: the JSON body, with `{{messages}}`, `{{last_user_message}}`, `{{session_id}}` placeholders"),
   reply_path: z.string().max(500).nullable().optional().describe("http_json: where the reply text is in the answer, e.g. `reply` or `choices[0].message.content`"),
   steps_path: z.string().max(500).nullable().optional().describe("http_json: where a list of tool calls is ({name, arguments, result} each)"),

@@ -19,11 +19,11 @@ export type ChatReply = { text: string; toolCalls: Array<{ id: string; name: str
 const providers = new Map<string, ReturnType<typeof createOpenAI>>();
 
 /** The chat model at an OpenAI-compatible address, its provider made once per address, key and headers. */
-export function chatModel(baseURL: string | undefined, apiKey: string, model: string, headers: Record<string, string> = {}, name = "target"): LanguageModelV3 {
-  const key = JSON.stringify([baseURL, apiKey, headers, name]);
+export function chatModel(baseURL: string | undefined, apiKey: string, model: string, headers: Record<string, string> = {}, name = "target", fetch?: typeof globalThis.fetch): LanguageModelV3 {
+  const key = JSON.stringify([baseURL, apiKey, headers, name, fetch !== undefined]);
   let provider = providers.get(key);
   if (!provider) {
-    provider = createOpenAI({ baseURL, apiKey, headers, name });
+    provider = createOpenAI({ baseURL, apiKey, headers, name, fetch });
     providers.set(key, provider);
   }
   return provider.chat(model);

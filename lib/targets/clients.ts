@@ -2,12 +2,17 @@
  * One client per target kind (issue 37). Each takes the conversation so far and answers the target's
  * reply: its text, the tool calls it made (as steps) and, when the target says so, the tokens. A target
  * that errs, times out or answers nothing throws TargetError — the generation records `target_error`,
- * never a pass. Header values `${env:NAME}` are read from the server's environment here and nowhere else.
+ * never a pass. Header values `${env:NAME}` are read from the server's environment here and nowhere else,
+ * only names on the admin's TARGET_SECRET_ENV list; every request goes through ./http (deadline, byte budget,
+ * address policy, no redirect across origins).
  */
 import { readPath } from "@/lib/checks/scope";
 import type { Step } from "@/lib/conversation";
 import type { TargetRow } from "@/db/repositories/targets";
+import { targetKinds, type TargetKind } from "@/lib/schemas/targets";
 import { chatCall, chatModel } from "./chat";
+import { targetFetch, targetPost, TargetHttpError } from "./http";
+import { allowedSecretEnv, ENV_REFERENCE, scrubSecrets } from "./policy";
 
 export class TargetError extends Error {}
 
@@ -18,11 +23,16 @@ export type TargetRequest = { turns: Turn[]; sessionId: string; tools: DeclaredT
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** The headers to send, `${env:NAME}` read from the environment (a missing variable is an error naming it). */
+/**
+ * The headers to send, `${env:NAME}` read from the environment — only names an admin listed in
+ * TARGET_SECRET_ENV (checked when the target is saved, and again here: the list may have shrunk since).
+ */
 export function resolvedHeaders(headers: Record<string, string> | null): Record<string, string> {
   const out: Record<string, string> = {};
+  const allowed = allowedSecretEnv();
   for (const [name, value] of Object.entries(headers ?? {})) {
-    out[name] = value.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, env: string) => {
+    out[name] = value.replace(ENV_REFERENCE, (_, env: string) => {
+      if (!allowed.has(env)) throw new TargetError(`header ${name} names \${env:${env}}, which is not in TARGET_SECRET_ENV (the environment variables an admin lets targets read)`);
       const found = process.env[env];
       if (found === undefined) throw new TargetError(`header ${name} names \${env:${env}}, which is not set on the server`);
       return found;
@@ -33,14 +43,12 @@ export function resolvedHeaders(headers: Record<string, string> | null): Record<
 
 const emptyStep = (): Step => ({ thinking: null, toolCall: null, toolResult: null, outputContent: null, outputStructured: null, modelName: null, agentName: null });
 
-function withTimeout(signal: AbortSignal, ms: number): AbortSignal {
-  return AbortSignal.any([signal, AbortSignal.timeout(ms)]);
-}
-
-function failure(target: TargetRow, error: unknown, signal: AbortSignal): TargetError {
-  if (signal.aborted && !(signal.reason instanceof DOMException && signal.reason.name === "TimeoutError")) throw signal.reason;
-  const message = (error as Error)?.name === "TimeoutError" || (error as Error)?.name === "AbortError" ? `no answer within ${target.timeoutMs} ms` : (error as Error)?.message ?? String(error);
-  return new TargetError(`target ${target.name}: ${message.slice(0, 500)}`);
+/** The error a generation records: the limit named, the URL's credentials and header secrets never in it. */
+function failure(target: TargetRow, error: unknown, signal: AbortSignal, secrets: string[] = []): TargetError {
+  if (signal.aborted) throw signal.reason;
+  const name = (error as Error)?.name;
+  const message = error instanceof TargetHttpError ? error.message : name === "TimeoutError" || name === "AbortError" ? `no answer within ${target.timeoutMs} ms (the target's timeout_ms)` : ((error as Error)?.message ?? String(error));
+  return new TargetError(scrubSecrets(`target ${target.name}: ${message.slice(0, 500)}`, target.url, secrets));
 }
 
 function checkReply(target: TargetRow, reply: TargetReply): TargetReply {
@@ -55,18 +63,39 @@ async function openAIChat(target: TargetRow, req: TargetRequest): Promise<Target
   } catch (error) {
     throw error instanceof TargetError ? error : failure(target, error, req.signal);
   }
+  const secrets = Object.values(headers);
   // The key goes where the provider puts it (Authorization: Bearer); never the judge's OPENAI_API_KEY.
   const auth = Object.keys(headers).find((h) => h.toLowerCase() === "authorization");
   const apiKey = auth ? headers[auth].replace(/^Bearer\s+/i, "") : "none";
   if (auth) delete headers[auth];
   // The conversation's system prompt goes as the system message it is; the rest as the turns.
   try {
-    const res = await chatCall(chatModel(target.url, apiKey, target.model ?? "model", headers), { turns: req.turns, tools: req.tools, seed: req.seed, signal: req.signal, timeoutMs: target.timeoutMs });
+    const res = await chatCall(chatModel(target.url, apiKey, target.model ?? "model", headers, "target", targetFetch()), { turns: req.turns, tools: req.tools, seed: req.seed, signal: req.signal, timeoutMs: target.timeoutMs });
     const steps = res.toolCalls.map((c) => ({ ...emptyStep(), toolCall: { id: c.id, name: c.name, arguments: c.input }, modelName: target.model }));
     return checkReply(target, { text: res.text, steps, inputTokens: res.inputTokens, outputTokens: res.outputTokens, model: target.model });
   } catch (error) {
     if (error instanceof TargetError) throw error;
-    throw failure(target, error, req.signal);
+    throw failure(target, unwrapped(error), req.signal, secrets);
+  }
+}
+
+/** The AI SDK wraps a failed fetch in an APICallError: the guard's own error, when it is the cause, says more. */
+function unwrapped(error: unknown): unknown {
+  for (let e: unknown = error, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) if (e instanceof TargetHttpError) return e;
+  return error;
+}
+
+/** One POST through the guarded client; an error becomes the TargetError a generation records. */
+async function post(target: TargetRow, req: TargetRequest, body: string): Promise<{ status: number; ok: boolean; text: string }> {
+  let headers: Record<string, string> = {};
+  try {
+    headers = resolvedHeaders(target.headers);
+    const res = await targetPost(target.url, { headers: { "content-type": "application/json", ...headers }, body, signal: req.signal, timeoutMs: target.timeoutMs });
+    if (!res.ok) throw new TargetError(scrubSecrets(`target ${target.name} answered ${res.status}: ${res.text.slice(0, 300)}`, target.url, Object.values(headers)));
+    return res;
+  } catch (error) {
+    if (error instanceof TargetError) throw error;
+    throw failure(target, error, req.signal, Object.values(headers));
   }
 }
 
@@ -114,16 +143,7 @@ const parseMaybe = (text: string): unknown => {
 };
 
 async function httpJson(target: TargetRow, req: TargetRequest): Promise<TargetReply> {
-  const signal = withTimeout(req.signal, target.timeoutMs);
-  let res: Response;
-  try {
-    res = await fetch(target.url, { method: "POST", headers: { "content-type": "application/json", ...resolvedHeaders(target.headers) }, body: JSON.stringify(fillTemplate(target.requestTemplate ?? "{}", req)), signal });
-  } catch (error) {
-    if (error instanceof TargetError) throw error;
-    throw failure(target, error, req.signal);
-  }
-  const text = await res.text().catch(() => "");
-  if (!res.ok) throw new TargetError(`target ${target.name} answered ${res.status}: ${text.slice(0, 300)}`);
+  const { text } = await post(target, req, JSON.stringify(fillTemplate(target.requestTemplate ?? "{}", req)));
   const body = parseMaybe(text);
   const reply = valueAt(body, target.replyPath ?? "reply");
   if (reply !== undefined && reply !== null && typeof reply !== "string") throw new TargetError(`target ${target.name}: ${target.replyPath} holds ${typeof reply}, not text`);
@@ -161,25 +181,18 @@ export function readUiMessageStream(text: string, model: string | null): { text:
 }
 
 async function aiSdkUi(target: TargetRow, req: TargetRequest): Promise<TargetReply> {
-  const signal = withTimeout(req.signal, target.timeoutMs);
   const messages = req.turns.filter((t) => t.role !== "system").map((t, i) => ({ id: `m${i}`, role: t.role, parts: [{ type: "text", text: t.content }] }));
-  let body: string;
-  try {
-    const res = await fetch(target.url, { method: "POST", headers: { "content-type": "application/json", ...resolvedHeaders(target.headers) }, body: JSON.stringify({ id: req.sessionId, messages, trigger: "submit-message" }), signal });
-    body = await res.text();
-    if (!res.ok) throw new TargetError(`target ${target.name} answered ${res.status}: ${body.slice(0, 300)}`);
-  } catch (error) {
-    if (error instanceof TargetError) throw error;
-    throw failure(target, error, req.signal);
-  }
+  const { text: body } = await post(target, req, JSON.stringify({ id: req.sessionId, messages, trigger: "submit-message" }));
   const read = readUiMessageStream(body, target.model);
   if (read.error) throw new TargetError(`target ${target.name} streamed an error: ${read.error.slice(0, 300)}`);
   return checkReply(target, { text: read.text, steps: read.steps, inputTokens: 0, outputTokens: 0, model: target.model });
 }
 
-/** The target's reply to the conversation so far. */
+const clients: Record<TargetKind, (target: TargetRow, req: TargetRequest) => Promise<TargetReply>> = { openai_chat: openAIChat, http_json: httpJson, ai_sdk_ui: aiSdkUi };
+
+/** The target's reply to the conversation so far; a kind with no client is an error, never another kind's client. */
 export function callTarget(target: TargetRow, req: TargetRequest): Promise<TargetReply> {
-  if (target.kind === "openai_chat") return openAIChat(target, req);
-  if (target.kind === "http_json") return httpJson(target, req);
-  return aiSdkUi(target, req);
+  const client = Object.hasOwn(clients, target.kind) ? clients[target.kind] : undefined;
+  if (!client) return Promise.reject(new TargetError(`target ${target.name} has kind ${String(target.kind)}, which no client serves (${targetKinds.join(", ")})`));
+  return client(target, req);
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { createGenerationBody, evaluateGenerationBody, generationEstimateSchema, generationSchema, listGenerationsQuery } from "@/lib/schemas/generations";
 import { executionSchema } from "@/lib/schemas/executions";
 import { createTargetBody, targetSchema, updateTargetBody } from "@/lib/schemas/targets";
-import { badRequest, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
+import { badRequest, forbiddenResponse, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 
 const tag = "Targets and generations";
@@ -33,24 +33,28 @@ export const generationOperations: Operation[] = [
     path: "/targets",
     operationId: "createTarget",
     summary: "Add an agent or model to test: openai_chat, http_json or ai_sdk_ui",
-    description: "Header values may be `${env:NAME}`, read from the server's environment when a request is sent; no header value is ever shown again (`header_names` only).",
+    description:
+      "Header values may be `${env:NAME}` for names an admin listed in TARGET_SECRET_ENV (any other name: 422), read from the server's environment when a request is sent; no header value is ever shown again (`header_names` only). " +
+      "A url whose host is a refused address (TARGET_DENY_NETWORKS: link-local, cloud metadata, unspecified) or a metadata name is refused with 422; names are checked again on the address connected. " +
+      "Redirects are followed within the target's origin only; a reply past TARGET_MAX_REPLY_BYTES or timeout_ms fails the conversation naming the limit (docs/generations.md).",
     tag,
     body: createTargetBody,
-    responses: { 201: { description: "The target", schema: targetSchema }, 400: badRequest },
+    responses: { 201: { description: "The target", schema: targetSchema }, 400: badRequest, 422: unprocessableResponse },
   },
-  { method: "get", path: "/targets", operationId: "listTargets", summary: "Every target", tag, responses: { 200: { description: "The targets, oldest first", schema: targetSchema, array: true } } },
+  { method: "get", path: "/targets", operationId: "listTargets", summary: "Every target (a url's credentials — user, password, query values — shown as *** except to admins)", tag, responses: { 200: { description: "The targets, oldest first", schema: targetSchema, array: true } } },
   { method: "get", path: "/targets/{id}", operationId: "getTarget", summary: "One target", tag, params: idParams, responses: { 200: { description: "The target", schema: targetSchema }, 400: badRequest, 404: notFoundResponse } },
   {
     method: "patch",
     path: "/targets/{id}",
     operationId: "updateTarget",
-    summary: "Change a target (checked as a whole, as a new one is)",
+    summary: "Change a target (checked as a whole, as a new one is; its owner or an admin only)",
+    description: "Only the target's owner (`user_id`) or an admin may change it (403 otherwise). A new `url` drops the stored headers unless `headers` is given again.",
     tag,
     params: idParams,
     body: updateTargetBody,
-    responses: { 200: { description: "The target", schema: targetSchema }, 400: badRequest, 404: notFoundResponse, 422: unprocessableResponse },
+    responses: { 200: { description: "The target", schema: targetSchema }, 400: badRequest, 403: forbiddenResponse, 404: notFoundResponse, 422: unprocessableResponse },
   },
-  { method: "delete", path: "/targets/{id}", operationId: "deleteTarget", summary: "Delete a target (its generations keep their datasets)", tag, params: idParams, responses: { 204: noContentResponse, 400: badRequest, 404: notFoundResponse } },
+  { method: "delete", path: "/targets/{id}", operationId: "deleteTarget", summary: "Delete a target (its owner or an admin only; its generations keep their datasets)", tag, params: idParams, responses: { 204: noContentResponse, 400: badRequest, 403: forbiddenResponse, 404: notFoundResponse } },
   {
     method: "post",
     path: "/generations",

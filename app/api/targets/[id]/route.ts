@@ -6,14 +6,14 @@ import { deleteTarget, getTargetRow, toTargetWire, updateTarget } from "@/lib/ta
 
 export const dynamic = "force-dynamic";
 
-export const GET = route({ params: idParams, handler: async ({ params }) => json(toTargetWire(await getTargetRow(params.id))) });
+export const GET = route({ params: idParams, handler: async ({ params, caller }) => json(toTargetWire(await getTargetRow(params.id), caller)) });
 
 export const PATCH = route({
   params: idParams,
   body: updateTargetBody,
-  handler: async ({ params, body }) =>
+  handler: async ({ params, body, caller }) =>
     json(
-      await updateTarget(params.id, body, (merged) => {
+      await updateTarget(params.id, body, caller, (merged) => {
         const parsed = createTargetBody.safeParse(merged);
         if (!parsed.success) throw new AppError("unprocessable", `The target would be invalid: ${parsed.error.issues[0]?.message ?? "invalid"}`, zodDetails(parsed.error));
         return parsed.data;
@@ -23,8 +23,8 @@ export const PATCH = route({
 
 export const DELETE = route({
   params: idParams,
-  handler: async ({ params }) => {
-    await deleteTarget(params.id);
+  handler: async ({ params, caller }) => {
+    await deleteTarget(params.id, caller);
     return noContent();
   },
 });

@@ -3,6 +3,7 @@ import { DatasetPageHeader } from "@/components/datasets/dataset-page-header";
 import { GenerateForm } from "@/components/generation/generate-form";
 import { GenerationLive } from "@/components/generation/generation-live";
 import { GenerationsList } from "@/components/generation/generations-list";
+import { pageCaller } from "@/lib/api/page-caller";
 import { loadForPage } from "@/lib/api/page-params";
 import { getDataset, listConversations } from "@/lib/datasets";
 import { getGeneration, listGenerations } from "@/lib/generation";
@@ -39,7 +40,7 @@ export default async function GeneratePage({ params, searchParams }: { params: P
         <GenerationLive initial={ours} sourceMetrics={await listMetrics(dataset.id)} sourceNames={await namesOf(dataset.id)} />
       ) : (
         <>
-          <GenerateForm datasetId={dataset.id} targets={await listTargets()} />
+          <GenerateForm datasetId={dataset.id} targets={await listTargets(await pageCaller())} />
           <GenerationsList datasetId={dataset.id} {...await listGenerations({ sourceDatasetId: dataset.id, limit: 20, offset: 0 })} />
         </>
       )}
