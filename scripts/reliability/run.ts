@@ -15,6 +15,7 @@ import { TurnscopeServer } from "./server";
 import { accessSection, hostileSection, opsSection, outputSafetySection, userInputSection } from "./security";
 import { ReliabilityStore, storeKindFromArgs } from "./store";
 import { boundsSection } from "./bounds";
+import { seedTargetAndGeneration, targetsSection } from "./targets";
 
 const short = process.argv.includes("--short");
 /** `--only <section>` (repeatable) runs just those sections, for working on one of them. */
@@ -100,6 +101,8 @@ async function main() {
     const guarded = new TurnscopeServer({ port: basePort + 1, ...(await store.database("guarded")), env: { ...env, API_TOKEN: secrets.token } });
     try {
       await guarded.start();
+      // Before access: it ends by locking this client's address out. It leaves a target and a generation in the store, so the role matrix meets real rows.
+      await runSection("targets are no door out", () => targetsSection(guarded, secrets));
       await runSection("access", () => accessSection(guarded, secrets));
     } finally {
       await guarded.stop("SIGTERM").catch(() => guarded.stop("SIGKILL"));
@@ -118,7 +121,11 @@ async function main() {
     await server.start();
     console.log(`▸ server started (${since(booting)})`);
     await runSection("operations", () => opsSection(server));
-    await runSection("hostile input", () => hostileSection(server));
+    // The fuzz meets a real target and generation at the ids it tries (issue 48).
+    await runSection("hostile input", async () => {
+      await seedTargetAndGeneration(server);
+      return hostileSection(server);
+    });
     await runSection("load", () => loadSection(server, double, sizes));
     await runSection("faults", () => faultSection(server, double, sizes));
     const ownServersError = await ownServersDone;
