@@ -27,12 +27,26 @@ export type ModeInput = {
   usage: Usage;
   /** Told after each call to the target or the simulator ends (answered or not), its usage counted. */
   callEnded?: () => void;
+  /**
+   * Asked before each call to the target or the simulator: true stops the conversation there (it throws
+   * {@link BudgetReached}), so a generation's max_cost_usd stops new calls, not only new conversations.
+   */
+  stopBeforeCall?: () => boolean;
   maxTurns: number;
   simulator: { model?: string; scenario_path?: string; persona?: string; stop_token: string };
   seed?: number;
 };
 
 class SimulatorError extends Error {}
+
+/** A conversation stopped before its next call because the generation's max_cost_usd was reached. */
+export class BudgetReached extends Error {
+  override name = "BudgetReached";
+}
+
+function mayCall(input: ModeInput): void {
+  if (input.stopBeforeCall?.()) throw new BudgetReached("budget reached before the next call");
+}
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const text = (m: { content: string | null }) => m.content ?? "";
@@ -64,6 +78,7 @@ const replyMessage = (reply: TargetReply, meta: Record<string, unknown> = {}): M
 });
 
 async function ask(input: ModeInput, turns: Turn[], sessionId: string): Promise<TargetReply> {
+  mayCall(input);
   input.usage.targetCalls++;
   try {
     const reply = await callTarget(input.target, { turns, sessionId, tools: declaredTools(input.source.conversation.agents), signal: input.signal, seed: input.seed });
@@ -185,6 +200,7 @@ async function simulatorTurn(input: ModeInput, system: string, history: Turn[]):
     ? history.map((t) => ({ role: t.role === "assistant" ? ("user" as const) : ("assistant" as const), content: t.content }))
     : [{ role: "user" as const, content: "(The conversation starts now. Write your first message to the assistant.)" }];
   if (messages[0].role === "assistant") messages.unshift({ role: "user", content: "(The conversation starts now. Write your first message to the assistant.)" });
+  mayCall(input);
   input.usage.simulatorCalls++;
   try {
     const res = await chatCall(chatModel(config.baseURL, config.apiKey ?? "not-needed", model, {}, "simulator"), {

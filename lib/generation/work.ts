@@ -18,7 +18,7 @@ import { log } from "@/lib/log";
 import { createGenerationBody, stopReasons, type CreateGenerationInput, type Generation } from "@/lib/schemas/generations";
 import { getTargetRow } from "@/lib/targets";
 import { announceGeneration } from "./events";
-import { nextTurn, replay, simulate, type Made, type ModeInput, type StopReason, type Usage } from "./modes";
+import { BudgetReached, nextTurn, replay, simulate, type Made, type ModeInput, type StopReason, type Usage } from "./modes";
 
 export type StopKind = "cancel" | "drain" | "lost";
 /** How the queue tells a generation to stop: `stop` aborts its calls; `draining` only stops new conversations. */
@@ -66,6 +66,14 @@ export function requestOf(row: GenerationRow): CreateGenerationInput {
   });
 }
 
+/** What a generation stopped by its max_cost_usd says in `error` (its wire `stop_reason` is then `budget`). */
+export const BUDGET_PREFIX = "budget reached:";
+function budgetMessage(spentUsd: number | null, limitUsd: number, cutShort: number, notStarted: number): string {
+  const spent = spentUsd === null ? "" : ` $${spentUsd.toFixed(4)} spent of`;
+  return `${BUDGET_PREFIX}${spent} max_cost_usd $${limitUsd}; no call was started after it. ` +
+    `${cutShort} conversation(s) stopped mid-way were not written (their calls are counted in usage), ${notStarted} not started`;
+}
+
 const failed = (r: StopReason) => r === "target_error" || r === "simulator_error";
 
 /** Work a generation this process has claimed, until it ends, is cancelled, given back or lost. */
@@ -91,11 +99,29 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
   }
   let budgetReached = false;
   const progress = () => ({ completed, failed: failedCount, usage: usageWire(base, usage), stopReasons: reasons });
-  const overBudget = () => {
-    const cost = usageWire(base, usage).cost_usd;
-    return body.max_cost_usd !== undefined && cost !== null && cost >= body.max_cost_usd;
+  // The cost so far (earlier attempts' and this one's calls), each call priced once as it is counted:
+  // asked before every call to the target or the simulator, so max_cost_usd stops new calls at once
+  // and the spend ends within the calls already in flight (each conversation has at most one out).
+  let priced = 0;
+  let spent: number | null = base.cost_usd;
+  const spentNow = (): number | null => {
+    for (; priced < usage.calls.length; priced++) {
+      const c = usage.calls[priced];
+      if (c.inputTokens + c.outputTokens === 0) continue;
+      const one = costOf(c.model ?? "", c.inputTokens, c.outputTokens);
+      spent = one === null || spent === null ? null : spent + one;
+    }
+    return spent;
   };
-  budgetReached = overBudget();
+  const overBudget = () => {
+    if (budgetReached) return true;
+    const cost = body.max_cost_usd === undefined ? null : spentNow();
+    if (cost !== null && cost >= body.max_cost_usd!) budgetReached = true;
+    return budgetReached;
+  };
+  overBudget();
+  let cutShort = 0;
+  let notStarted = 0;
   // Progress is saved as each call ends, not only when a conversation is written: a process that dies
   // mid-conversation leaves its answered calls counted (only those still out at that moment are not),
   // and a generation taken up again adds its own to them. One save at a time, each of the latest
@@ -122,16 +148,22 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
   const { signal } = control;
   let leftUndone = 0;
   const one = async (conversationId: number, repeat: number) => {
-    if (budgetReached) return;
+    if (overBudget()) return void notStarted++;
     if (signal.aborted || control.draining()) return void leftUndone++;
     const source = (await getConversationTrees([conversationId])).get(conversationId);
     if (!source) return;
-    const input: ModeInput = { source, target, repeat, generationId: row.id, signal, usage, callEnded: () => void saveProgress(), maxTurns: body.max_turns, simulator: body.simulator, seed: body.seed === undefined ? undefined : body.seed + repeat };
+    const input: ModeInput = {
+      source, target, repeat, generationId: row.id, signal, usage, callEnded: () => void saveProgress(), stopBeforeCall: overBudget,
+      maxTurns: body.max_turns, simulator: body.simulator, seed: body.seed === undefined ? undefined : body.seed + repeat,
+    };
     let made: Made;
     try {
       made = await mode(input);
     } catch (error) {
       if (signal.aborted) return void leftUndone++;
+      // Stopped before a call by the budget: not written (a conversation cut short by the budget is no
+      // result of the target), its calls counted in usage.
+      if (error instanceof BudgetReached) return void cutShort++;
       throw error;
     }
     if (signal.aborted) return void leftUndone++;
@@ -148,7 +180,7 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
     else completed++;
     await saveProgress();
     announceGeneration(row.id);
-    if (overBudget()) budgetReached = true;
+    overBudget();
   };
   const tasks: Array<Promise<void>> = [];
   for (let repeat = 0; repeat < body.repeats; repeat++) {
@@ -165,7 +197,7 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
     return;
   }
   const status = stop === "cancel" || budgetReached ? "cancelled" : failedCount > 0 && completed === 0 ? "failed" : "completed";
-  const error = budgetReached ? `budget reached: max_cost_usd ${body.max_cost_usd}; the conversations not started were not generated` : stop === "cancel" ? "cancelled" : null;
+  const error = budgetReached ? budgetMessage(progress().usage.cost_usd, body.max_cost_usd!, cutShort, notStarted) : stop === "cancel" ? "cancelled" : null;
   await finishGeneration(row.id, owner, { ...progress(), status, error, finishedAt: new Date().toISOString() });
   announceGeneration(row.id);
 }

@@ -34,7 +34,15 @@ export const createGenerationBody = z.object({
     .default({ stop_token: "###STOP###" }),
   seed: z.number().int().min(0).max(2 ** 31 - 1).optional(),
   batch_size: z.number().int().min(1).max(256).optional().describe("Conversations at once (at most the target's max_concurrency)"),
-  max_cost_usd: z.number().positive().optional().describe("Stop starting conversations once the target's and the simulator's calls cost this much (JUDGE_PRICES)"),
+  max_cost_usd: z
+    .number()
+    .positive()
+    .optional()
+    .describe(
+      "Stop once the target's and the simulator's calls cost this much (JUDGE_PRICES): checked before every call, so no call starts after it and the spend ends " +
+        "within the calls already in flight (at most one per conversation at once). The generation ends `cancelled` with `stop_reason: \"budget\"`; " +
+        "conversations stopped mid-way are not written. Refused (422) when a model it would call has no price, or when nothing it calls reports tokens",
+    ),
   dry_run: z.boolean().optional().default(false),
   name: z.string().trim().min(1).max(200).optional().describe("Name of the new dataset"),
 });
@@ -53,6 +61,7 @@ export const generationSchema = z
     usage: z.object({ target_calls: z.number().int(), simulator_calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() }),
     stop_reasons: z.object(Object.fromEntries(stopReasons.map((r) => [r, z.number().int()])) as Record<(typeof stopReasons)[number], z.ZodNumber>),
     error: z.string().nullable(),
+    stop_reason: z.enum(["budget"]).optional().describe("`budget`: stopped (cancelled) when its calls' cost reached max_cost_usd; `error` says how much was spent"),
     params: z.record(z.string(), z.unknown()),
     created_at: isoTimestamp,
     started_at: isoTimestamp.nullable(),

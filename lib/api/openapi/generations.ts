@@ -22,8 +22,9 @@ const generationDescription =
   "conversation with `stop_reason: target_error` (counted in `failed`, never a pass); a simulator's with `simulator_error`. " +
   "Queued: any server or worker process claims it (a lease it renews; one whose process died is taken up by another where it " +
   "was), the target's `max_concurrency` (or `batch_size`) conversations at once; `max_cost_usd` " +
-  "stops starting conversations once the target's and the simulator's calls cost that much (JUDGE_PRICES; the generation ends " +
-  "`cancelled`). A filter the grid cannot read, or one that matches none of the chosen conversations, is refused with 422 naming " +
+  "is checked before every call to the target and the simulator, so no call starts once their calls cost that much (JUDGE_PRICES) " +
+  "and the spend ends within the calls in flight; the generation ends `cancelled` with `stop_reason: budget`, and a budget a " +
+  "model without a price would make unkeepable is refused with 422. A filter the grid cannot read, or one that matches none of the chosen conversations, is refused with 422 naming " +
   "`filter`. `dry_run`: 200 with the target's and the simulator's calls, their tokens estimated from the source's text and their " +
   "cost priced with JUDGE_PRICES (null, said in `notes`, where a model has no price); nothing is created and nothing is sent.";
 
