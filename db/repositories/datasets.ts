@@ -89,12 +89,18 @@ export async function datasetExists({ id }: { id: number }): Promise<boolean> {
   return rows.length > 0;
 }
 
-export async function listDatasets(opts: { limit: number; offset: number; userId?: string }): Promise<{
+/** `lower(column)` contains `text` in any case (ASCII case on SQLite); `%`, `_` and backslash in the text are taken literally. */
+function nameContains(column: typeof datasetsTable.name | typeof conversationsTable.name, text: string) {
+  const pattern = `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+  return sql`lower(${column}) like ${pattern} escape '\\'`;
+}
+
+export async function listDatasets(opts: { limit: number; offset: number; userId?: string; name?: string }): Promise<{
   items: DatasetWithCounts[];
   total: number;
 }> {
   const db = await database();
-  const where = opts.userId ? eq(datasetsTable.userId, opts.userId) : undefined;
+  const where = and(opts.userId ? eq(datasetsTable.userId, opts.userId) : undefined, opts.name ? nameContains(datasetsTable.name, opts.name) : undefined);
   const items = await withCounts(
     await db.select(datasetColumns()).from(datasetsTable).where(where).orderBy(desc(datasetsTable.createdAt), desc(datasetsTable.id)).limit(opts.limit).offset(opts.offset),
   );
@@ -129,13 +135,17 @@ const conversationCounts = {
   stepCount: sql<number>`(select count(*) from steps s where s.conversation_id = "conversations"."id")`,
 };
 
-export async function listConversations(opts: { datasetId: number; limit: number; offset: number; ids?: number[] }): Promise<{
+export async function listConversations(opts: { datasetId: number; limit: number; offset: number; ids?: number[]; name?: string }): Promise<{
   items: ListedConversation[];
   total: number;
 }> {
   const db = await database();
   const c = conversationsTable;
-  const where = and(eq(c.datasetId, opts.datasetId), opts.ids ? inJsonIntegers(c.id, sql`${JSON.stringify(opts.ids)}`) : undefined);
+  const where = and(
+    eq(c.datasetId, opts.datasetId),
+    opts.ids ? inJsonIntegers(c.id, sql`${JSON.stringify(opts.ids)}`) : undefined,
+    opts.name ? nameContains(c.name, opts.name) : undefined,
+  );
   const items = await db
     .select({
       ...conversationColumns(),

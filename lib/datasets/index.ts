@@ -38,7 +38,8 @@ export async function createDataset(input: { name: string; description?: string 
   return toDataset(await repo.createDataset(input));
 }
 
-export async function listDatasets(opts: { limit: number; offset: number; userId?: string }) {
+/** A page of datasets, newest first; `name`: only those whose name contains it (any case). */
+export async function listDatasets(opts: { limit: number; offset: number; userId?: string; name?: string }) {
   const { items, total } = await repo.listDatasets(opts);
   return { items: items.map(toDataset), total };
 }
@@ -65,7 +66,8 @@ export async function deleteDataset(id: number): Promise<void> {
   if (!await repo.deleteDataset({ id })) throw notFound("Dataset", id);
 }
 
-export async function listConversations(datasetId: number, opts: { limit: number; offset: number; ids?: number[] }) {
+/** A page of a dataset's conversations in position order; `name`: only those whose name contains it (any case). 404 for an unknown dataset. */
+export async function listConversations(datasetId: number, opts: { limit: number; offset: number; ids?: number[]; name?: string }) {
   await assertDatasetExists(datasetId);
   const { items, total } = await repo.listConversations({ datasetId, ...opts });
   return { items: items.map((row) => toConversationSummary(row, row.firstUser)), total };

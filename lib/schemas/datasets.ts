@@ -16,8 +16,11 @@ export const updateDatasetBody = z
     message: "give at least one of name, description",
   });
 
+const nameSearch = z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters");
+
 export const listDatasetsQuery = paginationQuery.extend({
   user_id: userId.optional().describe("Only datasets of this user"),
+  name: nameSearch.optional().describe("Only datasets whose name contains this text, in any case"),
 });
 
 export const listConversationsQuery = paginationQuery.extend({
@@ -28,6 +31,7 @@ export const listConversationsQuery = paginationQuery.extend({
     .pipe(z.array(z.number().int().min(1).max(2 ** 31 - 1)).min(1).max(500))
     .optional()
     .describe("Only these conversations of the dataset (up to 500 ids, comma-separated); ids of other datasets are left out"),
+  name: nameSearch.optional().describe("Only conversations whose name contains this text, in any case (conversations without a name never match)"),
 });
 
 export const datasetSchema = z

@@ -89,6 +89,24 @@ describe("GET /api/datasets", () => {
     expect(second.json.map((d: { name: string }) => d.name)).toEqual(["one"]);
   });
 
+  it("finds datasets by a part of their name in any case, % and _ taken literally", async () => {
+    const user = `finder-${Date.now()}`;
+    for (const name of ["Refund Bot", "refunds 50%", "billing_v2", "billingXv2"]) await create({ name, user_id: user });
+    const names = async (q: string) => {
+      const res = await call(collection.GET, "GET", `/api/datasets?user_id=${user}&${q}`);
+      expect(res.status).toBe(200);
+      expect(res.headers.get("x-total-count")).toBe(String(res.json.length));
+      return res.json.map((d: { name: string }) => d.name);
+    };
+    expect(await names("name=REFUND")).toEqual(["refunds 50%", "Refund Bot"]);
+    expect(await names("name=50%25")).toEqual(["refunds 50%"]);
+    expect(await names("name=g_v")).toEqual(["billing_v2"]);
+    expect(await names("name=nothing")).toEqual([]);
+    const empty = await call(collection.GET, "GET", "/api/datasets?name=%20");
+    expect(empty.status).toBe(400);
+    expect(empty.json.error.details[0].path).toBe("name");
+  });
+
   it.each(["limit=0", "limit=501", "limit=abc", "limit=-1", "offset=-5", "offset=1.5", "limit=99999999999999999999"])(
     "rejects %s with 400",
     async (q) => {
@@ -193,6 +211,17 @@ describe("conversations", () => {
     const bad = await call(conversations.GET, "GET", `/api/datasets/${ds.id}/conversations?ids=1,x`, { params: { id: ds.id } });
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.json)).toContain("ids");
+  });
+
+  it("finds a dataset's conversations by a part of their name, in any case", async () => {
+    const { json: ds } = await create({ name: "named conversations" });
+    await insertConversationFixture(ds.id, { position: 0, name: "Refund call" });
+    await insertConversationFixture(ds.id, { position: 1, name: "booking" });
+    await insertConversationFixture(ds.id, { position: 2, name: "late refund" });
+    const res = await call(conversations.GET, "GET", `/api/datasets/${ds.id}/conversations?name=refund`, { params: { id: ds.id } });
+    expect(res.status).toBe(200);
+    expect(res.json.map((c: { name: string }) => c.name)).toEqual(["Refund call", "late refund"]);
+    expect(res.headers.get("x-total-count")).toBe("2");
   });
 
   it("returns one conversation with messages and steps, meta exactly as stored", async () => {

@@ -14,7 +14,7 @@ export const POST = route({
 export const GET = route({
   query: listDatasetsQuery,
   handler: async ({ query }) => {
-    const { items, total } = await listDatasets({ limit: query.limit, offset: query.offset, userId: query.user_id });
+    const { items, total } = await listDatasets({ limit: query.limit, offset: query.offset, userId: query.user_id, name: query.name });
     return page(items, total);
   },
 });
