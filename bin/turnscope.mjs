@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // `npx turnscope eval`: a CI gate that is a thin client of a running Turnscope server's REST API.
 // Exit status: 0 every gate holds; 1 a threshold or a regression failed; 2 it could not evaluate
-// (refused credential, unreachable server or judge, nothing evaluated, a baseline that does not exist).
+// (refused credential, unreachable server or judge, nothing evaluated, a baseline that does not exist,
+// anything it cannot understand, no answer within --timeout). It never prints a secret, and a file its
+// config names must lie inside the working directory (docs/ci.md, "The exit contract on every input").
 // The verdict (cases, thresholds, McNemar, bootstrap, the dataset's fingerprint) is computed by the
 // server (`GET /api/evaluation-pipeline-executions/gate`); this file asks, waits and writes the reports.
 import fs from "node:fs";
@@ -27,11 +29,16 @@ regression failed) or 2 (it could not evaluate). Options may also come from a JS
   --mode <mode>            with --target: next_turn, replay or simulate (default replay)
   --max-turns <n>          with --mode simulate: user turns at most (default 10)
   --batch-size <n>         judge calls in flight (default 16)
-  --timeout <seconds>      give up waiting for a run after this long (default 3600)
+  --timeout <seconds>      the longest the whole command may take: every request, the upload and the
+                           waits for the generation and the runs (default 3600)
   --junit <file>           JUnit XML: one test case per conversation × metric
   --json <file>            the gate's report and the runs, as JSON
   --markdown <file>        a table for a pull-request comment
-  --config <file>          a JSON file with the same settings (dataset, metrics, baseline, min: {name: value}, …)
+  --config <file>          a JSON file with the same settings (dataset, metrics, baseline, min: {name: value}, …);
+                           the files it names (dataset, reports) must lie inside the working directory
+
+Anything it cannot understand (an unknown option, a value it cannot read) exits 2 with the reason. A URL
+holding a user, password or query string is refused: the key goes in --key or TURNSCOPE_API_KEY.
 `;
 
 class Stop extends Error {
@@ -41,86 +48,254 @@ class Stop extends Error {
   }
 }
 const couldNot = (message) => new Stop(2, message);
-const log = (line) => process.stderr.write(`${line}\n`);
+
+// Secrets this run knows (the key, and anything a URL would carry): never written to stderr or a report,
+// whatever a server's error message echoes back.
+const secrets = new Set();
+const redact = (text) => {
+  let out = String(text);
+  for (const secret of secrets) if (secret.length >= 3) out = out.split(secret).join("***");
+  return out;
+};
+const log = (line) => process.stderr.write(`${redact(line)}\n`);
+
+/** Every option: `value` takes one, `list` may be repeated, `switch` takes none. */
+const OPTIONS = {
+  url: "value", key: "value", dataset: "value", metric: "list", baseline: "value", min: "list", threshold: "value",
+  repeats: "value", target: "value", mode: "value", "max-turns": "value", "batch-size": "value", timeout: "value",
+  junit: "value", json: "value", markdown: "value", config: "value", help: "switch",
+};
+/** The keys a config file may hold. */
+const CONFIG_KEYS = ["url", "key", "dataset", "metrics", "baseline", "min", "threshold", "repeats", "batch_size", "timeout", "junit", "json", "markdown", "target", "mode", "max_turns"];
+
+function distance(a, b) {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0];
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const next = Math.min(row[j] + 1, row[j - 1] + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = row[j];
+      row[j] = next;
+    }
+  }
+  return row[b.length];
+}
+const didYouMean = (name, known, prefix) => {
+  const near = known.map((k) => [k, distance(name, k)]).filter(([, d]) => d <= 2).sort((x, y) => x[1] - y[1])[0];
+  return near ? ` (did you mean ${prefix}${near[0]}?)` : "";
+};
 
 function parseArgs(argv) {
   const out = { metric: [], min: [] };
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i];
-    if (arg === "-h" || arg === "--help") out.help = true;
-    else if (arg.startsWith("--")) {
-      const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
-      const value = inline ?? argv[++i];
-      if (value === undefined) throw couldNot(`--${name} needs a value`);
-      const key = name.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
-      if (key === "metric" || key === "min") out[key].push(value);
-      else out[key] = value;
-    } else (out._ ??= []).push(arg);
+    if (arg === "-h" || arg === "--help") {
+      out.help = true;
+      continue;
+    }
+    // A value is never echoed: a mistyped `--kye sk-…` must not print the key.
+    if (!arg.startsWith("--")) throw couldNot(`unexpected argument #${i + 1} (not an option; options start with --, see --help)`);
+    const [name, inline] = arg.slice(2).split(/=(.*)/s, 2);
+    const kind = OPTIONS[name];
+    if (!kind) throw couldNot(`unknown option --${name}${didYouMean(name, Object.keys(OPTIONS), "--")}; see --help`);
+    if (kind === "switch") {
+      if (inline !== undefined) throw couldNot(`--${name} takes no value`);
+      out[name] = true;
+      continue;
+    }
+    let value = inline;
+    if (value === undefined) {
+      value = argv[++i];
+      if (value === undefined || (value.startsWith("--") && OPTIONS[value.slice(2).split("=")[0]])) throw couldNot(`--${name} needs a value`);
+    }
+    if (name === "key") secrets.add(value);
+    const key = name.replace(/-([a-z])/g, (_, c) => c.toUpperCase());
+    if (kind === "list") out[key].push(value);
+    else out[key] = value;
   }
   return out;
+}
+
+/** The server's address: http(s), no user or password, no query or fragment (a key goes in --key). */
+function serverUrl(raw, from) {
+  let u;
+  try {
+    u = new URL(String(raw));
+  } catch {
+    throw couldNot(`${from} is not a URL (write http://host:port)`);
+  }
+  if (u.username || u.password) {
+    for (const part of [u.password, u.username].filter(Boolean)) {
+      secrets.add(part);
+      secrets.add(decodeURIComponent(part));
+    }
+    throw couldNot(`${from} holds a user or password (${u.protocol}//***@${u.host}): give the server's key with --key or TURNSCOPE_API_KEY instead`);
+  }
+  if (u.search || u.hash) {
+    for (const [, v] of u.searchParams) if (v) secrets.add(v);
+    if (u.hash.length > 1) secrets.add(u.hash.slice(1));
+    throw couldNot(`${from} takes no query string or fragment (${u.protocol}//${u.host}${u.pathname}?***): give the server's key with --key or TURNSCOPE_API_KEY`);
+  }
+  if (!["http:", "https:"].includes(u.protocol)) throw couldNot(`${from} must be an http:// or https:// URL`);
+  return `${u.origin}${u.pathname}`.replace(/\/+$/, "");
+}
+
+function number(value, what, { integer = false, min, max }) {
+  const text = String(value).trim();
+  const n = text === "" ? NaN : Number(text);
+  const ok = Number.isFinite(n) && (!integer || Number.isInteger(n)) && n >= min && (max === undefined || n <= max);
+  if (!ok) throw couldNot(`${what} must be ${integer ? "an integer" : "a number"} ${max === undefined ? `of at least ${min}` : `from ${min} to ${max}`}${typeof value === "string" && value.length <= 40 ? ` (got ${JSON.stringify(value)})` : ""}`);
+  return n;
+}
+
+/**
+ * A path a config file names (the dataset to upload, a report to write) must lie inside the working
+ * directory, symlinks resolved: a pull request that edits the config must not make CI upload, or
+ * overwrite, another file of the runner.
+ */
+function insideWorkingDirectory(file, what) {
+  const cwd = fs.realpathSync(process.cwd());
+  let real;
+  try {
+    real = fs.realpathSync(file);
+  } catch {
+    // Not there (yet): its folder, resolved, and its name.
+    let dir = path.dirname(file);
+    const rest = [path.basename(file)];
+    for (;;) {
+      try {
+        real = path.join(fs.realpathSync(dir), ...rest);
+        break;
+      } catch {
+        if (path.dirname(dir) === dir) {
+          real = path.resolve(file);
+          break;
+        }
+        rest.unshift(path.basename(dir));
+        dir = path.dirname(dir);
+      }
+    }
+  }
+  const rel = path.relative(cwd, real);
+  if (rel === "" || rel.startsWith("..") || path.isAbsolute(rel)) {
+    throw couldNot(`${what} ${file} is outside the working directory ${cwd}${real !== path.resolve(file) ? ` (it resolves to ${real})` : ""}: a config file may only name files inside it`);
+  }
+  return real;
+}
+
+function readConfig(configPath) {
+  let file;
+  try {
+    file = JSON.parse(fs.readFileSync(configPath, "utf8"));
+  } catch (error) {
+    throw couldNot(`cannot read the config ${configPath}: ${error.message}`);
+  }
+  if (typeof file !== "object" || file === null || Array.isArray(file)) throw couldNot(`the config ${configPath} must be a JSON object`);
+  for (const k of Object.keys(file)) {
+    if (!CONFIG_KEYS.includes(k)) throw couldNot(`the config ${configPath} has an unknown key ${JSON.stringify(k)}${didYouMean(k, CONFIG_KEYS, "")}`);
+  }
+  if (typeof file.key === "string") secrets.add(file.key);
+  const text = (k) => {
+    if (file[k] !== undefined && file[k] !== null && typeof file[k] !== "string" && typeof file[k] !== "number") throw couldNot(`the config's ${k} must be a string or a number`);
+  };
+  for (const k of ["url", "key", "dataset", "baseline", "threshold", "repeats", "batch_size", "timeout", "junit", "json", "markdown", "target", "mode", "max_turns"]) text(k);
+  if (file.metrics !== undefined && (!Array.isArray(file.metrics) || file.metrics.some((m) => typeof m !== "string" && typeof m !== "number"))) {
+    throw couldNot("the config's metrics must be a list of metric names or ids");
+  }
+  if (file.min !== undefined && (typeof file.min !== "object" || file.min === null || Array.isArray(file.min) || Object.values(file.min).some((v) => typeof v !== "number" || !Number.isFinite(v)))) {
+    throw couldNot('the config\'s min must be an object of numbers, e.g. {"Goal Achievement": 0.7}');
+  }
+  return file;
 }
 
 function settings(argv) {
   const flags = parseArgs(argv);
   if (flags.help) return { help: true };
   const configPath = flags.config ?? (fs.existsSync("turnscope.eval.json") ? "turnscope.eval.json" : undefined);
-  let file = {};
-  if (configPath) {
-    try {
-      file = JSON.parse(fs.readFileSync(configPath, "utf8"));
-    } catch (error) {
-      throw couldNot(`cannot read the config ${configPath}: ${error.message}`);
-    }
-  }
+  const file = configPath ? readConfig(configPath) : {};
+  if (process.env.TURNSCOPE_API_KEY) secrets.add(process.env.TURNSCOPE_API_KEY);
   const mins = { ...(file.min ?? {}) };
   for (const pair of flags.min) {
     const [metric, value] = pair.split(/=(?=[^=]*$)/);
-    if (!metric || value === undefined || !Number.isFinite(Number(value))) throw couldNot(`--min ${pair}: write <metric>=<number>`);
+    if (!metric || value === undefined || value.trim() === "" || !Number.isFinite(Number(value))) throw couldNot(`--min ${pair}: write <metric>=<number>`);
     mins[metric] = Number(value);
   }
+  const configDir = configPath ? path.dirname(configPath) : ".";
+  /** A file the config names: resolved from the config's folder, and held inside the working directory. */
+  const fromConfig = (flag, key, what) => {
+    if (flag !== undefined) return flag;
+    if (file[key] === undefined || file[key] === null) return undefined;
+    return insideWorkingDirectory(path.resolve(configDir, String(file[key])), `the config's ${what}`);
+  };
+  const urlFrom = flags.url !== undefined ? "--url" : file.url !== undefined ? "the config's url" : process.env.TURNSCOPE_URL ? "TURNSCOPE_URL" : "the default url";
   const s = {
-    url: (flags.url ?? file.url ?? process.env.TURNSCOPE_URL ?? "http://localhost:3000").replace(/\/+$/, ""),
-    key: flags.key ?? file.key ?? process.env.TURNSCOPE_API_KEY,
+    url: serverUrl(flags.url ?? file.url ?? process.env.TURNSCOPE_URL ?? "http://localhost:3000", urlFrom),
+    key: flags.key ?? (file.key === undefined ? undefined : String(file.key)) ?? process.env.TURNSCOPE_API_KEY,
     dataset: flags.dataset ?? file.dataset,
+    datasetFromConfig: flags.dataset === undefined && file.dataset !== undefined,
     metrics: flags.metric.length ? flags.metric : (file.metrics ?? []).map(String),
     baseline: flags.baseline ?? file.baseline,
     mins,
     threshold: flags.threshold ?? file.threshold ?? "case",
-    repeats: Number(flags.repeats ?? file.repeats ?? 1),
-    batchSize: Number(flags.batchSize ?? file.batch_size ?? 16),
-    timeoutS: Number(flags.timeout ?? file.timeout ?? 3600),
-    junit: flags.junit ?? file.junit,
-    json: flags.json ?? file.json,
-    markdown: flags.markdown ?? file.markdown,
+    repeats: number(flags.repeats ?? file.repeats ?? 1, "--repeats", { integer: true, min: 1, max: 10 }),
+    batchSize: number(flags.batchSize ?? file.batch_size ?? 16, "--batch-size", { integer: true, min: 1, max: 256 }),
+    timeoutS: number(flags.timeout ?? file.timeout ?? 3600, "--timeout (seconds)", { min: 0.001, max: 604800 }),
+    junit: fromConfig(flags.junit, "junit", "junit report"),
+    json: fromConfig(flags.json, "json", "json report"),
+    markdown: fromConfig(flags.markdown, "markdown", "markdown report"),
     target: flags.target ?? file.target,
     mode: flags.mode ?? file.mode ?? "replay",
-    maxTurns: flags.maxTurns ?? file.max_turns,
-    configDir: configPath ? path.dirname(configPath) : ".",
+    maxTurns: (flags.maxTurns ?? file.max_turns) === undefined ? undefined : number(flags.maxTurns ?? file.max_turns, "--max-turns", { integer: true, min: 1, max: 50 }),
+    configDir,
   };
-  if (s.dataset === undefined) throw couldNot("--dataset is required (an id, or a file to import)");
+  if (s.dataset === undefined || s.dataset === null || String(s.dataset).trim() === "") throw couldNot("--dataset is required (an id, or a file to import)");
+  if (s.datasetFromConfig && !/^\d+$/.test(String(s.dataset))) insideWorkingDirectory(path.resolve(configDir, String(s.dataset)), "the config's dataset");
   if (!["case", "mean"].includes(s.threshold)) throw couldNot("--threshold must be case or mean");
-  if (!Number.isInteger(s.repeats) || s.repeats < 1 || s.repeats > 10) throw couldNot("--repeats must be an integer from 1 to 10");
-  if (!Number.isInteger(s.batchSize) || s.batchSize < 1) throw couldNot("--batch-size must be a positive integer");
   if (s.target !== undefined && !/^\d+$/.test(String(s.target))) throw couldNot(`--target ${s.target}: a target id`);
   if (s.target !== undefined && !["next_turn", "replay", "simulate"].includes(s.mode)) throw couldNot("--mode must be next_turn, replay or simulate");
   if (s.target === undefined && (flags.mode ?? file.mode) !== undefined) throw couldNot("--mode goes with --target");
+  if (s.target === undefined && s.maxTurns !== undefined) throw couldNot("--max-turns goes with --target and --mode simulate");
+  if (s.baseline !== undefined && s.baseline !== null && s.baseline !== "" && s.baseline !== "latest" && !/^\d+$/.test(String(s.baseline))) {
+    throw couldNot(`--baseline ${s.baseline}: an execution id or latest`);
+  }
+  s.deadline = Date.now() + s.timeoutS * 1000;
   return s;
 }
 
+const seconds = (s) => `--timeout ${s.timeoutS} s`;
+
+/**
+ * Requests to the server, each bounded by what is left of --timeout (its own timer, the body read
+ * included): a server that accepts and never answers ends the command with exit 2, not a hang.
+ */
 function client(s) {
   const headers = s.key ? { authorization: `Bearer ${s.key}` } : {};
   return async (method, urlPath, body) => {
+    const what = `${method} /api${urlPath.split("?")[0]}`;
+    const left = s.deadline - Date.now();
+    if (left <= 0) throw couldNot(`out of time (${seconds(s)}) before ${what}`);
+    const controller = new AbortController();
+    const timer = setTimeout(() => controller.abort(), left);
     let res;
+    let text;
     try {
-      res = await fetch(`${s.url}/api${urlPath}`, {
-        method,
-        headers: { ...headers, ...(body !== undefined && !(body instanceof FormData) ? { "content-type": "application/json" } : {}) },
-        body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
-      });
-    } catch (error) {
-      throw couldNot(`cannot reach ${s.url}: ${error.cause?.message ?? error.message}`);
+      try {
+        res = await fetch(`${s.url}/api${urlPath}`, {
+          method,
+          headers: { ...headers, ...(body !== undefined && !(body instanceof FormData) ? { "content-type": "application/json" } : {}) },
+          body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
+          signal: controller.signal,
+          redirect: "error",
+        });
+        text = await res.text();
+      } catch (error) {
+        if (controller.signal.aborted) throw couldNot(`no answer from ${s.url} within ${seconds(s)} (${what})`);
+        throw couldNot(`cannot reach ${s.url}: ${error.cause?.message ?? error.message}`);
+      }
+    } finally {
+      clearTimeout(timer);
     }
-    const text = await res.text();
     let json;
     try {
       json = text ? JSON.parse(text) : undefined;
@@ -134,6 +309,9 @@ function client(s) {
   };
 }
 
+/** Wait between polls, never past the deadline. */
+const pause = (s) => new Promise((r) => setTimeout(r, Math.max(0, Math.min(500, s.deadline - Date.now()))));
+
 const failure = (what, res) => couldNot(`${what}: ${res.status} ${res.json?.error?.message ?? JSON.stringify(res.json ?? "").slice(0, 300)}`);
 
 async function resolveDataset(api, s) {
@@ -142,8 +320,8 @@ async function resolveDataset(api, s) {
     if (res.status !== 200) throw failure(`dataset ${s.dataset}`, res);
     return res.json;
   }
-  const file = path.resolve(s.configDir, String(s.dataset));
-  if (!fs.existsSync(file)) throw couldNot(`--dataset ${s.dataset}: no such dataset id or file`);
+  const file = s.datasetFromConfig ? insideWorkingDirectory(path.resolve(s.configDir, String(s.dataset)), "the config's dataset") : path.resolve(s.configDir, String(s.dataset));
+  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw couldNot(`--dataset ${s.dataset}: no such dataset id or file`);
   const form = new FormData();
   form.set("file", new Blob([fs.readFileSync(file)]), path.basename(file));
   form.set("name", `${path.basename(file)} (turnscope eval ${new Date().toISOString()})`);
@@ -182,7 +360,6 @@ async function resolveBaseline(api, s, datasetId) {
     if (!found) throw couldNot(`--baseline latest: dataset ${datasetId} has no finished run to compare with`);
     return found.id;
   }
-  if (!/^\d+$/.test(String(s.baseline))) throw couldNot(`--baseline ${s.baseline}: an execution id or latest`);
   const res = await api("GET", `/evaluation-pipeline-executions/${s.baseline}`);
   if (res.status === 404) throw couldNot(`--baseline ${s.baseline}: no such execution`);
   if (res.status !== 200) throw failure(`baseline ${s.baseline}`, res);
@@ -197,7 +374,6 @@ async function generate(api, s, sourceId) {
   if (res.status !== 202) throw failure("starting the generation", res);
   const id = res.json.id;
   log(`▸ generation ${id} (${s.mode} against target ${s.target}${s.repeats > 1 ? `, ${s.repeats} per conversation` : ""}): dataset ${res.json.dataset_id}`);
-  const deadline = Date.now() + s.timeoutS * 1000;
   let last = "";
   for (;;) {
     const state = await api("GET", `/generations/${id}`);
@@ -211,8 +387,8 @@ async function generate(api, s, sourceId) {
       if (g.completed === 0) throw couldNot(`generation ${id} made no conversation to the end: every one was cut short (${JSON.stringify(g.stop_reasons)})`);
       return g;
     }
-    if (Date.now() > deadline) throw couldNot(`generation ${id} still ${g.status} after ${s.timeoutS} s`);
-    await new Promise((r) => setTimeout(r, 500));
+    if (Date.now() >= s.deadline) throw couldNot(`generation ${id} still ${g.status} at ${seconds(s)}`);
+    await pause(s);
   }
 }
 
@@ -242,7 +418,6 @@ async function runOnce(api, s, datasetId, metricIds, repeat) {
   if (res.status !== 202) throw failure("starting the run", res);
   const id = res.json.id;
   log(`▸ run ${id}${s.repeats > 1 ? ` (repeat ${repeat + 1} of ${s.repeats})` : ""}: ${s.url}/executions/${id}`);
-  const deadline = Date.now() + s.timeoutS * 1000;
   let last = "";
   for (;;) {
     const state = await api("GET", `/evaluation-pipeline-executions/${id}`);
@@ -253,8 +428,8 @@ async function runOnce(api, s, datasetId, metricIds, repeat) {
     if (line !== last) log(line);
     last = line;
     if (["completed", "failed", "cancelled"].includes(e.status)) return e;
-    if (Date.now() > deadline) throw couldNot(`run ${id} still ${e.status} after ${s.timeoutS} s`);
-    await new Promise((r) => setTimeout(r, 500));
+    if (Date.now() >= s.deadline) throw couldNot(`run ${id} still ${e.status} at ${seconds(s)}`);
+    await pause(s);
   }
 }
 
@@ -326,6 +501,11 @@ async function evaluate(argv) {
     process.stdout.write(HELP);
     return 0;
   }
+  // The last guard of --timeout: whatever is still pending then, the command ends with exit 2.
+  setTimeout(() => {
+    log(`✗ could not evaluate: still not done at ${seconds(s)}`);
+    process.exit(2);
+  }, Math.max(0, s.deadline - Date.now()) + 2000).unref();
   const api = client(s);
   const me = await api("GET", "/me");
   if (me.status !== 200) throw failure("the server", me);
@@ -365,9 +545,9 @@ async function evaluate(argv) {
     bySource = { baseline, run: runs[0].id, metrics: compared.json.metrics };
   }
   if (generation) report.generation = { id: generation.id, source_dataset_id: source.id, dataset_id: generation.dataset_id, mode: generation.mode, target_id: generation.target_id, stop_reasons: generation.stop_reasons, ...(bySource ? { by_source: bySource } : {}) };
-  if (s.json) fs.writeFileSync(s.json, JSON.stringify({ ...report, url: s.url, executions: runs }, null, 2));
-  if (s.junit) fs.writeFileSync(s.junit, junit(report));
-  if (s.markdown) fs.writeFileSync(s.markdown, markdown(report, s));
+  if (s.json) fs.writeFileSync(s.json, redact(JSON.stringify({ ...report, url: s.url, executions: runs }, null, 2)));
+  if (s.junit) fs.writeFileSync(s.junit, redact(junit(report)));
+  if (s.markdown) fs.writeFileSync(s.markdown, redact(markdown(report, s)));
   for (const m of report.metrics) {
     log(`${m.status === "pass" ? "✓" : "✗"} ${m.name}: ${m.passed}/${m.cases} passed${m.errors ? `, ${m.errors} not evaluated` : ""}, mean ${fmt(m.mean_score)}${m.baseline ? `; baseline mean ${fmt(m.baseline.mean)}, ${m.baseline.pass_to_fail} case(s) passed there and fail now` : ""}${m.baseline?.why ? ` — ${m.baseline.why}` : ""}`);
   }
@@ -387,7 +567,7 @@ async function main() {
 main().then(
   (code) => process.exit(code),
   (error) => {
-    log(`✗ ${error instanceof Stop ? error.message : `could not evaluate: ${error.stack ?? error}`}`);
+    log(`✗ ${error instanceof Stop ? error.message : `could not evaluate: ${error?.stack ?? error}`}`);
     process.exit(error instanceof Stop ? error.code : 2);
   },
 );
