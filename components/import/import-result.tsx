@@ -28,6 +28,7 @@ const formatLabels: Record<ImportSuccess["format"], string> = {
   ai_sdk_ui_messages: "AI SDK UI messages",
   openai_responses: "OpenAI Responses items",
   gemini_contents: "Gemini contents",
+  atif: "ATIF trajectories (Harbor)",
   joined_files: "Files joined on a key",
   mapping: "Your mapping",
 };

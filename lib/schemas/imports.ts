@@ -26,6 +26,7 @@ export const importFormats = [
   "ai_sdk_ui_messages",
   "openai_responses",
   "gemini_contents",
+  "atif",
   "joined_files",
   "mapping",
 ] as const;

@@ -26,7 +26,7 @@ describe("OpenAPI: import operations", () => {
     const success = doc.components.schemas.ImportSuccess;
     expect(success.properties.format.enum).toEqual([
       "turnscope", "openai_chat", "jsonl", "sharegpt", "anthropic_messages", "content_parts", "records", "csv",
-      "coding_agent_session", "message_tree", "swe_agent_trajectory", "agent_events", "eval_log", "codex_rollout", "tau2_results", "smolagents_run", "smolagents_memory", "langsmith_runs", "aider_history", "ai_sdk_ui_messages", "openai_responses", "gemini_contents", "joined_files", "mapping",
+      "coding_agent_session", "message_tree", "swe_agent_trajectory", "agent_events", "eval_log", "codex_rollout", "tau2_results", "smolagents_run", "smolagents_memory", "langsmith_runs", "aider_history", "ai_sdk_ui_messages", "openai_responses", "gemini_contents", "atif", "joined_files", "mapping",
     ]);
     expect(success.required).toContain("not_imported");
     expect(success.required).toContain("records");

@@ -6,6 +6,7 @@
  */
 import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
+import { convertAtifTrajectories, isAtifTrajectory } from "./atif";
 import { convertCodexRollout, isCodexRollout } from "./codex-rollout";
 import { convertCodingAgentSession, isCodingAgentSession } from "./coding-agent-session";
 import { convertAgentEvents, eventsOf } from "./agent-events";
@@ -27,6 +28,8 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
     if (isCodexRollout(parsed.lines)) return convertCodexRollout(parsed.lines);
     if (isCodingAgentSession(parsed.lines)) return convertCodingAgentSession(parsed.lines);
     const units = parsed.lines.map((l) => ({ value: l.value, line: l.line, path: "" }));
+    // ATIF trajectories, one per line (what the ATIF export of a dataset writes).
+    if (units.length && units.every((u) => isAtifTrajectory(u.value))) return convertAtifTrajectories(units as Parameters<typeof convertAtifTrajectories>[0]);
     // LangSmith runs, one per line: a child's line names its parent, so the file is read as one list.
     const runs = [{ value: parsed.lines.map((l) => l.value), path: "" }];
     if (isLangsmithRuns(runs)) return convertLangsmithRuns(runs);
@@ -48,6 +51,8 @@ export function normaliseWholeFile(parsed: Parsed): Normalised | undefined {
   }
   if (parsed.kind !== "json") return undefined;
   const root = parsed.value;
+  if (isAtifTrajectory(root)) return convertAtifTrajectories([{ value: root, path: "" }]);
+  if (Array.isArray(root) && root.length && root.every(isAtifTrajectory)) return convertAtifTrajectories(root.map((value, i) => ({ value: value as Record<string, unknown>, path: `[${i}]` })));
   if (isEvalLog(root)) return convertEvalLog(root);
   if (isTau2Results(root)) return convertTau2Results(root);
   if (isLangsmithRuns([{ value: root, path: "" }])) return convertLangsmithRuns([{ value: root, path: "" }]);
