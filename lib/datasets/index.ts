@@ -76,6 +76,19 @@ export async function listConversations(datasetId: number, opts: { limit: number
 export async function getConversation(id: number): Promise<Conversation> {
   const tree = await repo.getConversationTree({ id });
   if (!tree) throw notFound("Conversation", id);
+  return toConversation(tree);
+}
+
+/** Several conversations with their messages and steps, in the order of `ids` (ids not found are left out). */
+export async function getConversations(ids: number[]): Promise<Conversation[]> {
+  const trees = await repo.getConversationTrees(ids);
+  return ids.flatMap((id) => {
+    const tree = trees.get(id);
+    return tree ? [toConversation(tree)] : [];
+  });
+}
+
+function toConversation(tree: repo.StoredConversationTree): Conversation {
   return {
     ...toConversationSummary(tree.conversation, tree.messages.find((m) => m.role === "user")?.content ?? null),
     agents: tree.conversation.agents ?? null,

@@ -268,6 +268,25 @@ export const gridQuery = z.object({
   offset: intText({ min: 0 }).optional().default(0),
 });
 
+/** `GET /datasets/{id}/export`: the grid's state (csv, json, xlsx) or its conversations in an interchange format. */
+export const datasetExportQuery = exportQuery.extend({
+  format: z
+    .enum(["csv", "json", "xlsx", "atif", "openai_jsonl"])
+    .describe(
+      "`csv`, `json`, `xlsx`: the grid's latest verdicts; `atif`: the conversations as ATIF trajectories, JSON Lines (one a line); " +
+        "`openai_jsonl`: the conversations in OpenAI's chat format, JSON Lines (`{messages, tools, metadata, name}` a line)",
+    ),
+  filter: gridQuery.shape.filter.describe(
+    "`atif` and `openai_jsonl` only: just the conversations matching this grid filter (the grid's `filter` language at the conversation level, " +
+      "e.g. `meta.reward==0;metric.12==fail`; a metric must be a conversation-level metric of the dataset, 422 otherwise)",
+  ),
+});
+
+/** `GET /conversations/{id}/export`. */
+export const conversationExportQuery = z.object({
+  format: z.enum(["atif"]).optional().default("atif").describe("`atif`: the conversation as one ATIF trajectory (JSON)"),
+});
+
 export const gridCellSchema = z.object({
   status: z.enum(resultStatuses),
   result: jsonValue,

@@ -1,13 +1,20 @@
 import { route } from "@/lib/api/route";
 import { exportGrid } from "@/lib/results/grid-export";
+import { exportDatasetInterchange, refuseFilter } from "@/lib/results/interchange-export";
+import type { ExportFile } from "@/lib/results/export";
 import { idParams } from "@/lib/schemas/common";
-import { exportQuery } from "@/lib/schemas/executions";
+import { datasetExportQuery } from "@/lib/schemas/executions";
 
 export const GET = route({
   params: idParams,
-  query: exportQuery,
+  query: datasetExportQuery,
   handler: async ({ params, query }) => {
-    const file = await exportGrid(params.id, query.format, { bom: query.bom });
+    let file: ExportFile;
+    if (query.format === "atif" || query.format === "openai_jsonl") file = await exportDatasetInterchange(params.id, query.format, query.filter);
+    else {
+      if (query.filter !== undefined) refuseFilter(query.format);
+      file = await exportGrid(params.id, query.format, { bom: query.bom });
+    }
     return new Response(file.body, {
       headers: {
         "content-type": file.contentType,
