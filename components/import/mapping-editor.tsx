@@ -3,13 +3,13 @@
 import { useEffect, useMemo, useState } from "react";
 import { Button } from "@/components/ui/button";
 import { Table, Td, Th } from "@/components/ui/table";
-import { applyMapping } from "@/lib/import/formats/mapping";
+import { applyAnyMapping } from "@/lib/import/mapping";
 import { parseUpload } from "@/lib/import/parse";
-import { importMappingSchema, type ImportMapping } from "@/lib/schemas/imports";
+import { parseAnyMapping, type AnyImportMapping } from "@/lib/schemas/imports";
 import { SaveMapping, SavedMappingPicker } from "./saved-mappings";
 
 type PreviewRow = { role: string; content: string; steps: number };
-type Preview = { ok: true; rows: PreviewRow[]; conversations: number; mapping: ImportMapping } | { ok: false; reason: string };
+type Preview = { ok: true; rows: PreviewRow[]; conversations: number; mapping: AnyImportMapping } | { ok: false; reason: string };
 
 /** The first conversation the mapping reads from the file, or why it reads none. */
 function previewOf(text: string, mappingText: string): Preview {
@@ -19,18 +19,18 @@ function previewOf(text: string, mappingText: string): Preview {
   } catch {
     return { ok: false, reason: "The mapping is not valid JSON" };
   }
-  const mapping = importMappingSchema.safeParse(json);
-  if (!mapping.success) return { ok: false, reason: `Mapping: ${mapping.error.issues[0].path.join(".") || "(mapping)"}: ${mapping.error.issues[0].message}` };
+  const mapping = parseAnyMapping(json);
+  if (!mapping.ok) return { ok: false, reason: `Mapping: ${mapping.message}` };
   const parsed = parseUpload(text);
   if (!parsed.ok) return { ok: false, reason: parsed.errors[0]?.message ?? "The file does not parse" };
-  const normalised = applyMapping(parsed, mapping.data);
+  const normalised = applyAnyMapping(parsed, mapping.mapping);
   if (normalised.errors?.length) return { ok: false, reason: normalised.errors[0].message };
   const conversations = (normalised.data as { conversations: unknown[] }).conversations;
   const first = conversations[0] as { messages?: Array<{ role?: unknown; content?: unknown; steps?: unknown[] }> } | undefined;
-  if (!first?.messages) return { ok: false, reason: `The first record has no list under '${mapping.data.messages}'` };
+  if (!first?.messages) return { ok: false, reason: "The mapping reads no message list from the first record" };
   return {
     ok: true,
-    mapping: mapping.data,
+    mapping: mapping.mapping,
     conversations: conversations.length,
     rows: first.messages.map((m) => ({ role: String(m.role ?? "(none)"), content: typeof m.content === "string" ? m.content : "", steps: m.steps?.length ?? 0 })),
   };
@@ -48,7 +48,7 @@ export function MappingEditor({
   onImport,
 }: {
   file: File;
-  mapping: ImportMapping;
+  mapping: AnyImportMapping;
   pending: boolean;
   onImport: (mapping: string) => void;
 }) {

@@ -4,7 +4,7 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 import { useState } from "react";
 import { Button } from "@/components/ui/button";
 import { Input } from "@/components/ui/field";
-import type { ImportMapping, SavedMapping } from "@/lib/schemas/imports";
+import type { AnyImportMapping, SavedMapping } from "@/lib/schemas/imports";
 
 const queryKey = ["import-mappings"];
 
@@ -59,11 +59,11 @@ export function SavedMappingPicker({
 }
 
 /** Save the mapping being edited under a name; saving a name again replaces that mapping. */
-export function SaveMapping({ mapping }: { mapping: ImportMapping | null }) {
+export function SaveMapping({ mapping }: { mapping: AnyImportMapping | null }) {
   const queryClient = useQueryClient();
   const [name, setName] = useState("");
   const save = useMutation({
-    mutationFn: async (body: { name: string; mapping: ImportMapping }) => {
+    mutationFn: async (body: { name: string; mapping: AnyImportMapping }) => {
       const res = await fetch("/api/import-mappings", {
         method: "POST",
         headers: { "content-type": "application/json" },

@@ -11,7 +11,7 @@ import { refuseNul } from "./nul";
 import { json, zodDetails } from "./route";
 import { getConfig } from "@/lib/config";
 import { assertDatasetExists } from "@/lib/datasets";
-import { createAndImportForm, importIntoDatasetForm, type ImportFailure, type ImportMapping } from "@/lib/schemas/imports";
+import { createAndImportForm, importIntoDatasetForm, type AnyImportMapping, type ImportFailure } from "@/lib/schemas/imports";
 import { tooLargeIssue } from "@/lib/import/decode";
 import { importConversations, type ImportTarget } from "@/lib/import";
 import { savedMappingFor } from "@/lib/import/saved-mappings";
@@ -74,7 +74,7 @@ const answerResponse = (a: Answer) => json(a.body, { status: a.status, headers: 
 async function runImport(
   req: Request,
   context: { userId: string; scope: string },
-  target: (fields: Record<string, string>) => Promise<{ target: ImportTarget; getFeedback: boolean; mapping?: ImportMapping; joinKey?: string }>,
+  target: (fields: Record<string, string>) => Promise<{ target: ImportTarget; getFeedback: boolean; mapping?: AnyImportMapping; joinKey?: string }>,
 ) {
   const maxBytes = getConfig().MAX_IMPORT_BYTES;
   const key = idempotencyKeyOf(req);
@@ -132,7 +132,7 @@ async function runImport(
 }
 
 /** The `mapping` field, or the caller's saved mapping named by `mapping_id` (404 when they have none with that id). */
-async function mappingOf(form: { mapping?: ImportMapping; mapping_id?: number }, userId: string): Promise<ImportMapping | undefined> {
+async function mappingOf(form: { mapping?: AnyImportMapping; mapping_id?: number }, userId: string): Promise<AnyImportMapping | undefined> {
   return form.mapping_id === undefined ? form.mapping : await savedMappingFor(form.mapping_id, userId);
 }
 

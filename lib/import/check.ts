@@ -3,8 +3,10 @@
  * normalise → validate in stages. Pure (no database, no `server-only`): lib/import/index.ts runs it on the
  * input worker pool (lib/input-work), off the request loop, and the tests call it directly.
  */
-import type { ImportFormat, ImportIssue, ImportMapping, ImportRecords, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
-import { inferMapping } from "./structure/infer";
+import type { AnyImportMapping, ImportFormat, ImportIssue, ImportRecords, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
+import { searchMappings, type MappingScore } from "./structure/search";
+import { applyAnyMapping, asV1, isV2, unpackContainer } from "./mapping";
+import { isGzip, isZipBytes } from "./mapping/container";
 import { isZip, readEvalArchive } from "./formats/eval-archive";
 import { convertAiderHistory, isAiderHistory } from "./formats/aider-history";
 import { decodeUpload } from "./decode";
@@ -13,7 +15,6 @@ import { isRecord } from "./issues";
 import { fixUploadText } from "./fix-upload";
 import { normaliseUpload } from "./formats";
 import { joinFiles, type JoinInput } from "./formats/joined-files";
-import { applyMapping, proposeMapping } from "./formats/mapping";
 import { summariseRecords, type RecordsRead } from "./formats/records-summary";
 import type { ConversationSource } from "./formats/source-paths";
 import { toSourceIssue } from "./formats/source-paths";
@@ -34,6 +35,8 @@ export type CheckedUpload =
       warnings: ImportIssue[];
       notImported: NotImported[];
       records: ImportRecords;
+      /** No adapter read the file: the structural reader's mapping, sure enough to import with in one step. */
+      inferredMapping?: AnyImportMapping;
     }
   | {
       ok: false;
@@ -43,7 +46,9 @@ export type CheckedUpload =
       format?: ImportFormat;
       notImported?: NotImported[];
       /** A mapping the rules propose for a file no adapter read, checked to import it. */
-      suggestedMapping?: ImportMapping;
+      suggestedMapping?: AnyImportMapping;
+      /** How that mapping scored on a sample of the file. */
+      mappingScore?: MappingScore;
       feedbackInput?: { errors: ImportIssue[]; data: unknown };
       text?: string;
     };
@@ -79,7 +84,9 @@ function parseJoined(
 
 export type CheckOptions = {
   maxBytes: number;
-  mapping?: ImportMapping;
+  mapping?: AnyImportMapping;
+  /** false: a file no adapter reads is never imported with the structural reader's mapping in one step (only offered). */
+  inferInOneStep?: boolean;
   join?: JoinRequest;
   /** Inside a check of a rename: its suggestions are not offered, so not checked either. */
   renamesUnchecked?: boolean;
@@ -103,12 +110,23 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
   } else {
     // An Inspect AI .eval log is a ZIP archive: read as the JSON log it holds. Any other ZIP is refused saying so.
     let upload = bytes;
-    if (isZip(bytes) && bytes.length <= opts.maxBytes) {
+    // A version 2 mapping names the container the file is in (gzip, a ZIP of JSON files).
+    const container = isV2(opts.mapping) ? opts.mapping.records?.container : undefined;
+    if (container && container !== "none") {
+      const unpacked = unpackContainer(bytes, container, opts.maxBytes);
+      if (!unpacked.ok) return { ok: false, status: unpacked.status, errors: unpacked.errors, warnings: [] };
+      upload = unpacked.bytes;
+    } else if ((isGzip(bytes) || isZipBytes(bytes)) && !opts.mapping && !opts.renamesUnchecked) {
+      // Compressed without a mapping: refused as before, with the mapping that reads its content when there is one.
+      const refused = compressedRefusal(bytes, opts);
+      if (refused) return refused;
+    }
+    if (upload === bytes && isZip(bytes) && bytes.length <= opts.maxBytes) {
       const archive = readEvalArchive(bytes, opts.maxBytes);
       if (!archive.ok) return { ok: false, status: archive.status, errors: archive.errors, warnings: [] };
       upload = new TextEncoder().encode(archive.text);
     }
-    const decoded = decodeUpload(upload, { maxBytes: upload === bytes ? opts.maxBytes : Math.max(opts.maxBytes, upload.length) });
+    const decoded = decodeUpload(upload, { maxBytes: upload === bytes || container ? opts.maxBytes : Math.max(opts.maxBytes, upload.length) });
     if (!decoded.ok) return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [] };
     warnings = decoded.warnings;
     text = decoded.text;
@@ -126,7 +144,7 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
     parsed = read;
     texts = read.kind === "csv" ? [] : [{ text: decoded.text, lines: read.kind === "jsonl" }];
     const mapping = opts.mapping;
-    ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => (mapping ? applyMapping(read, mapping) : normaliseUpload(read))));
+    ({ result: normalised, parsed: parsedJson } = withParsedJsonTexts(() => (mapping ? applyAnyMapping(read, mapping) : normaliseUpload(read))));
     }
   }
   // Values stored in another written form than the file's (25.00 as 25): listed, as their bytes are not kept.
@@ -134,24 +152,25 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
   const format = normalised.format;
   const inFile = (issues: ImportIssue[]) => issues.map((issue) => toSourceIssue(issue, normalised.sources));
   const conversations = isRecord(normalised.data) && Array.isArray(normalised.data.conversations) ? normalised.data.conversations : [];
-  const account = accountText(conversations, normalised.sources, opts.mapping?.role, normalised.structural);
+  const account = accountText(conversations, normalised.sources, asV1(opts.mapping)?.role, normalised.structural);
   if (normalised.notImported?.length || reserialised.length) {
     account.notImported = mergeNotImported([...account.notImported, ...(normalised.notImported ?? []), ...reserialised]);
   }
   const validated = validateConversations(normalised.data);
-  // No adapter read the file: the rules' mapping is offered only when it really imports it.
-  const workingMapping = () => {
-    if (!parsed) return undefined;
-    // The structural reader's mapping first (inferred from the file's shape), then the rules' simpler guess.
-    for (const mapping of [inferMapping(parsed), proposeMapping(parsed)]) if (mapping && checkUpload(bytes, { ...opts, mapping }).ok) return mapping;
-    return undefined;
-  };
+  // No adapter read the file: the structural reader's search (mappings proposed from the file's shape, scored on
+  // a sample, the best checked to import the whole file).
+  const search = () => (parsed && !format && !opts.mapping && !opts.join ? searchMappings(parsed, (mapping) => checkUpload(bytes, { ...opts, mapping })) : undefined);
   // A rename is offered only once it was applied to the file and the file checked again (checkRenames).
   const renames = (issues: ImportIssue[]) =>
     opts.renamesUnchecked ? issues : checkRenames(issues, text !== undefined && !opts.mapping && !opts.join ? (t) => recheckWith(text, t, opts) : undefined);
-  const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => ({
+  const failure = (errors: ImportIssue[], validationWarnings: ImportIssue[]): CheckedUpload => {
+    const found = search();
+    // Sure of it: imported in one step with the structural reader's mapping (the outcome names the mapping).
+    if (found?.sure && found.checked.ok && opts.inferInOneStep !== false) return { ...found.checked, inferredMapping: found.mapping };
+    return {
     ok: false,
-    suggestedMapping: format || opts.mapping || opts.join ? undefined : workingMapping(),
+    suggestedMapping: found?.checked.ok ? found.mapping : undefined,
+    mappingScore: found?.checked.ok ? found.score : undefined,
     status: 422,
     errors: groupIssues(renames(errors)),
     warnings: groupIssues(renames([...warnings, ...validationWarnings])),
@@ -160,7 +179,8 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
     // The feedback rules reason about the Turnscope shape, so they get it with its own paths.
     feedbackInput: { errors: validated.ok ? errors : validated.errors, data: normalised.data },
     text,
-  });
+    };
+  };
   if (normalised.errors?.length || !validated.ok) {
     const validationErrors = validated.ok ? [] : inFile(validated.errors);
     return failure([...(normalised.errors ?? []), ...validationErrors, ...account.errors], inFile(validated.warnings));
@@ -205,9 +225,27 @@ function recheckWith(text: string, t: SuggestedTransformation, opts: { maxBytes:
 }
 
 /** The fix applied as the import page applies it (fixUploadText), and the fixed file checked again. */
-export function fixMakesValid(text: string | undefined, t: SuggestedTransformation, opts: { maxBytes: number; mapping?: ImportMapping }): boolean {
+export function fixMakesValid(text: string | undefined, t: SuggestedTransformation, opts: { maxBytes: number; mapping?: AnyImportMapping }): boolean {
   if (text === undefined) return false;
   const fixed = fixUploadText(text, t);
   // The page sends the fixed file without the mapping: the fix is written against the detected shape.
   return fixed.ok && checkUpload(new TextEncoder().encode(fixed.text), { maxBytes: Math.max(opts.maxBytes, fixed.text.length * 4) }).ok;
+}
+
+/**
+ * A gzip or ZIP file sent without a mapping is refused (415) as before; when its content is JSON the structural
+ * reader can read, the refusal carries that mapping with the container named, checked to import the file.
+ */
+function compressedRefusal(bytes: Uint8Array, opts: CheckOptions): CheckedUpload | undefined {
+  const container: "gzip" | "zip" = isGzip(bytes) ? "gzip" : "zip";
+  const decoded = decodeUpload(bytes, { maxBytes: opts.maxBytes });
+  if (decoded.ok) return undefined;
+  const unpacked = unpackContainer(bytes, container, opts.maxBytes);
+  if (!unpacked.ok) return undefined;
+  const inner = checkUpload(unpacked.bytes, { ...opts, inferInOneStep: false });
+  const mapping = inner.ok ? inner.inferredMapping : inner.suggestedMapping;
+  if (!isV2(mapping)) return undefined;
+  const withContainer = { ...mapping, records: { ...(mapping.records ?? {}), container } };
+  if (!checkUpload(bytes, { ...opts, mapping: withContainer }).ok) return undefined;
+  return { ok: false, status: decoded.status, errors: decoded.errors, warnings: [], suggestedMapping: withContainer, mappingScore: inner.ok ? undefined : inner.mappingScore };
 }

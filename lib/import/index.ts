@@ -6,7 +6,7 @@ import "server-only";
 import { insertConversationsBulk, saveImportOutcome, type BulkResult, type IdempotencyScope } from "@/db/repositories/imports";
 import { notFound } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
-import type { ImportFailure, ImportMapping, ImportSuccess } from "@/lib/schemas/imports";
+import type { AnyImportMapping, ImportFailure, ImportSuccess } from "@/lib/schemas/imports";
 import type { FeedbackDeps } from "./feedback";
 import { buildFeedback } from "./feedback";
 import { checkUpload, fixMakesValid, type JoinRequest } from "./check";
@@ -27,7 +27,7 @@ export async function importConversations(input: {
   maxBytes?: number;
   deps?: FeedbackDeps;
   /** Read the file with this mapping instead of detecting its format. */
-  mapping?: ImportMapping;
+  mapping?: AnyImportMapping;
   /** Store the outcome under this key (with the import's insert, in one transaction, when it succeeds). */
   idempotency?: IdempotencyScope;
   /** Several files joined on a key (MT-Bench questions + answers). */
@@ -52,6 +52,7 @@ export async function importConversations(input: {
       );
       if (checked.suggestedMapping) {
         body.llm_feedback.suggested_mapping = checked.suggestedMapping;
+        if (checked.mappingScore) body.llm_feedback.mapping_score = checked.mappingScore;
         body.llm_feedback.analysis += ` No known format matched, but this mapping imports the file (checked): ${JSON.stringify(checked.suggestedMapping)}. Send it as the 'mapping' form field.`;
       }
     }
@@ -71,6 +72,7 @@ export async function importConversations(input: {
       messages_imported: inserted.messages,
       steps_imported: inserted.steps,
       records: checked.records,
+      ...(checked.inferredMapping ? { mapping: checked.inferredMapping } : {}),
       errors: [],
       warnings: checked.warnings,
     };

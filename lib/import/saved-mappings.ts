@@ -7,11 +7,11 @@ import "server-only";
 import { deleteSavedMappingRow, getSavedMappingRow, listSavedMappingRows, upsertSavedMapping } from "@/db/repositories/saved-mappings";
 import type { SavedMappingRow } from "@/db/schema";
 import { notFound } from "@/lib/errors";
-import { importMappingSchema, type CreateSavedMappingBody, type ImportMapping, type SavedMapping } from "@/lib/schemas/imports";
+import { anyImportMappingSchema, type AnyImportMapping, type CreateSavedMappingBody, type SavedMapping } from "@/lib/schemas/imports";
 
 function toWire(row: SavedMappingRow): SavedMapping {
   // Stored only after the schema accepted it; parsed again so a hand-edited row cannot reach an import unchecked.
-  const mapping = importMappingSchema.parse(row.mapping);
+  const mapping = anyImportMappingSchema.parse(row.mapping);
   return { id: row.id, name: row.name, mapping, created_at: row.createdAt, updated_at: row.updatedAt };
 }
 
@@ -25,7 +25,7 @@ export async function listSavedMappings(userId: string): Promise<SavedMapping[]>
 }
 
 /** The caller's saved mapping, or a 404 (also for another user's id). */
-export async function savedMappingFor(id: number, userId: string): Promise<ImportMapping> {
+export async function savedMappingFor(id: number, userId: string): Promise<AnyImportMapping> {
   const row = await getSavedMappingRow(id, userId);
   if (!row) throw notFound("Saved mapping", id);
   return toWire(row).mapping;

@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { idText } from "./common";
 import { datasetSchema } from "./datasets";
+import { importMappingV2Object, importMappingV2Schema, type ImportMappingV2 } from "./import-mapping";
 
 export const importFormats = [
   "turnscope",
@@ -122,7 +123,25 @@ const importMappingObject = z
       .describe("Record fields copied into the conversation's meta; absent: every field except the messages and the name"),
     message_meta: z.array(z.string().max(200)).max(200).optional().describe("Message fields copied into the message's meta"),
   });
-export const importMappingSchema = importMappingObject.meta({ id: "ImportMapping" });
+export const importMappingSchema = importMappingObject.meta({
+  id: "ImportMapping",
+  description: "Version 1 of the mapping language: flat field names (no `version`). Version 2 (`ImportMappingV2`, `\"version\": 2`) says trees, span trees, transcripts, pairs, kinds of records and containers",
+});
+
+/** Either version of the mapping language: `"version": 2` picks the second (ImportMappingV2), anything else is read as version 1. */
+export const anyImportMappingSchema = z.union([importMappingSchema, importMappingV2Schema]).meta({ id: "AnyImportMapping" });
+const anyImportMappingObject = z.union([importMappingObject, importMappingV2Object]);
+export type AnyImportMapping = ImportMapping | ImportMappingV2;
+
+/** A mapping document of either version, read with the errors of the version it names (`path: message` of the first). */
+export function parseAnyMapping(value: unknown): { ok: true; mapping: AnyImportMapping } | { ok: false; message: string } {
+  const v2 = typeof value === "object" && value !== null && (value as { version?: unknown }).version !== undefined;
+  const parsed = v2 ? importMappingV2Object.safeParse(value) : importMappingObject.safeParse(value);
+  if (parsed.success) return { ok: true, mapping: parsed.data };
+  const first = parsed.error.issues[0];
+  const unknownKeys = first.code === "unrecognized_keys" ? ` (${first.keys.join(", ")})` : "";
+  return { ok: false, message: `${first.path.join(".") || "(mapping)"}: ${first.message}${unknownKeys}` };
+}
 
 export const llmFeedbackSchema = z
   .object({
@@ -131,9 +150,21 @@ export const llmFeedbackSchema = z
       .nullable()
       .describe("Null when no mechanical rewrite fixes the file (a JSON syntax error, say)"),
     generated_by: z.string().describe("The judge model's name, or `rules` when no model is configured or it failed"),
-    suggested_mapping: importMappingSchema
+    suggested_mapping: anyImportMappingSchema
       .optional()
-      .describe("A mapping that imports this file without errors (checked before it is offered); send it as the `mapping` form field"),
+      .describe(
+        "A mapping that imports this file without errors (checked before it is offered; version 1 when that says enough, else version 2); send it as the `mapping` form field",
+      ),
+    mapping_score: z
+      .object({
+        text_kept: z.number().describe("Share of the sampled file's text the mapping stores (0–1)"),
+        calls_paired: z.number().describe("Share of the stored tool calls with a result (1 when there are none)"),
+        turns_plausible: z.number().describe("Share of conversations whose turns are plausible: a dialogue alternates, every message has text or a call"),
+        conversations: z.number().int().describe("Conversations the sample gave"),
+        messages: z.number().int().describe("Messages the sample gave"),
+      })
+      .optional()
+      .describe("How the structural reader scored the suggested mapping on a sample of the file"),
   })
   .meta({ id: "LlmFeedback" });
 
@@ -150,6 +181,11 @@ export const importSuccessSchema = z
     messages_imported: z.number().int(),
     steps_imported: z.number().int(),
     records: importRecordsSchema.describe("How the file's records became the stored conversations, messages and steps"),
+    mapping: anyImportMappingSchema
+      .optional()
+      .describe(
+        "Present when no adapter knew the file and the structural reader was sure of its mapping (text kept, calls paired, turns plausible, on enough of the file): the mapping the file was imported with (`format` is then `mapping`); send it again, edit it or save it for the next file",
+      ),
     errors: z.array(importIssueSchema).describe("Always empty on success"),
     warnings: z.array(importIssueSchema),
   })
@@ -202,13 +238,12 @@ const mappingText = z
       ctx.addIssue({ code: "custom", message: "must be a JSON object (see ImportMapping)" });
       return z.NEVER;
     }
-    const parsed = importMappingSchema.safeParse(value);
-    if (!parsed.success) {
-      const first = parsed.error.issues[0];
-      ctx.addIssue({ code: "custom", message: `${first.path.join(".") || "(mapping)"}: ${first.message}` });
+    const parsed = parseAnyMapping(value);
+    if (!parsed.ok) {
+      ctx.addIssue({ code: "custom", message: parsed.message });
       return z.NEVER;
     }
-    return parsed.data;
+    return parsed.mapping;
   });
 
 const mappingIdText = idText().optional();
@@ -241,7 +276,7 @@ const mappingDoc = z
   .string()
   .optional()
   .describe(
-    "JSON of an ImportMapping: read the file with it instead of detecting the format (the outcome's `format` is then `mapping`). " +
+    "JSON of a mapping (ImportMapping, version 1, or ImportMappingV2 with `\"version\": 2`: see docs/importing.md): read the file with it instead of detecting the format (the outcome's `format` is then `mapping`). " +
       "A failed import's `llm_feedback.suggested_mapping` is one, checked to import the file.",
   );
 
@@ -275,7 +310,7 @@ export const savedMappingSchema = z
   .object({
     id: z.number().int(),
     name: z.string(),
-    mapping: importMappingSchema,
+    mapping: anyImportMappingSchema,
     created_at: z.string(),
     updated_at: z.string().describe("When the mapping was last saved under this name"),
   })
@@ -287,7 +322,7 @@ export const MAX_SAVED_MAPPING_BYTES = 64 * 1024;
 export const createSavedMappingBody = z
   .object({
     name: z.string().trim().min(1, "must not be empty").max(200, "must be at most 200 characters").describe("Unique per user: saving a name again replaces its mapping"),
-    mapping: importMappingObject,
+    mapping: anyImportMappingObject,
   })
   .strict();
 

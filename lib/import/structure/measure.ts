@@ -1,19 +1,19 @@
 /**
- * How well the structural reader alone reads a file, every named adapter left out: the mapping it infers,
- * applied through the ordinary mapping path (checkUpload with that mapping, as the import page sends it),
+ * How well the structural reader alone reads a file, every named adapter left out: the best mapping its search
+ * finds (./search.ts: version 1 or 2, scored on a sample, checked on the file), applied through the ordinary mapping path (checkUpload with that mapping, as the import page sends it),
  * then counted against the file — the share of the file's text kept (every string, JSON text decoded, minus
  * values that name rather than say) and its tool calls (objects with a name and arguments or input, each
  * call id once) found among the stored tool_call steps. A file passes with ≥ 99% of its text and every call.
  */
-import type { ImportMapping } from "@/lib/schemas/imports";
+import type { AnyImportMapping } from "@/lib/schemas/imports";
 import { checkUpload } from "../index";
 import { decodeUpload } from "../decode";
 import { isRecord } from "../issues";
 import { parseUpload } from "../parse";
-import { inferMapping } from "./infer";
+import { searchMappings } from "./search";
 
 export type StructuralMeasure = {
-  mapping?: ImportMapping;
+  mapping?: AnyImportMapping;
   imported: boolean;
   /** Why it did not import (the first error), when it did not. */
   reason?: string;
@@ -74,20 +74,26 @@ function callsOf(value: unknown, ids: Set<string>, counter: { anonymous: number 
 
 /** The structural reader on one file, as bytes. */
 export function measureStructural(bytes: Uint8Array): StructuralMeasure {
-  const none = (reason: string, mapping?: ImportMapping): StructuralMeasure => ({ mapping, imported: false, reason, textKept: 0, callsInFile: 0, callsStored: 0, passes: false });
+  const none = (reason: string, mapping?: AnyImportMapping): StructuralMeasure => ({ mapping, imported: false, reason, textKept: 0, callsInFile: 0, callsStored: 0, passes: false });
   const decoded = decodeUpload(bytes, { maxBytes: Number.MAX_SAFE_INTEGER });
   if (!decoded.ok) return none(decoded.errors[0].message);
   const parsed = parseUpload(decoded.text);
   if (!parsed.ok) return none(parsed.errors[0].message);
-  const mapping = inferMapping(parsed);
-  if (!mapping) return none("no list of records with a role-like and a content-like field");
-  const checked = checkUpload(bytes, { maxBytes: Number.MAX_SAFE_INTEGER, mapping });
-  if (!checked.ok) return none(checked.errors[0]?.message ?? "refused", mapping);
+  let firstRefusal: { reason: string; mapping: AnyImportMapping } | undefined;
+  const found = searchMappings(parsed, (mapping) => {
+    const r = checkUpload(bytes, { maxBytes: Number.MAX_SAFE_INTEGER, mapping });
+    if (!r.ok) firstRefusal ??= { reason: r.errors[0]?.message ?? "refused", mapping };
+    return r;
+  });
+  if (!found) return firstRefusal ? none(firstRefusal.reason, firstRefusal.mapping) : none("no list of records with a role-like and a content-like field, and no other shape the search knows");
+  const { mapping, checked } = found;
+  if (!checked.ok) return none("refused", mapping);
 
   const fileValue = parsed.kind === "jsonl" ? parsed.lines.map((l) => l.value) : parsed.kind === "json" ? parsed.value : [];
   const inFile: string[] = [];
   // The role field's values name who spoke, under whatever name the file gives that field.
-  leaves(fileValue, inFile, 0, new Set([...structural, mapping.role.split(".").pop() as string]));
+  const roleField = "role" in mapping && typeof mapping.role === "string" ? mapping.role : (mapping as { message?: { role?: string } }).message?.role;
+  leaves(fileValue, inFile, 0, roleField ? new Set([...structural, roleField.split(/[.|]/).pop() as string]) : structural);
   const stored: string[] = [];
   leaves(checked.conversations, stored);
   const exact = new Set(stored);
