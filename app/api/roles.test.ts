@@ -17,7 +17,8 @@ const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"] as const;
 // /api/health answers without a credential (a load balancer's probe), leaving out the judge settings (lib/api/attacked-doors.test.ts).
 const publicRoutes = new Set(["/api/session", "/api/health"]);
 /** POSTs that change nothing (a body carries what to compute): open to viewers like a GET. */
-const readOnlyPosts = new Set(["/api/evaluation-pipeline-nodes/999999/reference-preview"]);
+// The MCP endpoint carries every tool in POSTs; each tool refuses the role its REST endpoint refuses (app/api/mcp/mcp.test.ts).
+const readOnlyPosts = new Set(["/api/evaluation-pipeline-nodes/999999/reference-preview", "/api/mcp"]);
 /** Admin-only: managing people and keys. */
 const adminRoutes = [/^\/api\/users/, /^\/api\/keys/];
 
