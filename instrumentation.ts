@@ -43,6 +43,9 @@ export async function register(): Promise<void> {
   // Online rules: this process sweeps for finished live conversations every ONLINE_SWEEP_INTERVAL_MS.
   const { startOnlineSweep } = await import("@/lib/online");
   startOnlineSweep();
+  // Verdicts back onto the traces, when OTEL_EVALUATION_ENDPOINT is set (lib/otel/export.ts).
+  const { startEvaluationExport } = await import("@/lib/otel/export");
+  startEvaluationExport();
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();
 }

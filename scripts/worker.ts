@@ -9,9 +9,12 @@ import { log } from "@/lib/log";
 import { runWorker } from "@/lib/cluster/worker";
 import { handleCellBatch } from "@/lib/runner/cluster-run";
 import { drainGenerations, startGenerationQueue } from "@/lib/generation/queue";
+import { startEvaluationExport } from "@/lib/otel/export";
 
 runWorker(handleCellBatch, { drainAlso: drainGenerations })
   .then(() => startGenerationQueue())
+  // The cells this worker saves go back onto their traces too (OTEL_EVALUATION_ENDPOINT).
+  .then(() => startEvaluationExport())
   .catch((err: unknown) => {
     log.error("worker failed to start", { err });
     process.exit(1);

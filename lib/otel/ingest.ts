@@ -46,7 +46,10 @@ const state = processSingleton("otel.assembler", () => ({
 
 /** Store a decoded export's spans for `userId` and schedule the rebuild of the conversations they touched. */
 export async function ingestExport(userId: string, decoded: DecodedExport): Promise<IngestOutcome> {
-  const rows: SpanToStore[] = decoded.spans.map((span) => ({
+  // An evaluation's verdict (a `gen_ai.evaluation.result` span, ours sent back or another evaluator's) is
+  // about a conversation, not a turn of it: it never makes a conversation grow, which would have it judged
+  // again by an online rule, and its verdict exported again, for ever.
+  const rows: SpanToStore[] = decoded.spans.filter((span) => span.attributes["gen_ai.evaluation.name"] === undefined).map((span) => ({
     datasetName: datasetNameOf(span.resource),
     traceId: span.traceId,
     spanId: span.spanId,

@@ -19,7 +19,7 @@ import type { RunRequest } from "@/lib/schemas/executions";
 import { batchSizeOf } from "./batch-size";
 import { checkEvaluator, runCheckCells, skippedOutcome, type CellOutcome } from "./check-cell";
 import { skipReason } from "./dependencies";
-import { emit, hasListeners, progressOf } from "./events";
+import { emit, hasListeners, hasSavedListeners, progressOf, resultSaved } from "./events";
 import { withGoal } from "@/lib/metrics/conversation-goal";
 import { forEachLimited } from "./limited";
 import type { Cell } from "./plan";
@@ -330,6 +330,12 @@ export function cellRunner(opts: CellRunnerOptions): CellRunner {
       unlanded(cost); // counted since it landed (judge cells; checks cost nothing)
     }
     if (opts.budget && cost) await opts.budget(totals.cost + unsavedCost);
+    if (hasSavedListeners()) {
+      resultSaved({
+        executionId: execution.id, metricId: cell.node.id, metricName: cell.node.name, entityType: cell.entityType, entityId: cell.entityId, conversationId: cell.conversationId,
+        messageId: cell.messageId, stepId: cell.stepId, status: saved.status, score: saved.score, result: saved.result, error: saved.error, model: saved.modelName, createdAt: saved.createdAt,
+      });
+    }
     if (!hasListeners(execution.id)) return; // nobody streams this run here: skip building the event
     const result = toResult(saved);
     const progress = progressOf(counted ?? totals.done, total);

@@ -64,6 +64,47 @@ export function emit(executionId: number, e: RunEvent): void {
   }
 }
 
+/** A cell as saved, for the process-wide listeners (lib/otel/export.ts sends verdicts back onto the traces). */
+export type SavedCell = {
+  executionId: number;
+  metricId: number;
+  metricName: string;
+  entityType: EvaluationLevel;
+  entityId: number;
+  conversationId: number;
+  messageId: number | null;
+  stepId: number | null;
+  status: string;
+  score: number | null;
+  result: unknown;
+  error: string | null;
+  model: string | null;
+  createdAt: string;
+};
+
+const savedListeners = processSingleton("runner.saved-listeners", () => new Set<(cell: SavedCell) => void>());
+
+/** Hear of every cell this process saves, whatever the run; returns the unsubscribe function. */
+export function onResultSaved(listener: (cell: SavedCell) => void): () => void {
+  savedListeners.add(listener);
+  return () => void savedListeners.delete(listener);
+}
+
+/** Whether anyone hears of saved cells (the runner skips building them otherwise). */
+export function hasSavedListeners(): boolean {
+  return savedListeners.size > 0;
+}
+
+export function resultSaved(cell: SavedCell): void {
+  for (const listener of savedListeners) {
+    try {
+      listener(cell);
+    } catch {
+      // A listener's fault must never stop the run.
+    }
+  }
+}
+
 /** Percent done, one decimal. */
 export function progressOf(done: number, total: number): number {
   return total === 0 ? 100 : Math.round((done * 1000) / total) / 10;

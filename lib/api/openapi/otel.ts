@@ -1,3 +1,4 @@
+import { z } from "zod";
 import { errorSchema } from "@/lib/schemas/common";
 import type { Operation } from "./types";
 
@@ -71,6 +72,35 @@ export const otelOperations: Operation[] = [
       400: { description: "Unreadable body: not an OTLP export in the declared encoding, invalid gzip, or JSON that is not UTF-8", schema: errorSchema },
       413: { description: "Body over `OTEL_MAX_BODY_BYTES` (default 16 MiB), as sent or after gunzip", schema: errorSchema },
       415: { description: "Content-Type other than `application/x-protobuf` or `application/json`, or a Content-Encoding other than gzip", schema: errorSchema },
+    },
+  },
+  {
+    method: "get",
+    path: "/otel/evaluation-export",
+    operationId: "getEvaluationExport",
+    summary: "Verdicts sent back onto the traces by this process (OTEL_EVALUATION_ENDPOINT)",
+    description:
+      "With `OTEL_EVALUATION_ENDPOINT` set, every cell a run saves for a conversation that came over OTLP (every conversation with " +
+      "`OTEL_EVALUATION_SCOPE=all`) is sent there as an OTLP/HTTP protobuf span `gen_ai.evaluation.result`, a child of the span that wrote what " +
+      "was judged, with `gen_ai.evaluation.name`, `gen_ai.evaluation.score.value`, `gen_ai.evaluation.score.label` (`pass`/`fail`/`skipped`) " +
+      "and `gen_ai.evaluation.explanation` (docs/otel.md). Counts since this process started: `queued` (waiting or in flight), `exported`, " +
+      "`failed` (the collector refused them after its retries), `dropped` (more than `OTEL_EVALUATION_QUEUE` waiting), `skipped` (no trace to attach to).",
+    tag,
+    responses: {
+      200: {
+        description: "The exporter's counts",
+        schema: z
+          .object({
+            enabled: z.boolean(),
+            endpoint: z.string().nullable(),
+            queued: z.number().int(),
+            exported: z.number().int(),
+            failed: z.number().int(),
+            dropped: z.number().int(),
+            skipped: z.number().int(),
+          })
+          .meta({ id: "EvaluationExport" }),
+      },
     },
   },
 ];
