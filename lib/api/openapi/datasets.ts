@@ -1,4 +1,5 @@
 import { idParams } from "@/lib/schemas/common";
+import { conversationExportQuery } from "@/lib/schemas/executions";
 import {
   conversationSchema,
   conversationSummarySchema,
@@ -95,6 +96,57 @@ export const datasetOperations: Operation[] = [
     params: idParams,
     responses: {
       200: { description: "The conversation", schema: conversationSchema },
+      400: badRequest,
+      404: notFoundResponse,
+    },
+  },
+  {
+    method: "get",
+    path: "/conversations/{id}/export",
+    operationId: "exportConversation",
+    summary: "Download one conversation as an ATIF trajectory",
+    description:
+      "An attachment named `conversation-<id>.atif.json`: the conversation as an ATIF trajectory (Harbor's Agent Trajectory " +
+      "Interchange Format, written as ATIF-v1.6). System and user messages are `system`/`user` steps; an assistant message is one " +
+      "`agent` step per model call (as the import recorded them in `turn_messages`, else where a new call starts), each with its " +
+      "`reasoning_content`, `message`, `tool_calls` and, as `observation.results`, the results that follow them, paired with the " +
+      "calls in order by `source_call_id`; a call's timestamp, model and `metrics` come from the message's meta. The conversation's " +
+      "meta gives `session_id`, `agent` (else the first agent's name and the usual step model; `version` `unknown` when none is " +
+      "known), `notes`, `final_metrics` and `extra`; the agents' tools become `agent.tool_definitions`. What ATIF has no field for " +
+      "rides under `extra.turnscope` (the name, description, goal, ids and other meta at the root; a message's other meta, a tool " +
+      "message's role, steps ATIF cannot say on a step), so importing the file gives the same conversation back. " +
+      "`GET /datasets/{id}/export?format=atif` writes a dataset as JSON Lines of these.",
+    tag: "Conversations",
+    params: idParams,
+    query: conversationExportQuery,
+    responses: {
+      200: {
+        description: "The trajectory (`Content-Disposition: attachment`)",
+        headers: { "Content-Disposition": { description: 'attachment; filename="conversation-<id>.atif.json"', schema: { type: "string" } } },
+        content: {
+          "application/json": {
+            type: "object",
+            required: ["schema_version", "session_id", "agent", "steps"],
+            properties: {
+              schema_version: { type: "string", const: "ATIF-v1.6" },
+              session_id: { type: "string" },
+              agent: { type: "object", required: ["name", "version"], additionalProperties: true },
+              steps: {
+                type: "array",
+                items: {
+                  type: "object",
+                  required: ["step_id", "source", "message"],
+                  properties: { step_id: { type: "integer" }, source: { type: "string", enum: ["system", "user", "agent"] }, message: { type: "string" } },
+                  additionalProperties: true,
+                },
+              },
+              notes: { type: "string" },
+              final_metrics: { type: "object", additionalProperties: true },
+              extra: { type: "object", additionalProperties: true },
+            },
+          },
+        },
+      },
       400: badRequest,
       404: notFoundResponse,
     },

@@ -21,7 +21,7 @@ describe("OpenAPI: results, export and grid", () => {
     expect(grid.responses["200"].headers?.["X-Total-Count"]).toBeDefined();
   });
 
-  it("documents the grid export: three media types, its file name and its columns", () => {
+  it("documents the grid export: three media types and JSON Lines of conversations, its file name and its columns", () => {
     const doc = buildOpenApiDocument({ version: "test" }) as {
       paths: Record<string, Record<string, { description?: string; parameters?: Array<{ name: string; required: boolean }>; responses: Record<string, { content?: Record<string, unknown> }> }>>;
     };
@@ -29,16 +29,32 @@ describe("OpenAPI: results, export and grid", () => {
     expect(Object.keys(exp.responses["200"].content ?? {}).sort()).toEqual([
       "application/json",
       "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+      "application/x-ndjson",
       "text/csv",
     ]);
     expect(exp.parameters?.map((p) => [p.name, p.required])).toEqual([
       ["id", true],
       ["format", true],
       ["bom", false],
+      ["filter", false],
     ]);
-    expect(Object.keys(exp.responses)).toEqual(["200", "400", "404"]);
+    expect(Object.keys(exp.responses)).toEqual(["200", "400", "404", "422"]);
+    expect(exp.description).toContain("`format=atif` and `format=openai_jsonl`");
     expect(exp.description).toContain("meta.<key>");
     expect(exp.description).toContain("entity_type, entity_id, conversation_id");
+  });
+
+  it("documents one conversation's ATIF export", () => {
+    const doc = buildOpenApiDocument({ version: "test" }) as {
+      paths: Record<string, Record<string, { parameters?: Array<{ name: string; required: boolean }>; responses: Record<string, { content?: Record<string, { schema: { required?: string[] } }> }> }>>;
+    };
+    const exp = doc.paths["/conversations/{id}/export"].get;
+    expect(exp.parameters?.map((p) => [p.name, p.required])).toEqual([
+      ["id", true],
+      ["format", false],
+    ]);
+    expect(exp.responses["200"].content?.["application/json"].schema.required).toEqual(["schema_version", "session_id", "agent", "steps"]);
+    expect(Object.keys(exp.responses)).toEqual(["200", "400", "404"]);
   });
 });
 

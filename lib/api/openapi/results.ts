@@ -1,5 +1,5 @@
 import { idParams } from "@/lib/schemas/common";
-import { executionResultsSchema, exportQuery, gridQuery, gridRowSchema, resultsQuery } from "@/lib/schemas/executions";
+import { datasetExportQuery, executionResultsSchema, exportQuery, gridQuery, gridRowSchema, resultsQuery } from "@/lib/schemas/executions";
 import { badRequest, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 import { VERDICT_COLUMNS } from "@/lib/results/grid-columns";
@@ -22,11 +22,12 @@ const aggregatedDescription =
 const gridExportColumns = VERDICT_COLUMNS.join(", ");
 
 /** A 200 answer that is a downloaded file: CSV, JSON of the given shape, or an XLSX workbook. */
-function exportFileResponse(filename: string, json: Record<string, unknown>, workbook: string) {
+function exportFileResponse(filename: string, json: Record<string, unknown>, workbook: string, more: Record<string, Record<string, unknown>> = {}) {
   return {
     description: "The file (`Content-Disposition: attachment`)",
     headers: { "Content-Disposition": { description: `attachment; filename="${filename}"`, schema: { type: "string" } } },
     content: {
+      ...more,
       "text/csv": { type: "string", description: "UTF-8 CSV with a header row" },
       "application/json": json,
       "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": {
@@ -126,7 +127,7 @@ export const resultOperations: Operation[] = [
     method: "get",
     path: "/datasets/{id}/export",
     operationId: "exportDatasetGrid",
-    summary: "Download the grid's state: the latest verdict of every cell, with conversation meta, as CSV, JSON or XLSX",
+    summary: "Download the grid's state (CSV, JSON, XLSX) or the dataset's conversations as ATIF or OpenAI chat JSON Lines",
     description:
       'An attachment named `dataset-<id>-grid.<csv|json|xlsx>`, streamed. One row per cell: every metric × every grid row ' +
       "of its level (conversations, assistant messages, steps), in grid order and column order, with that cell's latest " +
@@ -141,10 +142,21 @@ export const resultOperations: Operation[] = [
       "verdict. In CSV and XLSX, objects and arrays are JSON text, and a text cell starting with `=`, `+`, `-`, `@`, a " +
       "tab or a carriage return is prefixed with `'` so spreadsheets do not run it as a formula (numbers stay numbers). " +
       'The XLSX has one "Grid" sheet with typed cells, a frozen, filterable header. JSON is `{dataset_id, columns, ' +
-      "metrics, rows}` with rows keyed by column and JSON values kept as they are.",
+      "metrics, rows}` with rows keyed by column and JSON values kept as they are. " +
+      "`format=atif` and `format=openai_jsonl` export the conversations themselves instead, in grid order, as JSON Lines " +
+      "(`application/x-ndjson`, one conversation a line, `dataset-<id>[-filtered].<atif|openai>.jsonl`), all of them or those a " +
+      "`filter` keeps (the grid's filter language at the conversation level; with csv, json or xlsx a filter is refused with 422). " +
+      "`atif`: each line an ATIF trajectory (Harbor's Agent Trajectory Interchange Format, written as ATIF-v1.6), as " +
+      "`GET /conversations/{id}/export` writes one; importing the file gives the same conversations back. `openai_jsonl`: each line " +
+      "`{messages, tools?, metadata?, name?}` in OpenAI's chat format, for fine-tuning or another evaluator: an assistant turn is one " +
+      "assistant message per model call (`content`, `reasoning_content` when it reasoned, `tool_calls` with arguments as JSON text), " +
+      "each followed by `tool` messages holding its results, paired with the calls in order by `tool_call_id`; `tools` are the " +
+      "conversation's agents' tools as function definitions; `metadata` is the conversation's meta, kept apart from the messages; " +
+      "`name` its name. Importing the file gives the same messages, steps, meta and name back (a step that holds a call and its " +
+      "result at once comes back as two steps).",
     tag: "Datasets",
     params: idParams,
-    query: exportQuery,
+    query: datasetExportQuery,
     responses: {
       200: exportFileResponse('dataset-<id>-grid.<format>', {
             type: "object",
@@ -167,9 +179,15 @@ export const resultOperations: Operation[] = [
               },
               rows: { type: "array", items: { type: "object", additionalProperties: true } },
             },
-          }, 'Workbook with one "Grid" sheet'),
+          }, 'Workbook with one "Grid" sheet', {
+            "application/x-ndjson": {
+              type: "string",
+              description: "`atif`, `openai_jsonl`: JSON Lines, one conversation a line (an ATIF trajectory, or `{messages, tools?, metadata?, name?}`)",
+            },
+          }),
       400: badRequest,
       404: notFoundResponse,
+      422: { description: "`filter` names a metric of another dataset or level, or is sent with csv, json or xlsx", schema: unprocessableResponse.schema },
     },
   },
 ];
