@@ -116,6 +116,13 @@ describe("MCP at /api/mcp", () => {
     expect(rest.json.results).toHaveLength(2);
     expect(rest.json.next_offset).toBeNull();
 
+    // Conversations found in the grid's language, each with the metric's latest verdict.
+    const scored = await tool(client, "search_conversations", { dataset_id: datasetId, filter: `metric.${metricId}>=0`, sort: `-metric.${metricId}`, limit: 5 });
+    expect(scored.json.total).toBe(5);
+    const scores = scored.json.conversations.map((c: { verdicts: Record<string, number> }) => c.verdicts[String(metricId)]);
+    expect(scores).toEqual([...scores].sort((x, y) => y - x));
+    expect(scores.every((v: unknown) => typeof v === "number")).toBe(true);
+
     // A second run of the same cells: compared with the first, and the gate's verdict over it.
     const again = await tool(client, "start_run", { dataset_id: datasetId, pipeline_node_id: metricId, no_cache: true });
     expect((await tool(client, "get_run", { id: again.json.id, wait_seconds: 30 })).json.status).toBe("completed");
@@ -154,8 +161,12 @@ describe("MCP at /api/mcp", () => {
     const { datasetId, metricId } = await sampleWithMetric("MCP viewer");
     const viewer = await connect(keys.viewer);
     expect((await tool(viewer, "list_datasets", { name: "MCP viewer" })).json.datasets).toHaveLength(1);
-    for (const name of ["start_run", "estimate_run"]) {
-      const refused = await tool(viewer, name, { dataset_id: datasetId, pipeline_node_id: metricId });
+    for (const [name, args] of [
+      ["start_run", { dataset_id: datasetId, pipeline_node_id: metricId }],
+      ["estimate_run", { dataset_id: datasetId, pipeline_node_id: metricId }],
+      ["start_generation", { source_dataset_id: datasetId, target_id: 1, mode: "replay" }],
+    ] as const) {
+      const refused = await tool(viewer, name, args);
       expect(refused.isError).toBe(true);
       expect(refused.json.error).toMatchObject({ code: "forbidden", message: expect.stringContaining("annotator") });
       expect(refused.structured).toEqual(refused.json);
@@ -194,6 +205,10 @@ describe("MCP at /api/mcp", () => {
     expect(bad.json.error).toMatchObject({ code: "bad_request", details: [expect.objectContaining({ path: "dataset_id" })] });
     const missing = await tool(client, "get_conversation", { id: 999999 });
     expect(missing.json.error).toEqual({ code: "not_found", message: "Conversation 999999 does not exist", details: [] });
+    const noTarget = await tool(client, "start_generation", { source_dataset_id: 999999, target_id: 999999, mode: "replay" });
+    expect(noTarget.json.error.code).toBe("not_found");
+    const both = await tool(client, "search_conversations", { dataset_id: 1, name: "x", filter: "meta.a==1" });
+    expect(both.json.error).toMatchObject({ code: "bad_request", details: [{ path: "name" }] });
     const nul = await tool(client, "list_datasets", { name: "a\u0000b" });
     expect(nul.json.error).toMatchObject({ code: "bad_request", details: [{ path: "name" }] });
     const filter = await tool(client, "search_conversations", { dataset_id: 999999, filter: "metric.1==pass" });
