@@ -3,12 +3,12 @@
  * while the run is still going), one `samples/<id>_epoch_<n>.json` per sample and epoch, and `summaries.json` /
  * `reductions.json`. Read with fflate (no hand-written unzip) into the JSON log the eval-log adapter reads:
  * `{...header, samples: [...]}`, each sample's `attachment://<hash>` references replaced by the text its
- * `attachments` hold. Only those members are inflated, and only while their declared sizes stay under the
- * import's size limit, so an archive cannot expand into more than an ordinary upload may be.
- */
-import { unzipSync } from "fflate";
+ * `attachments` hold. Only those members are inflated, and only while the bytes they actually inflate to
+ * (in total, whatever their headers declare) stay under the import's size limit (lib/import/formats/zip-members.ts),
+ * so an archive cannot expand into more than an ordinary upload may be. */
 import type { ImportIssue } from "@/lib/schemas/imports";
 import { formatBytes, isRecord } from "../issues";
+import { readZipMembers } from "./zip-members";
 
 export type ArchiveRead = { ok: true; text: string } | { ok: false; status: 413 | 415 | 422; errors: ImportIssue[] };
 
@@ -41,22 +41,18 @@ function resolve(value: unknown, attachments: Record<string, unknown>, depth = 0
 /** The archive as the JSON text of one eval log, or why it cannot be read. */
 export function readEvalArchive(bytes: Uint8Array, maxBytes: number): ArchiveRead {
   const fail = (status: 413 | 415 | 422, message: string, suggestion: string): ArchiveRead => ({ ok: false, status, errors: [{ path: "(file)", message, suggestion }] });
-  let expanded = 0;
-  let tooLarge = false;
-  let files: Record<string, Uint8Array>;
-  try {
-    files = unzipSync(bytes, {
-      filter: (file) => {
-        if (!wanted(file.name)) return false;
-        expanded += file.originalSize;
-        if (expanded > maxBytes) tooLarge = true;
-        return !tooLarge;
-      },
-    });
-  } catch {
+  const read = readZipMembers(bytes, wanted, maxBytes);
+  if (!read.ok && read.reason === "unreadable") {
     return fail(415, "Unsupported file: a ZIP archive that cannot be read (damaged or encrypted)", "Upload an Inspect AI .eval log as written, or the conversations as a JSON file");
   }
-  if (tooLarge) return fail(413, `File too large: the archive expands to more than ${formatBytes(maxBytes)}`, `Split the log into files under ${formatBytes(maxBytes)} (inspect log convert --to json) and import them one after another`);
+  if (!read.ok) {
+    return fail(
+      413,
+      `File too large: the archive expands to more than ${formatBytes(maxBytes)} (MAX_IMPORT_BYTES), counting the bytes its members actually inflate to`,
+      `Split the log into files under ${formatBytes(maxBytes)} (inspect log convert --to json) and import them one after another`,
+    );
+  }
+  const files = Object.fromEntries(read.members);
   const headerBytes = files["header.json"] ?? files["_journal/start.json"];
   const sampleNames = Object.keys(files).filter((n) => n.startsWith("samples/")).sort();
   if (!headerBytes && !sampleNames.length) {
