@@ -143,6 +143,15 @@ export const envSchema = z.object({
   MAX_IMPORT_BYTES: positiveInt(50 * 1024 * 1024),
   /** Largest JSON request body of any other route (imports and OTLP have their own limits); 413 above it. */
   MAX_JSON_BODY_BYTES: positiveInt(1024 * 1024),
+  /** Deepest nesting of arrays and objects in a JSON request body or OTLP JSON export, checked before it is parsed (400 past it). */
+  MAX_JSON_DEPTH: positiveInt(128),
+  /**
+   * The input pool (lib/input-pool.ts): worker threads that read imports and decode OTLP exports off the
+   * request loop, and how long one import's reading (decompress, parse, convert, validate) may take
+   * before its thread is stopped and the import refused with 422.
+   */
+  INPUT_WORKERS: positiveInt(2),
+  IMPORT_TIMEOUT_MS: positiveInt(60_000),
   /**
    * Time budget of one check cell whose work can grow with the text (regex, JSON, JSON Schema) when it runs
    * on the check thread: past it the thread is stopped and the cell fails saying so.
@@ -150,6 +159,8 @@ export const envSchema = z.object({
   CHECK_TIMEOUT_MS: positiveInt(2_000),
   /** Largest OTLP trace export accepted, in bytes, both as sent and after gunzip (413 above it). */
   OTEL_MAX_BODY_BYTES: positiveInt(16 * 1024 * 1024),
+  /** How long decoding one OTLP export (gunzip, parse, read its spans) may take on the input pool before it is stopped (422). */
+  OTEL_DECODE_TIMEOUT_MS: positiveInt(10_000),
   /** How long after an export its conversations are rebuilt from their spans, so a burst of exports costs one rebuild. */
   OTEL_ASSEMBLY_DELAY_MS: z
     .string()

@@ -1,9 +1,12 @@
 /**
  * The HTTP side of the OTLP trace receiver: which encoding a request uses, its body read within
- * OTEL_MAX_BODY_BYTES (as sent and after gunzip), and the response in the request's own encoding.
+ * OTEL_MAX_BODY_BYTES as sent, decoded (gunzip within the same limit, JSON nesting bounded, spans read)
+ * on the input pool unless it is small, and the response in the request's own encoding.
  */
-import { gunzipSync } from "node:zlib";
+import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
+import { runOffLoop } from "@/lib/input-pool";
+import { decodeExportBody, exportTooLarge, gunzipExport, type DecodedExport, type ExportBody } from "@/lib/otel/decode";
 
 export type OtlpEncoding = "protobuf" | "json";
 
@@ -18,17 +21,14 @@ export function otlpEncoding(req: Request): OtlpEncoding {
   );
 }
 
-const tooLarge = (max: number) =>
-  new AppError("payload_too_large", `The export is larger than OTEL_MAX_BODY_BYTES (${max} bytes): export smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE) or raise the limit`);
-
-/** The body, read up to `max` bytes and gunzipped when `Content-Encoding: gzip`. */
-export async function readOtlpBody(req: Request, max: number): Promise<Uint8Array> {
+/** The body as sent, read up to `max` bytes; `gzip` when `Content-Encoding: gzip` (it is gunzipped with the decoding). */
+export async function readOtlpBody(req: Request, max: number): Promise<{ bytes: Uint8Array; gzip: boolean }> {
   const encoding = (req.headers.get("content-encoding") ?? "identity").trim().toLowerCase();
   if (encoding !== "gzip" && encoding !== "identity" && encoding !== "") {
     throw new AppError("unsupported_media_type", `Content-Encoding '${encoding}' is not supported: send gzip or no encoding`);
   }
   const declared = Number(req.headers.get("content-length") ?? "");
-  if (Number.isFinite(declared) && declared > max) throw tooLarge(max);
+  if (Number.isFinite(declared) && declared > max) throw exportTooLarge(max);
   const chunks: Uint8Array[] = [];
   let size = 0;
   if (req.body) {
@@ -39,19 +39,45 @@ export async function readOtlpBody(req: Request, max: number): Promise<Uint8Arra
       size += value.byteLength;
       if (size > max) {
         await reader.cancel().catch(() => undefined);
-        throw tooLarge(max);
+        throw exportTooLarge(max);
       }
       chunks.push(value);
     }
   }
-  const body = Buffer.concat(chunks, size);
-  if (encoding !== "gzip") return body;
-  try {
-    return gunzipSync(body, { maxOutputLength: max });
-  } catch (error) {
-    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError) throw tooLarge(max);
-    throw new AppError("bad_request", `The body is not valid gzip: ${(error as Error).message}`);
+  return { bytes: Buffer.concat(chunks, size), gzip: encoding === "gzip" };
+}
+
+/**
+ * Bodies up to this many bytes (gunzipped) are decoded in process: a few milliseconds at most, less
+ * than a trip to a thread. An SDK's batch of 512 spans is larger and goes to the pool.
+ */
+export const OTLP_INLINE_BYTES = 64 * 1024;
+
+/**
+ * The export's spans: decoded here when small, else on the input pool within OTEL_DECODE_TIMEOUT_MS.
+ * A small gzip body is gunzipped here only as far as OTLP_INLINE_BYTES; one that inflates past that
+ * goes to the pool compressed, so no body inflates on the request loop.
+ */
+export async function decodeOtlpExport(encoding: OtlpEncoding, body: { bytes: Uint8Array; gzip: boolean }): Promise<DecodedExport> {
+  const config = getConfig();
+  const input: ExportBody = { bytes: body.bytes, encoding, gzip: body.gzip, maxBytes: config.OTEL_MAX_BODY_BYTES, maxDepth: config.MAX_JSON_DEPTH };
+  if (body.bytes.length <= OTLP_INLINE_BYTES) {
+    if (!body.gzip) return decodeExportBody(input);
+    let small: Uint8Array | undefined;
+    try {
+      small = gunzipExport(body.bytes, Math.min(OTLP_INLINE_BYTES, config.OTEL_MAX_BODY_BYTES));
+    } catch (error) {
+      // Past the small size: the pool gunzips it within the real limit (and refuses what is not gzip alike).
+      if (!(error instanceof AppError && error.code === "payload_too_large" && OTLP_INLINE_BYTES < config.OTEL_MAX_BODY_BYTES)) throw error;
+    }
+    if (small) return decodeExportBody({ ...input, bytes: small, gzip: false });
   }
+  return runOffLoop<DecodedExport>(
+    "decodeOtlp",
+    input,
+    { ms: config.OTEL_DECODE_TIMEOUT_MS, setting: "OTEL_DECODE_TIMEOUT_MS", what: "Decoding the export" },
+    () => decodeExportBody(input),
+  );
 }
 
 /** The export response in the request's encoding. */

@@ -8,6 +8,7 @@ import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { credentialEpoch, identify, requireRole, roleAllows, type Caller, type Role } from "@/lib/auth";
 import { AppError, errorResponse, type ErrorDetail } from "@/lib/errors";
+import { findExcessiveNesting } from "@/lib/import/json-syntax";
 import { clientAddress, isLocalClient } from "./client-address";
 import { refuseNul } from "./nul";
 import type { StreamGuard } from "./sse";
@@ -68,6 +69,14 @@ async function readJsonBody(req: Request, routeMax: number | undefined): Promise
   const bytes = routeMax === undefined ? await readCappedBody(req, getConfig().MAX_JSON_BODY_BYTES) : await readCappedBody(req, routeMax, "");
   const text = bytes.toString("utf8");
   if (text.trim() === "") return undefined;
+  // Within the size limit a body can still nest half a million arrays: refused before it is parsed (or walked).
+  const maxDepth = getConfig().MAX_JSON_DEPTH;
+  const deep = findExcessiveNesting(text, maxDepth);
+  if (deep !== -1) {
+    throw new AppError("bad_request", `Request body nested too deep: more than ${maxDepth} levels of arrays and objects (MAX_JSON_DEPTH), at character ${deep}`, [
+      { path: "(root)", message: `must nest at most ${maxDepth} levels (MAX_JSON_DEPTH)` },
+    ]);
+  }
   try {
     return JSON.parse(text) as unknown;
   } catch (e) {

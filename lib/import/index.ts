@@ -4,12 +4,14 @@
  */
 import "server-only";
 import { insertConversationsBulk, saveImportOutcome, type BulkResult, type IdempotencyScope } from "@/db/repositories/imports";
-import { notFound } from "@/lib/errors";
+import { AppError, notFound } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
-import type { AnyImportMapping, ImportFailure, ImportSuccess } from "@/lib/schemas/imports";
+import { runOffLoop, type Deadline } from "@/lib/input-pool";
+import type { AnyImportMapping, ImportFailure, ImportSuccess, SuggestedTransformation } from "@/lib/schemas/imports";
 import type { FeedbackDeps } from "./feedback";
 import { buildFeedback } from "./feedback";
-import { checkUpload, fixMakesValid, type JoinRequest } from "./check";
+import { checkUpload, fixMakesValid, type CheckedUpload, type CheckOptions, type JoinRequest } from "./check";
+import { isZip } from "./formats/eval-archive";
 
 export { checkUpload, type CheckedUpload, type JoinRequest } from "./check";
 
@@ -18,6 +20,39 @@ export type ImportTarget = { datasetId: number } | { create: { name: string; des
 export type ImportOutcome =
   | { ok: true; status: 200 | 201; body: ImportSuccess }
   | { ok: false; status: 400 | 413 | 415 | 422; body: ImportFailure };
+
+/**
+ * Uploads up to this size are checked in process (a few milliseconds); larger ones, every ZIP archive and
+ * every join of several files are checked on the input pool, off the request loop.
+ */
+export const INLINE_IMPORT_BYTES = 64 * 1024;
+
+function importDeadline(): Deadline {
+  return { ms: getConfig().IMPORT_TIMEOUT_MS, setting: "IMPORT_TIMEOUT_MS", what: "Reading the file" };
+}
+
+/**
+ * checkUpload on the input pool (lib/input-pool.ts) within IMPORT_TIMEOUT_MS; a small upload in process.
+ * An upload that runs past its time is refused (422) naming the setting, as any other refused file.
+ */
+export async function checkUploadOffLoop(bytes: Uint8Array, opts: CheckOptions): Promise<CheckedUpload> {
+  const small = bytes.length <= INLINE_IMPORT_BYTES && !isZip(bytes) && !opts.join;
+  if (small) return checkUpload(bytes, opts);
+  try {
+    return await runOffLoop<CheckedUpload>("checkUpload", { bytes, opts }, importDeadline(), () => checkUpload(bytes, opts));
+  } catch (error) {
+    if (!(error instanceof AppError) || error.status >= 500) throw error;
+    const suggestion = "Split the conversations into smaller files and import them one after another";
+    return { ok: false, status: error.status === 413 ? 413 : 422, errors: [{ path: "(file)", message: error.message, suggestion }], warnings: [] };
+  }
+}
+
+/** Whether a suggested fix makes the file valid, checked on the input pool (a fix that takes too long does not). */
+async function fixWorksOffLoop(text: string | undefined, t: SuggestedTransformation, opts: { maxBytes: number; mapping?: AnyImportMapping }): Promise<boolean> {
+  if (text === undefined) return false;
+  if (text.length <= INLINE_IMPORT_BYTES / 4) return fixMakesValid(text, t, opts);
+  return await runOffLoop<boolean>("fixWorks", { text, transformation: t, opts }, importDeadline(), () => fixMakesValid(text, t, opts)).catch(() => false);
+}
 
 /** Validate an upload and, when it passes, insert all of it into the target dataset in one transaction. */
 export async function importConversations(input: {
@@ -34,7 +69,7 @@ export async function importConversations(input: {
   join?: JoinRequest;
 }): Promise<ImportOutcome> {
   const opts = { maxBytes: input.maxBytes ?? getConfig().MAX_IMPORT_BYTES, mapping: input.mapping, join: input.join };
-  const checked = checkUpload(input.bytes, opts);
+  const checked = await checkUploadOffLoop(input.bytes, opts);
   if (!checked.ok) {
     const body: ImportFailure = { success: false, errors: checked.errors, warnings: checked.warnings };
     if (checked.format) body.format = checked.format;
@@ -46,7 +81,7 @@ export async function importConversations(input: {
           data: checked.feedbackInput?.data,
           excerpt: checked.text?.slice(0, 4000) ?? "",
           format: checked.format,
-          fixWorks: (t) => fixMakesValid(checked.text, t, opts),
+          fixWorks: (t) => fixWorksOffLoop(checked.text, t, opts),
         },
         input.deps,
       );

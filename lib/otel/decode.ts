@@ -6,7 +6,10 @@
  * files once.
  */
 import path from "node:path";
+import { gunzipSync } from "node:zlib";
 import protobuf from "protobufjs";
+import { AppError } from "@/lib/errors";
+import { findExcessiveNesting } from "@/lib/import/json-syntax";
 import type { AttrValue, Attributes, OtelEvent, OtelSpan } from "./types";
 
 /** `errors` holds the first MAX_ERRORS reasons only; `rejected` counts every rejected span. */
@@ -282,4 +285,59 @@ function readExport(request: Obj): DecodedExport {
 export function encodeProtobufExport(request: Record<string, unknown>): Uint8Array {
   const { request: type } = protoTypes();
   return type.encode(type.fromObject(request)).finish();
+}
+
+/** An export body as received (lib/api/otlp.ts reads it): decoded here, on the input pool for any but a small one. */
+export type ExportBody = {
+  bytes: Uint8Array;
+  encoding: "protobuf" | "json";
+  /** Sent with `Content-Encoding: gzip`. */
+  gzip: boolean;
+  /** OTEL_MAX_BODY_BYTES: the most the body may hold, as sent and after gunzip. */
+  maxBytes: number;
+  /** MAX_JSON_DEPTH: the deepest nesting of arrays and objects an OTLP JSON body may have. */
+  maxDepth: number;
+};
+
+/** The 413 of an export past OTEL_MAX_BODY_BYTES, as sent or once gunzipped. */
+export function exportTooLarge(max: number): AppError {
+  return new AppError("payload_too_large", `The export is larger than OTEL_MAX_BODY_BYTES (${max} bytes): export smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE) or raise the limit`);
+}
+
+/** The body gunzipped within `max` bytes (413 past it, 400 when it is not gzip). */
+export function gunzipExport(bytes: Uint8Array, max: number): Uint8Array {
+  try {
+    return gunzipSync(bytes, { maxOutputLength: max });
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_BUFFER_TOO_LARGE" || error instanceof RangeError) throw exportTooLarge(max);
+    throw new AppError("bad_request", `The body is not valid gzip: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * A received export body → spans: gunzipped within OTEL_MAX_BODY_BYTES, its JSON nesting bounded
+ * before it is parsed (MAX_JSON_DEPTH), then decoded. Errors are AppErrors with the status to answer.
+ */
+export function decodeExportBody(body: ExportBody): DecodedExport {
+  const bytes = body.gzip ? gunzipExport(body.bytes, body.maxBytes) : body.bytes;
+  try {
+    if (body.encoding === "protobuf") return decodeProtobufExport(bytes);
+    let text: string;
+    try {
+      text = new TextDecoder("utf-8", { fatal: true }).decode(bytes);
+    } catch {
+      throw new AppError("bad_request", "The body is not valid UTF-8");
+    }
+    const deep = findExcessiveNesting(text, body.maxDepth);
+    if (deep !== -1) {
+      throw new AppError("bad_request", `The export nests arrays and objects more than ${body.maxDepth} levels deep (MAX_JSON_DEPTH), at character ${deep}: an OTLP export is not that deep`, [
+        { path: "(body)", message: `nested more than ${body.maxDepth} levels (MAX_JSON_DEPTH)` },
+      ]);
+    }
+    return decodeJsonExport(text);
+  } catch (error) {
+    if (error instanceof UnreadableExport) throw new AppError("bad_request", error.message);
+    if (error instanceof TooManySpans) throw new AppError("payload_too_large", error.message);
+    throw error;
+  }
 }

@@ -81,7 +81,10 @@ function centralDirectory(b: Uint8Array): Entry[] {
         if (id === 0x0001) {
           let y = x + 4;
           if (uncompressed32 === 0xffffffff) y += 8;
-          if (compressedSize === 0xffffffff) (compressedSize = u64(b, y)), (y += 8);
+          if (compressedSize === 0xffffffff) {
+            compressedSize = u64(b, y);
+            y += 8;
+          }
           if (localOffset === 0xffffffff) localOffset = u64(b, y);
           break;
         }

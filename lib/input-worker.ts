@@ -1,0 +1,34 @@
+/**
+ * The input pool's thread entry (lib/input-pool.ts starts it): runs one task at a time — an import's
+ * checks, a suggested fix checked against the file, an OTLP export decoded — and answers with its output
+ * or its error (an AppError keeps its status and details). The host stops the thread when a task passes
+ * its deadline.
+ */
+import { parentPort } from "node:worker_threads";
+import { AppError } from "@/lib/errors";
+import { checkUpload, fixMakesValid, type CheckOptions } from "@/lib/import/check";
+import type { SuggestedTransformation } from "@/lib/schemas/imports";
+import { decodeExportBody, type ExportBody } from "@/lib/otel/decode";
+import type { FromInputThread, InputTaskName, ToInputThread } from "./input-pool";
+
+const port = parentPort;
+if (!port) throw new Error("lib/input-worker.ts runs as a worker thread");
+
+const tasks: Record<InputTaskName, (input: never) => unknown> = {
+  checkUpload: (input: { bytes: Uint8Array; opts: CheckOptions }) => checkUpload(input.bytes, input.opts),
+  fixWorks: (input: { text: string; transformation: SuggestedTransformation; opts: { maxBytes: number } }) => fixMakesValid(input.text, input.transformation, input.opts),
+  decodeOtlp: (input: ExportBody) => decodeExportBody(input),
+};
+
+port.on("message", (message: ToInputThread) => {
+  let reply: FromInputThread;
+  try {
+    reply = { id: message.id, ok: true, output: tasks[message.task](message.input as never) };
+  } catch (error) {
+    const app = error instanceof AppError ? { code: error.code, details: error.details, status: error.status } : undefined;
+    reply = { id: message.id, ok: false, error: { app, message: error instanceof Error ? error.message : String(error) } };
+  }
+  port.postMessage(reply);
+});
+
+port.postMessage({ ready: true } satisfies FromInputThread);
