@@ -24,11 +24,12 @@ export const checkTemplates: SystemTemplate[] = [
   check({
     key: "step.check.tool_error",
     name: "Tool Result Error (check)",
-    description: "Deterministic: fails when a tool result reports an error — its `error` field is set (path and pattern are configurable).",
+    description:
+      'Deterministic: fails when a tool result reports an error the way tools do — an `error` field, `is_error: true`, a `status` of "error"/"failed", a non-zero exit code, or text starting "Error:" or "Traceback" (signals, statuses, prefixes, a path and a pattern are configurable); the reasoning says when the results carry none of these signals.',
     evaluationLevel: "step",
     category: "Checks",
     appliesTo: ["tool_result"],
-    check: { type: "tool_error", params: { path: "error" } },
+    check: { type: "tool_error", params: {} },
   }),
   check({
     key: "conversation.check.required_tools",
