@@ -140,6 +140,32 @@ function toAnthropic(convs: Conv[]): string {
   );
 }
 
+/** ATIF: an assistant tool turn is an agent step with the calls and their observation, then one with the answer. */
+function toAtif(convs: Conv[]): string {
+  return convs
+    .map((c, ci) =>
+      JSON.stringify({
+        schema_version: "ATIF-v1.6",
+        session_id: `s-${ci}`,
+        agent: { name: "agent", version: "1" },
+        steps: c.messages
+          .flatMap((m): Array<Record<string, unknown>> => {
+            if (m.role !== "assistant") return [{ source: m.role, message: m.content }];
+            if (!m.calls) return [{ source: "agent", message: m.content }];
+            const ids = m.calls.map((call, k) => call.id ?? `c${k}`);
+            // The observation lists the results in reverse: they are stored in the order of their calls.
+            const results = m.calls.map((_, k) => ({ source_call_id: ids[k], content: m.results?.[k] })).reverse();
+            return [
+              { source: "agent", message: "", tool_calls: m.calls.map((call, k) => ({ tool_call_id: ids[k], function_name: call.name, arguments: call.arguments })), observation: { results } },
+              { source: "agent", message: m.content },
+            ];
+          })
+          .map((step, i) => ({ step_id: i + 1, ...step })),
+      }),
+    )
+    .join("\n");
+}
+
 const csvField = (v: string) => `"${v.replace(/"/g, '""')}"`;
 /** CSV carries text only: tool turns are left out of the conversations this format is checked with. */
 function toCsv(convs: Conv[]): string {
@@ -171,6 +197,18 @@ describe("round trip: a Turnscope file converted to each format imports identica
       const actual = importOf(convert(convs));
       expect({ seed, format: actual.format }).toEqual({ seed, format });
       expect({ seed, conversations: actual.conversations }).toEqual({ seed, conversations: expected.conversations });
+      expect(actual.notImported).toEqual([]);
+    }
+  });
+
+  it("atif (JSON Lines of trajectories: the same messages and steps; meta holds the session, the agent and each agent step's fields)", () => {
+    const steps = (r: ReturnType<typeof importOf>) => r.conversations.map((c) => c.messages.map((m) => ({ role: m.role, content: m.content, steps: m.steps.map((st) => ({ ...st, modelName: null })) })));
+    for (const seed of SEEDS) {
+      const convs = generate(seed, true);
+      const expected = importOf(JSON.stringify(toTurnscope(convs)));
+      const actual = importOf(toAtif(convs));
+      expect({ seed, format: actual.format, counts: actual.counts }).toEqual({ seed, format: "atif", counts: expected.counts });
+      expect({ seed, messages: steps(actual) }).toEqual({ seed, messages: steps(expected) });
       expect(actual.notImported).toEqual([]);
     }
   });
