@@ -11,7 +11,10 @@ const port = process.env.PORT ?? "3000";
 // read, write and run everything. HOSTNAME_BIND=0.0.0.0 serves other machines (create an admin key first).
 const hostname = process.env.HOSTNAME_BIND ?? "127.0.0.1";
 console.log(`▸ Serving Turnscope on http://localhost:${port}`);
-const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", hostname], {
+// Idle keep-alive connections are kept 65 s (Node's default is 5 s): longer than a load balancer's own idle
+// timeout (60 s on the common ones), so the balancer, not the server, closes an idle connection, and a
+// request it sends on one never meets a socket the server closed under it.
+const child = spawn(process.execPath, [nextBin, "start", "-p", port, "-H", hostname, "--keepAliveTimeout", "65000"], {
   cwd: root,
   // The IPC channel is the server's lifeline: when this process goes away, however it goes (even
   // SIGKILL), the channel closes and the server drains and exits (lib/shutdown.ts).

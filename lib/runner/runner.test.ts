@@ -84,11 +84,10 @@ describe("POST /run", () => {
   it("never overlaps judge calls in sync mode", async () => {
     const s = await setup();
     double.setLatency(15);
-    let peak = 0;
-    const timer = setInterval(() => (peak = Math.max(peak, double.open())), 2);
+    double.resetPeak();
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.msg, execution_mode: "sync", batch_size: 16 });
     const done = await finished(res.json.id);
-    clearInterval(timer);
+    const peak = double.stats().peakInFlight;
     expect(done).toMatchObject({ status: "completed", successful_evaluations: 9, meta: { execution_mode: "sync", batch_size: 1 } });
     expect(peak).toBe(1);
   });
@@ -101,14 +100,13 @@ describe("POST /run", () => {
     process.env.JUDGE_HEDGE = "false";
     resetConfig();
     double.setLatency(60);
-    let peak = 0;
-    const timer = setInterval(() => (peak = Math.max(peak, double.open())), 5);
+    double.resetPeak();
     const res = await start({ dataset_id: s.datasetId, pipeline_node_id: s.step, execution_mode: "async", batch_size: 4 });
     const done = await finished(res.json.id).finally(() => {
       delete process.env.JUDGE_HEDGE;
       resetConfig();
     });
-    clearInterval(timer);
+    const peak = double.stats().peakInFlight;
     expect(done).toMatchObject({ status: "completed", total_evaluations: 21, successful_evaluations: 21 });
     expect(done.meta).toMatchObject({ scope: "column", execution_mode: "async", batch_size: 4 });
     expect(peak).toBeGreaterThan(1);

@@ -36,7 +36,7 @@ export class TurnscopeServer {
     // RELIABILITY_NODE_ARGS (e.g. "--cpu-prof") profiles the server under the suite's load.
     const nodeArgs = (process.env.RELIABILITY_NODE_ARGS ?? "").split(" ").filter(Boolean);
     const cwd = this.options.root ?? root;
-    const child = spawn(process.execPath, [...nodeArgs, path.join(cwd, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(this.options.port), "-H", "127.0.0.1"], {
+    const child = spawn(process.execPath, [...nodeArgs, path.join(cwd, "node_modules", "next", "dist", "bin", "next"), "start", "-p", String(this.options.port), "-H", "127.0.0.1", "--keepAliveTimeout", "65000"], {
       cwd,
       env: {
         ...process.env,
@@ -97,10 +97,18 @@ export class TurnscopeServer {
 
   async request(method: string, urlPath: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; json: any; text: string; headers: Headers; ms: number }> { // eslint-disable-line @typescript-eslint/no-explicit-any -- the suite inspects arbitrary JSON
     const started = performance.now();
-    const res = await fetch(`${this.baseUrl}${urlPath}`, {
-      method,
-      headers: { ...this.authHeaders(), ...(body !== undefined && !(body instanceof FormData) ? { "content-type": "application/json" } : {}), ...headers },
-      body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
+    const send = () =>
+      fetch(`${this.baseUrl}${urlPath}`, {
+        method,
+        headers: { ...this.authHeaders(), ...(body !== undefined && !(body instanceof FormData) ? { "content-type": "application/json" } : {}), ...headers },
+        body: body === undefined ? undefined : body instanceof FormData ? body : JSON.stringify(body),
+      });
+    // A read sent on a pooled connection the server closed meanwhile fails before the server saw it: sent
+    // again once on a new connection, as any HTTP client does for an idempotent request. Writes are not.
+    const res = await send().catch((error: unknown) => {
+      const code = String((error as { cause?: { code?: unknown } })?.cause?.code ?? "");
+      if ((method === "GET" || method === "HEAD") && ["ECONNRESET", "UND_ERR_SOCKET", "EPIPE"].includes(code)) return send();
+      throw error;
     });
     const text = await res.text();
     const ms = performance.now() - started;

@@ -87,6 +87,11 @@ export interface JudgeDouble {
    */
   open(): number;
   stats(): JudgeDoubleStats;
+  /**
+   * Start counting `stats().peakInFlight` again from the calls open now: a test reads the most calls open
+   * at once over a stretch as the double recorded it on each arrival, never by sampling `open()`.
+   */
+  resetPeak(): void;
   /** Each billed reply's tokens, in the order the replies were sent, since the last reset. */
   billedReplies(): Array<{ prompt_tokens: number; completion_tokens: number }>;
   close(): Promise<void>;
@@ -491,6 +496,7 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
     count: () => received,
     inFlight: () => inFlight,
     open: () => open,
+    resetPeak: () => void (peakInFlight = open),
     stats: () => ({ count: received, inFlight, peakInFlight, byKind: { ...byKind }, billed: { ...billed } }),
     close() {
       closing ??= new Promise<void>((resolve) => {
