@@ -65,6 +65,13 @@ export default function SettingsPage() {
               {s.context_tokens.toLocaleString("en")} tokens
               {Object.entries(s.context_tokens_by_model).map(([model, tokens]) => `; ${model}: ${tokens.toLocaleString("en")}`).join("")}
             </Row>
+            <Row label="Import feedback calls" hint={`this server process, since ${s.side_calls.since.slice(0, 16).replace("T", " ")} UTC`}>
+              <span data-testid="judge-import-feedback-usage">
+                {s.side_calls.import_feedback.judge_calls.toLocaleString("en")} calls,{" "}
+                {(s.side_calls.import_feedback.input_tokens + s.side_calls.import_feedback.output_tokens).toLocaleString("en")} tokens,{" "}
+                {s.side_calls.import_feedback.cost_usd === null ? "cost unknown (a model without a price)" : `$${s.side_calls.import_feedback.cost_usd.toFixed(4)}`}
+              </span>
+            </Row>
           </dl>
           {!s.configured ? (
             <p className="border-t border-slate-200 px-5 py-3 text-sm text-amber-800">

@@ -78,6 +78,13 @@ function Feedback({ feedback, fixAction }: { feedback: LlmFeedback; fixAction?: 
       />
       <div className="space-y-4 px-5 py-4 text-sm">
         <p className="whitespace-pre-wrap text-slate-700">{feedback.analysis}</p>
+        {feedback.usage ? (
+          <p className="text-xs text-slate-500" data-testid="import-feedback-usage">
+            Asking the judge cost {feedback.usage.judge_calls === 1 ? "1 call" : `${feedback.usage.judge_calls} calls`},{" "}
+            {(feedback.usage.input_tokens + feedback.usage.output_tokens).toLocaleString("en")} tokens
+            {feedback.usage.cost_usd === null ? " (no price for the model)" : `, $${feedback.usage.cost_usd.toFixed(4)}`}.
+          </p>
+        ) : null}
         {t ? (
           <div className="space-y-2" data-testid="suggested-transformation">
             <h3 className="font-medium text-slate-900">Suggested transformation</h3>

@@ -112,6 +112,8 @@ describe("feedback from the judge model (the judge test double)", () => {
       analysis: "Roles use another tool's names.",
       suggested_transformation: { from: "conversations[].messages[].role", to: "conversations[].messages[].role", mapping: { bot: "assistant" } },
       generated_by: "gpt-4o-mini",
+      // The call is counted (issue 48): no JUDGE_PRICES here, so its cost is unknown.
+      usage: { judge_calls: 1, input_tokens: double.stats().billed.prompt_tokens, output_tokens: double.stats().billed.completion_tokens, cost_usd: null },
     });
     const request = double.requests[0].body as { response_format?: { type: string }; messages: Array<{ content: unknown }> };
     expect(request.response_format?.type).toBe("json_schema");
@@ -183,6 +185,7 @@ describe("feedback from the judge model (the judge test double)", () => {
         analysis: "Rename speaker and map bot.",
         suggested_transformation: { from: "conversations[].messages[].speaker", to: "conversations[].messages[].role", mapping: { bot: "assistant", user: "user" } },
         generated_by: "gpt-4o-mini",
+        usage: { judge_calls: 1, input_tokens: double.stats().billed.prompt_tokens, output_tokens: double.stats().billed.completion_tokens, cost_usd: null },
       });
     });
 

@@ -7,6 +7,7 @@
 import { generateText, Output } from "ai";
 import { z } from "zod";
 import { judgeLanguageModel } from "@/lib/judge/judge";
+import { addSideTokens, countSideCall, sideUsage, type SideUsage } from "@/lib/judge/side-usage";
 import { log } from "@/lib/log";
 import type { ImportFormat, ImportIssue, LlmFeedback, SuggestedTransformation } from "@/lib/schemas/imports";
 import { isRecord } from "./issues";
@@ -23,7 +24,7 @@ export type FeedbackInput = {
    * Whether a transformation, applied the way the page applies it, makes the file import. When given,
    * a model's fix is only shown if it passes; otherwise the rules' fix (when it passes) is offered.
    */
-  fixWorks?: (transformation: SuggestedTransformation) => boolean | Promise<boolean>;
+  fixWorks?: (transformation: SuggestedTransformation) => boolean;
 };
 
 export type FeedbackDeps = {
@@ -154,18 +155,23 @@ function modelPrompt(input: FeedbackInput, hint: LlmFeedback): string {
   ].join("\n");
 }
 
-/** The configured judge model's feedback (through the judge's own client), or undefined without one. */
-function defaultModelFeedback(timeoutMs: number): ((input: FeedbackInput) => Promise<LlmFeedback>) | undefined {
+/**
+ * The configured judge model's feedback (through the judge's own client), or undefined without one. The
+ * call is counted in `usage` (and this process's totals) when it is sent, its tokens when it answers.
+ */
+function defaultModelFeedback(timeoutMs: number, usage: SideUsage): ((input: FeedbackInput) => Promise<LlmFeedback>) | undefined {
   const judge = judgeLanguageModel();
   if (!judge) return undefined;
   return async (input) => {
-    const { output } = await generateText({
+    countSideCall("import_feedback", usage);
+    const { output, usage: tokens } = await generateText({
       model: judge.model,
       output: Output.object({ schema: modelAnswerSchema, name: "import_feedback" }),
       prompt: modelPrompt(input, rulesFeedback(input)),
       maxRetries: 0,
       abortSignal: AbortSignal.timeout(timeoutMs),
     });
+    addSideTokens("import_feedback", usage, judge.name, tokens.inputTokens ?? 0, tokens.outputTokens ?? 0);
     const t = output.transformation;
     const mapping: Record<string, string> = {};
     for (const pair of t?.value_mapping ?? []) {
@@ -185,11 +191,11 @@ function defaultModelFeedback(timeoutMs: number): ((input: FeedbackInput) => Pro
  * the model has none), the rules' transformation is offered if it passes, so the "Apply the suggested
  * fix" button appears whenever a working fix exists.
  */
-async function keepWorkingFix(feedback: LlmFeedback, input: FeedbackInput, works: (t: SuggestedTransformation) => boolean | Promise<boolean>): Promise<LlmFeedback> {
+function keepWorkingFix(feedback: LlmFeedback, input: FeedbackInput, works: (t: SuggestedTransformation) => boolean): LlmFeedback {
   const proposed = feedback.suggested_transformation;
-  if (proposed && (await works(proposed))) return feedback;
+  if (proposed && works(proposed)) return feedback;
   const rules = transformationFor(input);
-  const rulesWork = rules !== null && (await works(rules));
+  const rulesWork = rules !== null && works(rules);
   if (!proposed && !rulesWork) return feedback;
   const why = proposed ? "The model's suggested fix was checked and does not make the file valid" : "The model suggested no fix";
   return {
@@ -201,12 +207,21 @@ async function keepWorkingFix(feedback: LlmFeedback, input: FeedbackInput, works
   };
 }
 
-/** Feedback for a failed import: the model's when it answers in time, the rules' otherwise. */
+/**
+ * Feedback for a failed import: the model's when it answers in time, the rules' otherwise. Whenever the
+ * judge was asked, `usage` says what that cost — its call counted even when its answer was not used.
+ */
 export async function buildFeedback(input: FeedbackInput, deps: FeedbackDeps = {}): Promise<LlmFeedback> {
+  const usage = sideUsage();
+  const feedback = await feedbackFrom(input, deps, usage);
+  return usage.judge_calls > 0 ? { ...feedback, usage: { ...usage } } : feedback;
+}
+
+async function feedbackFrom(input: FeedbackInput, deps: FeedbackDeps, usage: SideUsage): Promise<LlmFeedback> {
   const timeoutMs = deps.timeoutMs ?? DEFAULT_TIMEOUT_MS;
   let generate: FeedbackDeps["generateFeedback"];
   try {
-    generate = deps.generateFeedback ?? defaultModelFeedback(timeoutMs);
+    generate = deps.generateFeedback ?? defaultModelFeedback(timeoutMs, usage);
   } catch (error) {
     log.warn("import feedback: judge model unavailable, using rules", { error: (error as Error).message });
   }
@@ -219,7 +234,7 @@ export async function buildFeedback(input: FeedbackInput, deps: FeedbackDeps = {
     });
     const feedback = await Promise.race([generate(input), limit]);
     if (!feedback?.analysis?.trim()) throw new Error("empty analysis");
-    return input.fixWorks ? await keepWorkingFix(feedback, input, input.fixWorks) : feedback;
+    return input.fixWorks ? keepWorkingFix(feedback, input, input.fixWorks) : feedback;
   } catch (error) {
     log.warn("import feedback: judge model failed, using rules", { error: (error as Error).message });
     return rulesFeedback(input);

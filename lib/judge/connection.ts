@@ -2,6 +2,7 @@
 import { getJudgeConfig, maskedUrl, resolveModelName } from "./config";
 import { limiterFor } from "./limiter";
 import { judge } from "./judge";
+import { sideUsageTotals } from "./side-usage";
 
 export type JudgeSettings = {
   configured: boolean;
@@ -14,6 +15,7 @@ export type JudgeSettings = {
   priced_models: string[];
   context_tokens: number;
   context_tokens_by_model: Record<string, number>;
+  side_calls: ReturnType<typeof sideUsageTotals>;
 };
 
 export function judgeSettings(): JudgeSettings {
@@ -29,6 +31,7 @@ export function judgeSettings(): JudgeSettings {
     priced_models: Object.keys(c.prices),
     context_tokens: c.contextTokens,
     context_tokens_by_model: c.contextTokensByModel,
+    side_calls: sideUsageTotals(),
   };
 }
 

@@ -165,6 +165,18 @@ export const llmFeedbackSchema = z
       })
       .optional()
       .describe("How the structural reader scored the suggested mapping on a sample of the file"),
+    usage: z
+      .object({
+        judge_calls: z.number().int().describe("Calls sent to the judge model for this feedback (one that failed or timed out included)"),
+        input_tokens: z.number().int(),
+        output_tokens: z.number().int(),
+        cost_usd: z.number().nullable().describe("Priced with JUDGE_PRICES; null when the model has no price"),
+      })
+      .optional()
+      .describe(
+        "What asking the judge for this feedback cost; present whenever the judge was asked (also when its answer was not used). " +
+          "This server process's totals since it started: GET /api/settings/judge, `side_calls.import_feedback`",
+      ),
   })
   .meta({ id: "LlmFeedback" });
 

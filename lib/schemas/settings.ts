@@ -14,6 +14,14 @@ export const judgeSettingsSchema = z
     context_tokens_by_model: z
       .record(z.string(), z.number().int())
       .describe("JUDGE_CONTEXT_TOKENS_BY_MODEL: context window per model; judge prompts are cut to fit it"),
+    side_calls: z
+      .object({
+        since: z.string().describe("When this server process started counting"),
+        import_feedback: z
+          .object({ judge_calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() })
+          .describe("Judge calls that wrote feedback on refused imports (`get_feedback`), answered or not; cost from JUDGE_PRICES, null once a model without a price answered"),
+      })
+      .describe("Judge calls made outside any run, generation, comparison or alignment, counted by this server process since it started (each import's own figure is its `llm_feedback.usage`)"),
   })
   .meta({ id: "JudgeSettings" });
 
