@@ -8,6 +8,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import * as openapi from "@/app/api/openapi.json/route";
 import * as users from "@/app/api/users/route";
 import * as userKeys from "@/app/api/users/[id]/keys/route";
 import { createMetric } from "@/lib/metrics";
@@ -179,6 +180,15 @@ describe("MCP at /api/mcp", () => {
     expect(read.isError).toBe(false);
     expect(read.json.status).toBe("completed");
   }, 60_000);
+
+  it("is in the OpenAPI document, which names every tool the server lists and the role it needs", async () => {
+    const listed = await (await connect(keys.viewer)).listTools();
+    const doc = (await call(openapi.GET, "GET", "/api/openapi.json", { headers: { authorization: `Bearer ${keys.viewer}` } })).json;
+    const description: string = doc.paths["/mcp"].post.description;
+    for (const t of listed.tools) expect(description).toMatch(new RegExp(`\`${t.name}\` \\((viewer|annotator)\\)`));
+    expect(description).toContain("`start_run` (annotator)");
+    expect(doc.paths["/mcp"].get.responses["405"]).toBeDefined();
+  });
 
   it("refuses a request without a key (401), and a wrong key", async () => {
     for (const key of [undefined, "tsk_not-a-real-key"]) {

@@ -16,6 +16,7 @@ import { settingsOperations } from "./settings";
 import { userOperations } from "./users";
 import { importOperations } from "./imports";
 import { labelOperations } from "./labels";
+import { mcpOperations } from "./mcp";
 import { metricOperations } from "./metrics";
 import { onlineOperations } from "./online";
 import { otelOperations } from "./otel";
@@ -23,7 +24,7 @@ import { resultOperations } from "./results";
 import type { Operation, ResponseSpec } from "./types";
 
 /** Every documented endpoint. Later resources append their lists here. */
-export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations, ...otelOperations, ...onlineOperations, ...generationOperations, ...comparisonOperations, ...alignmentOperations];
+export const operations: Operation[] = [...datasetOperations, ...goalOperations, ...healthOperations, ...metricOperations, ...importOperations, ...executionOperations, ...settingsOperations, ...resultOperations, ...sessionOperations, ...labelOperations, ...userOperations, ...otelOperations, ...onlineOperations, ...generationOperations, ...comparisonOperations, ...alignmentOperations, ...mcpOperations];
 
 type JsonSchema = Record<string, unknown>;
 
