@@ -76,6 +76,22 @@ export const datasetsTable = pgTable(
   (t) => [index("datasets_user_created_idx").on(t.userId, t.createdAt)],
 );
 
+/**
+ * Row counts of each dataset, kept by triggers on datasets, conversations, messages and steps (migrations
+ * 0016 on SQLite, 0012 on PostgreSQL): the datasets list and the grid's totals read them instead of
+ * counting a large dataset's rows on every read.
+ */
+export const datasetCountsTable = pgTable("dataset_counts", {
+  datasetId: integer("dataset_id")
+    .primaryKey()
+    .references(() => datasetsTable.id, { onDelete: "cascade" }),
+  conversations: integer("conversations").notNull().default(0),
+  messages: integer("messages").notNull().default(0),
+  /** The grid's message level lists assistant messages only. */
+  assistantMessages: integer("assistant_messages").notNull().default(0),
+  steps: integer("steps").notNull().default(0),
+});
+
 export const conversationsTable = pgTable(
   "conversations",
   {

@@ -8,6 +8,7 @@ import { dialect } from "./dialect";
 
 export const {
   datasetsTable,
+  datasetCountsTable,
   conversationsTable,
   messagesTable,
   stepsTable,
