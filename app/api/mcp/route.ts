@@ -34,6 +34,8 @@ async function handle(req: Request): Promise<Response> {
         maxRequestBodySize: getConfig().MAX_JSON_BODY_BYTES,
       });
       await server.connect(transport);
+      // A client that goes away ends its call: closing the server aborts the tool in flight (a get_run waiting for the end).
+      req.signal.addEventListener("abort", () => void server.close(), { once: true });
       try {
         response = await transport.handleRequest(req);
       } finally {
