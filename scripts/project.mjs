@@ -39,9 +39,16 @@ export const buildInputs = [
 /** What a product build (npm start's: the app, type-checked without tests or scripts) reads. */
 export const productInputs = ["app", "components", "lib", "db", "public", "instrumentation.ts", "proxy.ts", "next.config.ts", "postcss.config.mjs", "tsconfig.json", "tsconfig.build.json", "package-lock.json"];
 
-/** Run a command in the project root with inherited output; exit the process if it fails. */
+/**
+ * Run a command in the project root with inherited output; exit the process if it fails. With `progress`
+ * (what the step is, e.g. "Building the app"), through scripts/progress.mjs: its output still passes
+ * through, a line every ~10 s of silence says what it is doing and for how long, and its time is printed
+ * at the end — a first `npm start` is never silent for minutes.
+ */
 export function run(cmd, args, opts = {}) {
-  const res = spawnSync(cmd, args, { cwd: root, stdio: "inherit", ...opts, env: { ...process.env, ...opts.env } });
+  const { progress, ...rest } = opts;
+  const argv = progress ? [process.execPath, [path.join(root, "scripts", "progress.mjs"), progress, cmd, ...args]] : [cmd, args];
+  const res = spawnSync(argv[0], argv[1], { cwd: root, stdio: "inherit", ...rest, env: { ...process.env, ...rest.env } });
   if (res.status !== 0) {
     console.error(`\n✗ ${cmd} ${args.join(" ")} failed (exit ${res.status ?? res.signal})`);
     process.exit(res.status ?? 1);
@@ -70,7 +77,7 @@ export function ensureDependencies({ native = true } = {}) {
     withInstallLock(() => {
       if (!stale()) return;
       console.log("▸ Installing dependencies (npm install)…");
-      run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefer-offline"]);
+      run("npm", ["install", "--no-audit", "--no-fund", "--ignore-scripts", "--prefer-offline"], { progress: "Installing dependencies" });
     });
   }
   if (native) withInstallLock(() => ensureNativeModules());
@@ -122,7 +129,7 @@ export function nativeModulesMissing() {
 export function ensureNativeModules() {
   if (!nativeModulesMissing()) return;
   console.log("▸ Building the native module (npm rebuild better-sqlite3)…");
-  run("npm", ["rebuild", "better-sqlite3", "esbuild"]);
+  run("npm", ["rebuild", "better-sqlite3", "esbuild"], { progress: "Compiling the native module (better-sqlite3)" });
 }
 
 function* walk(p) {
@@ -161,23 +168,29 @@ export function sourceFingerprint(inputs = buildInputs, base = root) {
 
 /**
  * `next build` unless .next holds a build of exactly the current sources. `checkTests` (npm test): the
- * build's type check covers every file (tests, scripts, specs), else the product only — a user's start
- * does not wait for the tests to be type-checked. A build that checked everything serves both.
+ * build's type check covers every file (tests, scripts, specs), else the product only; `typeCheck: false`
+ * (`npm start`): none — serving does not need one, and a user's first start should not wait for it
+ * (npm test checks every file). A build that checked more serves every caller that asks for less.
  */
-export function ensureBuild({ checkTests = false } = {}) {
+export function ensureBuild({ checkTests = false, typeCheck = true } = {}) {
   const stamp = path.join(root, ".next", "turnscope-source.sha256");
   const all = `all:${sourceFingerprint(buildInputs)}`;
-  const product = `product:${sourceFingerprint(productInputs)}`;
+  const productSources = sourceFingerprint(productInputs);
+  const product = `product:${productSources}`;
+  const unchecked = `unchecked:${productSources}`;
   const built = fs.existsSync(path.join(root, ".next", "BUILD_ID")) && fs.existsSync(stamp) ? fs.readFileSync(stamp, "utf8") : "";
-  if (built === all || (!checkTests && built === product)) return;
-  console.log(`▸ Building the app (next build${checkTests ? ", type-checking tests and scripts too" : ""})…`);
+  if (built === all || (!checkTests && built === product) || (!checkTests && !typeCheck && built === unchecked)) return;
+  const check = checkTests ? "type-checking tests and scripts too" : typeCheck ? "type-checking the product" : "no type check: npm test does it";
+  console.log(`▸ Building the app (next build, ${check})…`);
   // A clone's first build (no .next yet) writes no Turbopack cache: a fresh clone, CI or a first `npm start`
   // builds once, and writing the cache cost about 10 s of CPU (of ~80). Later builds write and read it.
   const firstBuild = !fs.existsSync(path.join(root, ".next"));
-  run("npx", ["next", "build"], {
-    env: { NEXT_TELEMETRY_DISABLED: "1", TURNSCOPE_TYPECHECK: checkTests ? "all" : "product", ...(firstBuild ? { TURNSCOPE_BUILD_CACHE: "0" } : {}) },
+  // Next's CLI run with this Node (not npx: one process less), its output passed through.
+  run(process.execPath, [nextBin, "build"], {
+    progress: "Building the app",
+    env: { NEXT_TELEMETRY_DISABLED: "1", TURNSCOPE_TYPECHECK: checkTests ? "all" : typeCheck ? "product" : "none", ...(firstBuild ? { TURNSCOPE_BUILD_CACHE: "0" } : {}) },
   });
-  fs.writeFileSync(stamp, checkTests ? all : product);
+  fs.writeFileSync(stamp, checkTests ? all : typeCheck ? product : unchecked);
 }
 
 // `node scripts/project.mjs build|native`: ensureBuild (checking tests too) / ensureNativeModules as

@@ -1,10 +1,21 @@
 // `npm start`: install if needed, build if needed, then serve. The database is created and migrated
 // by the server itself when it starts (instrumentation.ts → db/sqlite-database.ts).
 import { spawn } from "node:child_process";
-import { ensureBuild, ensureDependencies, nextBin, root } from "./project.mjs";
+import path from "node:path";
+import { ensureBuild, ensureDependencies, nativeModulesMissing, nextBin, root } from "./project.mjs";
 
-ensureDependencies();
-ensureBuild();
+const started = Date.now();
+ensureDependencies({ native: false });
+// The native module (better-sqlite3, compiled from C at a fresh install) is not loaded by the build, so
+// on a fresh clone it compiles beside `next build` rather than before it: the compiler is one thread, as
+// is the build's type check, on a machine with two cores or more.
+const native = nativeModulesMissing()
+  ? new Promise((resolve) => spawn(process.execPath, [path.join(root, "scripts", "project.mjs"), "native"], { cwd: root, stdio: "inherit" }).on("exit", (code) => resolve(code ?? 1)))
+  : Promise.resolve(0);
+ensureBuild({ typeCheck: false });
+const nativeStatus = await native;
+if (nativeStatus !== 0) process.exit(nativeStatus);
+if (Date.now() - started > 5_000) console.log(`▸ Ready to serve after ${Math.round((Date.now() - started) / 1000)} s of installing and building`);
 
 const port = process.env.PORT ?? "3000";
 // This machine only by default: a fresh server is open (no credential yet), and whoever reaches it could
