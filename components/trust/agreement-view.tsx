@@ -3,7 +3,7 @@
 import { useQuery } from "@tanstack/react-query";
 import Link from "next/link";
 import { entityWords, useConversationLabels } from "@/components/conversation/use-conversation-labels";
-import { useState } from "react";
+import { useEffect, useState } from "react";
 import { Bar, BarChart, CartesianGrid, ErrorBar, ResponsiveContainer, Tooltip, XAxis, YAxis } from "recharts";
 import { Card, CardHeader } from "@/components/ui/card";
 import { Select } from "@/components/ui/select";
@@ -33,17 +33,36 @@ const intervalKinds = {
  * reference): the figures with their 95% intervals, a chart, and the confusion matrix whose false-pass
  * and false-fail cells list the conversations.
  */
-export function AgreementView({ datasetId, metrics, initialMetricId }: { datasetId: number; metrics: Metric[]; initialMetricId: number | null }) {
+export type AgreementChoice = { a?: string; b?: string; compare?: "scores" | "passfail"; threshold?: string; tolerance?: string };
+
+/** The page's choices as its address's search params (so a link or a reload shows the same comparison). */
+export function agreementSearch(c: { metric: number } & AgreementChoice): string {
+  const q = new URLSearchParams({ metric: String(c.metric) });
+  if (c.a) q.set("a", c.a);
+  if (c.b) q.set("b", c.b);
+  if (c.compare) q.set("compare", c.compare === "passfail" ? "pass_fail" : "scores");
+  if (c.compare === "passfail" && c.threshold) q.set("threshold", c.threshold);
+  if (c.compare === "scores" && c.tolerance) q.set("tolerance", c.tolerance);
+  return q.toString();
+}
+
+export function AgreementView({ datasetId, metrics, initialMetricId, initial = {} }: { datasetId: number; metrics: Metric[]; initialMetricId: number | null; initial?: AgreementChoice }) {
   const [metricId, setMetricId] = useState(initialMetricId ?? metrics[0]?.id ?? 0);
   const metric = metrics.find((m) => m.id === metricId) ?? null;
-  const [a, setA] = useState("latest");
-  const [b, setB] = useState(metric?.reference ? "reference" : "labels");
+  const [a, setA] = useState(initial.a ?? "latest");
+  const [b, setB] = useState(initial.b ?? (metric?.reference ? "reference" : "labels"));
   const score = metric !== null && metric.output_type !== "checkbox" && metric.output_type !== "text";
-  // Score metrics: compare as scores within a tolerance, or as pass/fail at a threshold (shown, default 0.5).
-  const [mode, setMode] = useState<"scores" | "passfail">("scores");
-  const [threshold, setThreshold] = useState("0.5");
-  const [tolerance, setTolerance] = useState(metric?.output_type === "progress" ? "0.1" : "0");
-  const scoreParams = !score ? "" : mode === "passfail" ? `&threshold=${encodeURIComponent(threshold)}` : `&tolerance=${encodeURIComponent(tolerance)}`;
+  // Score metrics: by default as the readings are (pass/fail labels → pass/fail at the metric's threshold,
+  // decided by the server and shown); or as asked: scores within a tolerance, pass/fail at a threshold.
+  const [mode, setMode] = useState<"auto" | "scores" | "passfail">(initial.compare ?? "auto");
+  const [threshold, setThreshold] = useState(initial.threshold ?? "0.5");
+  const [tolerance, setTolerance] = useState(initial.tolerance ?? (metric?.output_type === "progress" ? "0.1" : "0"));
+  const scoreParams = !score || mode === "auto" ? "" : mode === "passfail" ? `&compare=pass_fail&threshold=${encodeURIComponent(threshold)}` : `&compare=scores&tolerance=${encodeURIComponent(tolerance)}`;
+  // The choice is kept in the address: a reload, a link or Back shows the same comparison.
+  useEffect(() => {
+    const search = agreementSearch({ metric: metricId, a, b, ...(score && mode !== "auto" ? { compare: mode, threshold, tolerance } : {}) });
+    if (window.location.search.slice(1) !== search) window.history.replaceState(window.history.state, "", `${window.location.pathname}?${search}`);
+  }, [metricId, a, b, score, mode, threshold, tolerance]);
 
   const executions = useQuery({
     queryKey: ["executions", datasetId],
@@ -61,10 +80,10 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
     enabled: metric !== null,
     queryFn: async () => (await apiFetch<AnnotatorAgreement>(`/agreement/annotators?dataset_id=${datasetId}&pipeline_node_id=${metricId}${scoreParams}`)).data,
   });
-  // A pass/fail source (a reference with a rule) is compared at a threshold whatever the mode asked: the
-  // controls show what was done rather than "as scores, within a tolerance" beside pass/fail figures.
+  // A pass/fail source (a reference with a rule) is compared at a threshold whatever the mode asked, and
+  // by default the server compares as the readings are: the controls show what was done.
   const passFailSource = mode === "scores" && agreement.data?.threshold != null;
-  const shownMode = passFailSource ? "passfail" : mode;
+  const shownMode = mode === "auto" ? (agreement.data?.compared_as === "pass_fail" ? "passfail" : "scores") : passFailSource ? "passfail" : mode;
   const rankingSource = a === "latest" || a.startsWith("execution:") ? a : "latest";
   const ranking = useQuery({
     queryKey: ["ranking", datasetId, metricId, rankingSource],
@@ -133,7 +152,15 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
             <legend className="sr-only">How scores are compared</legend>
             <label>
               <span className="mb-1 block font-medium text-slate-700">Compare scores</span>
-              <Select value={shownMode} onChange={(e) => setMode(e.target.value as "scores" | "passfail")} aria-label="Compare scores">
+              <Select
+                value={shownMode}
+                onChange={(e) => {
+                  const next = e.target.value as "scores" | "passfail";
+                  if (next === "passfail" && mode === "auto" && agreement.data?.threshold != null) setThreshold(String(agreement.data.threshold));
+                  setMode(next);
+                }}
+                aria-label="Compare scores"
+              >
                 <option value="scores" disabled={passFailSource}>
                   {passFailSource ? "as scores (not against a pass/fail source)" : "as scores, within a tolerance"}
                 </option>
@@ -148,7 +175,10 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
                   min={0}
                   step={0.05}
                   value={tolerance}
-                  onChange={(e) => setTolerance(e.target.value)}
+                  onChange={(e) => {
+                    setMode("scores");
+                    setTolerance(e.target.value);
+                  }}
                   aria-label="Tolerance"
                   className="h-10 w-24 rounded-md border border-slate-300 px-3 text-sm"
                 />
@@ -159,7 +189,7 @@ export function AgreementView({ datasetId, metrics, initialMetricId }: { dataset
                 <input
                   type="number"
                   step={0.05}
-                  value={passFailSource ? String(agreement.data?.threshold) : threshold}
+                  value={passFailSource || (mode === "auto" && agreement.data?.threshold != null) ? String(agreement.data?.threshold) : threshold}
                   onChange={(e) => {
                     setMode("passfail");
                     setThreshold(e.target.value);

@@ -81,7 +81,24 @@ export const DEFAULT_PROGRESS_THRESHOLD = 0.5;
 /** The default tolerance for two progress scores (0..1) to agree: 0.1 apart or less. Other scales: equal. */
 export const DEFAULT_PROGRESS_TOLERANCE = 0.1;
 
-export async function getAgreement(q: { dataset_id: number; pipeline_node_id: number; a: string; b: string; threshold?: number; tolerance?: number }): Promise<Agreement> {
+/** A side whose every reading is pass/fail: booleans, or only 0 and 1 (pass/fail labels of a score metric). */
+function readsPassFail(readings: readonly Reading[]): boolean {
+  return readings.length > 0 && readings.every((r) => typeof r === "boolean" || r === 0 || r === 1);
+}
+
+/**
+ * The score that counts as a pass when a score metric is compared as pass/fail and no threshold was
+ * given: 0.5 on a progress metric; on other scales the middle of the scores the other side gave (a 1–5
+ * judge against pass/fail labels passes at 3), 0.5 when there are none.
+ */
+function metricThreshold(outputType: string, scores: readonly Reading[]): number {
+  if (outputType === "progress") return DEFAULT_PROGRESS_THRESHOLD;
+  const numbers = scores.filter((r): r is number => typeof r === "number");
+  if (numbers.length === 0) return DEFAULT_PROGRESS_THRESHOLD;
+  return (Math.min(...numbers) + Math.max(...numbers)) / 2;
+}
+
+export async function getAgreement(q: { dataset_id: number; pipeline_node_id: number; a: string; b: string; threshold?: number; tolerance?: number; compare?: "auto" | "scores" | "pass_fail" }): Promise<Agreement> {
   await assertDatasetExists(q.dataset_id);
   const node = await getMetricRow(q.pipeline_node_id);
   if (node.datasetId !== q.dataset_id) {
@@ -100,8 +117,21 @@ export async function getAgreement(q: { dataset_id: number; pipeline_node_id: nu
   items.sort((x, y) => x.conversation_id - y.conversation_id || x.entity_id - y.entity_id);
   const kind = agreementKind(node.outputType);
   const passFail = items.some((i) => typeof i.a === "boolean" || typeof i.b === "boolean");
-  // A pass/fail reading (a reference with a rule) against progress scores compares at 0.5 unless told otherwise.
-  const threshold = q.threshold ?? (kind === "score" && passFail && node.outputType === "progress" ? DEFAULT_PROGRESS_THRESHOLD : undefined);
+  // How a score metric is compared: as asked (compare, or a threshold / a tolerance given), else as the
+  // readings are — a side that reads pass/fail (a rule's booleans, labels of only 0 and 1) makes it pass/fail
+  // at the metric's threshold: a judge's 0.80 never equals a label's 1.0, so "as scores" read 0 agreement
+  // where both said pass (issue 51.2).
+  const asked = q.compare && q.compare !== "auto" ? q.compare : q.threshold !== undefined ? "pass_fail" : q.tolerance !== undefined ? "scores" : "auto";
+  const aReadings = items.map((i) => i.a);
+  const bReadings = items.map((i) => i.b);
+  const binarySide = readsPassFail(aReadings) ? "a" : readsPassFail(bReadings) ? "b" : null;
+  const asPassFail = kind === "score" && (passFail || asked === "pass_fail" || (asked === "auto" && binarySide !== null));
+  let threshold: number | undefined;
+  if (asPassFail) {
+    const other = binarySide === "a" ? bReadings : binarySide === "b" ? aReadings : [...aReadings, ...bReadings];
+    // A rule's booleans against a number scale still ask for the threshold (as before): its middle is a guess.
+    threshold = q.threshold ?? (node.outputType === "progress" ? DEFAULT_PROGRESS_THRESHOLD : passFail ? undefined : metricThreshold(node.outputType, other));
+  }
   if (kind === "score" && threshold === undefined && passFail) {
     // A pass/fail reference cannot be ranked against scores; it needs the score that counts as a pass.
     throw new AppError("unprocessable", "Invalid query: the reference reads pass/fail; give threshold, the score that counts as a pass", [
@@ -117,6 +147,7 @@ export async function getAgreement(q: { dataset_id: number; pipeline_node_id: nu
     kind,
     a: q.a,
     b: q.b,
+    compared_as: kind === "binary" ? "pass_fail" : kind === "category" ? "categories" : threshold !== undefined ? "pass_fail" : "scores",
     ...figures,
   };
 }

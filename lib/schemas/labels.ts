@@ -96,6 +96,13 @@ export const agreementQuery = z.object({
     .transform(Number)
     .optional()
     .describe("Score metrics compared as scores: two scores at most this far apart agree (default 0.1 for progress, 0 otherwise)"),
+  compare: z
+    .enum(["auto", "scores", "pass_fail"])
+    .optional()
+    .describe(
+      "Score metrics: `pass_fail` compares at the threshold (default the metric's: 0.5 for progress, else the middle of the scores), `scores` within the tolerance; " +
+        "`auto` (the default, unless threshold or tolerance is given) compares as the readings are: pass/fail when a source reads pass/fail (a rule's verdicts, labels of only 0 and 1), else as scores",
+    ),
 });
 
 const metaPathText = z.string().regex(/^meta(\.[A-Za-z0-9_-]{1,100}){1,8}$/, 'must be a dotted path into meta, e.g. "meta.rank"');
@@ -146,6 +153,7 @@ export const agreementSchema = z
     weighted_kappa: z.number().nullable().describe("Scores on both sides: Cohen's kappa with quadratic weights ((x−y)/range)² over the values"),
     threshold: z.number().nullable().describe("The score that counted as a pass, when scores were compared as pass/fail"),
     tolerance: z.number().nullable().describe("When scores were compared as scores: how far apart two may be and agree"),
+    compared_as: z.enum(["pass_fail", "scores", "categories"]).describe("How the readings were compared (for a score metric: pass/fail at `threshold`, or scores within `tolerance`)"),
     intervals: z
       .object({ accuracy: interval, kappa: interval, spearman: interval, mae: interval })
       .describe("95% intervals: accuracy Wilson score; kappa ± 1.96·SE (Cohen's large-sample SE, clipped to [−1, 1]); Spearman Fisher z with SE 1/√(n−3); MAE ± 1.96·s/√n"),
