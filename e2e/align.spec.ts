@@ -64,12 +64,13 @@ test("align a judge to the airline file's reward: held-out figures, the prompt i
 
   // On this file the double answers like the nearest example (a trial of the same task in another fold),
   // which agrees with the reward better than chance: few-shot's Δκ interval lies above zero; the rewritten
-  // rubric (the double's canned text) changes nothing and is not proven.
+  // rubric (the double's canned text) lost @HISTORY: it is no candidate (issue 51.3), nothing to promote.
   const row = table.getByTestId("align-row-few_shot");
   await expect(row.getByText("recommended")).toBeVisible();
   await expect(row.getByText("interval above zero")).toBeVisible();
   await expect(table.getByTestId("align-row-rewrite").getByText("not proven: the interval reaches zero")).toBeVisible();
-  await expect(table.getByTestId("align-row-rewrite").getByRole("button", { name: "Promote anyway…" })).toBeVisible();
+  await expect(table.getByTestId("align-row-rewrite").getByRole("button", { name: /Promote/ })).toHaveCount(0);
+  await expect(result.getByTestId("align-candidate-rewrite")).toContainText("lost @HISTORY, which the metric's prompt uses");
   await row.getByRole("button", { name: "Promote", exact: true }).click();
   await expect(panel.getByTestId("align-promoted")).toContainText("Saved as version 2 of the metric's prompt (version 1 stays");
   await shot(page, { path: "test-results/screenshots/align-promoted.png", fullPage: true });

@@ -82,3 +82,47 @@ test("the tool-error check fails a text result that starts 'Error:', its reason 
   await expect(page.getByText(/pass rate/i).first()).toBeVisible();
   await shot(page, { path: "test-results/screenshots/first-day-tool-error-run.png", fullPage: true });
 });
+
+// @store-independent: what the alignment stores and refuses is app/api/alignments/rewrite-variables.test.ts on both stores; this shows the page offers no Promote for it.
+test("a rewritten rubric that lost @HISTORY and @GOAL is no candidate; with the reward as truth no annotator warning", { tag: "@store-independent" }, async ({ page, request }) => {
+  await request.post(`${judge}/reset`);
+  await request.post(`${judge}/rules`, { data: { match: "You improve the rubric", behaviour: { kind: "verdict", body: { rubric: "Resolved means the refund went through." } } } });
+  const datasetId = await importJson(request, "Rewrite keeps variables", {
+    conversations: Array.from({ length: 12 }, (_, i) => ({
+      name: `Refund ${i + 1}`,
+      meta: { reward: i % 2 === 0 ? 1 : 0 },
+      messages: [{ role: "user", content: `Where is refund ${i + 1}?` }, { role: "assistant", content: i % 2 === 0 ? "Refund approved." : "Unable to locate it." }],
+    })),
+  });
+  const created = await request.post("/api/evaluation-pipeline-nodes", {
+    data: {
+      dataset_id: datasetId,
+      name: "Resolved",
+      evaluation_level: "conversation",
+      prompt: "Goal: @GOAL\n\nWas the request resolved? @HISTORY",
+      output_type: "checkbox",
+      reference: { source: "meta", level: "conversation", path: "meta.reward", rule: { op: ">=", value: 1 } },
+    },
+  });
+  const metricId = ((await created.json()) as { id: number }).id;
+  const convs = (await (await request.get(`/api/datasets/${datasetId}/conversations?limit=50`)).json()) as Array<{ id: number }>;
+  // Two people who disagree on every cell: not the truth here, so not warned about.
+  for (const [i, c] of convs.slice(0, 6).entries()) {
+    for (const [user, value] of [["ann", i % 2 === 0], ["bob", i % 2 !== 0]] as const) {
+      await request.post("/api/labels", { data: { dataset_id: datasetId, pipeline_node_id: metricId, entity_type: "conversation", entity_id: c.id, value }, headers: { "x-user-id": user } });
+    }
+  }
+  const started = await request.post("/api/alignments", { data: { pipeline_node_id: metricId, truth: "reference", strategies: ["rewrite"], folds: 3 } });
+  expect(started.status(), await started.text()).toBe(202);
+  const alignmentId = ((await started.json()) as { id: number }).id;
+  await expect.poll(async () => ((await (await request.get(`/api/alignments/${alignmentId}`)).json()) as { status: string }).status, { timeout: 60_000 }).toBe("completed");
+
+  await page.goto(`/datasets/${datasetId}/agreement?metric=${metricId}`);
+  const result = page.getByTestId("alignment-result");
+  await expect(result).toHaveAttribute("data-status", "completed");
+  await expect(result.getByTestId("align-row-rewrite").getByRole("button", { name: /Promote/ })).toHaveCount(0);
+  await expect(result.getByTestId("align-candidate-rewrite")).toContainText("lost @GOAL, @HISTORY, which the metric's prompt uses");
+  await expect(result.getByTestId("align-annotators")).toHaveCount(0);
+  await expect(result).not.toContainText("disagree with each other");
+  await shot(page, { path: "test-results/screenshots/first-day-align-lost-variables.png", fullPage: true });
+});

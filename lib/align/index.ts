@@ -21,7 +21,7 @@ import type { Alignment, AlignmentUsage, CreateAlignmentInput } from "@/lib/sche
 import { listPromptVersions } from "@/db/repositories/prompt-versions";
 import { EXAMPLE_CHARS } from "./few-shot";
 import { BudgetReached, dependencyValues, Spend, treesOf, type JudgeContext } from "./judging";
-import { REWRITE_DISAGREEMENTS } from "./rewrite";
+import { lostMessage, lostVariables, REWRITE_DISAGREEMENTS } from "./rewrite";
 import { loadTruth, type Truth } from "./truth";
 import { alignmentWork, plannedCalls, type Report } from "./work";
 import type { JudgeDeps } from "@/lib/judge";
@@ -211,6 +211,18 @@ export async function waitForAlignment(id: number): Promise<void> {
   await running.get(id)?.finished;
 }
 
+/**
+ * A rewritten prompt that lost a variable of the baseline's is no candidate, stored before that was
+ * checked or not: shown without its prompt (nothing to promote) and with the reason.
+ */
+function withoutLostVariables(c: Alignment["candidates"][number], baselinePrompt: string | undefined): Alignment["candidates"][number] {
+  if (c.strategy !== "rewrite" || !c.prompt || baselinePrompt === undefined) return c;
+  const lost = lostVariables(baselinePrompt, c.prompt);
+  if (!lost.length) return c;
+  const { prompt: _dropped, ...rest } = c;
+  return { ...rest, beats_baseline: false, error: [c.error, `every cell: ${lostMessage(lost)}`].filter(Boolean).join("; ") };
+}
+
 function toWire(row: repo.AlignmentRow): Alignment {
   const p = row.params as Params;
   const r = (row.report ?? {}) as Partial<Stored>;
@@ -235,7 +247,7 @@ function toWire(row: repo.AlignmentRow): Alignment {
     warnings: r.warnings ?? [],
     progress: { total: row.total, done: row.done },
     baseline: r.baseline ?? null,
-    candidates: r.candidates ?? [],
+    candidates: (r.candidates ?? []).map((c) => withoutLostVariables(c, r.baseline_prompt)),
     folds_detail: r.folds_detail ?? [],
     recommended: r.recommended ?? null,
     promoted: r.promoted ?? [],

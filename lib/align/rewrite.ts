@@ -5,7 +5,7 @@
  */
 import "server-only";
 import { judge } from "@/lib/judge";
-import { checkPromptVariables } from "@/lib/metrics/variables";
+import { checkPromptVariables, extractVariables } from "@/lib/metrics/variables";
 import { stripExamples } from "./few-shot";
 import type { JudgeContext } from "./judging";
 
@@ -47,5 +47,19 @@ export async function rewriteRubric(ctx: JudgeContext, optimizerModel: string, r
   if (!text) return { error: `the optimiser (${optimizerModel}) gave no rubric: ${outcome.error ?? "an empty rubric"}` };
   const { invalid } = checkPromptVariables(text, ctx.node.evaluationLevel);
   if (invalid.length) return { error: `the optimiser's rubric uses variables a ${ctx.node.evaluationLevel} metric does not have: ${invalid.join(", ")}` };
+  const lost = lostVariables(rubric, text);
+  if (lost.length) return { error: lostMessage(lost) };
   return { rubric: text };
 }
+
+/**
+ * The variables of the original rubric a rewrite left out (issue 51.3): each is evidence the judge is
+ * shown (`@HISTORY` is the conversation), so a rubric without one judges without it and is no candidate.
+ */
+export function lostVariables(original: string, rewritten: string): string[] {
+  const kept = new Set(extractVariables(stripExamples(rewritten)));
+  return extractVariables(stripExamples(original)).filter((v) => !kept.has(v));
+}
+
+export const lostMessage = (lost: readonly string[]) =>
+  `the optimiser's rubric lost ${lost.join(", ")}, which the metric's prompt uses: the judge would not see ${lost.length === 1 ? "it" : "them"}, so it is no candidate`;

@@ -101,7 +101,12 @@ export async function loadTruth(node: PipelineNodeRow, truth: "labels" | "refere
   if (classes.size < 2) throw noTruth(`every one of the ${cells.length} truth cells reads "${[...classes][0]}": κ is undefined with one class; label cells of both kinds`);
   if (cells.length < 2 * folds) throw noTruth(`${cells.length} truth cells are too few for ${folds} folds (at least ${2 * folds}: two per fold)`);
 
-  const annotators = await getAnnotatorAgreement({ dataset_id: node.datasetId, pipeline_node_id: node.id, threshold: node.outputType === "checkbox" || node.outputType === "text" ? undefined : threshold });
+  // People's agreement matters only when people are the truth: with the reference (the file's reward) as
+  // the truth, annotators who disagree say nothing about it and are not warned about (issue 51.3).
+  const annotators =
+    truth === "labels"
+      ? await getAnnotatorAgreement({ dataset_id: node.datasetId, pipeline_node_id: node.id, threshold: node.outputType === "checkbox" || node.outputType === "text" ? undefined : threshold })
+      : { pairs: [] };
   const pairs = annotators.pairs.map((p) => ({ a: p.a, b: p.b, n: p.n, kappa: p.kappa })).sort((x, y) => y.n - x.n);
   const annotatorKappa = pairs[0]?.kappa ?? null;
   const warnings: string[] = [];
