@@ -140,7 +140,11 @@ export function GenerateForm({ datasetId, targets }: { datasetId: number; target
           <p className="text-sm text-slate-600 sm:col-span-2" data-testid="estimate">
             Would make {estimate.conversations} conversations: {estimate.target_calls} target calls
             {estimate.simulator_calls ? `, up to ${estimate.simulator_calls} simulator calls` : ""}, about {(estimate.estimated_input_tokens + estimate.estimated_output_tokens).toLocaleString()} tokens,{" "}
-            {estimate.estimated_cost_usd === null ? "cost unknown" : `$${estimate.estimated_cost_usd.toFixed(4)}`}. {estimate.notes.slice(1).join(" ")}
+            {estimate.estimated_cost_usd === null ? "cost unknown" : `$${estimate.estimated_cost_usd.toFixed(4)}`}
+            {estimate.estimated_cost_usd_high !== null && estimate.estimated_cost_usd !== null && estimate.estimated_cost_usd_high > estimate.estimated_cost_usd
+              ? `, up to $${estimate.estimated_cost_usd_high.toFixed(4)} if every reply is as long as the source's longest`
+              : ""}
+            . {estimate.notes.slice(1).join(" ")}
           </p>
         ) : null}
         <div className="flex gap-3 sm:col-span-2">

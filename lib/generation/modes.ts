@@ -66,7 +66,8 @@ export function declaredTools(agents: unknown): DeclaredTool[] {
   return [...out.values()];
 }
 
-function asTurns(messages: StoredConversationTree["messages"]): Turn[] {
+/** The history a target is sent from source messages: no tool messages, no empty ones (the dry run counts the same). */
+export function asTurns(messages: StoredConversationTree["messages"]): Turn[] {
   return messages.filter((m) => m.role !== "tool" && text(m).trim() !== "").map((m) => ({ role: m.role === "system" ? "system" : m.role === "user" ? "user" : "assistant", content: text(m) }));
 }
 
@@ -191,6 +192,9 @@ export function simulatorInstructions(scenario: string, persona: string | undefi
     .join("\n\n");
 }
 
+/** The simulator's first message to itself: sent before the history on every simulator call. */
+export const SIMULATOR_START = "(The conversation starts now. Write your first message to the assistant.)";
+
 async function simulatorTurn(input: ModeInput, system: string, history: Turn[]): Promise<string> {
   const config = getJudgeConfig();
   if (!config.configured) throw new SimulatorError("no simulator model configured: set OPENAI_BASE_URL or OPENAI_API_KEY");
@@ -198,8 +202,8 @@ async function simulatorTurn(input: ModeInput, system: string, history: Turn[]):
   // The simulator sees the conversation from the user's side: the assistant's words are what it was told.
   const messages = history.length
     ? history.map((t) => ({ role: t.role === "assistant" ? ("user" as const) : ("assistant" as const), content: t.content }))
-    : [{ role: "user" as const, content: "(The conversation starts now. Write your first message to the assistant.)" }];
-  if (messages[0].role === "assistant") messages.unshift({ role: "user", content: "(The conversation starts now. Write your first message to the assistant.)" });
+    : [{ role: "user" as const, content: SIMULATOR_START }];
+  if (messages[0].role === "assistant") messages.unshift({ role: "user", content: SIMULATOR_START });
   mayCall(input);
   input.usage.simulatorCalls++;
   try {

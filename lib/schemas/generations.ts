@@ -82,9 +82,19 @@ export const generationEstimateSchema = z
     conversations: z.number().int().describe("Conversations it would generate (source conversations × repeats)"),
     target_calls: z.number().int(),
     simulator_calls: z.number().int().describe("simulate: an upper bound, max_turns each"),
-    estimated_input_tokens: z.number().int().describe("Estimated from the source's text (4 characters a token), target and simulator together"),
+    estimated_input_tokens: z
+      .number()
+      .int()
+      .describe("What each call would carry (the whole history, system prompt, tool definitions, the simulator's instructions), 4 characters a token, target and simulator together"),
     estimated_output_tokens: z.number().int(),
-    estimated_cost_usd: z.number().nullable().describe("Target and simulator together; null when either's model has no price in JUDGE_PRICES"),
+    estimated_cost_usd: z
+      .number()
+      .nullable()
+      .describe("Target and simulator together, the replies as long as the source's; null when either's model has no price in JUDGE_PRICES"),
+    estimated_cost_usd_high: z
+      .number()
+      .nullable()
+      .describe("The same with every reply (and simulated user turn) as long as the longest the source holds: a longer reply is paid again in every later turn's history"),
     target: estimatePart,
     simulator: estimatePart.nullable().describe("null unless mode is simulate"),
     note: z.string().describe("The notes below in one sentence"),

@@ -25,8 +25,9 @@ const generationDescription =
   "is checked before every call to the target and the simulator, so no call starts once their calls cost that much (JUDGE_PRICES) " +
   "and the spend ends within the calls in flight; the generation ends `cancelled` with `stop_reason: budget`, and a budget a " +
   "model without a price would make unkeepable is refused with 422. A filter the grid cannot read, or one that matches none of the chosen conversations, is refused with 422 naming " +
-  "`filter`. `dry_run`: 200 with the target's and the simulator's calls, their tokens estimated from the source's text and their " +
-  "cost priced with JUDGE_PRICES (null, said in `notes`, where a model has no price); nothing is created and nothing is sent.";
+  "`filter`. `dry_run`: 200 with the target's and the simulator's calls, their tokens counted from what each call would carry (the " +
+  "whole history, system prompt, tool definitions, the simulator's instructions), the replies as long as the source's " +
+  "(`estimated_cost_usd`) and as its longest (`estimated_cost_usd_high`), and their cost priced with JUDGE_PRICES (null, said in `notes`, where a model has no price); nothing is created and nothing is sent.";
 
 export const generationOperations: Operation[] = [
   {
