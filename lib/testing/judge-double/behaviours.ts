@@ -24,6 +24,8 @@ export type Behaviour = { latencyMs?: number } &
     | { kind: "malformed" }
     | { kind: "invalid_body" }
     | { kind: "default" }
+    /** Scored from features of the prompt's text, deterministically (content.ts): verdicts that vary with what is judged. */
+    | { kind: "content" }
   );
 
 export type BehaviourKind = Behaviour["kind"];
@@ -72,6 +74,7 @@ export const behaviourSchema = z.discriminatedUnion("kind", [
   z.strictObject({ kind: z.literal("malformed"), latencyMs }),
   z.strictObject({ kind: z.literal("invalid_body"), latencyMs }),
   z.strictObject({ kind: z.literal("default"), latencyMs }),
+  z.strictObject({ kind: z.literal("content"), latencyMs }),
 ]);
 
 /** Admin endpoints accept one item or an array; preprocess (not a union) keeps error messages specific. */
@@ -234,15 +237,22 @@ const MAX_DEPTH = 24;
 /** Beyond this depth only required properties are filled, so recursive schemas terminate. */
 const OPTIONAL_DEPTH = 3;
 
+/**
+ * How a synthesised verdict is filled (the `content` behaviour, content.ts): `quality` in [0, 1] places
+ * every bounded number (lo + quality × (hi − lo)), makes booleans `quality >= 0.5`, and `reasoning`
+ * fills the strings. Without it: 0.8 of every range, `true`, the default string.
+ */
+export type Fill = { quality: number; reasoning: string };
+
 /** Produces a value that validates against `schema` (JSON Schema draft 4 – 2020-12 subset). */
-export function synthesiseFromSchema(schema: unknown): unknown {
-  return synth(schema, schema, 0);
+export function synthesiseFromSchema(schema: unknown, fill?: Fill): unknown {
+  return synth(schema, schema, 0, fill);
 }
 
-function synth(schema: unknown, root: unknown, depth: number): unknown {
-  if (schema === true || schema === undefined) return DEFAULT_STRING;
+function synth(schema: unknown, root: unknown, depth: number, fill?: Fill): unknown {
+  if (schema === true || schema === undefined) return fill?.reasoning ?? DEFAULT_STRING;
   if (!isRecord(schema) || depth > MAX_DEPTH) return null;
-  if (typeof schema.$ref === "string") return synth(resolveRef(schema.$ref, root), root, depth + 1);
+  if (typeof schema.$ref === "string") return synth(resolveRef(schema.$ref, root), root, depth + 1, fill);
   if ("const" in schema) return schema.const;
   if (Array.isArray(schema.enum) && schema.enum.length > 0) return schema.enum[0];
   for (const key of ["anyOf", "oneOf"] as const) {
@@ -250,27 +260,27 @@ function synth(schema: unknown, root: unknown, depth: number): unknown {
     if (Array.isArray(options) && options.length > 0) {
       // Prefer a non-null branch: a verdict full of nulls is useless to read.
       const pick = options.find((o) => !(isRecord(o) && o.type === "null")) ?? options[0];
-      return synth({ ...withoutKeys(schema, [key]), ...(isRecord(pick) ? pick : {}) }, root, depth + 1);
+      return synth({ ...withoutKeys(schema, [key]), ...(isRecord(pick) ? pick : {}) }, root, depth + 1, fill);
     }
   }
   if (Array.isArray(schema.allOf)) {
-    return synth(mergeAll(withoutKeys(schema, ["allOf"]), schema.allOf), root, depth + 1);
+    return synth(mergeAll(withoutKeys(schema, ["allOf"]), schema.allOf), root, depth + 1, fill);
   }
   switch (schemaType(schema)) {
     case "object":
-      return synthObject(schema, root, depth);
+      return synthObject(schema, root, depth, fill);
     case "array":
-      return synthArray(schema, root, depth);
+      return synthArray(schema, root, depth, fill);
     case "integer":
-      return synthNumber(schema, true);
+      return synthNumber(schema, true, fill);
     case "number":
-      return synthNumber(schema, false);
+      return synthNumber(schema, false, fill);
     case "boolean":
-      return true;
+      return fill ? fill.quality >= 0.5 : true;
     case "null":
       return null;
     default:
-      return synthString(schema);
+      return synthString(schema, fill);
   }
 }
 
@@ -317,23 +327,23 @@ function schemaType(schema: SchemaObject): string {
   return "string";
 }
 
-function synthObject(schema: SchemaObject, root: unknown, depth: number): Record<string, unknown> {
+function synthObject(schema: SchemaObject, root: unknown, depth: number, fill?: Fill): Record<string, unknown> {
   const props = isRecord(schema.properties) ? schema.properties : {};
   const required = new Set(Array.isArray(schema.required) ? schema.required.filter((r): r is string => typeof r === "string") : []);
   const out: Record<string, unknown> = {};
   for (const [key, sub] of Object.entries(props)) {
-    if (required.has(key) || depth < OPTIONAL_DEPTH) out[key] = synth(sub, root, depth + 1);
+    if (required.has(key) || depth < OPTIONAL_DEPTH) out[key] = synth(sub, root, depth + 1, fill);
   }
   // Required-but-undeclared keys only exist when additionalProperties allows them.
   for (const key of required) {
     if (key in out) continue;
     const extra = schema.additionalProperties;
-    out[key] = isRecord(extra) ? synth(extra, root, depth + 1) : DEFAULT_STRING;
+    out[key] = isRecord(extra) ? synth(extra, root, depth + 1, fill) : (fill?.reasoning ?? DEFAULT_STRING);
   }
   return out;
 }
 
-function synthArray(schema: SchemaObject, root: unknown, depth: number): unknown[] {
+function synthArray(schema: SchemaObject, root: unknown, depth: number, fill?: Fill): unknown[] {
   const min = num(schema.minItems) ?? 0;
   const max = num(schema.maxItems) ?? Infinity;
   const prefix = Array.isArray(schema.prefixItems) ? schema.prefixItems : Array.isArray(schema.items) ? schema.items : [];
@@ -343,12 +353,12 @@ function synthArray(schema: SchemaObject, root: unknown, depth: number): unknown
   const out: unknown[] = [];
   for (let i = 0; i < count; i++) {
     if (i >= prefix.length && itemSchema === false) break;
-    out.push(synth(i < prefix.length ? prefix[i] : itemSchema, root, depth + 1));
+    out.push(synth(i < prefix.length ? prefix[i] : itemSchema, root, depth + 1, fill));
   }
   return out;
 }
 
-function synthNumber(schema: SchemaObject, integer: boolean): number {
+function synthNumber(schema: SchemaObject, integer: boolean, fill?: Fill): number {
   // Draft 4 expresses exclusivity as booleans next to minimum/maximum; draft 6+ as numbers.
   let lo = num(schema.minimum);
   let hi = num(schema.maximum);
@@ -362,7 +372,8 @@ function synthNumber(schema: SchemaObject, integer: boolean): number {
     (lo === undefined || (loEx ? v > lo : v >= lo)) && (hi === undefined || (hiEx ? v < hi : v <= hi));
 
   const step = num(schema.multipleOf);
-  const target = lo !== undefined && hi !== undefined ? lo + 0.8 * (hi - lo) : integer ? 1 : 0.8;
+  const q = fill?.quality ?? 0.8;
+  const target = lo !== undefined && hi !== undefined ? lo + q * (hi - lo) : integer ? (fill ? Math.round(1 + q * 4) : 1) : q;
   const candidates: number[] = [];
   if (step !== undefined && step > 0) {
     const decimals = (String(step).split(".")[1] ?? "").length;
@@ -388,8 +399,8 @@ const FORMAT_SAMPLES: Record<string, string> = {
   uuid: "00000000-0000-4000-8000-000000000000", ipv4: "127.0.0.1", ipv6: "::1", hostname: "example.com",
 };
 
-function synthString(schema: SchemaObject): string {
-  let s = (typeof schema.format === "string" && FORMAT_SAMPLES[schema.format]) || DEFAULT_STRING;
+function synthString(schema: SchemaObject, fill?: Fill): string {
+  let s = (typeof schema.format === "string" && FORMAT_SAMPLES[schema.format]) || fill?.reasoning || DEFAULT_STRING;
   const min = num(schema.minLength) ?? 0;
   const max = num(schema.maxLength);
   if (s.length < min) s = s + ".".repeat(min - s.length);

@@ -11,6 +11,7 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { z } from "zod";
+import { contentReply } from "./content";
 import { nearestExample } from "./examples";
 import {
   DEFAULT_PLAIN_TEXT, GENERIC_JSON_VERDICT, INVALID_BODY, MALFORMED_CONTENT,
@@ -332,6 +333,8 @@ export async function startJudgeDouble(options: JudgeDoubleOptions = {}): Promis
         return sendCompletion(res, body, MALFORMED_CONTENT);
       case "default":
         return sendCompletion(res, body, defaultContent(body));
+      case "content":
+        return sendCompletion(res, body, contentReply(body));
     }
   }
 
