@@ -159,7 +159,10 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
   const validated = validateConversations(normalised.data);
   // No adapter read the file: the structural reader's search (mappings proposed from the file's shape, scored on
   // a sample, the best checked to import the whole file).
-  const search = () => (parsed && !format && !opts.mapping && !opts.join ? searchMappings(parsed, (mapping) => checkUpload(bytes, { ...opts, mapping })) : undefined);
+  // Records or JSON Lines read by no dialect that did not validate are no adapter's reading: searched too (a
+  // Turnscope-shaped file is not: its renames say what to fix).
+  const genericFailed = format === "records" || format === "jsonl";
+  const search = () => (parsed && (!format || genericFailed) && !opts.mapping && !opts.join ? searchMappings(parsed, (mapping) => checkUpload(bytes, { ...opts, mapping })) : undefined);
   // A rename is offered only once it was applied to the file and the file checked again (checkRenames).
   const renames = (issues: ImportIssue[]) =>
     opts.renamesUnchecked ? issues : checkRenames(issues, text !== undefined && !opts.mapping && !opts.join ? (t) => recheckWith(text, t, opts) : undefined);

@@ -68,7 +68,9 @@ export function parseUpload(text: string): ParseResult {
   const lines = text.split("\n");
   const filled = lines.map((l, i) => ({ line: i + 1, text: l.trim() })).filter((l) => l.text !== "");
   const first = filled[0];
-  const looksLikeJsonLines = filled.length >= 2 && first.text.startsWith("{") && tryParse(first.text).ok;
+  // JSON Lines of objects, or of arrays (event streams whose lines are `[kind, payload, …]`: the first two lines arrays).
+  const arrayLines = () => first.text.startsWith("[") && filled[1].text.startsWith("[") && tryParse(first.text).ok && tryParse(filled[1].text).ok;
+  const looksLikeJsonLines = filled.length >= 2 && ((first.text.startsWith("{") && tryParse(first.text).ok) || arrayLines());
   if (!looksLikeJsonLines && looksLikeCsv(text)) {
     const csv = parseCsv(text);
     return csv.ok ? { ok: true, kind: "csv", table: csv.table } : { ok: false, status: 400, errors: [csv.issue] };

@@ -94,10 +94,13 @@ export function normaliseUpload(parsed: Parsed): Normalised {
     return { format: "csv", data: csv.data, sources, errors: csv.errors };
   }
   if (parsed.kind === "jsonl") {
-    return convertUnits(
-      parsed.lines.map((l) => ({ value: l.value, path: "", line: l.line })),
-      "jsonl",
-    );
+    const units = parsed.lines.map((l) => ({ value: l.value, path: "", line: l.line }));
+    const converted = convertUnits(units, "jsonl");
+    // Lines none of which is or holds a message list (judge records, preference pairs, `[kind, payload]` event
+    // arrays): no adapter read them, so none is named, and the structural reader searches (issue 49).
+    const holdsMessages = (v: unknown) => (Array.isArray(v) ? isMessageList(v) : isRecord(v) && (conversationKeyOf(v) !== undefined || isMessageLike(v)));
+    if (units.length && !units.some((u) => holdsMessages(u.value))) return { ...converted, format: undefined };
+    return converted;
   }
 
   const root = parsed.value;

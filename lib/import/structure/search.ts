@@ -26,7 +26,15 @@ import { proposeV2 } from "./propose";
 
 type Parsed = Extract<ParseResult, { ok: true }>;
 
-export type MappingScore = { text_kept: number; calls_paired: number; turns_plausible: number; conversations: number; messages: number };
+export type MappingScore = {
+  text_kept: number;
+  calls_paired: number;
+  turns_plausible: number;
+  conversations: number;
+  messages: number;
+  /** Share of the sampled text found in the messages' text and steps (not only in meta): a mapping that keeps a file's text only as meta reads no turns. */
+  text_in_turns?: number;
+};
 export type SearchResult = { mapping: AnyImportMapping; score: MappingScore; sure: boolean; checked: CheckedUpload };
 
 const SAMPLE_LINES = 300;
@@ -66,13 +74,17 @@ function scoreOf(sample: Parsed, validated: Validated, roleKey: string | undefin
   leaves(fileValue, inFile, roleKey ? new Set([...structural, roleKey]) : structural);
   const stored: string[] = [];
   leaves(validated.conversations, stored, new Set(["role"]));
-  const exact = new Set(stored);
-  const joined = stored.join("\u0000");
+  const turns: string[] = [];
+  leaves(validated.conversations.map((c) => c.messages.map((m) => [m.content, m.steps])), turns, new Set(["role"]));
+  const anywhere = keptIn(stored);
+  const inTurns = keptIn(turns);
   let total = 0;
   let kept = 0;
+  let keptInTurns = 0;
   for (const t of inFile) {
     total += t.length;
-    if (exact.has(t) || joined.includes(t)) kept += t.length;
+    kept += anywhere(t);
+    keptInTurns += inTurns(t);
   }
   let calls = 0;
   let paired = 0;
@@ -97,10 +109,37 @@ function scoreOf(sample: Parsed, validated: Validated, roleKey: string | undefin
     if (ok) plausible++;
   }
   const n = validated.conversations.length;
-  return { text_kept: total ? kept / total : 1, calls_paired: calls ? paired / calls : 1, turns_plausible: n ? plausible / n : 0, conversations: n, messages };
+  return { text_kept: total ? kept / total : 1, calls_paired: calls ? paired / calls : 1, turns_plausible: n ? plausible / n : 0, conversations: n, messages, text_in_turns: total ? keptInTurns / total : 1 };
 }
 
-const totalOf = (s: MappingScore) => s.text_kept * 0.5 + s.calls_paired * 0.2 + s.turns_plausible * 0.3;
+/** Private-use markers (ChatGPT's citations `\ue200cite\ue202turn0search0\ue201`), which a mapping may take out of the text. */
+const withoutMarkers = (t: string) => t.replace(/\ue200[^\ue200\ue201]*\ue201/g, "").replace(/[\ue000-\uf8ff]/g, "");
+
+/**
+ * How many characters of a file's string the stored strings keep: all when it is stored whole (or whole once its
+ * private-use markers are out); else the lines found, a speaker prefix aside (`Human: …` — a transcript split on
+ * its speakers, answers cut out of a judge's prompt, results cut out of a request's text).
+ */
+function keptIn(stored: string[]): (t: string) => number {
+  const exact = new Set(stored);
+  const joined = stored.join("\u0000");
+  const has = (t: string) => exact.has(t) || joined.includes(t);
+  return (t) => {
+    if (has(t)) return t.length;
+    const clean = withoutMarkers(t);
+    if (clean !== t && clean.trim() && has(clean.trim())) return t.length;
+    if (!t.includes("\n")) return 0;
+    let n = 0;
+    for (const line of clean.split("\n").slice(0, 400)) {
+      const l = line.trim().replace(/^[A-Z][A-Za-z0-9_ -]{0,30}:\s*/, "");
+      if (l && has(l)) n += line.length + 1;
+    }
+    return Math.min(n, t.length);
+  };
+}
+
+// Text counts half anywhere (meta included), half in the turns: a mapping that leaves the file's text in meta reads no turns.
+const totalOf = (s: MappingScore) => s.text_kept * 0.25 + (s.text_in_turns ?? s.text_kept) * 0.25 + s.calls_paired * 0.2 + s.turns_plausible * 0.3;
 
 /** Every proposal scored on a sample, best first (those whose sample does not validate are left out). */
 export function scoreProposals(parsed: Parsed): Array<{ mapping: AnyImportMapping; score: MappingScore }> {
@@ -143,7 +182,8 @@ export function searchMappings(parsed: Parsed, check: (mapping: AnyImportMapping
     const checked = check(mapping);
     if (!checked.ok) continue;
     const enough = score.conversations >= 3 || score.messages >= 8;
-    const sure = score.text_kept >= 0.95 && score.calls_paired >= 0.9 && score.turns_plausible >= 0.9 && enough;
+    // Sure: the text kept, at least half of it in the turns (not only in meta), the calls paired, the turns plausible.
+    const sure = score.text_kept >= 0.95 && (score.text_in_turns ?? 1) >= 0.5 && score.calls_paired >= 0.9 && score.turns_plausible >= 0.9 && enough;
     return { mapping, score, sure, checked };
   }
   return undefined;
