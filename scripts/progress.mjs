@@ -60,7 +60,7 @@ if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.me
     console.error(`✗ ${what}: ${error.message}`);
     process.exit(1);
   });
-  child.on("exit", (code, signal) => {
+  child.on("exit", (code) => {
     clearInterval(timer);
     if (code === 0) console.log(`✓ ${what}: ${formatElapsed(Date.now() - started)}`);
     process.exit(code ?? 1);
