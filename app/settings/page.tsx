@@ -72,6 +72,13 @@ export default function SettingsPage() {
                 {s.side_calls.import_feedback.cost_usd === null ? "cost unknown (a model without a price)" : `$${s.side_calls.import_feedback.cost_usd.toFixed(4)}`}
               </span>
             </Row>
+            <Row label="Import mapping calls" hint="the model writing a mapping for a file nothing else read">
+              <span data-testid="judge-import-mapping-usage">
+                {s.side_calls.import_mapping.judge_calls.toLocaleString("en")} calls,{" "}
+                {(s.side_calls.import_mapping.input_tokens + s.side_calls.import_mapping.output_tokens).toLocaleString("en")} tokens,{" "}
+                {s.side_calls.import_mapping.cost_usd === null ? "cost unknown (a model without a price)" : `$${s.side_calls.import_mapping.cost_usd.toFixed(4)}`}
+              </span>
+            </Row>
           </dl>
           {!s.configured ? (
             <p className="border-t border-slate-200 px-5 py-3 text-sm text-amber-800">

@@ -4,7 +4,8 @@
  * input worker pool (lib/input-work), off the request loop, and the tests call it directly.
  */
 import type { AnyImportMapping, ImportFormat, ImportIssue, ImportRecords, NotImported, SuggestedTransformation } from "@/lib/schemas/imports";
-import { searchMappings, type MappingScore } from "./structure/search";
+import { scoreMapping, searchMappings, type MappingScore } from "./structure/search";
+import { skeletonOf } from "./structure/skeleton";
 import { applyAnyMapping, asV1, isV2, unpackContainer } from "./mapping";
 import { isGzip, isZipBytes } from "./mapping/container";
 import { isZip, readEvalArchive } from "./formats/eval-archive";
@@ -37,6 +38,8 @@ export type CheckedUpload =
       records: ImportRecords;
       /** No adapter read the file: the structural reader's mapping, sure enough to import with in one step. */
       inferredMapping?: AnyImportMapping;
+      /** `scoreMapping`: how the given mapping scored on a sample of the file. */
+      mappingScore?: MappingScore;
     }
   | {
       ok: false;
@@ -51,6 +54,8 @@ export type CheckedUpload =
       mappingScore?: MappingScore;
       feedbackInput?: { errors: ImportIssue[]; data: unknown };
       text?: string;
+      /** No adapter and no proposal read the file: its bounded skeleton, for a model asked to write a mapping. */
+      skeleton?: string;
     };
 
 /** The JSON texts of an upload, for the re-serialised values (`prefix` names the file of a join). */
@@ -90,6 +95,8 @@ export type CheckOptions = {
   join?: JoinRequest;
   /** Inside a check of a rename: its suggestions are not offered, so not checked either. */
   renamesUnchecked?: boolean;
+  /** With `mapping`: score it as the structural reader scores its proposals (a model's mapping is scored so). */
+  scoreMapping?: boolean;
 };
 
 /** Every check an upload goes through before anything is written; pure, no database. */
@@ -174,6 +181,7 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
     ok: false,
     suggestedMapping: found?.checked.ok ? found.mapping : undefined,
     mappingScore: found?.checked.ok ? found.score : undefined,
+    skeleton: parsed && !format && !opts.mapping && !opts.join && !found?.checked.ok ? skeletonOf(parsed) : undefined,
     status: 422,
     errors: groupIssues(renames(errors)),
     warnings: groupIssues(renames([...warnings, ...validationWarnings])),
@@ -198,6 +206,7 @@ export function checkUpload(bytes: Uint8Array, opts: CheckOptions): CheckedUploa
     warnings: groupIssues([...warnings, ...inFile(validated.warnings)]),
     notImported: account.notImported,
     records: summariseRecords(normalised.records ?? recordsOfMessages(normalised.sources, validated.counts.messages), validated.counts),
+    ...(opts.scoreMapping && opts.mapping && parsed ? { mappingScore: scoreMapping(parsed, opts.mapping) } : {}),
   };
 }
 

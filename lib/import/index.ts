@@ -6,14 +6,60 @@ import "server-only";
 import { insertConversationsBulk, saveImportOutcome, type BulkResult, type IdempotencyScope } from "@/db/repositories/imports";
 import { AppError, notFound } from "@/lib/errors";
 import { getConfig } from "@/lib/config";
+import { log } from "@/lib/log";
 import { runOffLoop, type Deadline } from "@/lib/input-pool";
-import type { AnyImportMapping, ImportFailure, ImportSuccess, SuggestedTransformation } from "@/lib/schemas/imports";
+import { sideUsage } from "@/lib/judge/side-usage";
+import type { AnyImportMapping, ImportFailure, ImportSuccess, LlmFeedback, SuggestedTransformation } from "@/lib/schemas/imports";
+import { modelMapping, type ModelMappingDeps } from "./structure/model-mapping";
 import type { FeedbackDeps } from "./feedback";
 import { buildFeedback } from "./feedback";
 import { checkUpload, fixMakesValid, type CheckedUpload, type CheckOptions, type JoinRequest } from "./check";
 import { isZip } from "./formats/eval-archive";
 
 export { checkUpload, type CheckedUpload, type JoinRequest } from "./check";
+
+/**
+ * No adapter and no proposal read the file: the judge model writes a mapping from its skeleton
+ * (lib/import/structure/model-mapping.ts), each try applied to the whole file on the input pool and scored;
+ * one that imports it is offered, checked, as the structural reader's would be. Its calls join the
+ * feedback's `usage`.
+ */
+async function askModelForMapping(feedback: LlmFeedback, skeleton: string, bytes: Uint8Array, opts: CheckOptions, deps?: ModelMappingDeps): Promise<void> {
+  const usage = sideUsage();
+  const found = await modelMapping(
+    {
+      skeleton,
+      tryMapping: async (mapping) => {
+        const tried = await checkUploadOffLoop(bytes, { ...opts, mapping, scoreMapping: true, inferInOneStep: false });
+        return tried.ok ? { ok: true, score: tried.mappingScore, conversations: tried.counts.conversations, messages: tried.counts.messages } : { ok: false, errors: tried.errors };
+      },
+    },
+    usage,
+    deps,
+  ).catch((error: unknown) => {
+    log.warn("import mapping: asking the model failed", { error: (error as Error).message });
+    return undefined;
+  });
+  if (usage.judge_calls > 0) {
+    const before = feedback.usage ?? { judge_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
+    feedback.usage = {
+      judge_calls: before.judge_calls + usage.judge_calls,
+      input_tokens: before.input_tokens + usage.input_tokens,
+      output_tokens: before.output_tokens + usage.output_tokens,
+      cost_usd: before.cost_usd === null || usage.cost_usd === null ? null : before.cost_usd + usage.cost_usd,
+    };
+  }
+  if (!found) return;
+  if (found.mapping) {
+    feedback.suggested_mapping = found.mapping;
+    feedback.mapping_by = found.model;
+    feedback.mapping_rounds = found.rounds;
+    if (found.score) feedback.mapping_score = found.score;
+    feedback.analysis += ` No known format matched and the structural reader found no mapping; the model ${found.model} wrote one that imports the file (checked, in ${found.rounds} round${found.rounds === 1 ? "" : "s"}): ${JSON.stringify(found.mapping)}. Send it as the 'mapping' form field.`;
+  } else {
+    feedback.analysis += ` The model${found.model ? ` ${found.model}` : ""} was asked for a mapping ${found.rounds} time${found.rounds === 1 ? "" : "s"} and none imported the file (last: ${found.lastError.slice(0, 300)}).`;
+  }
+}
 
 export type ImportTarget = { datasetId: number } | { create: { name: string; description: string | null; userId: string } };
 
@@ -60,7 +106,7 @@ export async function importConversations(input: {
   target: ImportTarget;
   getFeedback: boolean;
   maxBytes?: number;
-  deps?: FeedbackDeps;
+  deps?: FeedbackDeps & { mapping?: ModelMappingDeps };
   /** Read the file with this mapping instead of detecting its format. */
   mapping?: AnyImportMapping;
   /** Store the outcome under this key (with the import's insert, in one transaction, when it succeeds). */
@@ -87,8 +133,11 @@ export async function importConversations(input: {
       );
       if (checked.suggestedMapping) {
         body.llm_feedback.suggested_mapping = checked.suggestedMapping;
+        body.llm_feedback.mapping_by = "structure";
         if (checked.mappingScore) body.llm_feedback.mapping_score = checked.mappingScore;
         body.llm_feedback.analysis += ` No known format matched, but this mapping imports the file (checked): ${JSON.stringify(checked.suggestedMapping)}. Send it as the 'mapping' form field.`;
+      } else if (checked.skeleton) {
+        await askModelForMapping(body.llm_feedback, checked.skeleton, input.bytes, opts, input.deps?.mapping);
       }
     }
     if (input.idempotency) await saveImportOutcome(input.idempotency, checked.status, body);

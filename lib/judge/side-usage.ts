@@ -1,18 +1,19 @@
 /**
- * Judge calls made outside any run, generation, comparison or alignment — today the feedback on a refused
- * import (lib/import/feedback.ts) — counted where a user can read them: each call's own figure goes back
+ * Judge calls made outside any run, generation, comparison or alignment — the feedback on a refused import
+ * (lib/import/feedback.ts) and the mapping the model writes for a file nothing else reads
+ * (lib/import/structure/model-mapping.ts) — counted where a user can read them: each call's own figure goes back
  * with its answer (`llm_feedback.usage`), and this process's totals since it started are in
  * `GET /api/settings/judge` (`side_calls`) and on the settings page. Kept in memory: a restart starts the
  * totals again, and each server process counts its own calls (docs/importing.md, "What the feedback costs").
  */
 import { costOf } from "./config";
 
-export type SideCallKind = "import_feedback";
+export type SideCallKind = "import_feedback" | "import_mapping";
 export type SideUsage = { judge_calls: number; input_tokens: number; output_tokens: number; cost_usd: number | null };
 
 const empty = (): SideUsage => ({ judge_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
 const since = new Date().toISOString();
-const totals: Record<SideCallKind, SideUsage> = { import_feedback: empty() };
+const totals: Record<SideCallKind, SideUsage> = { import_feedback: empty(), import_mapping: empty() };
 
 /** One call's figure, to be filled as it goes: counted when it is sent, its tokens when it answers. */
 export function sideUsage(): SideUsage {
@@ -38,5 +39,5 @@ export function addSideTokens(kind: SideCallKind, usage: SideUsage, model: strin
 
 /** This process's totals since it started. */
 export function sideUsageTotals(): { since: string } & Record<SideCallKind, SideUsage> {
-  return { since, import_feedback: { ...totals.import_feedback } };
+  return { since, import_feedback: { ...totals.import_feedback }, import_mapping: { ...totals.import_mapping } };
 }

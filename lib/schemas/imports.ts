@@ -165,6 +165,11 @@ export const llmFeedbackSchema = z
       })
       .optional()
       .describe("How the structural reader scored the suggested mapping on a sample of the file"),
+    mapping_by: z
+      .string()
+      .optional()
+      .describe("Who wrote `suggested_mapping`: `structure` (the structural reader's search) or the judge model's name (it wrote the mapping from the file's skeleton)"),
+    mapping_rounds: z.number().int().optional().describe("When the model wrote the mapping: the rounds it took (its failed tries' errors were sent back to it)"),
     usage: z
       .object({
         judge_calls: z.number().int().describe("Calls sent to the judge model for this feedback (one that failed or timed out included)"),

@@ -20,6 +20,9 @@ export const judgeSettingsSchema = z
         import_feedback: z
           .object({ judge_calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() })
           .describe("Judge calls that wrote feedback on refused imports (`get_feedback`), answered or not; cost from JUDGE_PRICES, null once a model without a price answered"),
+        import_mapping: z
+          .object({ judge_calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() })
+          .describe("Judge calls that wrote a mapping for a file nothing else read (`get_feedback`, at most 3 rounds a file), answered or not"),
       })
       .describe("Judge calls made outside any run, generation, comparison or alignment, counted by this server process since it started (each import's own figure is its `llm_feedback.usage`)"),
   })

@@ -141,6 +141,26 @@ function keptIn(stored: string[]): (t: string) => number {
 // Text counts half anywhere (meta included), half in the turns: a mapping that leaves the file's text in meta reads no turns.
 const totalOf = (s: MappingScore) => s.text_kept * 0.25 + (s.text_in_turns ?? s.text_kept) * 0.25 + s.calls_paired * 0.2 + s.turns_plausible * 0.3;
 
+/** A mapping applied to a sample and scored; undefined when the sample does not validate. */
+function scoreOnSample(sample: Parsed, mapping: AnyImportMapping): MappingScore | undefined {
+  let normalised;
+  try {
+    normalised = withParsedJsonTexts(() => applyAnyMapping(sample, mapping)).result;
+  } catch {
+    return undefined;
+  }
+  if (normalised.errors?.length) return undefined;
+  const validated = validateConversations(normalised.data);
+  if (!validated.ok || !validated.conversations.length) return undefined;
+  const roleKey = "role" in mapping && typeof mapping.role === "string" ? mapping.role.split(".").pop() : undefined;
+  return scoreOf(sample, validated, roleKey);
+}
+
+/** One mapping (the model's, a user's) scored as the search scores its proposals: on a sample of the file. */
+export function scoreMapping(parsed: Parsed, mapping: AnyImportMapping): MappingScore | undefined {
+  return parsed.kind === "csv" ? undefined : scoreOnSample(sampleOf(parsed), mapping);
+}
+
 /** Every proposal scored on a sample, best first (those whose sample does not validate are left out). */
 export function scoreProposals(parsed: Parsed): Array<{ mapping: AnyImportMapping; score: MappingScore }> {
   const sample = sampleOf(parsed);
@@ -158,17 +178,8 @@ export function scoreProposals(parsed: Parsed): Array<{ mapping: AnyImportMappin
   for (const m of proposeV2(parsed)) add(m);
   const scored: Array<{ mapping: AnyImportMapping; score: MappingScore; order: number }> = [];
   proposals.forEach((mapping, order) => {
-    let normalised;
-    try {
-      normalised = withParsedJsonTexts(() => applyAnyMapping(sample, mapping)).result;
-    } catch {
-      return;
-    }
-    if (normalised.errors?.length) return;
-    const validated = validateConversations(normalised.data);
-    if (!validated.ok || !validated.conversations.length) return;
-    const roleKey = "role" in mapping && typeof mapping.role === "string" ? mapping.role.split(".").pop() : undefined;
-    scored.push({ mapping, score: scoreOf(sample, validated, roleKey), order });
+    const score = scoreOnSample(sample, mapping);
+    if (score) scored.push({ mapping, score, order });
   });
   // Best total first; on a tie the earlier proposal (version 1 where it says enough).
   scored.sort((a, b) => totalOf(b.score) - totalOf(a.score) || a.order - b.order);
