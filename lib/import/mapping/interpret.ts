@@ -525,9 +525,11 @@ function buildSpans(items: Item[], mapping: ImportMappingV2, spec: Extract<Impor
     if (!t.record && root) {
       for (const [k, v] of Object.entries(root)) if (!["inputs", "outputs", "input", "output"].includes(k) && v !== undefined && v !== null) meta[k] = v;
     }
-    // Every span but the last model call (whose messages are the conversation): earlier calls, retrievals, tools.
-    const others = spans.filter((s) => s !== last);
-    if (others.length) meta.spans = others;
+    // Every span in the conversation's meta: earlier calls, retrievals, tools, and the last model call without its
+    // input (those messages are the conversation; its output's other fields — usage, finish reason — stay here).
+    const inputKey = spec.input.split(/[.[|]/)[0];
+    const kept = spans.map((s) => (s === last && inputKey ? Object.fromEntries(Object.entries(s).filter(([k]) => k !== inputKey)) : s));
+    if (kept.length > 1 || (kept.length === 1 && kept[0] !== root)) meta.spans = kept;
     out.push({
       name: nameOf(t.record ?? root, mapping) ?? keyOf(root?.name),
       meta: Object.keys(meta).length ? meta : null,

@@ -47,10 +47,18 @@ function dialogue(records: Rec[]): ImportMappingV2 | undefined {
       for (let i = 1; i < values.length; i++) if (values[i] !== values[i - 1]) changes++;
       if (values.length > 2 && changes / (values.length - 1) < 0.5) continue;
       const roles: Record<string, string> = {};
-      for (const d of distinct) roles[d] = userish(d) ? "user" : d === "system" ? "system" : d === "tool" ? "tool" : "assistant";
+      for (const d of distinct) roles[d] = userish(d) ? "user" : d === "system" ? "system" : d === "tool" || roleAlias(d.toLowerCase()) === "tool" ? "tool" : "assistant";
       const stringKeys = Object.keys(messages[0]).filter((k) => k !== sk && messages.some((m) => typeof m[k] === "string"));
       const content = ["content", "text", "message", "value", "body"].find((k) => stringKeys.includes(k)) ?? stringKeys.sort((a, b) => String(messages[0][b]).length - String(messages[0][a]).length)[0];
       if (!content) continue;
+      // A speaker whose every message is a call written as JSON text (ShareGPT's `function_call`): kinds of records,
+      // the calls' results the tool speaker's messages after them, in order.
+      const callSpeakers = distinct.filter((d) => messages.filter((m) => m[sk] === d).every((m) => isCallLike(decodeText(m[content]))));
+      if (callSpeakers.length) {
+        const kinds: NonNullable<NonNullable<ImportMappingV2["message"]>["kinds"]> = {};
+        for (const d of distinct) kinds[d] = callSpeakers.includes(d) ? { as: "tool_call" } : roles[d] === "tool" ? { as: "tool_result" } : { as: "message", role: roles[d] };
+        return { version: 2, conversations: { from: "records", messages: key }, message: { kind: sk, kinds, content } };
+      }
       const message: ImportMappingV2["message"] = { role: sk, roles, content };
       const callsKey = Object.keys(messages.find((m) => Object.keys(m).some((k) => Array.isArray(m[k]) && (m[k] as unknown[]).some(isCallLike))) ?? {}).find((k) =>
         messages.some((m) => Array.isArray(m[k]) && (m[k] as unknown[]).some(isCallLike)),

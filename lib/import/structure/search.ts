@@ -182,7 +182,9 @@ export function scoreProposals(parsed: Parsed): Array<{ mapping: AnyImportMappin
     if (score) scored.push({ mapping, score, order });
   });
   // Best total first; on a tie the earlier proposal (version 1 where it says enough).
-  scored.sort((a, b) => totalOf(b.score) - totalOf(a.score) || a.order - b.order);
+  // Totals within a hundredth are a tie (text read as a call or as its JSON text differs by a few characters).
+  const rounded = (s: MappingScore) => Math.round(totalOf(s) * 100);
+  scored.sort((a, b) => rounded(b.score) - rounded(a.score) || a.order - b.order);
   return scored.map(({ mapping, score }) => ({ mapping, score }));
 }
 

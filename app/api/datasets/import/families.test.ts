@@ -171,7 +171,10 @@ describe("issue 49: eight families no adapter knows, imported by structure", () 
     expect(c.messages[2].steps.find((s) => s.tool_call)?.tool_call).toMatchObject({ name: "lookup_policy", arguments: { topic: "vacation" } });
     // The other runs (the retriever, the earlier model calls, the tool) ride in the conversation's meta.
     const spans = c.meta?.spans as Array<{ run_type: string; outputs?: unknown }>;
-    expect(spans.map((s) => s.run_type)).toEqual(["chain", "retriever", "llm", "tool", "llm"]);
+    expect(spans.map((s) => s.run_type)).toEqual(["chain", "retriever", "llm", "tool", "llm", "llm"]);
+    // The last model call without its input (the messages above), its output's other fields kept.
+    expect(spans[5]).not.toHaveProperty("inputs");
+    expect(spans[5].outputs).toMatchObject({ llm_output: { token_usage: { prompt_tokens: 210 } } });
     expect(JSON.stringify(spans[1].outputs)).toContain("25 after five years of service");
   });
 
