@@ -6,7 +6,9 @@ import fs from "node:fs";
 import path from "node:path";
 import { ensureBuild, nextBin, root } from "./project.mjs";
 
-ensureBuild();
+// A build of the current sources, type-checked or not: npm test builds (and checks every file) before its
+// browser passes, and a browser spec run alone needs no type check either (the build `npm start` made serves).
+ensureBuild({ typeCheck: false });
 const dir = path.join(root, "e2e", ".artifacts");
 fs.mkdirSync(dir, { recursive: true });
 // A second server (the sign-in tests, API_TOKEN set) runs beside the first with its own database.
