@@ -42,8 +42,12 @@ function leaves(value: unknown, out: string[], depth = 0, skip: ReadonlySet<stri
   else if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (!skip.has(k)) leaves(v, out, depth + 1, skip);
 }
 
-/** Tool calls in the file: a name with arguments or input; each call id counted once (files often repeat a call). */
-function callsOf(value: unknown, ids: Set<string>, counter: { anonymous: number }, depth = 0): void {
+/**
+ * Tool calls in the file: a name with arguments or input; each call counted once by its ids (files often repeat a
+ * call; an OpenAI Responses item has its own `id` beside the `call_id` its output names: either found is the call).
+ * Calls with no id are kept as `anonymous` (a task's expected actions have none).
+ */
+function callsOf(value: unknown, ids: Map<string, string[]>, counter: { anonymous: unknown[] }, depth = 0): void {
   if (depth > 64) return;
   if (Array.isArray(value)) {
     for (const v of value) callsOf(v, ids, counter, depth + 1);
@@ -64,9 +68,10 @@ function callsOf(value: unknown, ids: Set<string>, counter: { anonymous: number 
   const fn = isRecord(value.function) ? value.function : value;
   const named = typeof fn.name === "string" || typeof value.function === "string";
   if (named && ("arguments" in fn || "input" in fn || "arguments" in value)) {
-    const id = value.id ?? value.call_id ?? value.tool_call_id;
-    if (typeof id === "string" && id) ids.add(id);
-    else counter.anonymous++;
+    const own = [value.id, value.call_id, value.tool_call_id].filter((x): x is string => typeof x === "string" && x !== "");
+    if (own.length) {
+      if (!own.some((id) => ids.has(id))) ids.set(own[0], own);
+    } else counter.anonymous.push(value);
     return;
   }
   for (const v of Object.values(value)) callsOf(v, ids, counter, depth + 1);
@@ -104,10 +109,10 @@ export function measureStructural(bytes: Uint8Array): StructuralMeasure {
     total += t.length;
     if (exact.has(t) || joined.includes(t)) kept += t.length;
   }
-  const ids = new Set<string>();
-  const counter = { anonymous: 0 };
+  const ids = new Map<string, string[]>();
+  const counter = { anonymous: [] as unknown[] };
   callsOf(fileValue, ids, counter);
-  const callsInFile = ids.size + counter.anonymous;
+  const callsInFile = ids.size + counter.anonymous.length;
   const storedIds = new Set<string>();
   let storedCalls = 0;
   for (const c of checked.conversations) {
@@ -120,7 +125,16 @@ export function measureStructural(bytes: Uint8Array): StructuralMeasure {
       }
     }
   }
-  const everyCall = [...ids].every((id) => storedIds.has(id)) && storedCalls >= callsInFile;
+  // Every call with an id stored as a call (under any of its ids); those without one stored as calls too, or kept
+  // whole in what is stored (a task's expected actions, ground truth in the conversation's meta).
+  const withId = [...ids.values()].filter((alts) => alts.some((id) => storedIds.has(id))).length;
+  const storedAnonymous = Math.max(0, storedCalls - withId);
+  const anonymousInMeta = counter.anonymous.filter((c) => {
+    const parts: string[] = [];
+    leaves(c, parts);
+    return parts.every((p) => exact.has(p) || joined.includes(p));
+  }).length;
+  const everyCall = withId === ids.size && storedAnonymous + anonymousInMeta >= counter.anonymous.length;
   const textKept = total ? kept / total : 1;
   return { mapping, imported: true, textKept, callsInFile, callsStored: storedCalls, passes: textKept >= 0.99 && everyCall };
 }
