@@ -11,7 +11,7 @@ import type { Execution, ExecutionError, IndividualResult, Aggregated } from "@/
 import type { Metric } from "@/lib/schemas/metrics";
 import { AggregateCard } from "./aggregate-card";
 import { ExecutionActions, isRunning } from "./execution-actions";
-import { scopeText } from "./executions-history";
+import { madeByText, runMetricsText, scopeText } from "./executions-history";
 import { ResultsTable } from "./results-table";
 import { ExecutionStatusBadge } from "./status-badge";
 
@@ -49,7 +49,8 @@ export function ExecutionView({ initial, metrics, datasetName }: { initial: Exec
   }, [running, initial.id, queryClient]);
 
   const byId = new Map(metrics.map((m) => [m.id, m]));
-  const metricName = (id: number | null) => (id == null ? "All metrics" : (byId.get(id)?.name ?? `Metric ${id}`));
+  const nameOf = (id: number) => byId.get(id)?.name ?? `Metric ${id}`;
+  const madeBy = madeByText(execution);
   const aggregated = Object.entries(results.data?.aggregated ?? {});
   const errors = results.data?.errors ?? execution.errors;
 
@@ -64,7 +65,12 @@ export function ExecutionView({ initial, metrics, datasetName }: { initial: Exec
             Run #{execution.id} <ExecutionStatusBadge status={execution.status} />
           </h1>
           <p className="mt-1 text-sm text-slate-500">
-            {scopeText(execution)} · {metricName(execution.pipeline_node_id)} ·{" "}
+            {scopeText(execution)} · {runMetricsText(execution, nameOf)} ·{" "}
+            {madeBy ? (
+              <span data-testid="run-made-by">
+                made by {madeBy.href ? <Link href={madeBy.href} className="text-brand-700 hover:underline">{madeBy.text}</Link> : madeBy.text} ·{" "}
+              </span>
+            ) : null}
             <Link href={`/datasets/${execution.dataset_id}/executions`} className="text-brand-700 hover:underline">
               all runs
             </Link>
@@ -138,7 +144,7 @@ export function ExecutionView({ initial, metrics, datasetName }: { initial: Exec
             <tbody className="divide-y divide-slate-100">
               {errors.map((e, i) => (
                 <tr key={i} data-testid="execution-error">
-                  <Td className="whitespace-nowrap">{metricName(e.pipeline_node_id)}</Td>
+                  <Td className="whitespace-nowrap">{e.pipeline_node_id == null ? "All metrics" : nameOf(e.pipeline_node_id)}</Td>
                   <Td className="whitespace-nowrap text-xs text-slate-600">{e.entity_type ? `${e.entity_type} ${e.entity_id}` : "—"}</Td>
                   <Td className="break-words text-red-700">{e.message}</Td>
                 </tr>

@@ -24,6 +24,25 @@ export function scopeText(e: Execution): string {
   return e.meta.retry ? `${scope} (retry failed)` : scope;
 }
 
+/** The metrics a run judged: the one metric, the list it was asked for, or all of them. */
+export function runMetricsText(e: Execution, nameOf: (id: number) => string): string {
+  if (e.pipeline_node_id != null) return nameOf(e.pipeline_node_id);
+  const ids = e.meta.pipeline_node_ids;
+  if (ids?.length) return ids.map(nameOf).join(", ");
+  return "All metrics";
+}
+
+/** What started a run when not a person at the grid (meta.trigger): said in History and on the run page. */
+export function madeByText(e: Execution): { text: string; href: string | null } | null {
+  const trigger = e.meta.trigger;
+  if (!trigger) return null;
+  if (trigger === "gate") return { text: "CI gate (turnscope eval)", href: null };
+  const [kind, id] = trigger.split(":");
+  if (kind === "generation") return { text: `Evaluate and compare · generation ${id}`, href: null };
+  if (kind === "rule") return { text: `Online rule ${id}`, href: `/datasets/${e.dataset_id}/live` };
+  return { text: trigger, href: null };
+}
+
 /** Every run of a dataset, newest first: filters, live status, cancel, re-run, retry and export. */
 export function ExecutionsHistory({
   datasetId,
@@ -56,7 +75,7 @@ export function ExecutionsHistory({
   });
   const items = query.data?.items ?? [];
   const total = query.data?.total ?? 0;
-  const metricName = (id: number | null) => (id == null ? "All metrics" : (metrics.find((m) => m.id === id)?.name ?? `Metric ${id}`));
+  const nameOf = (id: number) => metrics.find((m) => m.id === id)?.name ?? `Metric ${id}`;
 
   const onError = (e: Error) => setNotice({ tone: "error", text: e.message, details: e instanceof ApiError ? e.details : undefined });
   const onStarted = (e: Execution) => setNotice({ tone: "ok", text: `Started run #${e.id}.` });
@@ -148,9 +167,14 @@ export function ExecutionsHistory({
                 </Td>
                 <Td className="max-w-56 px-3">
                   <span className="block whitespace-nowrap">{scopeText(e)}</span>
-                  <span className="block truncate text-xs text-slate-500" title={metricName(e.pipeline_node_id)}>
-                    {metricName(e.pipeline_node_id)}
+                  <span className="block truncate text-xs text-slate-500" title={runMetricsText(e, nameOf)}>
+                    {runMetricsText(e, nameOf)}
                   </span>
+                  {madeByText(e) ? (
+                    <span className="block truncate text-xs text-slate-500" data-testid="run-made-by" title={madeByText(e)!.text}>
+                      made by {madeByText(e)!.text}
+                    </span>
+                  ) : null}
                 </Td>
                 <Td className="max-w-48 px-3">
                   <span className="block whitespace-nowrap">{e.meta.execution_mode === "async" ? `async ×${e.meta.batch_size}` : "sync"}</span>

@@ -15,6 +15,13 @@ const active = (s: Generation["status"]) => s === "pending" || s === "processing
 const failedReason = (r: string | null) => r === "target_error" || r === "simulator_error";
 
 /** A generation followed live (SSE): conversations as they are written, counts and stop reasons, cancel; once ended, evaluate both datasets and compare. */
+/** The written conversations in source order, each source's repeats in turn (not in the order they finished). */
+function inSourceOrder(written: Written[], sourceNames: Record<number, string>): Written[] {
+  const order = new Map(Object.keys(sourceNames).map((id, i) => [Number(id), i]));
+  const at = (c: Written) => order.get(c.source_conversation_id ?? -1) ?? Number.MAX_SAFE_INTEGER;
+  return [...written].sort((x, y) => at(x) - at(y) || (x.source_conversation_id ?? 0) - (y.source_conversation_id ?? 0) || (x.repeat ?? 0) - (y.repeat ?? 0));
+}
+
 export function GenerationLive({ initial, sourceMetrics, sourceNames }: { initial: Generation; sourceMetrics: Metric[]; sourceNames: Record<number, string> }) {
   const router = useRouter();
   const [g, setG] = useState(initial);
@@ -108,11 +115,11 @@ export function GenerationLive({ initial, sourceMetrics, sourceNames }: { initia
           {g.error && g.error !== g.status ? <p className="text-sm text-slate-600">{g.error}</p> : null}
           <ul className="max-h-80 divide-y divide-slate-100 overflow-auto rounded border border-slate-200 text-sm" aria-label="Generated conversations">
             {written.length === 0 ? <li className="px-3 py-2 text-slate-500">No conversation written yet.</li> : null}
-            {written.map((c) => (
+            {inSourceOrder(written, sourceNames).map((c) => (
               <li key={c.conversation_id} className="flex items-center justify-between gap-3 px-3 py-1.5">
                 <Link href={`/datasets/${g.dataset_id}?open=conversation:${c.conversation_id}&conversation=${c.conversation_id}`} className="truncate text-brand-700 hover:underline">
                   {sourceNames[c.source_conversation_id ?? -1] ?? `source ${c.source_conversation_id}`}
-                  {c.repeat ? ` · repeat ${c.repeat + 1}` : ""}
+                  {c.repeat !== null ? ` · repeat ${c.repeat + 1}` : ""}
                 </Link>
                 <Badge tone={failedReason(c.stop_reason) ? "danger" : "neutral"}>{(c.stop_reason ?? "").replaceAll("_", " ")}</Badge>
               </li>

@@ -13,6 +13,9 @@ export type GateCellRow = {
   entityId: number;
   conversationId: number;
   conversationName: string | null;
+  /** Where the conversation sits in its dataset, and its meta: a conversation without a name is called as the grid calls it. */
+  conversationPosition: number;
+  conversationMeta: unknown;
   status: ResultStatus;
   result: unknown;
   score: number | null;
@@ -39,6 +42,8 @@ export async function gateCellRows(executionIds: number[]): Promise<GateCellRow[
       entityId: r.entityId,
       conversationId: r.conversationId,
       conversationName: conversationsTable.name,
+      conversationPosition: conversationsTable.position,
+      conversationMeta: conversationsTable.meta,
       status: r.status,
       result: r.result,
       score: r.score,

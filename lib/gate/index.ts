@@ -13,11 +13,12 @@ import type { PipelineNodeRow } from "@/db/schema";
 import { mcnemarExact, pairedBootstrap } from "@/lib/agreement";
 import { AppError, notFound } from "@/lib/errors";
 import { readingOfResult } from "@/lib/labels/readings";
+import { conversationLabel } from "@/lib/conversation-label";
 import { isFinalStatus } from "@/lib/execution-status";
 import type { GateQuery, GateReport } from "@/lib/schemas/gate";
 
 type CaseRun = { verdict: "pass" | "fail" | "error"; score: number | null; reason: string | null };
-type Case = { nodeId: number; conversationId: number; name: string | null; runs: CaseRun[] };
+type Case = { nodeId: number; conversationId: number; position: number; name: string; runs: CaseRun[] };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
@@ -60,7 +61,9 @@ function casesOf(rows: GateCellRow[], nodes: Map<number, PipelineNodeRow>, mins:
         reason: firstFail ? reasonOf(firstFail) : reasonOf(judged[0]),
       };
     }
-    out.set(key, { nodeId: node.id, conversationId: cells[0].conversationId, name: cells[0].conversationName, runs: [], run });
+    // Named as the grid names it (its name, else its meta id such as task_id 1 · trial 0), never "conversation <id>".
+    const name = conversationLabel({ name: cells[0].conversationName, position: cells[0].conversationPosition, meta: cells[0].conversationMeta, firstUser: null });
+    out.set(key, { nodeId: node.id, conversationId: cells[0].conversationId, position: cells[0].conversationPosition, name, runs: [], run });
   }
   return out;
 }
@@ -99,7 +102,7 @@ export async function gateReport(q: GateQuery): Promise<GateReport> {
   const cases = new Map<string, Case>();
   for (const run of q.runs) {
     for (const [key, c] of casesOf(rows.filter((r) => r.executionId === run), allNodes, mins)) {
-      const found = cases.get(key) ?? { nodeId: c.nodeId, conversationId: c.conversationId, name: c.name, runs: [] };
+      const found = cases.get(key) ?? { nodeId: c.nodeId, conversationId: c.conversationId, position: c.position, name: c.name, runs: [] };
       found.runs.push(c.run);
       cases.set(key, found);
     }
@@ -111,7 +114,8 @@ export async function gateReport(q: GateQuery): Promise<GateReport> {
   const metrics: GateReport["metrics"] = nodeIds.map((id) => {
     const node = allNodes.get(id)!;
     const min = mins.get(id);
-    const mine = [...cases.values()].filter((c) => c.nodeId === id).sort((a, b) => a.conversationId - b.conversationId);
+    // In the dataset's order (a generation's conversations: by source, each source's repeats in turn).
+    const mine = [...cases.values()].filter((c) => c.nodeId === id).sort((a, b) => a.position - b.position || a.conversationId - b.conversationId);
     const settled = mine.map((c) => ({ c, now: settle(c.runs), was: before.get(`${c.nodeId}:${c.conversationId}`)?.run }));
     const judged = settled.filter((s) => s.now.verdict !== "error");
     const scores = judged.map((s) => s.now.score).filter((x): x is number => x !== null);
@@ -149,7 +153,7 @@ export async function gateReport(q: GateQuery): Promise<GateReport> {
         pipeline_node_id: id,
         metric: node.name,
         conversation_id: s.c.conversationId,
-        conversation: s.c.name ?? `conversation ${s.c.conversationId}`,
+        conversation: s.c.name,
         verdict: s.now.verdict,
         score: s.now.score,
         repeats: s.c.runs.map((r) => r.verdict),

@@ -10,10 +10,43 @@ import * as repo from "@/db/repositories/targets";
 import { AppError, notFound } from "@/lib/errors";
 import { createMetric, listMetrics } from "@/lib/metrics";
 import { startExecution } from "@/lib/runner";
-import type { Execution } from "@/lib/schemas/executions";
+import type { Execution, ExecutionMeta } from "@/lib/schemas/executions";
+import { listExecutionRows } from "@/db/repositories/executions";
+import { getMetricRow } from "@/lib/metrics/metrics";
+import { toExecution } from "@/lib/results/serialize";
 import type { CreateMetricInput, Metric } from "@/lib/schemas/metrics";
 
-export type EvaluateWithSource = { source_execution: Execution; generated_execution: Execution; compare_url: string; metrics: Array<{ name: string; source_id: number; generated_id: number }> };
+export type EvaluateWithSource = {
+  source_execution: Execution;
+  generated_execution: Execution;
+  /** The source run is a finished one of the same metrics, not started again. */
+  source_reused: boolean;
+  compare_url: string;
+  metrics: Array<{ name: string; source_id: number; generated_id: number }>;
+};
+
+/**
+ * A finished run of the source that judged every one of these metrics over the whole dataset after each
+ * metric last changed (issue 51.4): comparing again reads it rather than judging the source once more.
+ * The newest such run, or null.
+ */
+async function finishedSourceRun(datasetId: number, nodeIds: number[]): Promise<Execution | null> {
+  const nodes = await Promise.all(nodeIds.map((id) => getMetricRow(id)));
+  const changed = nodes.map((n) => n.updatedAt).sort().at(-1) ?? "";
+  const { items } = await listExecutionRows({ datasetId, status: "completed", limit: 50, offset: 0, sort: "-started_at" });
+  for (const row of items) {
+    const meta = (row.meta ?? {}) as Partial<ExecutionMeta> & { pipeline_node_ids?: number[] };
+    if (meta.retry || meta.entity_type != null || meta.entity_id != null || meta.max_cost_usd != null) continue;
+    if (row.createdAt < changed) continue;
+    const covers =
+      meta.scope === "all" ||
+      (meta.scope === "column" && nodeIds.length === 1 && row.pipelineNodeId === nodeIds[0]) ||
+      (Array.isArray(meta.pipeline_node_ids) && nodeIds.every((id) => meta.pipeline_node_ids!.includes(id)));
+    if (!covers || row.failedEvaluations > 0) continue;
+    return toExecution(row);
+  }
+  return null;
+}
 
 /** The fields of a metric that make it the same metric in another dataset, its dependencies given as that dataset's ids. */
 function copyOf(m: Metric, datasetId: number, dependsOn: number[]): CreateMetricInput {
@@ -62,9 +95,12 @@ export async function evaluateWithSource(generationId: number, nodeIds: number[]
     copies.set(m.id, copy.id);
     pairs.push({ name: m.name, source_id: m.id, generated_id: copy.id });
   }
+  // Both runs say what made them (History, the run page): "Evaluate and compare" of this generation.
   const run = (datasetId: number, ids: number[]) =>
-    startExecution({ dataset_id: datasetId, pipeline_node_ids: ids, execution_mode: opts.executionMode, batch_size: opts.batchSize, retry: false, no_cache: false }, userId);
-  const a = await run(g.sourceDatasetId, pairs.map((p) => p.source_id));
+    startExecution({ dataset_id: datasetId, pipeline_node_ids: ids, execution_mode: opts.executionMode, batch_size: opts.batchSize, retry: false, no_cache: false }, userId, {}, { trigger: `generation:${generationId}` });
+  const sourceIds = pairs.map((p) => p.source_id);
+  const reused = await finishedSourceRun(g.sourceDatasetId, sourceIds);
+  const a = reused ?? (await run(g.sourceDatasetId, sourceIds));
   const b = await run(g.datasetId, pairs.map((p) => p.generated_id));
-  return { source_execution: a, generated_execution: b, compare_url: `/datasets/${g.datasetId}/compare-source?a=${a.id}&b=${b.id}`, metrics: pairs };
+  return { source_execution: a, generated_execution: b, source_reused: reused !== null, compare_url: `/datasets/${g.datasetId}/compare-source?a=${a.id}&b=${b.id}`, metrics: pairs };
 }

@@ -6,6 +6,7 @@
  * `simulate` (a model plays the user from a scenario until it says the stop token or `max_turns`).
  * A target's failure ends the conversation with `target_error`; a simulator's with `simulator_error`.
  */
+import { conversationLabel } from "@/lib/conversation-label";
 import type { Conversation, Message, Step } from "@/lib/conversation";
 import type { StoredConversationTree } from "@/db/repositories/datasets";
 import type { TargetRow } from "@/db/repositories/targets";
@@ -92,12 +93,24 @@ async function ask(input: ModeInput, turns: Turn[], sessionId: string): Promise<
 
 const toolNames = (steps: readonly { toolCall: unknown }[]) => steps.map((s) => (isRecord(s.toolCall) && typeof s.toolCall.name === "string" ? s.toolCall.name : null)).filter(Boolean).join(",");
 
+/**
+ * A generated conversation's name (issue 51, names lost): what its source is called wherever it is listed
+ * (its name, else its meta id such as `task_id 1 · trial 0`, else its first words: lib/conversation-label)
+ * and which repeat it is, counted from 1 — `task_id 1 · trial 0 · repeat 2`, the same in the grid, the
+ * generation's page, exports and the gate's reports. It was the source's name or "conversation <id>".
+ */
+export function generatedName(input: Pick<ModeInput, "source" | "repeat">): string {
+  const c = input.source.conversation;
+  const firstUser = input.source.messages.find((m) => m.role === "user")?.content ?? null;
+  return `${conversationLabel({ name: c.name, position: c.position, meta: c.meta, firstUser })} · repeat ${input.repeat + 1}`;
+}
+
 function shell(input: ModeInput, messages: Message[], made: Omit<Made, "conversation">, extra: Record<string, unknown> = {}): Made {
   const c = input.source.conversation;
   return {
     ...made,
     conversation: {
-      name: `${c.name ?? `conversation ${c.id}`}${input.repeat ? ` · repeat ${input.repeat + 1}` : ""}`,
+      name: generatedName(input),
       description: c.description,
       agents: c.agents,
       meta: {

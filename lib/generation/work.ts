@@ -10,6 +10,7 @@ import "server-only";
 import pLimit from "p-limit";
 import { getConversationTrees } from "@/db/repositories/datasets";
 import { writeConversations } from "@/db/repositories/conversation-writes";
+import { orderBySource } from "@/db/repositories/generation-order";
 import { finishGeneration, releaseGeneration, saveGenerationProgress, whileHeld, writtenConversations } from "@/db/repositories/generation-queue";
 import type { GenerationRow } from "@/db/repositories/targets";
 import { transaction } from "@/db/store";
@@ -195,6 +196,13 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
     await saveGenerationProgress(row.id, owner, progress());
     await releaseGeneration(row.id, owner);
     return;
+  }
+  // Listed in source order from here on (the grid, exports, the gate), not in the order they finished.
+  if (row.sourceDatasetId !== null) {
+    const sourceId = row.sourceDatasetId;
+    await transaction(function* () {
+      if (yield* whileHeld(row.id, row.datasetId, owner)) yield* orderBySource(row.datasetId, sourceId);
+    });
   }
   const status = stop === "cancel" || budgetReached ? "cancelled" : failedCount > 0 && completed === 0 ? "failed" : "completed";
   const error = budgetReached ? budgetMessage(progress().usage.cost_usd, body.max_cost_usd!, cutShort, notStarted) : stop === "cancel" ? "cancelled" : null;

@@ -53,7 +53,8 @@ export async function startExecution(req: RunRequest, userId: string, deps: Runn
     output_tokens: 0,
     cached_evaluations: 0,
     cost_usd: null,
-    ...(origin.trigger ? { trigger: origin.trigger } : {}),
+    ...(req.pipeline_node_ids ? { pipeline_node_ids: req.pipeline_node_ids } : {}),
+    ...(origin.trigger ? { trigger: origin.trigger } : req.trigger ? { trigger: req.trigger } : {}),
     ...(req.max_cost_usd != null ? { max_cost_usd: req.max_cost_usd } : {}),
   };
   const row = await insertExecution({

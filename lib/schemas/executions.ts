@@ -29,6 +29,7 @@ const runFields = {
     .optional()
     .describe("Only the cells of these conversations (and their messages and steps); not with entity_id. Online rules run this way"),
   pipeline_node_ids: z.array(positiveId).min(1).max(100).optional().describe("Only these metrics (a set of columns); not with pipeline_node_id"),
+  trigger: z.enum(["gate"]).optional().describe("What starts the run when not a person at the grid: `gate` for the CI gate (`turnscope eval`); kept in `meta.trigger`, shown in History and on the run page"),
   max_cost_usd: z
     .number()
     .positive()
@@ -136,7 +137,11 @@ export const executionMetaSchema = z.object({
     .optional()
     .describe("Second requests sent for judge calls slower than the provider's observed p95 (the first answer is used, the other aborted; its tokens are not counted)"),
   concurrency_limit: z.number().int().optional().describe("The model's adaptive limit of calls in flight (process-wide) when last reported"),
-  trigger: z.string().optional().describe("What started the run when not a person: `rule:<id>` for an online rule"),
+  trigger: z
+    .string()
+    .optional()
+    .describe("What started the run when not a person: `rule:<id>` an online rule, `generation:<id>` Evaluate and compare of a generation, `gate` the CI gate (`turnscope eval`)"),
+  pipeline_node_ids: z.array(z.number().int()).optional().describe("The metrics the run was asked for, when given as a list"),
   max_cost_usd: z.number().nullable().optional().describe("The run's budget, when it had one"),
   stop_reason: z.enum(["budget"]).optional().describe("`budget`: the run was stopped (cancelled) when its cost reached max_cost_usd"),
 });

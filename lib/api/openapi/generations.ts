@@ -110,7 +110,7 @@ export const generationOperations: Operation[] = [
     description:
       "Each metric of `pipeline_node_ids` (metrics of the source dataset) is copied by name to the generated dataset where it has no metric of " +
       "that name, together with the metrics it depends on (listed before it in `metrics`; a copy depends on the copies, with the same skip rule), " +
-      "then two runs start: those source metrics on the source, their copies on the generated " +
+      "then two runs start: those source metrics on the source (unless a finished run of them over the source exists: `source_reused`), their copies on the generated " +
       "dataset. `compare_url` is the page comparing them paired by source conversation (`GET /evaluation-pipeline-executions/compare?a&b&pair_by=source`). " +
       "409 while the generation runs.",
     tag,
@@ -123,6 +123,7 @@ export const generationOperations: Operation[] = [
           .object({
             source_execution: executionSchema,
             generated_execution: executionSchema,
+            source_reused: z.boolean().describe("The source run is a finished run of these metrics over the source (made after each metric last changed, no failed cell): read again, not judged again"),
             compare_url: z.string(),
             metrics: z.array(z.object({ name: z.string(), source_id: z.number().int(), generated_id: z.number().int() })),
           })
