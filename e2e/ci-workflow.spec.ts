@@ -136,7 +136,7 @@ test.describe("the CI workflow of docs/ci.md (issue 38.6)", { tag: "@store-indep
     expect(posted).toHaveLength(1);
     expect(posted[0].args).toEqual(["pr", "comment", "38", "--body-file", "comment.md"]);
     expect(posted[0].body).toBe(fs.readFileSync(path.join(passing.dir, "comment.md"), "utf8"));
-    expect(posted[0].body).toContain("| metric | baseline | now | delta (95% CI) | pass → fail | passed | gate |");
+    expect(posted[0].body).toContain("| metric | baseline mean | mean now | mean delta (95% CI) | pass → fail | passed now | gate |");
     expect(posted[0].body).toMatch(/\| mentions the order \|.*✅/);
 
     // One order in four is not booked: a per-case minimum of 1 fails the gate, and the comment still goes out.

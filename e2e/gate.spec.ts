@@ -94,7 +94,7 @@ test.describe("npx turnscope eval (issue 38)", () => {
     const regression = await turnscope(["--dataset", String(datasetId), "--metric", String(polite), "--baseline", String(passReport.runs[0]), "--markdown", path.join(out, "pr.md"), "--json", path.join(out, "regression.json")]);
     expect(regression.code, regression.stderr).toBe(1);
     const md = fs.readFileSync(path.join(out, "pr.md"), "utf8");
-    expect(md).toContain("| metric | baseline | now | delta (95% CI) | pass → fail | passed | gate |");
+    expect(md).toContain("| metric | baseline mean | mean now | mean delta (95% CI) | pass → fail | passed now | gate |");
     expect(md).toContain("Passed in the baseline, fail now");
     const report = JSON.parse(fs.readFileSync(path.join(out, "regression.json"), "utf8")) as { metrics: Array<{ baseline: { pass_to_fail: number; fail_to_pass: number; regressed: boolean } }> };
     expect(report.metrics[0].baseline).toMatchObject({ pass_to_fail: 2, fail_to_pass: 0, regressed: true });

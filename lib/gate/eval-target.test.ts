@@ -139,6 +139,32 @@ describe("turnscope eval --target --mode --repeats (issue 38.1)", () => {
     expect(comment).toContain("| booked | 0.667 | 1.000 | 0 | 1 |");
   });
 
+  it("the Markdown and JUnit with --target and --baseline (issue 51): the baseline shown, columns that mean one thing, the flipped cases named '<source> · repeat k'", async () => {
+    const { datasetId, baseline } = await source();
+    const targetId = await target(double.baseURL);
+    double.setDefault({ kind: "text", content: "Sorry, that did not work." });
+    const out = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-target-md-"));
+    const md = path.join(out, "comment.md");
+    const xml = path.join(out, "results.xml");
+    const ran = await turnscope(["--dataset", String(datasetId), "--target", String(targetId), "--mode", "replay", "--metric", "booked", "--baseline", String(baseline), "--markdown", md, "--junit", xml]);
+    expect(ran.code, ran.stderr).toBe(0);
+    const comment = fs.readFileSync(md, "utf8");
+    expect(comment).toMatch(new RegExp(`baseline \\[${baseline}\\]\\(${url.replace(/[.:/]/g, "\\$&")}/executions/${baseline}\\) \\(a run of the source, compared by source conversation below\\)`));
+    expect(comment).not.toContain("baseline —");
+    expect(comment).toContain("| metric | baseline mean | mean now | mean delta (95% CI) | pass → fail | passed now | gate |");
+    expect(comment).toContain("| metric | pass rate in the source | pass rate now | pass → fail | fail → pass | mean delta | pass^k | pass@k |");
+    // Orders 0 and 1 were booked in the source; their generated replies are not: listed by their generated names.
+    expect(comment).toContain("**Passed in the baseline, fail now:**");
+    expect(comment).toMatch(/- booked · order 0 · repeat 1 \(#\d+\): /);
+    expect(comment).toMatch(/- booked · order 1 · repeat 1 \(#\d+\): /);
+    expect(comment).not.toContain("order 2 · repeat 1 (#");
+    const junit = fs.readFileSync(xml, "utf8");
+    expect([...junit.matchAll(/<testcase classname="turnscope\.booked" name="([^"]+) \(#\d+\)"/g)].map((m) => m[1])).toEqual(["order 0 · repeat 1", "order 1 · repeat 1", "order 2 · repeat 1"]);
+    // The run says the CI gate made it.
+    const runId = Number(ran.stderr.match(/▸ run (\d+)/)?.[1]);
+    expect((await call(execution.GET, "GET", "/x", { params: { id: runId } })).json.meta.trigger).toBe("gate");
+  });
+
   it("exit 1 when the generated replies miss a minimum, 2 when the target answers nothing", async () => {
     const { datasetId } = await source();
     const targetId = await target(double.baseURL);
