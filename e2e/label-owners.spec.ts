@@ -73,11 +73,22 @@ test("two annotators label the same cells: each sees their own label as theirs a
   await expect(bob.getByText(`Your label (${names.bob})`)).toBeVisible();
   await expect(bob.getByTestId("review-label")).toHaveText("none");
   await expect(bob.getByTestId("review-labelled")).toHaveText("0");
+  // Others' labels are hidden until bob gives his own (they would steer it), unless he asks to see them.
+  await expect(bob.getByTestId("review-others-hidden")).toContainText("1 label by others, hidden until you label this cell");
+  await expect(bob.getByTestId("review-others").locator(`[data-user="${names.alice}"]`)).toHaveCount(0);
+  await bob.getByRole("button", { name: "Show them" }).click();
   await expect(bob.getByTestId("review-others").locator(`[data-user="${names.alice}"]`)).toHaveText(`${names.alice}: pass`);
   await bob.getByRole("button", { name: "Fail (f)" }).click();
   await expect(bob.getByTestId("review-title")).toHaveText("Task 2");
-  await expect(bob.getByTestId("review-others").locator(`[data-user="${names.alice}"]`)).toHaveText(`${names.alice}: fail`);
+  // The toast names the cell saved and the one now on screen.
+  await expect(bob.getByRole("status")).toContainText("Saved fail for “Task 1” · now on “Task 2”");
+  await expect(bob.getByTestId("review-others-hidden")).toBeVisible();
   await bob.getByRole("button", { name: "Fail (f)" }).click();
+  await bob.keyboard.press("k");
+  await expect(bob.getByTestId("review-title")).toHaveText("Task 2");
+  // Labelled by him now: alice's label is shown beside his.
+  await expect(bob.getByTestId("review-others").locator(`[data-user="${names.alice}"]`)).toHaveText(`${names.alice}: fail`);
+  await bob.keyboard.press("j");
   await expect(bob.getByTestId("review-title")).toHaveText("Task 3");
   // A note without a verdict is not a label: the count stays at 2.
   await bob.getByLabel("Note (n)").fill("Cannot tell from the transcript.");

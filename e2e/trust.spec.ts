@@ -75,9 +75,16 @@ test.describe("judge trust", () => {
     await expect(page.getByTestId("review-reasoning")).toHaveText("The task was solved.");
     await expect(page.getByTestId("review-cell").getByText("Task 1: book the cheapest flight.", { exact: false })).toBeVisible();
 
+    // The conversation's name is in view when the queue opens, above the transcript scrolled to what was judged.
+    await expect(page.getByTestId("review-title")).toBeInViewport();
     await page.keyboard.press("?");
     await expect(page.getByRole("dialog", { name: "Keyboard shortcuts" })).toContainText("next / previous cell");
     await page.keyboard.press("?");
+    await expect(page.getByRole("dialog", { name: "Keyboard shortcuts" })).toBeHidden();
+    // Esc closes it too.
+    await page.keyboard.press("?");
+    await expect(page.getByRole("dialog", { name: "Keyboard shortcuts" })).toBeVisible();
+    await page.keyboard.press("Escape");
     await expect(page.getByRole("dialog", { name: "Keyboard shortcuts" })).toBeHidden();
 
     // j/k move without labelling.

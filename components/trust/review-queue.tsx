@@ -71,7 +71,7 @@ const help: Array<[string, string]> = [
   ["p / f", "label pass / fail (checkbox); 1 / 0 on score metrics"],
   ["1 – 5", "label a score (progress: 0, 0.25 … 1; number: the digit)"],
   ["n", "write a note (Enter saves, Esc leaves)"],
-  ["?", "show or hide this help"],
+  ["?", "show or hide this help (Esc hides it)"],
 ];
 
 /**
@@ -223,7 +223,7 @@ export function ReviewQueue({
             note: noteText?.trim() ? noteText : null,
           },
         });
-        const text = `Saved ${formatValue(value)}${opts.note ? " with note" : ""} for ${row.label}`;
+        const text = `Saved ${formatValue(value)}${opts.note ? " with note" : ""} for “${row.label}”`;
         setSaved((shown) => (shown && shown.started > started ? shown : { started, text }));
         await queryClient.invalidateQueries({ queryKey: ["labels", datasetId] });
         await queryClient.invalidateQueries({ queryKey: ["agreement", datasetId] });
@@ -243,6 +243,10 @@ export function ReviewQueue({
       if (!metric) return;
       const k = e.key;
       if (k === "?") setShowHelp((s) => !s);
+      else if (k === "Escape") {
+        setShowHelp(false); // Esc closes the help; its default is left alone
+        return;
+      }
       else if (k === "j") move(1);
       else if (k === "k") move(-1);
       else if (!mayLabel && /^[pf1-5n]$/.test(k)) return;
@@ -358,6 +362,13 @@ export function ReviewQueue({
       {saved ? (
         <p role="status" className="text-sm text-emerald-700">
           {saved.text}
+          {/* The cell on screen now, named: the saved one is usually the previous cell (issue 51: a labeller took the toast's name for the current cell's). */}
+          {row ? (
+            <span className="text-slate-600">
+              {" "}
+              · now on <strong data-testid="review-now">“{row.label}”</strong>
+            </span>
+          ) : null}
         </p>
       ) : null}
 
@@ -365,20 +376,26 @@ export function ReviewQueue({
       {!rowsQuery.isPending && !row ? <p className="text-sm text-slate-500">No cells match these filters.</p> : null}
       {row && metric ? (
         <div className="grid gap-4 lg:grid-cols-[minmax(0,3fr)_minmax(0,2fr)]" data-testid="review-cell" data-cell={rowKey ?? ""}>
-          <Card ref={scroller} className="max-h-[70vh] overflow-y-auto px-5 py-4" data-testid="review-conversation">
-            <p className="text-xs font-medium uppercase tracking-wide text-slate-400">{row.entity_type}</p>
-            <h2 className="text-lg font-semibold text-slate-900" data-testid="review-title">
-              {row.label}
-            </h2>
-            {conversationQuery.data ? (
-              <ol className="mt-3 space-y-3" aria-label="Messages">
-                {conversationQuery.data.messages.map((m) => (
-                  <MessageView key={m.id} message={m} highlight={row.entity_type === "conversation" ? null : rowKey} collapse />
-                ))}
-              </ol>
-            ) : (
-              <p className="mt-3 text-sm text-slate-500">Loading the conversation…</p>
-            )}
+          <Card className="flex max-h-[70vh] flex-col py-4">
+            {/* The name stays in view above the transcript, which scrolls to the judged entity (issue 51: the
+                queue opened scrolled past the conversation's name). */}
+            <div className="border-b border-slate-100 px-5 pb-2">
+              <p className="text-xs font-medium uppercase tracking-wide text-slate-400">{row.entity_type}</p>
+              <h2 className="text-lg font-semibold text-slate-900" data-testid="review-title">
+                {row.label}
+              </h2>
+            </div>
+            <div ref={scroller} className="min-h-0 flex-1 overflow-y-auto px-5" data-testid="review-conversation">
+              {conversationQuery.data ? (
+                <ol className="mt-3 space-y-3" aria-label="Messages">
+                  {conversationQuery.data.messages.map((m) => (
+                    <MessageView key={m.id} message={m} highlight={row.entity_type === "conversation" ? null : rowKey} collapse />
+                  ))}
+                </ol>
+              ) : (
+                <p className="mt-3 text-sm text-slate-500">Loading the conversation…</p>
+              )}
+            </div>
           </Card>
           <Card className="space-y-4 px-5 py-4">
             <section>
@@ -456,7 +473,7 @@ export function ReviewQueue({
                   (metric.output_type === "checkbox" ? "p / f: pass / fail, then the next cell." : "p / f: label 1 / 0, then the next cell.")}
               </p>
             </section>
-            <OthersLabels labels={others} />
+            <OthersLabels key={rowKey} labels={others} hidden={!verdicts.has(rowKey ?? "")} />
             <section>
               <label className="text-xs font-semibold uppercase tracking-wide text-slate-500" htmlFor="review-note">
                 Note (n)
@@ -499,12 +516,23 @@ function LabelButton({ given, value, disabledWhy, onClick, children }: { given: 
   );
 }
 
-/** Other people's current labels of the cell, by name: shown apart from the caller's own. */
-function OthersLabels({ labels: others }: { labels: Label[] }) {
+/**
+ * Other people's current labels of the cell, by name: shown apart from the caller's own, and only once the
+ * caller has given a verdict on the cell (or asks to see them): seen first, they would steer it (issue 51).
+ */
+function OthersLabels({ labels: others, hidden }: { labels: Label[]; hidden: boolean }) {
+  const [shown, setShown] = useState(false);
   return (
     <section data-testid="review-others">
       <h3 className="text-xs font-semibold uppercase tracking-wide text-slate-500">Other people&apos;s labels</h3>
-      {others.length ? (
+      {others.length && hidden && !shown ? (
+        <p className="mt-1 text-sm text-slate-500" data-testid="review-others-hidden">
+          {others.length === 1 ? "1 label" : `${others.length} labels`} by others, hidden until you label this cell, so they do not steer yours.{" "}
+          <button type="button" className="font-medium text-brand-700 hover:underline" onClick={() => setShown(true)}>
+            Show them
+          </button>
+        </p>
+      ) : others.length ? (
         <ul className="mt-1 space-y-1 text-sm">
           {others.map((o) => (
             <li key={o.id} data-user={o.user_id}>
