@@ -84,6 +84,10 @@ export const datasetsTable = pgTable(
 export const datasetCountsTable = pgTable("dataset_counts", {
   datasetId: integer("dataset_id")
     .primaryKey()
+    // Optional on insert, as SQLite types an integer primary key; rows are only ever made by the datasets trigger.
+    .$defaultFn(() => {
+      throw new Error("dataset_counts rows are made by the trigger on datasets");
+    })
     .references(() => datasetsTable.id, { onDelete: "cascade" }),
   conversations: integer("conversations").notNull().default(0),
   messages: integer("messages").notNull().default(0),

@@ -108,8 +108,11 @@ const json: JsonSql = {
     sql`select distinct k as key from conversations c,
           json_object_keys(case when json_typeof(c.meta) = 'object' then c.meta else '{}'::json end) k
           where c.dataset_id = ${datasetId} and c.meta is not null order by 1`,
-  inIntegers: (column: SQLiteColumn, list: JsonList): SQL => sql`${column} in (select (value)::integer from json_array_elements_text(cast(${list} as json)))`,
-  inIntegersSql: "in (select (value)::integer from json_array_elements_text(cast(? as json)))",
+  // `= any(array(…))`, not `in (select …)`: the planner then uses the list as an index condition even in a
+  // prepared statement's generic plan. As a semi-join it drove the grid's latest cells from the entity ids and
+  // tested the metric ids after, reading every result of those entities (283 ms against 0.24 ms at 100k rows).
+  inIntegers: (column: SQLiteColumn, list: JsonList): SQL => sql`${column} = any(array(select (value)::integer from json_array_elements_text(cast(${list} as json))))`,
+  inIntegersSql: "= any(array(select (value)::integer from json_array_elements_text(cast(? as json))))",
 };
 
 /**

@@ -20,6 +20,7 @@ export type Db = BetterSQLite3Database<typeof schema>;
 export type Tables = Pick<
   typeof schema,
   | "datasetsTable"
+  | "datasetCountsTable"
   | "conversationsTable"
   | "messagesTable"
   | "stepsTable"

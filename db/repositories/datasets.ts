@@ -3,9 +3,8 @@ import "server-only";
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { ConversationRow, DatasetRow, MessageRow, StepRow } from "../schema";
 import { changes, database, first, prepared, rawRows } from "../store";
-import { processSingleton } from "@/lib/process-state";
 import { IN_JSON_INTEGERS, inJsonIntegers } from "./json-fields";
-import { conversationsTable, datasetsTable } from "../tables";
+import { conversationsTable, datasetCountsTable, datasetsTable } from "../tables";
 
 export type DatasetWithCounts = DatasetRow & {
   conversationCount: number;
@@ -13,52 +12,21 @@ export type DatasetWithCounts = DatasetRow & {
   stepCount: number;
 };
 
-const countsSelection = {
-  // Column references are written out in full: inside a sub-select drizzle would print a bare "id".
-  conversationCount: sql<number>`(select count(*) from conversations c where c.dataset_id = "datasets"."id")`,
-  messageCount: sql<number>`(select count(*) from messages m where m.dataset_id = "datasets"."id")`,
-  stepCount: sql<number>`(select count(*) from steps s where s.dataset_id = "datasets"."id")`,
-};
-
 type Counts = Pick<DatasetWithCounts, "conversationCount" | "messageCount" | "stepCount">;
 
-/**
- * Counts per dataset, kept while no conversation, message or step has been added anywhere. Counting a
- * large dataset's rows takes milliseconds and the datasets list asks for twenty at a time on every read,
- * while the rows change only when an import commits. The key is the highest id of each table (ids are
- * never reused: AUTOINCREMENT on SQLite, sequences on PostgreSQL), so any insert — from this process or
- * another one on the same database — changes it and the next read counts again. Rows leave only with
- * their whole dataset (nothing deletes single conversations, messages or steps), which changes no other
- * dataset's counts. One per process (processSingleton): Next.js loads this module once per route bundle.
- */
-const countsCache = processSingleton("dataset-counts", () => ({ key: "", byId: new Map<number, Counts>() }));
-
-async function countsKey(): Promise<string> {
-  const rows = await rawRows<{ c: number | null; m: number | null; s: number | null }>(
-    "select (select max(id) from conversations) as c, (select max(id) from messages) as m, (select max(id) from steps) as s",
-  );
-  const k = rows[0];
-  return `${k?.c ?? 0}:${k?.m ?? 0}:${k?.s ?? 0}`;
-}
-
+/** Counts per dataset as the triggers keep them (dataset_counts, migration 0016): one indexed read, whatever the size. */
 async function countsOf(ids: number[]): Promise<Map<number, Counts>> {
-  const key = await countsKey();
-  if (key !== countsCache.key) {
-    countsCache.key = key;
-    countsCache.byId.clear();
-  }
-  const missing = ids.filter((id) => !countsCache.byId.has(id));
-  if (missing.length) {
-    const rows = await prepared(
-      "datasets.counts",
-      (db) => db.select({ id: datasetsTable.id, ...countsSelection }).from(datasetsTable).where(inJsonIntegers(datasetsTable.id, sql.placeholder("ids"))),
-      { ids: JSON.stringify(missing) },
-    );
-    for (const r of rows) {
-      countsCache.byId.set(r.id, { conversationCount: Number(r.conversationCount), messageCount: Number(r.messageCount), stepCount: Number(r.stepCount) });
-    }
-  }
-  return countsCache.byId;
+  const t = datasetCountsTable;
+  const rows = await prepared(
+    "datasets.counts",
+    (db) =>
+      db
+        .select({ id: t.datasetId, conversationCount: t.conversations, messageCount: t.messages, stepCount: t.steps })
+        .from(t)
+        .where(inJsonIntegers(t.datasetId, sql.placeholder("ids"))),
+    { ids: JSON.stringify(ids) },
+  );
+  return new Map(rows.map((r) => [r.id, { conversationCount: Number(r.conversationCount), messageCount: Number(r.messageCount), stepCount: Number(r.stepCount) }]));
 }
 
 async function withCounts(rows: DatasetRow[]): Promise<DatasetWithCounts[]> {
@@ -135,7 +103,12 @@ const conversationCounts = {
   stepCount: sql<number>`(select count(*) from steps s where s.conversation_id = "conversations"."id")`,
 };
 
-export async function listConversations(opts: { datasetId: number; limit: number; offset: number; ids?: number[]; name?: string }): Promise<{
+/**
+ * A page of a dataset's conversations in position order. `after`: the position the page starts after
+ * (keyset paging: reads from there, where an offset skips rows one by one). Without `ids` or `name` the
+ * total is the dataset's kept count.
+ */
+export async function listConversations(opts: { datasetId: number; limit: number; offset: number; ids?: number[]; name?: string; after?: number }): Promise<{
   items: ListedConversation[];
   total: number;
 }> {
@@ -146,6 +119,7 @@ export async function listConversations(opts: { datasetId: number; limit: number
     opts.ids ? inJsonIntegers(c.id, sql`${JSON.stringify(opts.ids)}`) : undefined,
     opts.name ? nameContains(c.name, opts.name) : undefined,
   );
+  const page = opts.after === undefined ? where : and(where, sql`${c.position} > ${opts.after}`);
   const items = await db
     .select({
       ...conversationColumns(),
@@ -153,11 +127,14 @@ export async function listConversations(opts: { datasetId: number; limit: number
       firstUser: sql<string | null>`(select substr(m.content, 1, 200) from messages m where m.conversation_id = "conversations"."id" and m.role = 'user' order by m.position limit 1)`,
     })
     .from(c)
-    .where(where)
+    .where(page)
     .orderBy(asc(c.position))
     .limit(opts.limit)
-    .offset(opts.offset);
-  const total = first(await db.select({ n: count() }).from(c).where(where))?.n ?? 0;
+    .offset(opts.after === undefined ? opts.offset : 0);
+  const total =
+    opts.ids || opts.name
+      ? (first(await db.select({ n: count() }).from(c).where(where))?.n ?? 0)
+      : ((await countsOf([opts.datasetId])).get(opts.datasetId)?.conversationCount ?? 0);
   return { items, total };
 }
 

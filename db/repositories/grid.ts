@@ -10,7 +10,9 @@ import type { EvaluationLevel } from "../schema";
 import { database, first, prepared, sqlRows, type Db, type Preparable } from "../store";
 import { conversationsTable, evaluationResultsTable, messagesTable, pipelineNodesTable, stepsTable } from "../tables";
 import { META_LABEL_KEYS } from "@/lib/conversation-label";
-import { jsonFieldText, jsonFieldValue, objectKeysSql, toolNameSql } from "./json-fields";
+import { jsonFieldText, objectKeysSql, toolNameSql } from "./json-fields";
+import { datasetCountsTable } from "../tables";
+import { ensureMetaIndexes, META_INDEX_MIN_CONVERSATIONS, metaFilterValue, metaSortTerms, type MetaIndexUse } from "./meta-indexes";
 
 export type CompareOp = "==" | "!=" | ">=" | ">" | "<=" | "<";
 
@@ -25,7 +27,18 @@ export type GridSort = { kind: "meta"; path: string; descending: boolean } | { k
 /** Optional meta columns, filters and sort of a grid page (all on the conversation's meta or the latest results). */
 export type GridExtras = { metaPaths: string[]; conditions: GridCondition[]; sort?: GridSort };
 
-export type PageOpts = { datasetId: number; conversationId?: number; limit: number; offset: number; extras?: GridExtras };
+/** `after`: a conversation position; the page starts after it (keyset paging of the conversation level, unsorted). */
+export type PageOpts = { datasetId: number; conversationId?: number; limit: number; offset: number; extras?: GridExtras; after?: number };
+
+/** How a page's total was arrived at: counted, or estimated from a window of the dataset (see `conversationTotal`). */
+export type TotalKind = "exact" | "estimated";
+
+/**
+ * A filtered conversation page counts its matches among this many of the dataset's first conversations
+ * (grid order) and scales by the dataset's size when it has more: the count's cost stays that of the
+ * window, not of the dataset. Datasets up to this size are counted exactly.
+ */
+export const COUNT_WINDOW = 5_000;
 
 type Placeholder = ReturnType<typeof sql.placeholder>;
 /** A page's values in its query: bound (a page with extras) or placeholders (a prepared page query). */
@@ -66,16 +79,16 @@ const sqlOp = (op: CompareOp) => sql.raw(op === "==" ? "=" : op);
  * stays one query.
  */
 function extrasSql(level: EvaluationLevel, entityId: SQLiteColumn, extras: GridExtras | undefined) {
-  const meta = conversationsTable.meta;
   const r = evaluationResultsTable;
   const latest = (nodeId: number, column: SQL) =>
     sql`(select ${column} from ${r} where ${r.pipelineNodeId} = ${nodeId} and ${r.entityType} = ${level} and ${r.entityId} = ${entityId} order by ${r.id} desc limit 1)`;
   // The latest result's score, null when that result failed.
   const latestScore = (nodeId: number) => latest(nodeId, sql`case when ${r.status} = 'completed' then ${r.score} end`);
-  const field = (path: string, numeric: boolean) => jsonFieldValue(meta, path.split("."), numeric);
+  // Meta fields with their path written out, so an index on the same expression serves them (meta-indexes.ts).
+  const field = (path: string, numeric: boolean) => metaFilterValue(path, numeric);
   const select: Record<string, SQL<string | null>> = {};
   extras?.metaPaths.forEach((path, i) => {
-    select[`meta_${i}`] = jsonFieldText(meta, path.split("."));
+    select[`meta_${i}`] = jsonFieldText(conversationsTable.meta, path.split("."));
   });
   const where: SQL[] = [];
   for (const c of extras?.conditions ?? []) {
@@ -95,8 +108,11 @@ function extrasSql(level: EvaluationLevel, entityId: SQLiteColumn, extras: GridE
   const s = extras?.sort;
   if (s) {
     // Numbers before text, as SQLite orders mixed values; rows without a value come last either way.
-    const keys = s.kind === "meta" ? [field(s.path, true), field(s.path, false)] : [latestScore(s.nodeId)];
-    order.push(sql`${keys[keys.length - 1]} is null`, ...keys.map((key) => (s.descending ? desc(key) : asc(key))));
+    if (s.kind === "meta") order.push(...metaSortTerms(s.path, s.descending));
+    else {
+      const key = latestScore(s.nodeId);
+      order.push(sql`${key} is null`, s.descending ? desc(key) : asc(key));
+    }
   }
   return { select, where, order };
 }
@@ -148,24 +164,90 @@ function labelSelect(c: typeof conversationsTable) {
   });
   return {
     ...select,
-    firstUser: sql<string | null>`(select substr(${m.content}, 1, ${SNIPPET_CHARS}) from ${m} where ${m.conversationId} = ${c.id} and ${m.role} = 'user' order by ${m.position} limit 1)`,
+    // The conversation's id written out in full: drizzle prints a bare "id" here, which inside the sub-select
+    // is the message's own id (the first user message of another conversation, and on PostgreSQL a scan of
+    // every message computed once).
+    firstUser: sql<string | null>`(select substr(${m.content}, 1, ${SNIPPET_CHARS}) from ${m} where ${m.conversationId} = "conversations"."id" and ${m.role} = 'user' order by ${m.position} limit 1)`,
   };
 }
 
-export async function listConversationPage(opts: PageOpts): Promise<{ items: ConversationGridRow[]; total: number }> {
+/** A dataset's row counts, kept by triggers (dataset_counts, migration 0016): read, never counted. */
+export async function datasetCounts(datasetId: number): Promise<{ conversations: number; messages: number; assistantMessages: number; steps: number }> {
+  const t = datasetCountsTable;
+  const row = first(
+    await prepared(
+      "grid.datasetCounts",
+      (db) =>
+        db
+          .select({ conversations: t.conversations, messages: t.messages, assistantMessages: t.assistantMessages, steps: t.steps })
+          .from(t)
+          .where(eq(t.datasetId, sql.placeholder("datasetId"))),
+      { datasetId },
+    ),
+  );
+  return row ?? { conversations: 0, messages: 0, assistantMessages: 0, steps: 0 };
+}
+
+/** The meta indexes a page's filter and sort would use (meta-indexes.ts), made on demand for a large dataset. */
+function wantMetaIndexes(extras: GridExtras | undefined, conversations: number): void {
+  if (!extras || conversations < META_INDEX_MIN_CONVERSATIONS) return;
+  const wanted: Array<{ path: string; use: MetaIndexUse }> = [];
+  for (const c of extras.conditions) if (c.kind === "meta") wanted.push({ path: c.path, use: typeof c.value === "number" ? "number" : "text" });
+  if (extras.sort?.kind === "meta") wanted.push({ path: extras.sort.path, use: extras.sort.descending ? "desc" : "asc" });
+  if (wanted.length) ensureMetaIndexes(wanted, (message) => console.warn(message));
+}
+
+/**
+ * The total of a conversation page. Unfiltered: the dataset's kept count. Filtered: counted when the
+ * dataset has at most COUNT_WINDOW conversations; otherwise the matches among its first COUNT_WINDOW
+ * conversations scaled to its size, "estimated" — the page itself then corrects it where it knows better
+ * (a short page ends the list; a full one proves there is at least one more row).
+ */
+async function conversationTotal(opts: PageOpts, where: SQL[], itemCount: number): Promise<{ total: number; kind: TotalKind }> {
+  const c = conversationsTable;
+  const db = await database();
+  if (opts.conversationId) {
+    const n = first(await db.select({ n: count() }).from(c).where(and(eq(c.datasetId, opts.datasetId), eq(c.id, opts.conversationId), ...where)))?.n ?? 0;
+    return { total: Number(n), kind: "exact" };
+  }
+  const all = (await datasetCounts(opts.datasetId)).conversations;
+  if (where.length === 0) return { total: all, kind: "exact" };
+  // A short page (not past the end) ends the list: the matches are the page and the rows before it.
+  if (opts.after === undefined && itemCount > 0 && itemCount < opts.limit) return { total: opts.offset + itemCount, kind: "exact" };
+  if (all <= COUNT_WINDOW) {
+    const n = first(await db.select({ n: count() }).from(c).where(and(eq(c.datasetId, opts.datasetId), ...where)))?.n ?? 0;
+    return { total: Number(n), kind: "exact" };
+  }
+  // The window as a table named `conversations`: the conditions' column references read it.
+  const [row] = await sqlRows<{ n: number | string }>(
+    sql`select count(*) as n from (select ${c.id}, ${c.datasetId}, ${c.position}, ${c.meta} from ${c} where ${c.datasetId} = ${opts.datasetId} order by ${c.position} limit ${COUNT_WINDOW}) as ${c} where ${and(...where)}`,
+  );
+  let total = Math.round((Number(row?.n ?? 0) * all) / COUNT_WINDOW);
+  if (opts.after === undefined) {
+    if (itemCount === opts.limit) total = Math.max(total, opts.offset + opts.limit + 1);
+    if (itemCount === 0 && opts.offset > 0) total = Math.min(total, opts.offset);
+  } else if (itemCount === opts.limit) total = Math.max(total, opts.limit + 1);
+  return { total: Math.min(total, all), kind: "estimated" };
+}
+
+export async function listConversationPage(opts: PageOpts): Promise<{ items: ConversationGridRow[]; total: number; totalKind: TotalKind }> {
   const c = conversationsTable;
   const x = extrasSql("conversation", c.id, opts.extras);
-  const where = (p: PageParams) => and(eq(c.datasetId, p.datasetId), p.conversationId ? eq(c.id, p.conversationId) : undefined, ...x.where);
+  const keyset = opts.after !== undefined ? [sql`${c.position} > ${opts.after}`] : [];
+  const where = (p: PageParams) => and(eq(c.datasetId, p.datasetId), p.conversationId ? eq(c.id, p.conversationId) : undefined, ...x.where, ...keyset);
   const n = opts.extras?.metaPaths.length ?? 0;
+  // A keyset page has its own SQL (the position bound): built per call, as a page with extras.
+  const paged = keyset.length && !opts.extras ? { ...opts, extras: { metaPaths: [], conditions: [] } } : opts;
+  if (opts.extras && !opts.conversationId) wantMetaIndexes(opts.extras, (await datasetCounts(opts.datasetId)).conversations);
   const items = (
-    await pageQuery("conversations", opts, (db, p) =>
+    await pageQuery("conversations", paged, (db, p) =>
       db
         .select({ id: c.id, position: c.position, name: c.name, ...labelSelect(c), ...x.select })
         .from(c)
         .where(where(p))
         .orderBy(...x.order, asc(c.position))
         .limit(p.limit)
-        .offset(p.offset),
+        .offset(keyset.length ? 0 : p.offset),
     )
   ).map((row) => ({
     id: row.id,
@@ -175,8 +257,8 @@ export async function listConversationPage(opts: PageOpts): Promise<{ items: Con
     labelMeta: row.name?.trim() ? {} : labelMetaOf(row),
     firstUser: row.name?.trim() ? null : row.firstUser,
   }));
-  const total = first(await pageQuery("conversations.count", opts, (db, p) => db.select({ n: count() }).from(c).where(where(p))))?.n ?? 0;
-  return { items, total };
+  const { total, kind } = await conversationTotal(opts, x.where, items.length);
+  return { items, total, totalKind: kind };
 }
 
 /** Which of these conversations of the dataset match a grid filter's conditions (an online rule's filter). */
@@ -248,7 +330,9 @@ export async function listAssistantMessagePage(opts: PageOpts): Promise<{ items:
     )
   ).map(({ id, conversationId, position, role, snippet, ...rest }) => ({ id, conversationId, position, role, snippet, meta: metaOf(rest, n) }));
   const total =
-    first(
+    !opts.extras && !opts.conversationId
+      ? (await datasetCounts(opts.datasetId)).assistantMessages
+      : first(
       await pageQuery("messages.count", opts, (db, p) => {
         const where = and(eq(m.datasetId, p.datasetId), eq(m.role, "assistant"), p.conversationId ? eq(m.conversationId, p.conversationId) : undefined, ...x.where);
         // Extras may test the conversation's meta; without them the (dataset, role) index counts alone.
@@ -322,7 +406,9 @@ export async function listStepPage(opts: PageOpts): Promise<{ items: StepGridRow
     return { id, messageId, conversationId, position, role, hasThinking, hasToolCall, hasToolResult, hasOutput, toolName, meta: metaOf(row, n) };
   });
   const total =
-    first(
+    !opts.extras && !opts.conversationId
+      ? (await datasetCounts(opts.datasetId)).steps
+      : first(
       await pageQuery("steps.count", opts, (db, p) =>
         opts.extras
           ? // Extras may test the conversation's meta: count the rows the walk yields.

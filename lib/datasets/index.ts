@@ -2,7 +2,8 @@
 import "server-only";
 import * as repo from "@/db/repositories/datasets";
 import { conversationLabel } from "@/lib/conversation-label";
-import { notFound } from "@/lib/errors";
+import { AppError, notFound } from "@/lib/errors";
+import { decodeCursor, encodeCursor } from "@/lib/results/cursor";
 import type { Conversation, ConversationSummary, Dataset } from "@/lib/schemas/datasets";
 
 function toDataset(row: repo.DatasetWithCounts): Dataset {
@@ -66,11 +67,19 @@ export async function deleteDataset(id: number): Promise<void> {
   if (!await repo.deleteDataset({ id })) throw notFound("Dataset", id);
 }
 
-/** A page of a dataset's conversations in position order; `name`: only those whose name contains it (any case). 404 for an unknown dataset. */
-export async function listConversations(datasetId: number, opts: { limit: number; offset: number; ids?: number[]; name?: string }) {
+/**
+ * A page of a dataset's conversations in position order; `name`: only those whose name contains it (any
+ * case); `cursor`: the page after the one that gave it (keyset paging). 404 for an unknown dataset, 422 for
+ * a cursor sent with an offset or not ours. `nextCursor` when the page is full.
+ */
+export async function listConversations(datasetId: number, opts: { limit: number; offset: number; ids?: number[]; name?: string; cursor?: string }) {
   await assertDatasetExists(datasetId);
-  const { items, total } = await repo.listConversations({ datasetId, ...opts });
-  return { items: items.map((row) => toConversationSummary(row, row.firstUser)), total };
+  const { cursor, ...rest } = opts;
+  if (cursor !== undefined && opts.offset) throw new AppError("unprocessable", "Invalid query parameter cursor: replaces offset: send one or the other", [{ path: "cursor", message: "replaces offset: send one or the other" }]);
+  const after = cursor === undefined ? undefined : decodeCursor(cursor);
+  const { items, total } = await repo.listConversations({ datasetId, ...rest, after });
+  const last = items[items.length - 1];
+  return { items: items.map((row) => toConversationSummary(row, row.firstUser)), total, nextCursor: last && items.length === opts.limit ? encodeCursor(last.position) : null };
 }
 
 export async function getConversation(id: number): Promise<Conversation> {

@@ -10,6 +10,7 @@ import type { EvaluationLevel, EvaluationResultRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
 import { conversationLabel } from "@/lib/conversation-label";
 import { assertDatasetExists } from "@/lib/datasets";
+import { decodeCursor, encodeCursor } from "./cursor";
 import { stepKindsOf } from "@/lib/metrics/step-kinds";
 import type { GridRow } from "@/lib/schemas/executions";
 
@@ -21,7 +22,10 @@ export type GridQuery = {
   meta?: string;
   sort?: string;
   filter?: string;
+  cursor?: string;
 };
+
+
 
 const unprocessable = (path: string, message: string) => new AppError("unprocessable", `Invalid query parameter ${path}: ${message}`, [{ path, message }]);
 
@@ -109,12 +113,23 @@ export function stepLabel(step: Pick<repo.StepGridRow, "hasThinking" | "hasToolC
 
 export type GridEntity = Omit<GridRow, "cells">;
 
-export async function entityPage(datasetId: number, q: GridQuery): Promise<{ entities: GridEntity[]; total: number }> {
+export type PageTotals = { total: number; totalKind: repo.TotalKind; nextCursor: string | null };
+
+export async function entityPage(datasetId: number, q: GridQuery): Promise<{ entities: GridEntity[] } & PageTotals> {
   const extras = await parseGridExtras(datasetId, q);
-  const opts = { datasetId, conversationId: q.conversation_id, limit: q.limit, offset: q.offset, extras };
+  let after: number | undefined;
+  if (q.cursor !== undefined) {
+    if (q.level !== "conversation") throw unprocessable("cursor", "pages the conversation level only; page messages and steps with offset");
+    if (q.sort) throw unprocessable("cursor", "pages the grid in grid order; with a sort, page with offset");
+    if (q.offset) throw unprocessable("cursor", "replaces offset: send one or the other");
+    after = decodeCursor(q.cursor);
+  }
+  const opts = { datasetId, conversationId: q.conversation_id, limit: q.limit, offset: q.offset, extras, after };
   const meta = (row: { meta: Record<string, string | null> }) => (extras?.metaPaths.length ? { meta: metaValues(extras.metaPaths, row.meta) } : {});
   if (q.level === "conversation") {
-    const { items, total } = await repo.listConversationPage(opts);
+    const { items, total, totalKind } = await repo.listConversationPage(opts);
+    const last = items[items.length - 1];
+    const nextCursor = !q.sort && items.length === q.limit && last ? encodeCursor(last.position) : null;
     const entities = items.map((c) => ({
       entity_type: "conversation" as const,
       entity_id: c.id,
@@ -127,7 +142,7 @@ export async function entityPage(datasetId: number, q: GridQuery): Promise<{ ent
       ...meta(c),
       step_kinds: null,
     }));
-    return { entities, total };
+    return { entities, total, totalKind, nextCursor };
   }
   if (q.level === "message") {
     const { items, total } = await repo.listAssistantMessagePage(opts);
@@ -143,7 +158,7 @@ export async function entityPage(datasetId: number, q: GridQuery): Promise<{ ent
       ...meta(m),
       step_kinds: null,
     }));
-    return { entities, total };
+    return { entities, total, totalKind: "exact", nextCursor: null };
   }
   const { items, total } = await repo.listStepPage(opts);
   const entities = items.map((s) => ({
@@ -159,7 +174,7 @@ export async function entityPage(datasetId: number, q: GridQuery): Promise<{ ent
     role: s.role,
     ...meta(s),
   }));
-  return { entities, total };
+  return { entities, total, totalKind: "exact", nextCursor: null };
 }
 
 function toCell(r: EvaluationResultRow): GridRow["cells"][string] {
@@ -167,12 +182,12 @@ function toCell(r: EvaluationResultRow): GridRow["cells"][string] {
 }
 
 /** A page of grid rows with their latest cells (404 for an unknown dataset). */
-export async function getGridPage(datasetId: number, q: GridQuery): Promise<{ items: GridRow[]; total: number }> {
+export async function getGridPage(datasetId: number, q: GridQuery): Promise<{ items: GridRow[] } & PageTotals> {
   // A page with rows proves the dataset exists; only an empty one needs asking (404 or an empty page).
   // With a sort or filter the check comes first, so an unknown dataset is a 404 before its metrics are checked.
   const viewed = Boolean(q.meta || q.sort || q.filter);
   if (viewed) await assertDatasetExists(datasetId);
-  const { entities, total } = await entityPage(datasetId, q);
+  const { entities, total, totalKind, nextCursor } = await entityPage(datasetId, q);
   if (!viewed && total === 0) await assertDatasetExists(datasetId);
   // Results whose metric has since moved to another level are not this level's columns.
   const columns = await repo.listNodeIdsAtLevel(datasetId, q.level);
@@ -191,6 +206,8 @@ export async function getGridPage(datasetId: number, q: GridQuery): Promise<{ it
       ...(rollups ? { rollups: rollups.get(e.entity_id) ?? {} } : {}),
     })),
     total,
+    totalKind,
+    nextCursor,
   };
 }
 

@@ -32,6 +32,11 @@ export const listConversationsQuery = paginationQuery.extend({
     .optional()
     .describe("Only these conversations of the dataset (up to 500 ids, comma-separated); ids of other datasets are left out"),
   name: nameSearch.optional().describe("Only conversations whose name contains this text, in any case (conversations without a name never match)"),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,200}$/, "must be the X-Next-Cursor of an earlier page")
+    .optional()
+    .describe("Keyset paging (not with `offset`): the `X-Next-Cursor` of the page before; the page reads on from there instead of skipping `offset` rows"),
 });
 
 export const datasetSchema = z

@@ -271,6 +271,14 @@ export const gridQuery = z.object({
     ),
   limit: intText({ min: 1, max: 500 }).optional().default(50),
   offset: intText({ min: 0 }).optional().default(0),
+  cursor: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]{1,200}$/, "must be the X-Next-Cursor of an earlier page")
+    .optional()
+    .describe(
+      "Keyset paging (conversation level, grid order, any `filter`; not with `sort` or `offset`): the `X-Next-Cursor` of the page before. " +
+        "The page starts right after that page's last row, reading from there instead of skipping `offset` rows",
+    ),
 });
 
 /** `GET /datasets/{id}/export`: the grid's state (csv, json, xlsx) or its conversations in an interchange format. */

@@ -9,7 +9,7 @@ import {
   listDatasetsQuery,
   updateDatasetBody,
 } from "@/lib/schemas/datasets";
-import { badRequest, notFoundResponse, totalCountHeader } from "./shared";
+import { badRequest, nextCursorHeader, notFoundResponse, totalCountHeader } from "./shared";
 import type { Operation } from "./types";
 
 const tag = "Datasets";
@@ -81,7 +81,7 @@ export const datasetOperations: Operation[] = [
         description: "A page of conversations",
         schema: conversationSummarySchema,
         array: true,
-        headers: totalCountHeader,
+        headers: { ...totalCountHeader, ...nextCursorHeader },
       },
       400: badRequest,
       404: notFoundResponse,

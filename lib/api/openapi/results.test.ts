@@ -17,8 +17,10 @@ describe("OpenAPI: results, export and grid", () => {
     expect(exp.parameters?.find((p) => p.name === "format")).toMatchObject({ required: true });
     expect(Object.keys(exp.responses)).toEqual(["200", "400", "404"]);
     const grid = doc.paths["/datasets/{id}/grid"].get;
-    expect(grid.parameters?.map((p) => p.name)).toEqual(["id", "level", "conversation_id", "meta", "sort", "filter", "limit", "offset"]);
+    expect(grid.parameters?.map((p) => p.name)).toEqual(["id", "level", "conversation_id", "meta", "sort", "filter", "limit", "offset", "cursor"]);
     expect(grid.responses["200"].headers?.["X-Total-Count"]).toBeDefined();
+    expect(grid.responses["200"].headers?.["X-Total-Count-Kind"]).toMatchObject({ schema: { enum: ["exact", "estimated"] } });
+    expect(grid.responses["200"].headers?.["X-Next-Cursor"]).toBeDefined();
   });
 
   it("documents the grid export: three media types and JSON Lines of conversations, its file name and its columns", () => {

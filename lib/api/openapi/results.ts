@@ -1,6 +1,6 @@
 import { idParams } from "@/lib/schemas/common";
 import { datasetExportQuery, executionResultsSchema, exportQuery, gridQuery, gridRowSchema, resultsQuery } from "@/lib/schemas/executions";
-import { badRequest, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
+import { badRequest, gridPageHeaders, notFoundResponse, totalCountHeader, unprocessableResponse } from "./shared";
 import type { Operation } from "./types";
 import { VERDICT_COLUMNS } from "@/lib/results/grid-columns";
 
@@ -112,14 +112,22 @@ export const resultOperations: Operation[] = [
       "`tool_result`, `output`, `thinking`). `role` is the message's role (for a step, its message's). A page costs the " +
       "same few queries at any size. `meta`, `filter` and `sort` add conversation meta fields as `meta` on each row, keep " +
       "the rows matching every condition (meta fields, a metric's latest verdict or score) and order them; `X-Total-Count` " +
-      "then counts the matching rows.",
+      "then counts the matching rows — estimated on a large dataset, as `X-Total-Count-Kind` says. A page reads what it shows, not the " +
+      "dataset: totals without a filter are kept as rows are written; a filter or sort on a meta field of a dataset of 10,000 " +
+      "conversations or more starts building an index on that field (within the dataset, in the background: the first reads scan as " +
+      "before), after which an equality reads its matches in grid order and a sort reads its first rows; `cursor` (the page's " +
+      "`X-Next-Cursor`) pages the conversation level on from a page's last row where a deep `offset` would skip rows one by one.",
     tag: "Datasets",
     params: idParams,
     query: gridQuery,
     responses: {
-      200: { description: "A page of rows", schema: gridRowSchema, array: true, headers: totalCountHeader },
+      200: { description: "A page of rows", schema: gridRowSchema, array: true, headers: gridPageHeaders },
       400: badRequest,
-      422: { description: "`sort`/`filter` name a metric of another dataset or level, or compare it with what it cannot hold", schema: unprocessableResponse.schema },
+      422: {
+        description:
+          "`sort`/`filter` name a metric of another dataset or level, or compare it with what it cannot hold; `cursor` is not one this API gave, or is sent with `offset`, `sort` or another level than conversation",
+        schema: unprocessableResponse.schema,
+      },
       404: notFoundResponse,
     },
   },

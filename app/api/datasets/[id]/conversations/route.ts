@@ -7,7 +7,12 @@ export const GET = route({
   params: idParams,
   query: listConversationsQuery,
   handler: async ({ params, query }) => {
-    const { items, total } = await listConversations(params.id, query);
-    return page(items, total);
+    const { items, total, nextCursor } = await listConversations(params.id, query);
+    const res = page(items, total);
+    if (nextCursor) {
+      res.headers.set("x-next-cursor", nextCursor);
+      res.headers.set("access-control-expose-headers", "X-Total-Count, X-Next-Cursor");
+    }
+    return res;
   },
 });
