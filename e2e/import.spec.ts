@@ -76,6 +76,9 @@ test.describe("import page", { tag: "@store-independent" }, () => {
     await expect(preview.getByRole("row").nth(1)).toContainText("user");
     await expect(preview.getByRole("row").nth(1)).toContainText("My card was charged twice.");
     await expect(preview.getByRole("row").nth(2)).toContainText("assistant");
+    // Who wrote it and how it scored, tried on the whole file by the server (issue 49.4).
+    await expect(editor.getByTestId("mapping-origin")).toContainText("structural reader");
+    await expect(editor.getByTestId("mapping-score")).toContainText("Keeps");
 
     // The person edits the mapping: the ticket becomes the name; a bad edit is said before anything is sent.
     const box = editor.getByLabel("Mapping", { exact: true });

@@ -302,6 +302,7 @@ export function ImportPanel({ datasets, initialDatasetId }: { datasets: Dataset[
                   key={outcome.attempt}
                   file={outcome.file}
                   mapping={outcome.result.llm_feedback.suggested_mapping}
+                  feedback={outcome.result.llm_feedback}
                   pending={pending}
                   onImport={(mapping) => {
                     if (checkForm()) void send(outcome.file, undefined, mapping);

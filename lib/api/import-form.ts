@@ -11,9 +11,10 @@ import { refuseNul } from "./nul";
 import { json, zodDetails } from "./route";
 import { getConfig } from "@/lib/config";
 import { assertDatasetExists } from "@/lib/datasets";
-import { createAndImportForm, importIntoDatasetForm, type AnyImportMapping, type ImportFailure } from "@/lib/schemas/imports";
+import { createAndImportForm, importIntoDatasetForm, mappingPreviewForm, type AnyImportMapping, type ImportFailure } from "@/lib/schemas/imports";
 import { tooLargeIssue } from "@/lib/import/decode";
 import { importConversations, type ImportTarget } from "@/lib/import";
+import { previewMapping } from "@/lib/import/preview";
 import { savedMappingFor } from "@/lib/import/saved-mappings";
 import { readUploadForm } from "./upload-form";
 
@@ -158,4 +159,15 @@ export async function createAndImportResponse(req: Request, callerId: string, op
       joinKey: form.join_key,
     };
   });
+}
+
+/** `POST /import-mappings/preview`: the mapping tried on the file, nothing written (200 whether or not it would import). */
+export async function mappingPreviewResponse(req: Request, userId: string): Promise<Response> {
+  const maxBytes = getConfig().MAX_IMPORT_BYTES;
+  const read = await readUploadForm(req, { maxBytes });
+  if (!read.ok) throw new AppError("payload_too_large", `The file is larger than MAX_IMPORT_BYTES (${maxBytes} bytes)`, [{ path: "file", message: tooLargeIssue(read.tooLarge.size, maxBytes, read.tooLarge.atLeast).message }]);
+  if (read.form.files.length > 1) throw new AppError("bad_request", "A mapping reads one file: send one", [{ path: "file", message: "one file only" }]);
+  const form = parseFields(mappingPreviewForm, read.form.fields);
+  const mapping = await mappingOf(form, userId);
+  return json(await previewMapping(read.form.file.bytes, mapping!, maxBytes));
 }

@@ -322,6 +322,9 @@ export const createAndImportBodyDoc = z.object({
   join_key: joinKeyDoc,
 });
 
+/** The multipart body of `POST /import-mappings/preview`, as documented. */
+export const mappingPreviewBodyDoc = z.object({ file: fileField, mapping: mappingDoc, mapping_id: mappingIdDoc });
+
 /** A mapping saved under a name by its user, for the next file of the same shape. */
 export const savedMappingSchema = z
   .object({
@@ -351,6 +354,41 @@ export type ImportRecords = z.infer<typeof importRecordsSchema>;
 export type ImportIssue = z.infer<typeof importIssueSchema>;
 export type SuggestedTransformation = z.infer<typeof suggestedTransformationSchema>;
 export type LlmFeedback = z.infer<typeof llmFeedbackSchema>;
+/** `POST /import-mappings/preview`: a mapping tried on a file, nothing written. */
+export const mappingPreviewSchema = z
+  .object({
+    ok: z.boolean().describe("Whether the file would import with this mapping"),
+    conversations: z.number().int().optional(),
+    messages: z.number().int().optional(),
+    steps: z.number().int().optional(),
+    mapping_score: llmFeedbackSchema.shape.mapping_score,
+    first_conversation: z
+      .object({
+        name: z.string().nullable(),
+        messages: z.array(
+          z.object({
+            role: z.string(),
+            content: z.string().nullable().describe("Cut at 2,000 characters, saying so"),
+            steps: z.array(z.object({ thinking: z.string().nullable(), tool_call: z.unknown().describe("The call: name, arguments, id"), tool_result: z.unknown().describe("Its result, text cut at 2,000 characters") })),
+          }),
+        ),
+      })
+      .nullable()
+      .optional()
+      .describe("The first conversation as it would be stored (its first 200 messages)"),
+    not_imported: z.array(notImportedSchema).describe("Text of the file the mapping leaves out (the first 20 places)"),
+    errors: z.array(importIssueSchema).optional().describe("Why it would not import (the first 20)"),
+    warnings: z.array(importIssueSchema),
+  })
+  .meta({ id: "MappingPreview" });
+export type MappingPreview = z.infer<typeof mappingPreviewSchema>;
+
+/** Text fields of `POST /import-mappings/preview`. */
+export const mappingPreviewForm = z
+  .object({ mapping: mappingText, mapping_id: mappingIdText })
+  .superRefine(oneMapping)
+  .refine((f) => f.mapping !== undefined || f.mapping_id !== undefined, { message: "send 'mapping' (JSON) or 'mapping_id'", path: ["mapping"] });
+
 export type ImportSuccess = z.infer<typeof importSuccessSchema>;
 export type ImportFailure = z.infer<typeof importFailureSchema>;
 

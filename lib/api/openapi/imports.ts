@@ -6,6 +6,8 @@ import {
   importHeadersDoc,
   importIntoDatasetBodyDoc,
   importSuccessSchema,
+  mappingPreviewBodyDoc,
+  mappingPreviewSchema,
   savedMappingSchema,
 } from "@/lib/schemas/imports";
 import { badRequest, notFoundResponse } from "./shared";
@@ -132,6 +134,27 @@ export const importOperations: Operation[] = [
       200: { description: "The caller's mapping of that name, replaced", schema: savedMappingSchema },
       400: badRequest,
       413: { description: "Body over 64 KB (the import form's limit for a mapping)", schema: errorSchema },
+    },
+  },
+  {
+    method: "post",
+    path: "/import-mappings/preview",
+    operationId: "previewImportMapping",
+    summary: "Try a mapping on a file without importing it",
+    description:
+      "The mapping (`mapping` JSON, version 1 or 2, or a saved `mapping_id`) is applied to the whole file as an import would apply it, on the input " +
+      "pool, and nothing is written: 200 with `ok`, the counts, the first conversation as it would be stored (texts cut at 2,000 characters), " +
+      "the mapping's score on a sample (text kept, calls paired, turns plausible) and what of the file's text it leaves out; or `ok: false` with " +
+      "why it would not import. What the import page's mapping editor shows as a mapping is edited. A form without a mapping, or a mapping that " +
+      "is not one, is a 400; a file over MAX_IMPORT_BYTES a 413.",
+    tag,
+    body: mappingPreviewBodyDoc,
+    bodyContentType: "multipart/form-data",
+    responses: {
+      200: { description: "The preview", schema: mappingPreviewSchema },
+      400: badRequest,
+      404: { description: "`mapping_id` names no saved mapping of the caller", schema: errorSchema },
+      413: { description: "The file is over MAX_IMPORT_BYTES", schema: errorSchema },
     },
   },
   {
