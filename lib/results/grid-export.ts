@@ -12,7 +12,7 @@ import { log } from "@/lib/log";
 import { EXPORT_CONTENT_TYPES, type ExportFile, type ExportFormat } from "./export";
 import { neutraliseFormula } from "./export-rows";
 import { DATE_FORMAT, frozenSheet, styleHeader, whenDrained } from "./export-xlsx";
-import { gridRecordPages, planGridExport, type GridExportPlan, type GridValue } from "./grid-rows";
+import { gridRecordPages, planGridExport, type GridExportPlan, type GridRecord, type GridValue } from "./grid-rows";
 import { fromNodeReadable, textStream } from "./byte-stream";
 
 /** Columns holding a timestamp: real date cells in XLSX. */
@@ -21,6 +21,31 @@ const WIDTHS: Record<string, number> = { conversation_name: 28, label: 40, metri
 
 async function* gridRecords(plan: GridExportPlan) {
   for await (const page of gridRecordPages(plan)) yield* page;
+}
+
+/**
+ * CSV and XLSX rows: a meta value that is an object or an array (often a whole task or trajectory) only on
+ * the first row of its conversation at each level, empty on that conversation's later rows — it was repeated
+ * on every cell (issue 51: 6.6 MB for 1,364 cells). Scalar meta values, what a spreadsheet filters on, stay
+ * on every row; the JSON export keeps every value on every row.
+ */
+function nestedMetaOnce(plan: GridExportPlan): (record: GridRecord) => GridRecord {
+  const metaColumns = plan.columns.filter((c) => c.startsWith("meta."));
+  let previous: string | null = null;
+  return (record) => {
+    const key = `${String(record.entity_type)}:${String(record.conversation_id)}`;
+    const repeat = key === previous;
+    previous = key;
+    if (!repeat) return record;
+    const out = { ...record };
+    for (const c of metaColumns) if (out[c] !== null && typeof out[c] === "object") out[c] = null;
+    return out;
+  };
+}
+
+async function* spreadsheetRecords(plan: GridExportPlan) {
+  const once = nestedMetaOnce(plan);
+  for await (const record of gridRecords(plan)) yield once(record);
 }
 
 /** Objects and arrays (a verdict, a meta value) as compact JSON text. */
@@ -37,7 +62,7 @@ function csvExport(plan: GridExportPlan, bom: boolean): Readable {
     escape_formulas: true,
     cast: { boolean: (v) => (v ? "true" : "false"), object: (v) => JSON.stringify(v) },
   });
-  pipeline(Readable.from(gridRecords(plan)), csv, (error) => {
+  pipeline(Readable.from(spreadsheetRecords(plan)), csv, (error) => {
     // A client that stops reading ends the pipeline early: not a failure worth logging.
     if (error && (error as NodeJS.ErrnoException).code !== "ERR_STREAM_PREMATURE_CLOSE") {
       log.error("grid csv export failed", { dataset_id: plan.datasetId, error });
@@ -77,8 +102,9 @@ async function writeWorkbook(plan: GridExportPlan, out: PassThrough): Promise<vo
   }));
   // Column names carry meta keys from imported data: defused like any other text.
   styleHeader(sheet.addRow(plan.columns.map(neutraliseFormula)));
+  const once = nestedMetaOnce(plan);
   for await (const page of gridRecordPages(plan)) {
-    for (const record of page) sheet.addRow(plan.columns.map((c) => xlsxCell(c, record[c] ?? null))).commit();
+    for (const record of page.map(once)) sheet.addRow(plan.columns.map((c) => xlsxCell(c, record[c] ?? null))).commit();
     await whenDrained(sheet, out);
     if (out.destroyed) return;
   }

@@ -14,6 +14,7 @@ import { assertDatasetExists } from "@/lib/datasets";
 import { metaValue, readingOfLabelValue, readingOfMeta } from "@/lib/labels/readings";
 import type { MetricReference } from "@/lib/schemas/labels";
 import { isRecord, verdictValue } from "./export-rows";
+import { metricAppliesToStep } from "@/lib/metrics/step-kinds";
 import { entityPage, type GridEntity } from "./grid";
 import { VERDICT_COLUMNS } from "./grid-columns";
 
@@ -188,12 +189,16 @@ async function cellsOf(entities: GridEntity[], metrics: PipelineNodeRow[], level
   const byCell = new Map(latest.map((r) => [`${r.pipelineNodeId}:${r.entityId}`, r]));
   const conversations = new Map((await gridRepo.listConversationInfo([...new Set(entities.map((e) => e.conversation_id))])).map((c) => [c.id, c]));
   return entities.flatMap((entity) =>
-    metrics.map((metric) => ({
-      entity,
-      metric,
-      result: byCell.get(`${metric.id}:${entity.entity_id}`),
-      conversation: conversations.get(entity.conversation_id),
-    })),
+    metrics
+      // A step of a kind the metric does not judge is no cell (the grid shows n/a): no row for it (issue 51:
+      // a blank row for every such step).
+      .filter((metric) => entity.entity_type !== "step" || metricAppliesToStep(metric.appliesTo, entity.step_kinds ?? []))
+      .map((metric) => ({
+        entity,
+        metric,
+        result: byCell.get(`${metric.id}:${entity.entity_id}`),
+        conversation: conversations.get(entity.conversation_id),
+      })),
   );
 }
 

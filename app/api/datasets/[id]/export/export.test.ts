@@ -2,6 +2,7 @@ import { eq } from "drizzle-orm";
 import { parse } from "csv-parse/sync";
 import ExcelJS from "exceljs";
 import { beforeAll, describe, expect, it } from "vitest";
+import { createNode } from "@/db/repositories/metrics";
 import { database } from "@/db/store";
 import { conversationsTable } from "@/db/tables";
 import { call } from "@/lib/testing/http/call";
@@ -162,8 +163,11 @@ describe("GET /api/datasets/{id}/export", () => {
     expect(lines).toHaveLength(body.rows.length);
     const asCsv = (v: unknown) => (v === null || v === undefined ? "" : typeof v === "object" ? JSON.stringify(v) : String(v));
     const defused = (s: string) => (/^[=+\-@\t\r]/.test(s) ? `'${s}` : s);
+    // A nested meta value (an object or array) only on the first row of its conversation at a level.
+    const repeats = (i: number) => i > 0 && body.rows[i - 1].entity_type === body.rows[i].entity_type && body.rows[i - 1].conversation_id === body.rows[i].conversation_id;
+    const shown = (i: number, c: string) => (c.startsWith("meta.") && repeats(i) && typeof body.rows[i][c] === "object" ? null : body.rows[i][c]);
     lines.forEach((line, i) => {
-      expect(line).toEqual(body.columns.map((c) => defused(asCsv(body.rows[i][c]))));
+      expect(line).toEqual(body.columns.map((c) => defused(asCsv(shown(i, c)))));
     });
     const checked = lines[3];
     expect(checked[header.indexOf("metric_name")]).toBe("'=Resolved");
@@ -238,5 +242,34 @@ describe("GET /api/datasets/{id}/export", () => {
       expect(((await res.json()) as { error: { details: Array<{ path: string }> } }).error.details.map((d) => d.path)).toContain("format");
     }
     expect((await download("csv", "abc")).status).toBe(400);
+  });
+});
+
+describe("GET /api/datasets/{id}/export: rows a user can use (issue 51)", () => {
+  it("no row for a step a metric does not judge; a nested meta value once per conversation and level in CSV, on every row in JSON", async () => {
+    const ds = await createTestDataset("grid export, applies_to");
+    const conv = await insertConversationFixture(ds.id, { position: 0, name: "Trip" });
+    const trajectory = { task: { instruction: "book a flight", actions: [{ name: "search" }, { name: "book" }] } };
+    await (await database()).update(conversationsTable).set({ meta: { reward: 1, info: trajectory } }).where(eq(conversationsTable.id, conv.conversationId));
+    // Judges tool calls only: of the fixture's two steps (a tool call, an output) only the first is a cell.
+    const toolCalls = await createNode(ds.id, { name: "Tool call valid", evaluationLevel: "step", prompt: "Judge this.", outputType: "checkbox", appliesTo: ["tool_call"] });
+    await createTestMetric(ds.id, "conversation", "progress", "Helpfulness");
+    await createTestMetric(ds.id, "conversation", "checkbox", "Resolved");
+
+    const res = await download("json", ds.id);
+    const body = (await res.json()) as JsonExport;
+    const steps = body.rows.filter((r) => r.entity_type === "step");
+    expect(steps).toHaveLength(1);
+    expect(steps[0]).toMatchObject({ metric_id: toolCalls.id });
+    const conversationRows = body.rows.filter((r) => r.entity_type === "conversation");
+    expect(conversationRows.map((r) => r["meta.info"])).toEqual([trajectory, trajectory]);
+
+    const [header, ...lines] = parse(await (await download("csv", ds.id)).text()) as string[][];
+    expect(lines).toHaveLength(3);
+    const info = header.indexOf("meta.info");
+    const reward = header.indexOf("meta.reward");
+    // Conversation rows: the trajectory on the first only; the scalar reward on both. The step row: its own first.
+    expect(lines.map((l) => l[info])).toEqual([JSON.stringify(trajectory), "", JSON.stringify(trajectory)]);
+    expect(lines.map((l) => l[reward])).toEqual(["1", "1", "1"]);
   });
 });
