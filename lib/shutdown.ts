@@ -8,6 +8,7 @@ import { processSingleton } from "@/lib/process-state";
 import { stopOnlineSweep } from "@/lib/online";
 import { drainRuns } from "@/lib/runner";
 import { drainGenerations } from "@/lib/generation/queue";
+import { flushEvaluationExport } from "@/lib/otel/export";
 
 export function installShutdownHandlers(): void {
   const state = processSingleton("shutdown.installed", () => ({ installed: false, started: false }));
@@ -24,6 +25,8 @@ export function installShutdownHandlers(): void {
       .then(() => Promise.all([drainRuns(graceMs), drainGenerations(graceMs)]))
       .then(([runs, generations]) => log.info("runs drained", { ...runs, generations }))
       .catch((error) => log.error("drain failed", { error }))
+      // Verdicts still queued for the traces (OTEL_EVALUATION_ENDPOINT) are sent, for a second at most.
+      .then(() => Promise.race([flushEvaluationExport().catch(() => undefined), new Promise((r) => setTimeout(r, 1000).unref())]))
       .finally(() => {
         closeDb();
         closePgDb()
