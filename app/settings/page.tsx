@@ -66,18 +66,10 @@ export default function SettingsPage() {
               {Object.entries(s.context_tokens_by_model).map(([model, tokens]) => `; ${model}: ${tokens.toLocaleString("en")}`).join("")}
             </Row>
             <Row label="Import feedback calls" hint={`this server process, since ${s.side_calls.since.slice(0, 16).replace("T", " ")} UTC`}>
-              <span data-testid="judge-import-feedback-usage">
-                {s.side_calls.import_feedback.judge_calls.toLocaleString("en")} calls,{" "}
-                {(s.side_calls.import_feedback.input_tokens + s.side_calls.import_feedback.output_tokens).toLocaleString("en")} tokens,{" "}
-                {s.side_calls.import_feedback.cost_usd === null ? "cost unknown (a model without a price)" : `$${s.side_calls.import_feedback.cost_usd.toFixed(4)}`}
-              </span>
+              <SideCalls usage={s.side_calls.import_feedback} testId="judge-import-feedback-usage" />
             </Row>
             <Row label="Import mapping calls" hint="the model writing a mapping for a file nothing else read">
-              <span data-testid="judge-import-mapping-usage">
-                {s.side_calls.import_mapping.judge_calls.toLocaleString("en")} calls,{" "}
-                {(s.side_calls.import_mapping.input_tokens + s.side_calls.import_mapping.output_tokens).toLocaleString("en")} tokens,{" "}
-                {s.side_calls.import_mapping.cost_usd === null ? "cost unknown (a model without a price)" : `$${s.side_calls.import_mapping.cost_usd.toFixed(4)}`}
-              </span>
+              <SideCalls usage={s.side_calls.import_mapping} testId="judge-import-mapping-usage" />
             </Row>
           </dl>
           {!s.configured ? (
@@ -94,5 +86,15 @@ export default function SettingsPage() {
         </Card>
       </div>
     </div>
+  );
+}
+
+/** Judge calls made outside any run: how many, their tokens, their cost. */
+function SideCalls({ usage, testId }: { usage: { judge_calls: number; input_tokens: number; output_tokens: number; cost_usd: number | null }; testId: string }) {
+  return (
+    <span data-testid={testId}>
+      {usage.judge_calls.toLocaleString("en")} calls, {(usage.input_tokens + usage.output_tokens).toLocaleString("en")} tokens,{" "}
+      {usage.cost_usd === null ? "cost unknown (a model without a price)" : `$${usage.cost_usd.toFixed(4)}`}
+    </span>
   );
 }

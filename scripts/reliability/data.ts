@@ -116,3 +116,10 @@ export function percentile(values: number[], p: number): number {
   const i = Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1);
   return Math.round(sorted[Math.max(0, i)] * 10) / 10;
 }
+
+/** A person with a role and an API key of their own, made with the server's admin credential: the headers their requests carry. */
+export async function personWithKey(server: TurnscopeServer, name: string, role: string): Promise<{ authorization: string }> {
+  const user = await server.request("POST", "/api/users", { name, role });
+  const key = await server.request("POST", `/api/users/${user.json?.id}/keys`, { name: "reliability" });
+  return { authorization: `Bearer ${String(key.json?.key)}` };
+}

@@ -6,7 +6,7 @@ import { gzipSync } from "node:zlib";
 import ExcelJS from "exceljs";
 import { Agent, fetch as undiciFetch } from "undici";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
-import { addMetrics, agentConversations, check, importDataset, startRun, waitFinal, type Check } from "./data";
+import { addMetrics, agentConversations, check, importDataset, personWithKey, startRun, waitFinal, type Check } from "./data";
 import type { TurnscopeServer } from "./server";
 
 type Op = { method: string; path: string; query: Array<{ name: string; schema: { type?: string } }> };
@@ -284,11 +284,7 @@ export async function accessSection(server: TurnscopeServer, secrets: { token: s
   check(checks, "another site cannot use the session cookie", crossSite.status === 401);
 
   // People with their own keys (the token is the admin's): identity comes from the key, never from X-User-Id.
-  const keyOf = async (name: string, role: string) => {
-    const user = await server.request("POST", "/api/users", { name, role });
-    const key = await server.request("POST", `/api/users/${user.json?.id}/keys`, { name: "reliability" });
-    return { authorization: `Bearer ${String(key.json?.key)}` };
-  };
+  const keyOf = (name: string, role: string) => personWithKey(server, name, role);
   const alice = await keyOf("alice", "annotator");
   const bob = await keyOf("bob", "annotator");
   const viewer = await keyOf("vera", "viewer");

@@ -5,7 +5,7 @@
  */
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { check, importDataset, type Check } from "./data";
+import { check, importDataset, personWithKey, type Check } from "./data";
 import type { TurnscopeServer } from "./server";
 
 type Listener = { url: string; seen: Array<{ url: string; headers: http.IncomingHttpHeaders }>; close(): Promise<void> };
@@ -36,11 +36,7 @@ export async function seedTargetAndGeneration(server: TurnscopeServer, headers: 
 
 export async function targetsSection(server: TurnscopeServer, secrets: { token: string }) {
   const checks: Check[] = [];
-  const keyOf = async (name: string, role: string) => {
-    const user = await server.request("POST", "/api/users", { name, role });
-    const key = await server.request("POST", `/api/users/${user.json?.id}/keys`, { name: "reliability" });
-    return { authorization: `Bearer ${String(key.json?.key)}` };
-  };
+  const keyOf = (name: string, role: string) => personWithKey(server, name, role);
   const anna = await keyOf("anna-targets", "annotator");
   const mallory = await keyOf("mallory-targets", "annotator");
   const viewer = await keyOf("vic-targets", "viewer");
