@@ -11,7 +11,8 @@ import { GRID_PAGE_SIZE, type DisplayRow } from "./types";
 
 const CHILD_PAGE_SIZE = 500;
 
-type Page = { items: GridRow[]; total: number };
+/** `estimated`: the total is the API's estimate (a large filtered dataset); a later page may know better. */
+type Page = { items: GridRow[]; total: number; estimated?: boolean };
 type Children = { messages: GridRow[]; steps: GridRow[] };
 
 // Each visit to the page reads the grid afresh: the live overlay starts empty on every visit, so pages
@@ -41,10 +42,10 @@ function gridChildrenKey(datasetId: number, visit: number, conversationId: numbe
 }
 
 async function fetchPage(datasetId: number, page: number, view: GridView): Promise<Page> {
-  const { data, total } = await apiFetch<GridRow[]>(
+  const { data, total, estimated } = await apiFetch<GridRow[]>(
     `/datasets/${datasetId}/grid?level=conversation&limit=${GRID_PAGE_SIZE}&offset=${page * GRID_PAGE_SIZE}${viewQuery(view)}`,
   );
-  return { items: data, total: total ?? data.length };
+  return { items: data, total: total ?? data.length, estimated };
 }
 
 async function fetchLevel(datasetId: number, level: "message" | "step", conversationId: number): Promise<GridRow[]> {
@@ -95,6 +96,17 @@ export function childRows(conversationId: number, children: Children): DisplayRo
   return out;
 }
 
+/**
+ * The rows a view has, from its loaded pages: an exact total from any page is the total; otherwise the largest
+ * estimate, which grows as full pages are read further on (a full page's estimate covers at least one more
+ * row), so scrolling reaches every row. `fallback` before any page is loaded.
+ */
+export function viewTotal(loaded: Array<Page | undefined>, fallback: number): number {
+  const pages = loaded.filter((p): p is Page => Boolean(p));
+  if (pages.length === 0) return fallback;
+  return pages.find((p) => !p.estimated)?.total ?? Math.max(...pages.map((p) => p.total));
+}
+
 /** Rows of the grid for the virtualiser, and the calls that widen what is loaded. */
 export function useGridData(datasetId: number, initial: Page, view: GridView = emptyView) {
   const [visit] = useState(() => ++visits);
@@ -124,7 +136,10 @@ export function useGridData(datasetId: number, initial: Page, view: GridView = e
     combine: combineData<Children>,
   });
 
-  const total = pages[0]?.data?.total ?? (isEmptyView(view) ? initial.total : 0);
+  const total = viewTotal(
+    pages.map((p) => p.data),
+    isEmptyView(view) ? initial.total : 0,
+  );
   const pageError = pages.find((p) => p.error)?.error ?? null;
 
   const rows = useMemo(() => {

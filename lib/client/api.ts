@@ -13,8 +13,11 @@ export class ApiError extends Error {
   }
 }
 
-/** fetch `/api{path}` as JSON; returns the body and the total count header when present. */
-export async function apiFetch<T>(path: string, init: RequestInit & { json?: unknown } = {}): Promise<{ data: T; total: number | null }> {
+/**
+ * fetch `/api{path}` as JSON; returns the body and the total count header when present, with whether that
+ * total is an estimate (`X-Total-Count-Kind: estimated`, the grid's large filtered pages).
+ */
+export async function apiFetch<T>(path: string, init: RequestInit & { json?: unknown } = {}): Promise<{ data: T; total: number | null; estimated: boolean }> {
   const headers = new Headers(init.headers);
   let body = init.body;
   if (init.json !== undefined) {
@@ -29,5 +32,5 @@ export async function apiFetch<T>(path: string, init: RequestInit & { json?: unk
     const err = (parsed as { error?: { code?: string; message?: string; details?: ApiErrorDetail[] } })?.error;
     throw new ApiError(res.status, err?.code ?? "error", err?.message ?? `Request failed (${res.status})`, err?.details ?? []);
   }
-  return { data: parsed as T, total: total === null ? null : Number(total) };
+  return { data: parsed as T, total: total === null ? null : Number(total), estimated: res.headers.get("x-total-count-kind") === "estimated" };
 }
