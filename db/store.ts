@@ -131,3 +131,12 @@ export function* exclusive(key: number): Generator<Step, void, unknown> {
 export async function transaction<R>(body: (tx: Db) => Generator<Step, R, unknown>): Promise<R> {
   return dialect.transaction(body);
 }
+
+/**
+ * `transaction` for a body that writes many rows (an import), with raw/rawExec/insertRows steps only: on
+ * SQLite its statements run on a write thread, so the event loop answers other requests meanwhile (their
+ * writes wait for it); on PostgreSQL the same as `transaction`.
+ */
+export async function bulkTransaction<R>(body: (tx: Db) => Generator<Step, R, unknown>): Promise<R> {
+  return dialect.bulkTransaction(body);
+}

@@ -7,6 +7,7 @@
 import { parentPort } from "node:worker_threads";
 import { AppError } from "@/lib/errors";
 import { checkUpload, fixMakesValid, type CheckOptions } from "@/lib/import/check";
+import { splitChecked } from "@/lib/import/checked-parts";
 import type { SuggestedTransformation } from "@/lib/schemas/imports";
 import { decodeExportBody, type ExportBody } from "@/lib/otel/decode";
 import type { FromInputThread, InputTaskName, ToInputThread } from "./input-pool";
@@ -14,8 +15,10 @@ import type { FromInputThread, InputTaskName, ToInputThread } from "./input-pool
 const port = parentPort;
 if (!port) throw new Error("lib/input-worker.ts runs as a worker thread");
 
-const tasks: Record<InputTaskName, (input: never) => unknown> = {
-  checkUpload: (input: { bytes: Uint8Array; opts: CheckOptions }) => checkUpload(input.bytes, input.opts),
+/** Each task: its input, and `send` for pieces of a large output sent ahead of it. */
+const tasks: Record<InputTaskName, (input: never, send: (part: unknown) => void) => unknown> = {
+  // The conversations go in pieces (lib/import/checked-parts.ts), the rest of the answer after them.
+  checkUpload: (input: { bytes: Uint8Array; opts: CheckOptions }, send) => splitChecked(checkUpload(input.bytes, input.opts), send),
   fixWorks: (input: { text: string; transformation: SuggestedTransformation; opts: { maxBytes: number } }) => fixMakesValid(input.text, input.transformation, input.opts),
   decodeOtlp: (input: ExportBody) => decodeExportBody(input),
 };
@@ -23,7 +26,8 @@ const tasks: Record<InputTaskName, (input: never) => unknown> = {
 port.on("message", (message: ToInputThread) => {
   let reply: FromInputThread;
   try {
-    reply = { id: message.id, ok: true, output: tasks[message.task](message.input as never) };
+    const send = (part: unknown) => port.postMessage({ id: message.id, part } satisfies FromInputThread);
+    reply = { id: message.id, ok: true, output: tasks[message.task](message.input as never, send) };
   } catch (error) {
     const app = error instanceof AppError ? { code: error.code, details: error.details, status: error.status } : undefined;
     reply = { id: message.id, ok: false, error: { app, message: error instanceof Error ? error.message : String(error) } };

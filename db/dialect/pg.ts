@@ -219,6 +219,10 @@ export const pgDialect: Dialect = {
       return next.value;
     });
   },
+  // Awaited statement by statement already: the loop turns between them.
+  bulkTransaction(body) {
+    return pgDialect.transaction(body);
+  },
   lockRow: (table, id) => ({ kind: "raw", text: `select id from ${table} where id = ? for update`, params: [id] }),
   exclusive: (key) => ({ kind: "raw", text: "select pg_advisory_xact_lock(?)", params: [key] }),
 

@@ -7,6 +7,8 @@ import "server-only";
 import { AsyncLocalStorage } from "node:async_hooks";
 import { sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { getConfig } from "@/lib/config";
+import { bulkWriterFor } from "../sqlite-bulk-writer";
 import { getDb, onDatabaseOpen, statement } from "../sqlite-database";
 import * as schema from "../schema";
 import { placeholders } from "../placeholders";
@@ -56,6 +58,66 @@ function insertRows(step: Extract<Step, { kind: "insertRows" }>): number[] {
   return ids;
 }
 
+/** Rows sent to the write thread per statement batch: the loop builds and copies at most this many at a time. */
+const BULK_SLICE_ROWS = 2000;
+
+/**
+ * The bulk transaction holding the write lock on its thread (db/sqlite-bulk-writer.ts), if any, and the
+ * chain bulk transactions wait in. Process-wide: Next.js may load this module once per route bundle.
+ */
+type BulkState = { active: Promise<void> | null; tail: Promise<unknown> };
+const bulkKey = "__turnscopeSqliteBulk";
+const bulk: BulkState = ((globalThis as typeof globalThis & { [bulkKey]?: BulkState })[bulkKey] ??= { active: null, tail: Promise.resolve() });
+
+/** Resolves once no bulk transaction holds the write lock: a write on this connection would wait for it on the loop. */
+async function writesPaused(): Promise<void> {
+  while (bulk.active) await bulk.active;
+}
+
+async function runBulk<R>(body: (tx: Db) => Generator<Step, R, unknown>): Promise<R> {
+  const db = getDb();
+  const writer = bulkWriterFor(getConfig().DATABASE_PATH);
+  if (!writer) return sqliteDialect.transaction(body);
+  let done!: () => void;
+  bulk.active = new Promise<void>((resolve) => (done = resolve));
+  try {
+    await writer.send({ op: "begin" });
+    try {
+      const steps = body(db as unknown as Db);
+      let next = steps.next();
+      while (!next.done) {
+        const step = next.value;
+        let value: unknown;
+        if (step.kind === "raw") value = await writer.send({ op: "raw", text: step.text, params: [...step.params] });
+        else if (step.kind === "rawRun") value = await writer.send({ op: "run", text: step.text, params: [...step.params] });
+        else if (step.kind === "insertRows") {
+          const ids: number[] = [];
+          let slice: unknown[][] = [];
+          const flush = async () => {
+            if (slice.length) ids.push(...((await writer.send({ op: "insert", table: step.table, columns: [...step.columns], rows: slice })) as number[]));
+            slice = [];
+          };
+          for (const row of step.rows) {
+            slice.push([...row]);
+            if (slice.length >= BULK_SLICE_ROWS) await flush();
+          }
+          await flush();
+          value = ids;
+        } else throw new Error("a bulk transaction runs hand-written SQL only (raw, rawExec, insertRows steps)");
+        next = steps.next(value);
+      }
+      await writer.send({ op: "commit" });
+      return next.value;
+    } catch (error) {
+      await writer.send({ op: "rollback" }).catch(() => undefined);
+      throw error;
+    }
+  } finally {
+    bulk.active = null;
+    done();
+  }
+}
+
 export const sqliteDialect: Dialect = {
   name: "sqlite",
   queuesRuns: false,
@@ -70,13 +132,19 @@ export const sqliteDialect: Dialect = {
   },
   async database() {
     const db = getDb() as unknown as Db;
+    // Not held back by a bulk transaction: its callers mostly read (a health read, a grid page), which WAL
+    // lets go on; its few writes (sessions, keys, renames) wait in SQLite's busy wait, as every write did
+    // before the bulk transaction had a thread.
     if (!inOpenHook.getStore()) await hooksRunning;
     return db;
   },
   async rawRows<T>(text: string, params: readonly unknown[]) {
-    return statement(text).all(...params) as T[];
+    const s = statement(text);
+    if (bulk.active && !s.readonly) await writesPaused();
+    return s.all(...params) as T[];
   },
   async rawRun(text, params) {
+    if (bulk.active) await writesPaused();
     return statement(text).run(...params).changes;
   },
   async sqlRows<T>(query: SQL) {
@@ -85,6 +153,7 @@ export const sqliteDialect: Dialect = {
   // SQLite's `prepare()` takes no name (and ignores one).
   preparedName: () => undefined,
   async transaction<R>(body: (tx: Db) => Generator<Step, R, unknown>) {
+    if (bulk.active) await writesPaused();
     const db = getDb();
     return db.transaction(
       (tx) => {
@@ -105,6 +174,12 @@ export const sqliteDialect: Dialect = {
       },
       { behavior: "immediate" },
     );
+  },
+  // On the write thread, one at a time; the server's own writes wait for each (writesPaused).
+  bulkTransaction<R>(body: (tx: Db) => Generator<Step, R, unknown>) {
+    const run = bulk.tail.then(() => runBulk(body));
+    bulk.tail = run.catch(() => undefined);
+    return run;
   },
   lockRow: () => null,
   exclusive: () => null,

@@ -106,6 +106,12 @@ export interface Dialect {
   preparedName(sqlText: string): string | undefined;
   /** Run a generator transaction body: SQLite synchronously in BEGIN IMMEDIATE, PostgreSQL on one pooled connection. */
   transaction<R>(body: (tx: Db) => Generator<Step, R, unknown>): Promise<R>;
+  /**
+   * A transaction of many rows, written with raw/rawExec/insertRows steps only: on SQLite its statements
+   * run on a write thread with its own connection (db/sqlite-bulk-writer.ts) so the loop keeps answering;
+   * on PostgreSQL it is `transaction`.
+   */
+  bulkTransaction<R>(body: (tx: Db) => Generator<Step, R, unknown>): Promise<R>;
   /** The step that serialises writers on one row inside a transaction, or null where the transaction already does. */
   lockRow(table: "datasets" | "pipeline_nodes" | "pipeline_executions", id: number): Step | null;
   /** The step that makes a transaction the only one of its kind across processes, or null where it already is. */

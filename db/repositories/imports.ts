@@ -5,7 +5,7 @@
  */
 import "server-only";
 import type { Conversation } from "@/lib/conversation";
-import { first, lockRow, raw, rawExec, rawRows, rawRun, transaction } from "../store";
+import { bulkTransaction, first, lockRow, raw, rawExec, rawRows, rawRun } from "../store";
 import { writeConversations } from "./conversation-writes";
 
 export type BulkTarget = { datasetId: number } | { create: { name: string; description: string | null; userId: string } };
@@ -59,7 +59,8 @@ export async function insertConversationsBulk(
 ): Promise<BulkResult> {
   const now = new Date().toISOString();
   try {
-    return await transaction(function* () {
+    // On SQLite on the write thread (an import can be hundreds of thousands of rows); the loop answers meanwhile.
+    return await bulkTransaction(function* () {
       let datasetId: number;
       if ("create" in target) {
         const { name, description, userId } = target.create;

@@ -15,6 +15,7 @@ import type { FeedbackDeps } from "./feedback";
 import { buildFeedback } from "./feedback";
 import { checkUpload, fixMakesValid, type CheckedUpload, type CheckOptions, type JoinRequest } from "./check";
 import { isZip } from "./formats/eval-archive";
+import { joinChecked } from "./checked-parts";
 
 export { checkUpload, type CheckedUpload, type JoinRequest } from "./check";
 
@@ -85,7 +86,7 @@ export async function checkUploadOffLoop(bytes: Uint8Array, opts: CheckOptions):
   const small = bytes.length <= INLINE_IMPORT_BYTES && !isZip(bytes) && !opts.join;
   if (small) return checkUpload(bytes, opts);
   try {
-    return await runOffLoop<CheckedUpload>("checkUpload", { bytes, opts }, importDeadline(), () => checkUpload(bytes, opts));
+    return await runOffLoop<CheckedUpload>("checkUpload", { bytes, opts }, importDeadline(), () => checkUpload(bytes, opts), joinChecked);
   } catch (error) {
     if (!(error instanceof AppError) || error.status >= 500) throw error;
     const suggestion = "Split the conversations into smaller files and import them one after another";

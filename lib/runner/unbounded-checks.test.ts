@@ -126,8 +126,17 @@ describe("a check's JSON Schema is bounded before it is compiled (issue 33.4)", 
     const deep = `${'{"type":"array","items":'.repeat(10_000)}{"type":"string"}${"}".repeat(10_000)}`;
     const rawBody = `{"dataset_id":${datasetId},"name":"deep","kind":"check","evaluation_level":"message","check":{"type":"json_schema","params":{"schema":${deep}}}}`;
     const nested = await call(nodes.POST, "POST", "/api/evaluation-pipeline-nodes", { rawBody, headers: { "content-type": "application/json" } });
-    expect(nested.status).toBe(422);
-    expect(nested.json.error.details[0].message).toBe("is not a valid JSON Schema: the schema is nested more than 32 levels deep");
+    // Since issue 48.10 a body nested past MAX_JSON_DEPTH (128) is refused before it is parsed.
+    expect(nested.status).toBe(400);
+    expect(nested.json.error.message).toMatch(/^Request body nested too deep: more than 128 levels of arrays and objects \(MAX_JSON_DEPTH\)/);
+    // Within it, a schema deeper than its own 32 levels is refused by the schema's limit, as before.
+    const deeper = `${'{"type":"array","items":'.repeat(40)}{"type":"string"}${"}".repeat(40)}`;
+    const within = await call(nodes.POST, "POST", "/api/evaluation-pipeline-nodes", {
+      rawBody: rawBody.replace(deep, deeper),
+      headers: { "content-type": "application/json" },
+    });
+    expect(within.status).toBe(422);
+    expect(within.json.error.details[0].message).toBe("is not a valid JSON Schema: the schema is nested more than 32 levels deep");
 
     const many: Record<string, unknown> = {};
     for (let i = 0; i < 101; i++) many[`p${i}`] = { pattern: `a${i}` };
