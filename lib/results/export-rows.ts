@@ -10,6 +10,7 @@ export const EXPORT_COLUMNS = [
   "entity_type",
   "entity_id",
   "conversation_id",
+  "conversation_name",
   "message_id",
   "step_id",
   "status",
@@ -56,8 +57,14 @@ export function verdictValue(result: unknown, outputType: OutputType | undefined
   return JSON.stringify(v);
 }
 
-/** A result as an export row; the metric is looked up by the caller once per execution. */
-export function toExportRecord(row: EvaluationResultRow, metric: MetricInfo | undefined): ExportRecord {
+/** What the grid export calls a conversation: its name, else `Conversation <position + 1>`. */
+export function exportConversationName(c: { name: string | null; position: number } | undefined): string | null {
+  if (!c) return null;
+  return c.name?.trim() ? c.name : `Conversation ${c.position + 1}`;
+}
+
+/** A result as an export row; the metric is looked up by the caller once per execution, the conversation's name once per page. */
+export function toExportRecord(row: EvaluationResultRow, metric: MetricInfo | undefined, conversationName: string | null = null): ExportRecord {
   const result = row.result ?? null;
   const reasoning = isRecord(result) && typeof result.reasoning === "string" ? result.reasoning : null;
   return {
@@ -69,6 +76,7 @@ export function toExportRecord(row: EvaluationResultRow, metric: MetricInfo | un
     entity_type: row.entityType,
     entity_id: row.entityId,
     conversation_id: row.conversationId,
+    conversation_name: conversationName,
     message_id: row.messageId,
     step_id: row.stepId,
     status: row.status,

@@ -10,6 +10,7 @@ import { PassThrough, type Readable } from "node:stream";
 import ExcelJS from "exceljs";
 import { log } from "@/lib/log";
 import type { Aggregated } from "@/lib/schemas/executions";
+import { conversationNamesOf } from "./export-names";
 import { EXPORT_COLUMNS, neutraliseFormula, toExportRecord, type ExportCell, type ExportColumn } from "./export-rows";
 import { feed, finishAggregates, newAggregators, resultPages, type ExecutionSnapshot } from "./read";
 
@@ -125,9 +126,10 @@ async function writeWorkbook(snapshot: ExecutionSnapshot, out: PassThrough): Pro
   const metrics = new Map(snapshot.metrics.map((m) => [m.nodeId, m]));
   const aggregators = newAggregators(snapshot);
   for await (const page of resultPages(snapshot)) {
+    const names = await conversationNamesOf(page);
     for (const row of page) {
       feed(aggregators, row);
-      const record = toExportRecord(row, metrics.get(row.pipelineNodeId));
+      const record = toExportRecord(row, metrics.get(row.pipelineNodeId), names.get(row.conversationId) ?? null);
       results.addRow(EXPORT_COLUMNS.map((c) => xlsxCell(c, record[c]))).commit();
     }
     await whenDrained(results, out);

@@ -6,6 +6,7 @@ import "server-only";
 import { pipeline, Readable } from "node:stream";
 import { stringify } from "csv-stringify";
 import { log } from "@/lib/log";
+import { conversationNamesOf } from "./export-names";
 import { EXPORT_COLUMNS, toExportRecord, type ExportRecord } from "./export-rows";
 import { XLSX_CONTENT_TYPE, xlsxExport } from "./export-xlsx";
 import { executionResultsJson, exportJson } from "./json";
@@ -25,7 +26,8 @@ export type ExportFile = { body: ReadableStream<Uint8Array>; contentType: string
 async function* exportRecords(snapshot: ExecutionSnapshot): AsyncGenerator<ExportRecord> {
   const metrics = new Map(snapshot.metrics.map((m) => [m.nodeId, m]));
   for await (const page of resultPages(snapshot)) {
-    for (const row of page) yield toExportRecord(row, metrics.get(row.pipelineNodeId));
+    const names = await conversationNamesOf(page);
+    for (const row of page) yield toExportRecord(row, metrics.get(row.pipelineNodeId), names.get(row.conversationId) ?? null);
   }
 }
 

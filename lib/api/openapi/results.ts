@@ -7,7 +7,7 @@ import { VERDICT_COLUMNS } from "@/lib/results/grid-columns";
 const ref = (id: string) => ({ $ref: `#/components/schemas/${id}` });
 
 const exportColumns =
-  "result_id, execution_id, metric_id, metric_name, output_type, entity_type, entity_id, conversation_id, message_id, " +
+  "result_id, execution_id, metric_id, metric_name, output_type, entity_type, entity_id, conversation_id, conversation_name, message_id, " +
   "step_id, status, score, value, reasoning, result_json, error, model_name, input_tokens, output_tokens, " +
   "execution_time_ms, cached, created_at";
 

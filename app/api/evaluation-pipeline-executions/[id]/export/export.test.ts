@@ -168,7 +168,7 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
     const text = await res.text();
     const rows: Record<string, string>[] = parse(text, { columns: true });
     expect(text.split("\n")[0]).toBe(
-      "result_id,execution_id,metric_id,metric_name,output_type,entity_type,entity_id,conversation_id,message_id,step_id," +
+      "result_id,execution_id,metric_id,metric_name,output_type,entity_type,entity_id,conversation_id,conversation_name,message_id,step_id," +
         "status,score,value,reasoning,result_json,error,model_name,input_tokens,output_tokens,execution_time_ms,cached,created_at",
     );
     expect(rows).toHaveLength(6);
@@ -180,6 +180,8 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
       metric_name: "Helpfulness",
       output_type: "progress",
       entity_type: "conversation",
+      // The conversation's name beside its id (issue 51), defused like any text.
+      conversation_name: "'=cmd|' /C calc'!A0",
       message_id: "",
       status: "completed",
       score: "0.2",
@@ -213,7 +215,8 @@ describe("GET /api/evaluation-pipeline-executions/{id}/export", () => {
     expect(results.views[0]).toMatchObject({ state: "frozen", ySplit: 1 });
     const header = results.getRow(1);
     expect(header.getCell(1).value).toBe("result_id");
-    expect(header.getCell(22).value).toBe("created_at");
+    expect(header.getCell(23).value).toBe("created_at");
+    expect(results.getRow(2).getCell(9).value).toBe("'=cmd|' /C calc'!A0");
     expect(header.getCell(1).font?.bold).toBe(true);
     const col = (name: string) => (header.values as unknown[]).indexOf(name);
     const first = results.getRow(2);
