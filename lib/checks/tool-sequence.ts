@@ -9,6 +9,28 @@ const params = z.strictObject({
   contiguous: z.boolean().optional().default(false).describe("The tools must follow one another with no other call between"),
 });
 
+/**
+ * Whether `sequence` occurs in `called` as a run of consecutive calls: Knuth–Morris–Pratt, linear in both
+ * (the window-by-window comparison was calls × tools: 40,000 calls of a repeated prefix took seconds).
+ */
+export function occursContiguously(sequence: readonly string[], called: readonly string[]): boolean {
+  const m = sequence.length;
+  if (m === 0) return true;
+  // failure[i]: the length of the longest proper prefix of sequence[0..i] that is also its suffix.
+  const failure = new Array<number>(m).fill(0);
+  for (let i = 1, k = 0; i < m; i++) {
+    while (k > 0 && sequence[i] !== sequence[k]) k = failure[k - 1];
+    if (sequence[i] === sequence[k]) k++;
+    failure[i] = k;
+  }
+  for (let i = 0, k = 0; i < called.length; i++) {
+    while (k > 0 && called[i] !== sequence[k]) k = failure[k - 1];
+    if (called[i] === sequence[k]) k++;
+    if (k === m) return true;
+  }
+  return false;
+}
+
 export const toolSequence: CheckDefinition<z.infer<typeof params>> = {
   type: "tool_sequence",
   label: "Tool sequence",
@@ -20,9 +42,7 @@ export const toolSequence: CheckDefinition<z.infer<typeof params>> = {
     const calledText = `tools called: ${called.length ? called.join(" → ") : "none"}`;
     const expected = p.tools.join(" → ");
     if (p.contiguous) {
-      for (let i = 0; i + p.tools.length <= called.length; i++) {
-        if (p.tools.every((t, j) => called[i + j] === t)) return { pass: true, reasoning: `Called ${expected} one after another (${calledText}).` };
-      }
+      if (occursContiguously(p.tools, called)) return { pass: true, reasoning: `Called ${expected} one after another (${calledText}).` };
       return { pass: false, reasoning: `The sequence ${expected} does not occur without other calls in between; ${calledText}.` };
     }
     let next = 0;

@@ -8,7 +8,7 @@ import type { LanguageModelV3 } from "@ai-sdk/provider";
 import type { LanguageModel } from "ai";
 import { readJudgeCache, writeJudgeCache, type JudgeCacheEntry } from "@/db/repositories/judge";
 import type { OutputType } from "@/lib/vocabulary";
-import { getJudgeConfig, notConfiguredMessage, type JudgeConfig } from "./config";
+import { contextTokensFor, getJudgeConfig, notConfiguredMessage, type JudgeConfig } from "./config";
 import { callModel, openAIChatModel, type CallResult, type Turn } from "./call";
 import { callOnThread } from "./call-thread";
 import { extractJson } from "./extract-json";
@@ -131,6 +131,27 @@ function describeFailure(error: unknown, attempts: number, timeoutMs: number, ce
   }
 }
 
+/** Characters a token is taken to hold when sizing a prompt (as lib/metrics/evidence.ts's CHARS_PER_TOKEN). */
+const PROMPT_CHARS_PER_TOKEN = 3;
+
+/**
+ * Why the prompt is not sent (longer than the model's context window, JUDGE_CONTEXT_TOKENS or its entry in
+ * JUDGE_CONTEXT_TOKENS_BY_MODEL, at 3 characters a token), or null. No call is made for such a prompt:
+ * the provider would refuse it or bill a context's worth of tokens on every attempt.
+ */
+export function promptPastContext(req: Pick<JudgeRequest, "model" | "system" | "prompt">): string | null {
+  const contextTokens = contextTokensFor(req.model);
+  const limit = contextTokens * PROMPT_CHARS_PER_TOKEN;
+  const size = (req.system?.length ?? 0) + req.prompt.length;
+  if (size <= limit) return null;
+  const n = (v: number) => v.toLocaleString("en-US");
+  return (
+    `prompt too long for the judge: ${n(size)} characters, more than the context of '${req.model}', ${n(contextTokens)} tokens ` +
+    `(about ${n(limit)} characters; JUDGE_CONTEXT_TOKENS, or JUDGE_CONTEXT_TOKENS_BY_MODEL for this model) once the conversation evidence is cut: ` +
+    `the text judged is never cut, so it alone is too long; no call was made`
+  );
+}
+
 /** Judge one prompt; never throws except when `req.signal` is aborted. */
 export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<JudgeOutcome> {
   const now = deps.now ?? Date.now;
@@ -149,6 +170,10 @@ export async function judge(req: JudgeRequest, deps: JudgeDeps = {}): Promise<Ju
 
   const config = getJudgeConfig();
   if (!config.configured && !deps.languageModel) return fail(notConfiguredMessage);
+  // Conversation evidence was cut to fit the context already (lib/metrics/evidence.ts); what is still too
+  // long is the text judged itself, which is never cut: a 20 MB message went whole to the provider, four times.
+  const tooLong = promptPastContext(req);
+  if (tooLong) return fail(tooLong);
 
   const schema = verdictSchema(req.outputType, req.outputSchema);
   const key = judgeCacheKey(req, schema);

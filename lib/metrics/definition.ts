@@ -6,6 +6,7 @@ import type { CheckSpec, EvaluationLevel, MetricKind, OutputType, StepKind } fro
 import { defaultAppliesTo, parseCheckSpec } from "@/lib/checks";
 import { AppError } from "@/lib/errors";
 import { checkPromptVariables, explainInvalidVariable, pairwiseVariables, variablesForLevel } from "./variables";
+import { USER_SCHEMA_LIMITS, userSchemaTooLarge, userSchemaValidator } from "@/lib/user-json-schema";
 
 export type Definition = {
   prompt: string;
@@ -148,6 +149,15 @@ function normaliseOutputSchema(outputType: OutputType, schema: unknown): Record<
     throw new AppError("unprocessable", 'output_schema must describe a JSON object: {"type": "object", "properties": {...}}', [
       { path: "output_schema", message: 'must have type "object" and an object of properties' },
     ]);
+  }
+  // The limits a json_schema check's schema has (32 KB, 32 levels, 100 patterns), checked before ajv compiles
+  // it: a 148 KB schema was saved, and every cell then failed after four judge calls (issue 48.12).
+  const tooLarge = userSchemaTooLarge(schema);
+  const compiled = tooLarge ? null : userSchemaValidator(schema);
+  const problem = tooLarge ? `the schema ${tooLarge}` : compiled instanceof Error ? compiled.message : null;
+  if (problem) {
+    const limits = `at most ${USER_SCHEMA_LIMITS.bytes / 1024} KB, ${USER_SCHEMA_LIMITS.depth} levels and ${USER_SCHEMA_LIMITS.patterns} patterns`;
+    throw new AppError("unprocessable", `output_schema is not a usable JSON Schema: ${problem} (a schema may have ${limits})`, [{ path: "output_schema", message: problem }]);
   }
   return schema;
 }
