@@ -32,13 +32,12 @@ export async function register(): Promise<void> {
   // Conversations whose spans arrived before a stop and were not rebuilt yet are rebuilt now (lib/otel/ingest.ts).
   const { scheduleAssembly } = await import("@/lib/otel/ingest");
   scheduleAssembly();
-  // Comparisons a stopped server left unfinished (SQLite) end failed, saying so (lib/comparisons); and on
-  // either store, every process ends those and the alignments whose process died (their lease ran out).
-  const { recoverComparisons, sweepExpiredComparisons } = await import("@/lib/comparisons");
-  await recoverComparisons();
+  // Comparisons a stopped server left unfinished (SQLite) end failed, saying so; on either store every
+  // process ends those whose process died (their lease ran out) and hears cancels from the others (lib/jobs).
+  const { comparisonJobs } = await import("@/lib/comparisons");
+  await comparisonJobs.boot();
   const { sweepExpiredAlignments } = await import("@/lib/align");
-  const { startLeaseSweep } = await import("@/lib/work-lease");
-  startLeaseSweep("comparisons", sweepExpiredComparisons);
+  const { startLeaseSweep } = await import("@/lib/jobs");
   startLeaseSweep("alignments", sweepExpiredAlignments);
   // Online rules: this process sweeps for finished live conversations every ONLINE_SWEEP_INTERVAL_MS.
   const { startOnlineSweep } = await import("@/lib/online");

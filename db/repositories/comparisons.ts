@@ -118,9 +118,14 @@ export async function saveComparisonState(id: number, v: { status: ComparisonSta
   );
 }
 
-/** Extend the lease of a comparison still being worked. */
-export async function renewComparisonLease(id: number, until: string): Promise<void> {
-  await rawRun("update comparisons set lease_until = ? where id = ? and status in ('pending', 'processing')", [until, id]);
+/** Extend the lease of a comparison still being worked; false when it has ended (cancelled or swept by any process). */
+export async function renewComparisonLease(id: number, until: string): Promise<boolean> {
+  return (await rawRun("update comparisons set lease_until = ? where id = ? and status in ('pending', 'processing')", [until, id])) > 0;
+}
+
+/** End a comparison still pending or processing as cancelled, with `error`; false when it had already ended. */
+export async function cancelComparisonRow(id: number, error: string, finishedAt: string): Promise<boolean> {
+  return (await rawRun("update comparisons set status = 'cancelled', error = ?, finished_at = ? where id = ? and status in ('pending', 'processing')", [error, finishedAt, id])) > 0;
 }
 
 /** End as failed, with `error`, the unfinished comparisons whose lease ran out before `now` (their process died); their ids. */

@@ -1,29 +1,36 @@
 /**
  * Pairwise comparisons (issue 38.5): a pairwise metric judges two replies to one input, each pair in both
  * orders, through the same judge client as runs (its cache, retries, the process-wide JUDGE_MAX_CONCURRENCY
- * limiter). Worked in the process that started it (generations are queued; comparisons not yet): `batch_size` pairs at once,
- * `max_cost_usd` stops starting pairs once the judge calls (priced by JUDGE_PRICES) reach it. The figures
- * (lib/agreement/pairwise) are computed when read, from the stored verdicts.
+ * limiter). A job kind (lib/jobs) worked in the process that started it: leased, swept when its process
+ * dies, cancellable from any process. `batch_size` pairs at once; its budget meter stops starting pairs
+ * once the judge calls (priced by JUDGE_PRICES) reach `max_cost_usd`. The figures (lib/agreement/pairwise)
+ * are computed when read, from the stored verdicts.
  */
 import "server-only";
-import { setMaxListeners } from "node:events";
 import pLimit from "p-limit";
-import { dialect } from "@/db/dialect";
 import { getDataset } from "@/db/repositories/datasets";
 import * as repo from "@/db/repositories/comparisons";
 import { getGeneration as getGenerationRow } from "@/db/repositories/targets";
 import { pairOutcome, pairwiseFigures, type Position } from "@/lib/agreement";
 import { AppError, notFound } from "@/lib/errors";
 import { contextTokensFor, costOf, getJudgeConfig, judge, resolveModelName, type JudgeDeps } from "@/lib/judge";
-import { log } from "@/lib/log";
+import { defineJobKind, LocalBudgetMeter, type BudgetMeter } from "@/lib/jobs";
 import { buildPairwisePrompt, getMetricRow, loadConversationTrees, repliesText } from "@/lib/metrics";
-import { processSingleton } from "@/lib/process-state";
-import { holdLease, leaseUntil } from "@/lib/work-lease";
 import type { Comparison, CreateComparisonInput } from "@/lib/schemas/comparisons";
 import { pairBySource, pairSiblings, type PairingTree, type PlannedPair } from "./pairing";
 
-type Active = { controller: AbortController; finished: Promise<void> };
-const active = processSingleton("comparison.active", () => new Map<number, Active>());
+/** Comparisons as background work: leased on their rows, swept, recovered and cancelled by lib/jobs. */
+export const comparisonJobs = defineJobKind({
+  name: "comparison",
+  store: {
+    renew: repo.renewComparisonLease,
+    failExpired: repo.failExpiredComparisons,
+    failUnfinished: repo.failUnfinishedComparisons,
+    cancel: repo.cancelComparisonRow,
+  },
+  expired: "interrupted: the process judging it stopped; start it again",
+  interrupted: "interrupted: the server stopped while this comparison ran; start it again",
+});
 
 type Usage = NonNullable<repo.ComparisonRow["usage"]>;
 const noUsage = (): Usage => ({ judge_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
@@ -97,44 +104,36 @@ export async function startComparison(body: CreateComparisonInput, userId: strin
   const row = await repo.insertComparison(
     { userId, pipelineNodeId: node.id, aSource: body.a, bSource: body.b ?? null, aDatasetId, bDatasetId, pairBy: body.pair_by, params },
     planned.map((p) => ({ groupKey: p.groupKey, aConversationId: p.a.conversationId, aMessageId: p.a.messageId, bConversationId: p.b.conversationId, bMessageId: p.b.messageId })),
-    leaseUntil(),
+    comparisonJobs.leaseUntil(),
   );
-  // Held while this process works it: if the process dies, another one's sweep ends it failed (work-lease.ts).
-  const lease = holdLease(`comparison ${row.id}`, (until) => repo.renewComparisonLease(row.id, until));
-  const controller = new AbortController();
-  // Every judge call of the comparison listens on it: many at once is expected, not a leak.
-  setMaxListeners(0, controller.signal);
-  const finished = new Promise<void>((resolve) =>
-    setImmediate(() => {
-      work(row, planned, body, controller.signal, deps)
-        .catch(async (error: unknown) => {
-          log.error("comparison failed", { comparison_id: row.id, error });
-          await repo.saveComparisonState(row.id, { status: "failed", usage: null, error: `comparison stopped: ${(error as Error).message}`, finishedAt: new Date().toISOString() });
-        })
-        .finally(() => {
-          lease.stop();
-          active.delete(row.id);
-          resolve();
-        });
-    }),
+  comparisonJobs.start(
+    row.id,
+    (job) => work(row, planned, body, job.signal, deps, new LocalBudgetMeter(body.max_cost_usd ?? null)),
+    (error) => repo.saveComparisonState(row.id, { status: "failed", usage: null, error: `comparison stopped: ${error.message}`, finishedAt: new Date().toISOString() }),
   );
-  active.set(row.id, { controller, finished });
   return getComparison(row.id);
 }
 
-async function work(row: repo.ComparisonRow, planned: PlannedPair[], body: CreateComparisonInput, signal: AbortSignal, deps: JudgeDeps): Promise<void> {
+async function work(row: repo.ComparisonRow, planned: PlannedPair[], body: CreateComparisonInput, signal: AbortSignal, deps: JudgeDeps, meter: BudgetMeter): Promise<void> {
   const node = await getMetricRow(row.pipelineNodeId);
   const model = resolveModelName(body.model_name, node.modelName);
   const pairRows = await repo.listPairs(row.id);
   const usage = noUsage();
   const startedAt = new Date().toISOString();
-  let budgetReached = false;
   let judged = 0;
   await repo.saveComparisonState(row.id, { status: "processing", usage, startedAt });
   const limit = pLimit(body.batch_size ?? getJudgeConfig().maxConcurrency);
 
   const one = async (planned: PlannedPair, pairId: number) => {
-    if (signal.aborted || budgetReached) return;
+    // A pair is one start of the budget: both its orders go out, and count, together.
+    if (signal.aborted || !(await meter.mayStart())) return;
+    try {
+      await judgePair(planned, pairId);
+    } finally {
+      meter.settle();
+    }
+  };
+  const judgePair = async (planned: PlannedPair, pairId: number) => {
     const [textA, textB] = [repliesText(planned.a.replies), repliesText(planned.b.replies)];
     const ask = async (first: string, second: string) => {
       const prompt = buildPairwisePrompt({ metric: node, input: planned.input, candidateA: first, candidateB: second, contextTokens: contextTokensFor(model) });
@@ -144,7 +143,8 @@ async function work(row: repo.ComparisonRow, planned: PlannedPair[], body: Creat
       usage.output_tokens += outcome.outputTokens;
       if (outcome.inputTokens + outcome.outputTokens > 0) {
         const cost = costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
-        usage.cost_usd = cost === null || usage.cost_usd === null ? null : usage.cost_usd + cost;
+        meter.landed(cost);
+        usage.cost_usd = meter.spentUsd;
       }
       return outcome;
     };
@@ -173,12 +173,12 @@ async function work(row: repo.ComparisonRow, planned: PlannedPair[], body: Creat
     });
     judged++;
     await repo.saveComparisonState(row.id, { status: "processing", usage });
-    if (body.max_cost_usd !== undefined && usage.cost_usd !== null && usage.cost_usd >= body.max_cost_usd) budgetReached = true;
   };
   await Promise.all(planned.map((p, i) => limit(() => one(p, pairRows[i].id))));
   const finishedAt = new Date().toISOString();
   const pairs = await repo.listPairs(row.id);
   const allFailed = judged > 0 && pairs.every((p) => p.outcome === null);
+  const budgetReached = meter.reached;
   const status = signal.aborted || budgetReached ? "cancelled" : allFailed ? "failed" : "completed";
   const error = budgetReached
     ? `budget reached: max_cost_usd ${body.max_cost_usd}; the pairs not started were not judged`
@@ -230,42 +230,27 @@ export async function getComparison(id: number): Promise<Comparison> {
   };
 }
 
-/** Cancel a running comparison: calls in flight are aborted and nothing more is written. */
+/**
+ * Cancel a running comparison from any process: it ends `cancelled` at once, the pairs judged so far kept;
+ * the process judging it aborts its calls in flight and writes nothing more (lib/jobs).
+ */
 export async function cancelComparison(id: number): Promise<Comparison> {
   const row = await repo.getComparison(id);
   if (!row) throw notFound("Comparison", id);
   if (row.status !== "pending" && row.status !== "processing") throw new AppError("conflict", `Comparison ${id} is already ${row.status}`);
-  const run = active.get(id);
-  if (run) {
-    run.controller.abort(new Error("cancelled"));
-    await Promise.race([run.finished, new Promise((r) => setTimeout(r, 10_000))]);
-  } else {
-    await repo.saveComparisonState(id, { status: "cancelled", usage: row.usage, error: "cancelled (no process was working it)", finishedAt: new Date().toISOString() });
-  }
+  if (!(await comparisonJobs.cancel(id))) throw new AppError("conflict", `Comparison ${id} ended meanwhile`);
   return getComparison(id);
 }
 
 /** Wait for a comparison of this process to end (tests). */
-export async function waitForComparison(id: number): Promise<void> {
-  await active.get(id)?.finished;
-}
+export const waitForComparison = (id: number): Promise<void> => comparisonJobs.waitFor(id);
 
 /**
  * At start-up on SQLite (one server owns the store): a comparison a stopped server left unfinished can
  * never finish, so it ends failed, saying to start it again, instead of showing "judging" for good. On
  * PostgreSQL another process may be working it, so it is left alone.
  */
-export async function recoverComparisons(): Promise<number> {
-  if (dialect.queuesRuns) return 0;
-  const failed = await repo.failUnfinishedComparisons("interrupted: the server stopped while this comparison ran; start it again", new Date().toISOString());
-  if (failed) log.warn("comparisons a stopped server left unfinished ended failed", { count: failed });
-  return failed;
-}
+export const recoverComparisons = (): Promise<number> => comparisonJobs.recover();
 
 /** Every process, on either store: comparisons whose process died (their lease ran out) end failed, saying so. */
-export async function sweepExpiredComparisons(now: string): Promise<number> {
-  const ended = await repo.failExpiredComparisons(now, "interrupted: the process judging it stopped; start it again");
-  // One this process still works (its loop stalled past the lease): ended, so its calls stop here too.
-  for (const id of ended) active.get(id)?.controller.abort(new Error("ended: its lease ran out"));
-  return ended.length;
-}
+export const sweepExpiredComparisons = (now: string): Promise<number> => comparisonJobs.sweep(now);

@@ -9,11 +9,12 @@ import { writeConversations } from "@/db/repositories/conversation-writes";
 import { lockRow, transaction } from "@/db/store";
 import type { Conversation } from "@/lib/conversation";
 import { dialect } from "@/db/dialect";
-import { renewComparisonLease } from "@/db/repositories/comparisons";
+import { cancelComparisonRow, renewComparisonLease } from "@/db/repositories/comparisons";
+import { resetConfig } from "@/lib/config";
 import { recoverComparisons, sweepExpiredComparisons, waitForComparison } from "@/lib/comparisons";
 import { createDataset } from "@/lib/datasets";
 import { call } from "@/lib/testing/http/call";
-import { stopLease } from "@/lib/work-lease";
+import { stopLease } from "@/lib/jobs";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import * as nodes from "@/app/api/evaluation-pipeline-nodes/route";
@@ -184,6 +185,27 @@ describe("POST /api/comparisons", () => {
     expect((await call(cancel.POST, "POST", "/x", { params: { id: started.json.id } })).status).toBe(409);
     // The aborted calls are closed at the provider too, not left running.
     await expect.poll(() => double.inFlight(), { timeout: 10_000 }).toBe(0);
+  });
+
+  it("a cancel from another process stops this one's calls at its next lease renewal, nothing written after", async () => {
+    // Renewed every second (a third of the lease, 1 s at least).
+    process.env.JOB_VISIBILITY_TIMEOUT_SECONDS = "3";
+    resetConfig();
+    try {
+      const started = await hangingComparison();
+      // What the cancel route of another process writes (lib/jobs ends the row first); this process hears of
+      // it when it next renews the lease (before, it went on calling the judge until the calls timed out).
+      expect(await cancelComparisonRow(started.json.id, "cancelled", new Date().toISOString())).toBe(true);
+      const stopped = await Promise.race([waitForComparison(started.json.id).then(() => "stopped"), new Promise((r) => setTimeout(() => r("still calling"), 8_000))]);
+      expect(stopped).toBe("stopped");
+      await expect.poll(() => double.inFlight(), { timeout: 10_000 }).toBe(0);
+      const after = await call(item.GET, "GET", "/x", { params: { id: started.json.id } });
+      expect(after.json).toMatchObject({ status: "cancelled", pairs: 0, error: "cancelled" });
+      expect(after.json.results.every((r: { outcome: unknown; error: unknown }) => r.outcome === null && r.error === null)).toBe(true);
+    } finally {
+      delete process.env.JOB_VISIBILITY_TIMEOUT_SECONDS;
+      resetConfig();
+    }
   });
 
   it("a comparison a stopped server left unfinished ends failed at the next start on SQLite, saying so (left alone on PostgreSQL)", async () => {

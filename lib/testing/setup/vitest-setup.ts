@@ -72,17 +72,12 @@ async function stopBackgroundWork(): Promise<void> {
   // rebuild of traced conversations) would reach for the store after this file's is gone: its modules still
   // read this file's DATABASE_URL. The store refuses such a caller (db/pg.ts; it used to close the next
   // file's pool), so the work would only fail noisily in the next file's time: it is stopped here.
-  const comparisons = state.get("comparison.active") as Map<number, { controller: AbortController; finished: Promise<void> }> | undefined;
-  if (comparisons?.size) {
-    for (const c of comparisons.values()) c.controller.abort(new Error("the test file ended"));
-    await Promise.allSettled([...comparisons.values()].map((c) => c.finished));
+  const jobs = state.get("jobs.active") as Map<string, { controller: AbortController; finished: Promise<void> }> | undefined;
+  if (jobs?.size) {
+    for (const j of jobs.values()) j.controller.abort(new Error("the test file ended"));
+    await Promise.allSettled([...jobs.values()].map((j) => j.finished));
   }
-  const alignments = state.get("alignment.running") as Map<number, { controller: AbortController; finished: Promise<void> }> | undefined;
-  if (alignments?.size) {
-    for (const a of alignments.values()) a.controller.abort(new Error("the test file ended"));
-    await Promise.allSettled([...alignments.values()].map((a) => a.finished));
-  }
-  const leases = state.get("work-lease.held") as Map<string, ReturnType<typeof setInterval>> | undefined;
+  const leases = state.get("jobs.leases") as Map<string, ReturnType<typeof setInterval>> | undefined;
   for (const timer of leases?.values() ?? []) clearInterval(timer);
   leases?.clear();
   const assembler = state.get("otel.assembler") as { timer?: unknown; running?: unknown } | undefined;

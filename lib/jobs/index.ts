@@ -1,0 +1,8 @@
+/**
+ * lib/jobs: the one room for background work. A kind (comparisons, alignments, …) registers once with
+ * how its rows are leased and ended (kind.ts) and gets leases and their renewal (lease.ts), the sweep, the
+ * start-up recovery, cancel from any process, progress events (events.ts) and a budget meter (meter.ts).
+ */
+export { defineJobKind, stopAllJobs, type JobContext, type JobKind, type JobStore } from "./kind";
+export { holdLease, leaseMs, leaseUntil, startLeaseSweep, stopAllLeases, stopLease } from "./lease";
+export { LocalBudgetMeter, SharedBudgetMeter, type BudgetMeter } from "./meter";
