@@ -63,6 +63,10 @@ test.describe("replay and simulate", () => {
     await page.getByLabel("Name", { exact: true }).fill("Candidate agent");
     await page.getByLabel("Base URL").fill(targetUrl);
     await page.getByLabel("Model", { exact: true }).fill("candidate-model");
+    // Estimating saves a new target first, and says so; "Max turns" is the simulator's: not shown for a replay.
+    await expect(page.getByTestId("estimate-saves-target")).toContainText("saves the new target first");
+    await page.getByLabel("Mode", { exact: true }).selectOption("replay");
+    await expect(page.getByLabel("Max turns")).toHaveCount(0);
     await page.getByLabel("Mode", { exact: true }).selectOption("simulate");
     await page.getByLabel("Repeats").fill("2");
     await page.getByLabel("Max turns").fill("2");

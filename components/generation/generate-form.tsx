@@ -47,7 +47,8 @@ export function GenerateForm({ datasetId, targets }: { datasetId: number; target
     target_id: target,
     mode,
     repeats: Number(repeats),
-    max_turns: Number(maxTurns),
+    // Simulate only: replay and next turn follow the source's turns.
+    ...(mode === "simulate" ? { max_turns: Number(maxTurns) } : {}),
     ...(mode === "simulate" && scenarioPath.trim() ? { simulator: { scenario_path: scenarioPath.trim() } } : {}),
     ...(filter.trim() ? { filter: filter.trim() } : {}),
     dry_run: dryRun,
@@ -120,9 +121,11 @@ export function GenerateForm({ datasetId, targets }: { datasetId: number; target
         <Field id="repeats" label="Repeats" hint="Each conversation this many times: pass^k and pass@k on the comparison" error={fieldError("repeats")}>
           <Input id="repeats" type="number" min={1} max={10} value={repeats} onChange={(e) => setRepeats(e.target.value)} />
         </Field>
-        <Field id="max-turns" label="Max turns" hint="Simulate: user turns at most" error={fieldError("max_turns")}>
-          <Input id="max-turns" type="number" min={1} max={50} value={maxTurns} onChange={(e) => setMaxTurns(e.target.value)} disabled={mode !== "simulate"} />
-        </Field>
+        {mode === "simulate" ? (
+          <Field id="max-turns" label="Max turns" hint="User turns at most" error={fieldError("max_turns")}>
+            <Input id="max-turns" type="number" min={1} max={50} value={maxTurns} onChange={(e) => setMaxTurns(e.target.value)} />
+          </Field>
+        ) : null}
         {mode === "simulate" ? (
           <Field id="scenario" label="Scenario path (optional)" hint="Where each conversation's scenario is, e.g. meta.info.task.instruction; else its goal" error={fieldError("simulator")}>
             <Input id="scenario" placeholder="meta.info.task.instruction" value={scenarioPath} onChange={(e) => setScenarioPath(e.target.value)} />
@@ -154,6 +157,12 @@ export function GenerateForm({ datasetId, targets }: { datasetId: number; target
           <Button variant="secondary" disabled={busy} onClick={() => void submit(true)} needs="annotator">
             Estimate first
           </Button>
+          {targetId === NEW ? (
+            // The estimate prices the target's model, so a new target is saved first: said, not done quietly (issue 51).
+            <p className="self-center text-xs text-slate-500" data-testid="estimate-saves-target">
+              Estimating or generating saves the new target first (it is then one of the targets to pick).
+            </p>
+          ) : null}
         </div>
       </form>
     </Card>
