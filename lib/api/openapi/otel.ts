@@ -61,7 +61,8 @@ export const otelOperations: Operation[] = [
       "read them with `GET /conversations/{id}`. What is read: `gen_ai.system_instructions`, `gen_ai.input.messages`, `gen_ai.output.messages`, " +
       "`execute_tool` and `invoke_agent` spans, the older `gen_ai.*.message` and `gen_ai.choice` events, and the AI SDK's `ai.prompt.messages`, " +
       "`ai.response.*` and `ai.toolCall.*` attributes (docs/otel.md).\n\n" +
-      "Errors (400, 401, 413, 415) use the API's JSON error shape whatever the request's content type.",
+      "Bodies over 64 KB (and gzip bodies that inflate past it) are decoded on the input pool, off the request loop, within " +
+      "`OTEL_DECODE_TIMEOUT_MS` (default 10 s). Errors (400, 401, 413, 415, 422) use the API's JSON error shape whatever the request's content type.",
     tag,
     requestContent: { "application/x-protobuf": protobufBody, "application/json": otlpJsonRequest },
     responses: {
@@ -69,9 +70,13 @@ export const otelOperations: Operation[] = [
         description: "Accepted (possibly in part): an `ExportTraceServiceResponse`, protobuf-encoded for protobuf requests",
         content: { "application/json": exportResponse, "application/x-protobuf": protobufBody },
       },
-      400: { description: "Unreadable body: not an OTLP export in the declared encoding, invalid gzip, or JSON that is not UTF-8", schema: errorSchema },
+      400: {
+        description: "Unreadable body: not an OTLP export in the declared encoding, invalid gzip, JSON that is not UTF-8, or JSON nested deeper than `MAX_JSON_DEPTH` (default 128)",
+        schema: errorSchema,
+      },
       413: { description: "Body over `OTEL_MAX_BODY_BYTES` (default 16 MiB), as sent or after gunzip", schema: errorSchema },
       415: { description: "Content-Type other than `application/x-protobuf` or `application/json`, or a Content-Encoding other than gzip", schema: errorSchema },
+      422: { description: "Decoding took longer than `OTEL_DECODE_TIMEOUT_MS` and was stopped; nothing was stored", schema: errorSchema },
     },
   },
   {
