@@ -218,6 +218,14 @@ describe("warnings (soft rules)", () => {
     { name: "travel", tools: { search_flights: { name: "search_flights", parameters: { origin: "string", passengers: "number" } } } },
   ];
 
+  it("does not warn about an assistant turn that only calls tools: its steps are its content", () => {
+    const calls = [{ role: "user", content: "fly me to Lisbon" }, { role: "assistant", content: null, steps: [{ tool_call: { name: "search_flights", arguments: { origin: "BOS", passengers: 1 } } }] }];
+    expect(success(checkJson({ conversations: [{ agents, messages: calls }] })).warnings).toEqual([]);
+    // A thinking step alone is not an answer: the empty turn is still worth a warning.
+    const thought = [{ role: "user", content: "hi" }, { role: "assistant", content: "", steps: [{ thinking: "hmm" }] }];
+    expect(success(checkJson(conv(thought))).warnings.map((w) => w.message)).toEqual(["Message has no content"]);
+  });
+
   it("warns about a message without content, and refuses one whose text is in a field no import reads", () => {
     const r = success(checkJson(conv([{ role: "user", content: "hi" }, { role: "assistant", content: null }])));
     expect(r.warnings).toEqual([

@@ -226,16 +226,7 @@ function checkMessage(msg: Record<string, unknown>, path: string, declared: Decl
   else if (rawContent !== undefined && rawContent !== null) {
     r.typeError(joinPath(path, "content"), "content", rawContent, "a string", Array.isArray(rawContent) ? "the text parts joined into one string" : undefined);
   }
-  if (rawContent === undefined || rawContent === null || (typeof rawContent === "string" && rawContent.trim() === "")) {
-    const alias = findAlias(msg, fieldAliases.message.content);
-    r.warn({
-      path,
-      message: "Message has no content",
-      suggestion: alias
-        ? `Rename '${alias}' to 'content'`
-        : "Add 'content' with the message text; without it message-level metrics have nothing to judge",
-    });
-  }
+  const noContent = rawContent === undefined || rawContent === null || (typeof rawContent === "string" && rawContent.trim() === "");
   const meta = optionalObject(msg, "meta", path, r);
   const steps: ImportStep[] = [];
   if (has(msg, "steps") && msg.steps !== null) {
@@ -246,6 +237,19 @@ function checkMessage(msg: Record<string, unknown>, path: string, declared: Decl
         if (step) steps.push(step);
       });
     }
+  }
+  // A turn that only calls tools (OpenAI's content: null beside tool_calls) has nothing missing: its steps
+  // are what it did (issue 51: it warned "Message has no content — Add 'content'").
+  const acted = steps.some((s) => s.toolCall !== null || s.toolResult !== null || s.outputContent !== null || s.outputStructured !== null);
+  if (noContent && !acted) {
+    const alias = findAlias(msg, fieldAliases.message.content);
+    r.warn({
+      path,
+      message: "Message has no content",
+      suggestion: alias
+        ? `Rename '${alias}' to 'content'`
+        : "Add 'content' with the message text; without it message-level metrics have nothing to judge",
+    });
   }
   return { role: role as MessageRole, content, meta, steps };
 }
