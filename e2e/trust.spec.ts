@@ -75,6 +75,8 @@ test.describe("judge trust", () => {
     await expect(page.getByTestId("review-reasoning")).toHaveText("The task was solved.");
     await expect(page.getByTestId("review-cell").getByText("Task 1: book the cheapest flight.", { exact: false })).toBeVisible();
 
+    // The judge here is the test double: every page says so (issue 51).
+    await expect(page.getByTestId("judge-double-banner")).toContainText("The judge is a test double, not a model.");
     // The conversation's name is in view when the queue opens, above the transcript scrolled to what was judged.
     await expect(page.getByTestId("review-title")).toBeInViewport();
     await page.keyboard.press("?");
