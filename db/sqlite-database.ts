@@ -11,6 +11,7 @@ import { migrate } from "drizzle-orm/better-sqlite3/migrator";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import * as schema from "./schema";
+import { stopBulkWriter } from "./sqlite-bulk-writer";
 import { AUTOCHECKPOINT_BACKSTOP_PAGES, startCheckpointer, type Checkpointer } from "./sqlite-checkpointer";
 
 export type Db = BetterSQLite3Database<typeof schema> & { $client: Database.Database };
@@ -53,6 +54,8 @@ function openDatabase(file: string): OpenDb {
 
 function closeOpen(open: OpenDb): void {
   open.checkpointer?.stop();
+  // Its connection belongs to this opening of the file: a file reopened (or replaced) gets a new one.
+  stopBulkWriter();
   open.sqlite.close();
 }
 
