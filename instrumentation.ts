@@ -15,9 +15,10 @@ export async function register(): Promise<void> {
   // The run engine, chosen once for the store: on PostgreSQL this process's share of the queued runs' work.
   const { startRunner } = await import("@/lib/runner");
   await startRunner();
-  // Alignments a stopped server left unfinished (SQLite) end failed, saying so (lib/align).
-  const { recoverAlignments } = await import("@/lib/align");
-  await recoverAlignments();
+  // Alignments a stopped server left unfinished (SQLite) end failed, saying so; on either store every
+  // process ends those whose process died (their lease ran out) and hears cancels from the others (lib/jobs).
+  const { alignmentJobs } = await import("@/lib/align");
+  await alignmentJobs.boot();
   // Generations: this process claims queued ones (and takes up those a stopped process left) from now on.
   const { startGenerationQueue } = await import("@/lib/generation/queue");
   await startGenerationQueue();
@@ -36,9 +37,6 @@ export async function register(): Promise<void> {
   // process ends those whose process died (their lease ran out) and hears cancels from the others (lib/jobs).
   const { comparisonJobs } = await import("@/lib/comparisons");
   await comparisonJobs.boot();
-  const { sweepExpiredAlignments } = await import("@/lib/align");
-  const { startLeaseSweep } = await import("@/lib/jobs");
-  startLeaseSweep("alignments", sweepExpiredAlignments);
   // Online rules: this process sweeps for finished live conversations every ONLINE_SWEEP_INTERVAL_MS.
   const { startOnlineSweep } = await import("@/lib/online");
   startOnlineSweep();

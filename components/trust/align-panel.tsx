@@ -67,7 +67,7 @@ export function AlignPanel({ metric }: { metric: Metric }) {
     queryKey: ["alignment", shownId],
     enabled: shownId !== null,
     queryFn: async () => (await apiFetch<Alignment>(`/alignments/${shownId}`)).data,
-    refetchInterval: (q) => (q.state.data && (q.state.data.status === "completed" || q.state.data.status === "failed") ? false : 700),
+    refetchInterval: (q) => (q.state.data && (q.state.data.status === "completed" || q.state.data.status === "failed" || q.state.data.status === "cancelled") ? false : 700),
   });
   const promote = useMutation({
     mutationFn: async (v: { strategy: AlignmentStrategy; force: boolean }) => (await apiFetch<Promoted>(`/alignments/${shownId}/promote`, { method: "POST", json: v })).data,
@@ -176,7 +176,7 @@ function AlignmentResult({ alignment: a, promoting, onPromote }: { alignment: Al
       ))}
       <div className="text-sm text-slate-600">
         <span data-testid="align-status">
-          {working ? "Judging…" : a.status === "completed" ? "Completed" : "Failed"} · {a.progress.done} of {a.progress.total} calls
+          {working ? "Judging…" : a.status === "completed" ? "Completed" : a.status === "cancelled" ? "Cancelled" : "Failed"} · {a.progress.done} of {a.progress.total} calls
         </span>{" "}
         · {a.truth_n} truth cells ({Object.entries(a.truth_classes).map(([k, v]) => `${v} ${k}`).join(", ")}) {a.pass_threshold !== null ? ` · a score ≥ ${a.pass_threshold} passes` : ""} · {a.folds} folds · {a.usage.judge_calls} judge calls, {a.usage.optimizer_calls} optimiser calls, {a.usage.cached} from cache
         {a.usage.cost_usd ? ` · $${a.usage.cost_usd.toFixed(4)}` : ""}

@@ -7,7 +7,7 @@ export type AlignmentRow = {
   userId: string;
   datasetId: number;
   pipelineNodeId: number;
-  status: "pending" | "processing" | "completed" | "failed";
+  status: "pending" | "processing" | "completed" | "failed" | "cancelled";
   params: Record<string, unknown>;
   report: Record<string, unknown> | null;
   usage: Record<string, unknown> | null;
@@ -74,9 +74,14 @@ export async function failOrphanedAlignments(message: string, now: string): Prom
   return rawRun("update alignments set status = 'failed', error = ?, finished_at = ? where status in ('pending', 'processing')", [message, now]);
 }
 
-/** Extend the lease of an alignment still being worked. */
-export async function renewAlignmentLease(id: number, until: string): Promise<void> {
-  await rawRun("update alignments set lease_until = ? where id = ? and status in ('pending', 'processing')", [until, id]);
+/** Extend the lease of an alignment still being worked; false when it has ended (cancelled or swept by any process). */
+export async function renewAlignmentLease(id: number, until: string): Promise<boolean> {
+  return (await rawRun("update alignments set lease_until = ? where id = ? and status in ('pending', 'processing')", [until, id])) > 0;
+}
+
+/** End an alignment still pending or processing as cancelled, with `message`; false when it had already ended. */
+export async function cancelAlignmentRow(id: number, message: string, now: string): Promise<boolean> {
+  return (await rawRun("update alignments set status = 'cancelled', error = ?, finished_at = ? where id = ? and status in ('pending', 'processing')", [message, now, id])) > 0;
 }
 
 /** End as failed, with `message`, the unfinished alignments whose lease ran out before `now` (their process died); their ids. */

@@ -1,13 +1,12 @@
 /**
  * Judge alignment (issue 39): candidates of a metric's prompt built from the truth (labels or the
- * reference) and proven on held-out cells. Started with 202 and worked in the process that received it
- * (progress saved as calls land); `dry_run` prices it first; promote saves a candidate as the metric's next
+ * reference) and proven on held-out cells. Started with 202 and worked in the process that received it as
+ * a job kind of lib/jobs (leased, swept when its process dies, cancellable from any process; progress saved
+ * as calls land); `dry_run` prices it first; promote saves a candidate as the metric's next
  * prompt version — refused (409) unless it beat the baseline on held-out cells or the caller forces it.
  */
 import "server-only";
-import { setMaxListeners } from "node:events";
-import { dialect } from "@/db/dialect";
-import { holdLease, leaseUntil } from "@/lib/work-lease";
+import { defineJobKind } from "@/lib/jobs";
 import * as repo from "@/db/repositories/alignments";
 import type { PipelineNodeRow } from "@/db/schema";
 import { AppError, notFound } from "@/lib/errors";
@@ -16,7 +15,6 @@ import { log } from "@/lib/log";
 import { buildJudgePrompt } from "@/lib/metrics";
 import { estimateTokens } from "@/lib/metrics/evidence";
 import { getMetricRow, listMetricVersions, updateMetric } from "@/lib/metrics/metrics";
-import { processSingleton } from "@/lib/process-state";
 import type { Alignment, AlignmentUsage, CreateAlignmentInput } from "@/lib/schemas/alignments";
 import { listPromptVersions } from "@/db/repositories/prompt-versions";
 import { EXAMPLE_CHARS } from "./few-shot";
@@ -26,8 +24,18 @@ import { loadTruth, type Truth } from "./truth";
 import { alignmentWork, plannedCalls, type Report } from "./work";
 import type { JudgeDeps } from "@/lib/judge";
 
-/** The alignments this process works: each one's calls listen on its controller (a sweep that ends one aborts them). */
-const running = processSingleton("alignment.running", () => new Map<number, { controller: AbortController; finished: Promise<void> }>());
+/** Alignments as background work: leased on their rows, swept, recovered and cancelled by lib/jobs. */
+export const alignmentJobs = defineJobKind({
+  name: "alignment",
+  store: {
+    renew: repo.renewAlignmentLease,
+    failExpired: repo.failExpiredAlignments,
+    failUnfinished: repo.failOrphanedAlignments,
+    cancel: repo.cancelAlignmentRow,
+  },
+  expired: "interrupted: the process working it stopped; start it again",
+  interrupted: "interrupted: the server stopped while this alignment ran; start it again",
+});
 const emptyUsage = (): AlignmentUsage => ({ judge_calls: 0, optimizer_calls: 0, cached: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
 /** Reply tokens assumed per call when pricing a dry run. */
 const ASSUMED_OUTPUT_TOKENS = 150;
@@ -138,19 +146,12 @@ export async function startAlignment(input: CreateAlignmentInput, userId: string
     baseline_prompt: node.prompt,
   };
   const calls = plannedCalls(truth.cells.length, { strategies: params.strategies, folds: params.folds });
-  const row = await repo.insertAlignment({ userId, datasetId: node.datasetId, pipelineNodeId: node.id, params, report: header, total: calls.judge + calls.optimizer }, leaseUntil());
-  // Held while this process works it: if the process dies, another one's sweep ends it failed (work-lease.ts).
-  const lease = holdLease(`alignment ${row.id}`, (until) => repo.renewAlignmentLease(row.id, until));
-  const controller = new AbortController();
-  // Every judge call of the alignment listens on it: many at once is expected, not a leak.
-  setMaxListeners(0, controller.signal);
-  running.set(row.id, {
-    controller,
-    finished: work(row.id, node, truth, params, header, deps.judge, controller.signal).finally(() => {
-      lease.stop();
-      running.delete(row.id);
-    }),
-  });
+  const row = await repo.insertAlignment({ userId, datasetId: node.datasetId, pipelineNodeId: node.id, params, report: header, total: calls.judge + calls.optimizer }, alignmentJobs.leaseUntil());
+  alignmentJobs.start(
+    row.id,
+    (job) => work(row.id, node, truth, params, header, deps.judge, job.signal),
+    (error) => repo.saveAlignmentState(row.id, { status: "failed", done: 0, total: row.total, report: header, usage: emptyUsage(), error: `alignment failed: ${error.message}`, finishedAt: new Date().toISOString() }),
+  );
   return { dryRun: false, alignment: toWire((await repo.getAlignmentRow(row.id))!) };
 }
 
@@ -183,32 +184,40 @@ async function work(id: number, node: PipelineNodeRow, truth: Truth, params: Par
   } catch (error) {
     await saving;
     const message = error instanceof BudgetReached ? error.message : `alignment failed: ${(error as Error).message}`;
+    // Stopped (cancelled, swept, its lease lost): its row already says why; nothing is rewritten.
+    if (signal.aborted && !(error instanceof BudgetReached)) return;
     if (!(error instanceof BudgetReached)) log.error("alignment failed", { alignment_id: id, error: (error as Error).message });
     await repo.saveAlignmentState(id, { status: "failed", done: spend.done, total: total.judge + total.optimizer, report: header, usage: spend.usage, error: message, finishedAt: new Date().toISOString() });
   }
 }
 
 /**
+ * Every process, on either store: alignments whose process died (their lease ran out) end failed, saying
+ * so; one this process still works (stalled past its lease) stops its calls. A process stalled while another
+ * swept it stops them at its next lease renewal (lib/jobs).
+ */
+export const sweepExpiredAlignments = (now: string): Promise<number> => alignmentJobs.sweep(now);
+
+/**
  * At start-up on SQLite (one server owns the store): an alignment a stopped server left unfinished can
  * never finish, so it ends failed, saying to start it again. On PostgreSQL another process may be working
  * it, so it is left alone.
  */
-/** Every process, on either store: alignments whose process died (their lease ran out) end failed, saying so. */
-export async function sweepExpiredAlignments(now: string): Promise<number> {
-  const ended = await repo.failExpiredAlignments(now, "interrupted: the process working it stopped; start it again");
-  // One this process still works (stalled past its lease): ended, so its calls stop here too.
-  for (const id of ended) running.get(id)?.controller.abort(new Error("ended: its lease ran out"));
-  return ended.length;
-}
-
-export async function recoverAlignments(): Promise<number> {
-  if (dialect.queuesRuns) return 0;
-  return repo.failOrphanedAlignments("interrupted: the server stopped while this alignment ran; start it again", new Date().toISOString());
-}
+export const recoverAlignments = (): Promise<number> => alignmentJobs.recover();
 
 /** Resolves once the alignment's work in this process is over (tests). */
-export async function waitForAlignment(id: number): Promise<void> {
-  await running.get(id)?.finished;
+export const waitForAlignment = (id: number): Promise<void> => alignmentJobs.waitFor(id);
+
+/**
+ * Cancel an alignment from any process: it ends `cancelled` at once (its calls so far counted in usage), and
+ * the process working it aborts its calls and writes nothing more. 409 once it has ended.
+ */
+export async function cancelAlignment(id: number): Promise<Alignment> {
+  const row = await repo.getAlignmentRow(id);
+  if (!row) throw notFound("Alignment", id);
+  if (row.status !== "pending" && row.status !== "processing") throw new AppError("conflict", `Alignment ${id} is already ${row.status}`);
+  if (!(await alignmentJobs.cancel(id))) throw new AppError("conflict", `Alignment ${id} ended meanwhile`);
+  return getAlignment(id);
 }
 
 /**

@@ -5,6 +5,7 @@
  */
 import "server-only";
 import type { PipelineNodeRow } from "@/db/schema";
+import { LocalBudgetMeter } from "@/lib/jobs";
 import { contextTokensFor, costOf, judge, type JudgeDeps, type JudgeOutcome } from "@/lib/judge";
 import { readingOfResult } from "@/lib/labels/readings";
 import { buildJudgePrompt, loadConversationTrees, type ConversationTree } from "@/lib/metrics";
@@ -18,33 +19,44 @@ import type { TruthCell } from "./truth";
 
 export class BudgetReached extends Error {}
 
-/** The alignment's running figures: calls, tokens, cost, and the budget it stops at. */
+/** The alignment's running figures: calls, tokens, and its budget meter (lib/jobs), which stops it at max_cost_usd. */
 export class Spend {
   usage: AlignmentUsage = { judge_calls: 0, optimizer_calls: 0, cached: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 };
   done = 0;
+  private readonly meter: LocalBudgetMeter;
   constructor(
     private readonly maxCostUsd: number | undefined,
     private readonly onProgress: () => void,
-  ) {}
+  ) {
+    this.meter = new LocalBudgetMeter(maxCostUsd ?? null);
+  }
 
-  /** Throws BudgetReached once the priced cost has reached max_cost_usd (no new call starts). */
-  check(): void {
-    if (this.maxCostUsd !== undefined && this.usage.cost_usd !== null && this.usage.cost_usd >= this.maxCostUsd) {
-      throw new BudgetReached(`budget reached: $${this.usage.cost_usd.toFixed(4)} spent of max_cost_usd $${this.maxCostUsd}; the alignment stopped before its figures were complete`);
+  /**
+   * One call, counted: it starts only while the meter allows (else BudgetReached: no new call starts once
+   * the priced cost reached max_cost_usd), and its outcome is counted as it lands.
+   */
+  async call(kind: "judge" | "optimizer", ask: () => Promise<JudgeOutcome>): Promise<JudgeOutcome> {
+    if (!this.meter.mayStart()) {
+      throw new BudgetReached(`budget reached: $${(this.meter.spentUsd ?? 0).toFixed(4)} spent of max_cost_usd $${this.maxCostUsd}; the alignment stopped before its figures were complete`);
+    }
+    try {
+      const outcome = await ask();
+      this.count(outcome, kind);
+      return outcome;
+    } finally {
+      this.meter.settle();
     }
   }
 
-  count(outcome: JudgeOutcome, kind: "judge" | "optimizer"): void {
+  private count(outcome: JudgeOutcome, kind: "judge" | "optimizer"): void {
     this.done++;
     if (outcome.cached) this.usage.cached++;
     else if (kind === "judge") this.usage.judge_calls++;
     else this.usage.optimizer_calls++;
     this.usage.input_tokens += outcome.inputTokens;
     this.usage.output_tokens += outcome.outputTokens;
-    if (outcome.inputTokens + outcome.outputTokens > 0) {
-      const c = costOf(outcome.model, outcome.inputTokens, outcome.outputTokens);
-      this.usage.cost_usd = c === null || this.usage.cost_usd === null ? null : this.usage.cost_usd + c;
-    }
+    if (outcome.inputTokens + outcome.outputTokens > 0) this.meter.landed(costOf(outcome.model, outcome.inputTokens, outcome.outputTokens));
+    this.usage.cost_usd = this.meter.spentUsd;
     this.onProgress();
   }
 }
@@ -94,13 +106,13 @@ export async function judgeMany(ctx: JudgeContext, items: ReadonlyArray<{ cell: 
     items.map((item, i) => [item, i] as const),
     ctx.concurrency,
     async ([{ cell, prompt }, i]) => {
-      ctx.spend.check();
       const tree = ctx.trees.get(cell.conversationId);
       if (!tree) return;
       const metricValues = ctx.metricValues?.get(`${cell.entityType}:${cell.entityId}`);
       const built = buildJudgePrompt({ metric: { ...ctx.node, prompt }, tree, entity: { type: cell.entityType, id: cell.entityId }, metricValues, contextTokens });
-      const outcome = await judge({ model: ctx.model, system: built.system, prompt: built.prompt, outputType: ctx.node.outputType, outputSchema: ctx.node.outputSchema, signal: ctx.signal }, ctx.deps);
-      ctx.spend.count(outcome, "judge");
+      const outcome = await ctx.spend.call("judge", () =>
+        judge({ model: ctx.model, system: built.system, prompt: built.prompt, outputType: ctx.node.outputType, outputSchema: ctx.node.outputSchema, signal: ctx.signal }, ctx.deps),
+      );
       out[i] = readingOfResult(ctx.node.outputType, { status: outcome.status, result: outcome.result, score: outcome.score }) ?? null;
     },
   );

@@ -40,9 +40,9 @@ export function rewritePrompt(rubric: string, cases: readonly RewriteCase[]): st
  * variables the metric's level does not have).
  */
 export async function rewriteRubric(ctx: JudgeContext, optimizerModel: string, rubric: string, cases: readonly RewriteCase[]): Promise<{ rubric: string } | { error: string }> {
-  ctx.spend.check();
-  const outcome = await judge({ model: optimizerModel, system: OPTIMIZER_SYSTEM, prompt: rewritePrompt(rubric, cases), outputType: "json", outputSchema: RUBRIC_SCHEMA, signal: ctx.signal }, ctx.deps);
-  ctx.spend.count(outcome, "optimizer");
+  const outcome = await ctx.spend.call("optimizer", () =>
+    judge({ model: optimizerModel, system: OPTIMIZER_SYSTEM, prompt: rewritePrompt(rubric, cases), outputType: "json", outputSchema: RUBRIC_SCHEMA, signal: ctx.signal }, ctx.deps),
+  );
   const text = outcome.status === "completed" && typeof outcome.result?.rubric === "string" ? outcome.result.rubric.trim() : "";
   if (!text) return { error: `the optimiser (${optimizerModel}) gave no rubric: ${outcome.error ?? "an empty rubric"}` };
   const { invalid } = checkPromptVariables(text, ctx.node.evaluationLevel);

@@ -62,7 +62,7 @@ export const alignmentSchema = z
     id: z.number().int(),
     dataset_id: z.number().int(),
     pipeline_node_id: z.number().int(),
-    status: z.enum(["pending", "processing", "completed", "failed"]),
+    status: z.enum(["pending", "processing", "completed", "failed", "cancelled"]).describe("cancelled: POST /alignments/{id}/cancel stopped it (its calls so far counted in usage)"),
     truth: z.enum(["labels", "reference"]),
     strategies: z.array(z.enum(alignmentStrategies)),
     folds: z.number().int(),

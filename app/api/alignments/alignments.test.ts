@@ -15,19 +15,20 @@ import * as history from "@/app/api/evaluation-pipeline-nodes/[id]/agreement-his
 import * as run from "@/app/api/evaluation-pipeline-executions/run/route";
 import { waitForExecution } from "@/lib/runner/run";
 import { seededRandom } from "@/lib/agreement/regression";
-import { renewAlignmentLease } from "@/db/repositories/alignments";
+import { failExpiredAlignments, renewAlignmentLease } from "@/db/repositories/alignments";
 import { alignmentConcurrency, recoverAlignments, sweepExpiredAlignments, waitForAlignment } from "@/lib/align";
 import { getJudgeConfig } from "@/lib/judge/config";
 import { EXAMPLES_BEGIN, EXAMPLES_END } from "@/lib/align/few-shot";
 import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http/call";
-import { stopLease } from "@/lib/work-lease";
+import { stopLease } from "@/lib/jobs";
 import { upload } from "@/lib/testing/http/multipart";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
 import { clearJudgeCache } from "@/db/repositories/judge";
 import * as collection from "./route";
 import * as item from "./[id]/route";
 import * as promote from "./[id]/promote/route";
+import * as cancel from "./[id]/cancel/route";
 
 let double: JudgeDouble;
 const N = 40;
@@ -74,6 +75,7 @@ async function label(d: { datasetId: number; metricId: number }, conversationId:
 
 const start = (body: unknown) => call(collection.POST, "POST", "/api/alignments", { body });
 const get = (id: number) => call(item.GET, "GET", `/api/alignments/${id}`, { params: { id } });
+const cancelIt = (id: number) => call(cancel.POST, "POST", `/api/alignments/${id}/cancel`, { params: { id } });
 const promoteIt = (id: number, body: unknown) => call(promote.POST, "POST", `/api/alignments/${id}/promote`, { params: { id }, body });
 
 async function finished(body: unknown) {
@@ -372,6 +374,54 @@ describe("a server stopped mid-alignment", () => {
     expect(double.count()).toBe(calls);
     expect((await get(res.json.id)).json).toMatchObject({ status: "failed", error: "interrupted: the process working it stopped; start it again" });
     double.setLatency(0);
+  });
+});
+
+describe("cancelling an alignment", () => {
+  beforeEach(() => clearJudgeCache());
+
+  it("POST /alignments/{id}/cancel ends it cancelled at once: its calls are aborted, none starts after, a second cancel is 409", async () => {
+    const d = await dataset("cancelled");
+    double.setLatency(5_000);
+    const res = await start({ pipeline_node_id: d.metricId, truth: "reference", strategies: ["few_shot"] });
+    expect(res.status).toBe(202);
+    await expect.poll(() => double.open(), { timeout: 60_000 }).toBeGreaterThan(0);
+    const cancelled = await cancelIt(res.json.id);
+    expect(cancelled.status, cancelled.text).toBe(200);
+    expect(cancelled.json).toMatchObject({ status: "cancelled", error: "cancelled" });
+    // The answer comes once this process stopped its work: no call starts after it, though each takes 5 s.
+    const calls = double.count();
+    await waitForAlignment(res.json.id);
+    expect(double.count()).toBe(calls);
+    expect((await get(res.json.id)).json).toMatchObject({ status: "cancelled", error: "cancelled", candidates: [] });
+    expect((await cancelIt(res.json.id)).status).toBe(409);
+    expect((await promoteIt(res.json.id, { strategy: "few_shot" })).status).toBe(409);
+    expect((await cancelIt(999_999)).status).toBe(404);
+    double.setLatency(0);
+  });
+
+  it("swept by another process while this one was stalled: this one stops calling the judge at its next lease renewal", async () => {
+    // Renewed every second (a third of the lease, 1 s at least).
+    process.env.JOB_VISIBILITY_TIMEOUT_SECONDS = "3";
+    resetConfig();
+    try {
+      const d = await dataset("swept elsewhere");
+      double.setLatency(5_000);
+      const res = await start({ pipeline_node_id: d.metricId, truth: "reference", strategies: ["few_shot"] });
+      expect(res.status).toBe(202);
+      await expect.poll(() => double.open(), { timeout: 60_000 }).toBe(alignmentConcurrency(getJudgeConfig().maxConcurrency));
+      // What another process's sweep writes when this one's lease looked run out (its loop stalled past it).
+      await renewAlignmentLease(res.json.id, new Date(Date.now() - 1000).toISOString());
+      expect(await failExpiredAlignments(new Date().toISOString(), "interrupted: the process working it stopped; start it again")).toEqual([res.json.id]);
+      // Before, this process went on calling the judge to the end, its writes refused.
+      const stopped = await Promise.race([waitForAlignment(res.json.id).then(() => "stopped"), new Promise((r) => setTimeout(() => r("still calling"), 4_000))]);
+      expect(stopped).toBe("stopped");
+      expect((await get(res.json.id)).json).toMatchObject({ status: "failed", error: "interrupted: the process working it stopped; start it again" });
+    } finally {
+      double.setLatency(0);
+      delete process.env.JOB_VISIBILITY_TIMEOUT_SECONDS;
+      resetConfig();
+    }
   });
 });
 

@@ -7,11 +7,12 @@ type Doc = { paths: Record<string, Record<string, { responses: Record<string, un
 describe("OpenAPI: alignment", () => {
   const doc = buildOpenApiDocument({ version: "test" }) as Doc;
 
-  it("documents starting, reading, listing and promoting an alignment, and the agreement history", () => {
+  it("documents starting, reading, listing, cancelling and promoting an alignment, and the agreement history", () => {
     expect(Object.keys(doc.paths["/alignments"].post.responses)).toEqual(expect.arrayContaining(["200", "202", "400", "404", "422"]));
     expect(doc.paths["/alignments"].get).toBeDefined();
     expect(doc.paths["/alignments/{id}"].get).toBeDefined();
     expect(Object.keys(doc.paths["/alignments/{id}/promote"].post.responses)).toContain("409");
+    expect(Object.keys(doc.paths["/alignments/{id}/cancel"].post.responses)).toEqual(expect.arrayContaining(["200", "404", "409"]));
     expect(doc.paths["/evaluation-pipeline-nodes/{id}/agreement-history"].get).toBeDefined();
   });
 

@@ -25,7 +25,7 @@ const alignmentDescription =
   "held-out cells with 95% bootstrap intervals, and Δκ against the baseline with a paired bootstrap interval; " +
   "`recommended` is the largest Δκ whose interval lies above zero, else null. With two annotators on the same cells, " +
   "`annotator_kappa` comes first and `warnings` says so below 0.6. Every judge and optimiser call is counted in `usage`; " +
-  "`max_cost_usd` stops it (status `failed`, saying so). 422 when there is no truth (no labels, no reference, one class, " +
+  "`max_cost_usd` stops it (status `failed`, saying so); POST /alignments/{id}/cancel stops it (status `cancelled`). 422 when there is no truth (no labels, no reference, one class, " +
   "fewer than two cells per fold) or `threshold` is asked of a pass/fail or category metric. `dry_run`: 200 with the calls " +
   "and cost it would make, nothing judged or stored.";
 
@@ -63,6 +63,19 @@ export const alignmentOperations: Operation[] = [
     tag,
     params: idParams,
     responses: { 200: { description: "The alignment", schema: alignmentSchema }, 400: badRequest, 404: notFoundResponse },
+  },
+  {
+    method: "post",
+    path: "/alignments/{id}/cancel",
+    operationId: "cancelAlignment",
+    summary: "Cancel an alignment: it ends `cancelled` at once, its calls in flight are aborted, the calls so far counted in usage",
+    description:
+      "Works from any server of a cluster: the alignment ends `cancelled` first, and the process working it stops its judge and " +
+      "optimiser calls (at once when it is this one, else when it hears of it — within a third of JOB_VISIBILITY_TIMEOUT_SECONDS). " +
+      "No figures are kept: promote needs a completed alignment. 409 when it has already ended.",
+    tag,
+    params: idParams,
+    responses: { 200: { description: "The alignment, cancelled", schema: alignmentSchema }, 400: badRequest, 404: notFoundResponse, 409: conflictResponse },
   },
   {
     method: "post",
