@@ -81,7 +81,7 @@ test("two annotators label the same cells: each sees their own label as theirs a
   await bob.getByRole("button", { name: "Fail (f)" }).click();
   await expect(bob.getByTestId("review-title")).toHaveText("Task 2");
   // The toast names the cell saved and the one now on screen.
-  await expect(bob.getByRole("status")).toContainText("Saved fail for “Task 1” · now on “Task 2”");
+  await expect(bob.getByRole("status")).toContainText("Saved fail for Task 1 · now on “Task 2”");
   await expect(bob.getByTestId("review-others-hidden")).toBeVisible();
   await bob.getByRole("button", { name: "Fail (f)" }).click();
   await bob.keyboard.press("k");

@@ -223,7 +223,7 @@ export function ReviewQueue({
             note: noteText?.trim() ? noteText : null,
           },
         });
-        const text = `Saved ${formatValue(value)}${opts.note ? " with note" : ""} for “${row.label}”`;
+        const text = `Saved ${formatValue(value)}${opts.note ? " with note" : ""} for ${row.label}`;
         setSaved((shown) => (shown && shown.started > started ? shown : { started, text }));
         await queryClient.invalidateQueries({ queryKey: ["labels", datasetId] });
         await queryClient.invalidateQueries({ queryKey: ["agreement", datasetId] });
