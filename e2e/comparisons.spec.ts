@@ -74,6 +74,9 @@ test("a comparison's page: wins with their interval, consistency, position bias 
   await expect(rows).toHaveCount(4);
   await expect(rows.first()).toContainText("Refund question 0");
   await expect(rows.first()).toContainText("a wins");
+  // Each verdict says who won under a header naming the order; token counts are grouped (issue 51).
+  await expect(page.getByTestId("pairs").locator("thead")).toContainText("verdict, a shown first");
+  await expect(rows.first().locator("td").nth(2)).toContainText("a wins");
   await expect(rows.first()).toContainText("Reply A gives the steps to a refund.");
   await expect(rows.first()).toContainText("Reply B gives the steps to a refund.");
   await shot(page, { path: "test-results/screenshots/comparison-consistent.png", fullPage: true });

@@ -35,7 +35,8 @@ function Split({ c }: { c: Comparison }) {
   );
 }
 
-const verdictText = (v: "A" | "B" | "tie" | null, first: string, second: string) => (v === null ? "—" : v === "tie" ? "tie" : v === "A" ? first : second);
+/** A verdict as who won: "a wins", not a bare "a" under a header that names an order (issue 51). */
+const verdictText = (v: "A" | "B" | "tie" | null, first: string, second: string) => (v === null ? "—" : v === "tie" ? "tie" : `${v === "A" ? first : second} wins`);
 
 const outcomeBadge = (o: Comparison["results"][number]["outcome"], error: string | null) =>
   o === "a" ? <Badge tone="success">a wins</Badge> : o === "b" ? <Badge tone="brand">b wins</Badge> : o === "tie" ? <Badge>tie</Badge> : error ? <Badge tone="danger">failed</Badge> : <Badge tone="warning">waiting</Badge>;
@@ -90,7 +91,7 @@ export function ComparisonView({ comparison: c, metricName, a, b, labels, shown 
             />
           </div>
           <p className="text-xs text-slate-500">
-            {c.judge_calls} judge calls · {c.usage.input_tokens + c.usage.output_tokens} tokens{c.usage.cost_usd ? ` · $${c.usage.cost_usd.toFixed(4)}` : ""}
+            {c.judge_calls.toLocaleString("en")} judge calls · {(c.usage.input_tokens + c.usage.output_tokens).toLocaleString("en")} tokens{c.usage.cost_usd ? ` · $${c.usage.cost_usd.toFixed(4)}` : ""}
           </p>
         </div>
       </Card>
@@ -102,8 +103,8 @@ export function ComparisonView({ comparison: c, metricName, a, b, labels, shown 
             <tr>
               <Th>a</Th>
               <Th>b</Th>
-              <Th>a shown first</Th>
-              <Th>b shown first</Th>
+              <Th>verdict, a shown first</Th>
+              <Th>verdict, b shown first</Th>
               <Th>outcome</Th>
             </tr>
           </thead>
