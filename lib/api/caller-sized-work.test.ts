@@ -132,6 +132,25 @@ describe("finding 8: a .eval archive is bounded by the bytes its members actuall
   }, 60_000);
 });
 
+describe("finding 8: a small gzip upload is inflated and read off the request loop", () => {
+  it("a 45 KB gzip of a 45 MB conversations file: refused as gzip (415) with the file read on the pool, health reads within 1 s", async () => {
+    const json = JSON.stringify({ conversations: [{ name: "one", messages: [{ role: "user", content: "a".repeat(45 * 1024 * 1024) }] }] });
+    const file = gzipSync(Buffer.from(json), { level: 9 });
+    expect(file.length).toBeLessThan(64 * 1024);
+    const seen = await whileReadingHealth(() => upload(createAndImport.POST, "/api/datasets/import", { file: new Uint8Array(file), filename: "big.json.gz", fields: { name: "gz" } }));
+    expect(seen.result.status).toBe(415);
+    expect(seen.result.json.errors[0].message).toContain("gzip");
+    expect(seen.failedReads).toBe(0);
+    expect(seen.slowestReadMs).toBeLessThan(1000);
+    // Read under the pool's deadline: before, a compressed upload under 64 KB was inflated and read in process, with none.
+    process.env.IMPORT_TIMEOUT_MS = "1";
+    resetConfig();
+    const timed = await upload(createAndImport.POST, "/api/datasets/import", { file: new Uint8Array(file), filename: "big.json.gz", fields: { name: "gz" } });
+    expect(timed.status).toBe(422);
+    expect(timed.json.errors[0].message).toContain("IMPORT_TIMEOUT_MS");
+  }, 60_000);
+});
+
 describe("finding 9: OTLP JSON is parsed off the request loop, its nesting bounded", () => {
   const postExport = (body: Uint8Array | string, gzip: boolean) =>
     traces.POST(

@@ -69,8 +69,8 @@ export type ImportOutcome =
   | { ok: false; status: 400 | 413 | 415 | 422; body: ImportFailure };
 
 /**
- * Uploads up to this size are checked in process (a few milliseconds); larger ones, every ZIP archive and
- * every join of several files are checked on the input pool, off the request loop.
+ * Uploads up to this size are checked in process (a few milliseconds); larger ones, every ZIP archive or
+ * gzip file and every join of several files are checked on the input pool, off the request loop.
  */
 export const INLINE_IMPORT_BYTES = 64 * 1024;
 
@@ -83,7 +83,9 @@ function importDeadline(): Deadline {
  * An upload that runs past its time is refused (422) naming the setting, as any other refused file.
  */
 export async function checkUploadOffLoop(bytes: Uint8Array, opts: CheckOptions): Promise<CheckedUpload> {
-  const small = bytes.length <= INLINE_IMPORT_BYTES && !isZip(bytes) && !opts.join;
+  // A small compressed file can inflate to the whole limit (and be read again as what it holds): never in process.
+  const compressed = isZip(bytes) || (bytes.length > 2 && bytes[0] === 0x1f && bytes[1] === 0x8b);
+  const small = bytes.length <= INLINE_IMPORT_BYTES && !compressed && !opts.join;
   if (small) return checkUpload(bytes, opts);
   try {
     return await runOffLoop<CheckedUpload>("checkUpload", { bytes, opts }, importDeadline(), () => checkUpload(bytes, opts), joinChecked);
