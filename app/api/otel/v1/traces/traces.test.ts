@@ -355,3 +355,76 @@ describe("POST /api/otel/v1/traces: spans into conversations", () => {
     expect(counts.filter((r) => Number(r.assembled_revision) !== Number(r.revision))).toEqual([]);
   });
 });
+
+describe("POST /api/otel/v1/traces: stored off the request loop (issue 50)", () => {
+  // On SQLite an input-pool thread decodes the export and stores its spans with a connection of its own; the
+  // server's writes meanwhile wait for it without holding the loop. Before, the spans were stored on the loop
+  // in one transaction: 50,000 of them held every request for seconds.
+  it.skipIf(Boolean(process.env.DATABASE_URL))("an export of 50,000 spans: stored, health reads within 1 s, the server's writes done meanwhile", async () => {
+    process.env.OTEL_MAX_BODY_BYTES = String(64 * 1024 * 1024);
+    resetConfig();
+    const body = (() => {
+      const spans = [];
+      for (let c = 0; c < 5_000; c++) {
+        const traceId = newTrace();
+        for (let i = 0; i < 10; i++) {
+          spans.push(span({ traceId, name: "chat m", start: i, attributes: { "gen_ai.operation.name": "chat", "gen_ai.conversation.id": `loop-${c}`, "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: `turn ${i} of ${c}` }] }]) } }));
+        }
+      }
+      return JSON.stringify(request("off-loop", spans));
+    })();
+    const { healthReadBoundMs, whileReadingHealth } = await import("@/lib/testing/http/health-reads");
+    const written: number[] = [];
+    const seen = await whileReadingHealth(async () => {
+      const answer = post(body);
+      // A run in progress writes as the export is stored (here: datasets created one after another).
+      let done = false;
+      void answer.finally(() => (done = true));
+      for (let i = 0; !done && i < 500; i++) {
+        const res = await call(datasets.POST, "POST", "/api/datasets", { body: { name: `written meanwhile ${i}` } });
+        written.push(res.status);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      return answer;
+    });
+    expect(seen.result.status).toBe(200);
+    expect(seen.failedReads).toBe(0);
+    expect(seen.slowestReadMs).toBeLessThan(healthReadBoundMs(seen));
+    expect(written.length).toBeGreaterThan(0);
+    expect(written.every((s) => s === 201)).toBe(true);
+    const stored = await rawRows<{ n: number }>("select count(*) as n from otel_spans s join datasets d on d.id = s.dataset_id where d.name = 'off-loop'");
+    expect(Number(stored[0].n)).toBe(50_000);
+    await flushAssembly();
+    const conversations = await rawRows<{ n: number }>("select count(*) as n from otel_conversations c join datasets d on d.id = c.dataset_id where d.name = 'off-loop' and c.assembled_revision = c.revision");
+    expect(Number(conversations[0].n)).toBe(5_000);
+  }, 120_000);
+
+  it.skipIf(Boolean(process.env.DATABASE_URL))("an export that arrives while another connection holds SQLite's writer waits for it off the loop", async () => {
+    // Another connection (another process, an import's write thread) takes the write lock for 1.5 s.
+    const { Worker } = await import("node:worker_threads");
+    const { databaseFile } = await import("@/db/sqlite-database");
+    const holder = new Worker(
+      `const { parentPort, workerData } = require("node:worker_threads");
+       const Database = require(workerData.driver);
+       const db = new Database(workerData.file, { fileMustExist: true });
+       db.exec("BEGIN IMMEDIATE");
+       db.prepare("update datasets set updated_at = updated_at where 0").run();
+       parentPort.postMessage("holding");
+       setTimeout(() => { db.exec("COMMIT"); db.close(); parentPort.postMessage("released"); }, 1500);`,
+      { eval: true, workerData: { file: databaseFile(), driver: require.resolve("better-sqlite3") } },
+    );
+    const released = new Promise((resolve) => holder.on("message", (m) => m === "released" && resolve(m)));
+    await new Promise((resolve) => holder.once("message", resolve));
+    const { healthReadBoundMs, whileReadingHealth } = await import("@/lib/testing/http/health-reads");
+    const seen = await whileReadingHealth(() => post(JSON.stringify(request("behind-the-lock", agentSpans(newTrace(), "behind-1")))));
+    await released;
+    await holder.terminate();
+    expect(seen.result.status).toBe(200);
+    // Stored on a thread, which waited for the lock: the loop answered meanwhile. Before, the store waited
+    // for it in SQLite's busy handler on the loop, 1.5 s without a request answered.
+    expect(seen.failedReads).toBe(0);
+    expect(seen.slowestReadMs).toBeLessThan(healthReadBoundMs(seen));
+    await flushAssembly();
+    expect((await conversationsOf("behind-the-lock")).map((c) => c.name)).toEqual(["behind-1"]);
+  });
+});
