@@ -17,6 +17,7 @@ import { valueAt } from "@/lib/targets/clients";
 import type { stopReasons } from "@/lib/schemas/generations";
 
 export type StopReason = (typeof stopReasons)[number];
+export type CallKind = "target" | "simulator";
 export type Usage = { targetCalls: number; simulatorCalls: number; calls: Array<{ model: string | null; inputTokens: number; outputTokens: number }> };
 export type Made = { conversation: Conversation; stopReason: StopReason; error: string | null };
 export type ModeInput = {
@@ -27,12 +28,13 @@ export type ModeInput = {
   signal: AbortSignal;
   usage: Usage;
   /** Told after each call to the target or the simulator ends (answered or not), its usage counted. */
-  callEnded?: () => void;
+  callEnded?: (kind: CallKind) => void;
   /**
-   * Asked before each call to the target or the simulator: true stops the conversation there (it throws
-   * {@link BudgetReached}), so a generation's max_cost_usd stops new calls, not only new conversations.
+   * Asked before each call to the target or the simulator; resolves once the call may go out (its start
+   * recorded), false to stop the conversation there (it throws {@link BudgetReached}): a generation's
+   * max_cost_usd stops new calls, not only new conversations.
    */
-  stopBeforeCall?: () => boolean;
+  beforeCall?: (kind: CallKind) => Promise<boolean>;
   maxTurns: number;
   simulator: { model?: string; scenario_path?: string; persona?: string; stop_token: string };
   seed?: number;
@@ -45,8 +47,8 @@ export class BudgetReached extends Error {
   override name = "BudgetReached";
 }
 
-function mayCall(input: ModeInput): void {
-  if (input.stopBeforeCall?.()) throw new BudgetReached("budget reached before the next call");
+async function mayCall(input: ModeInput, kind: CallKind): Promise<void> {
+  if (input.beforeCall && !(await input.beforeCall(kind))) throw new BudgetReached("budget reached before the next call");
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -80,14 +82,14 @@ const replyMessage = (reply: TargetReply, meta: Record<string, unknown> = {}): M
 });
 
 async function ask(input: ModeInput, turns: Turn[], sessionId: string): Promise<TargetReply> {
-  mayCall(input);
+  await mayCall(input, "target");
   input.usage.targetCalls++;
   try {
     const reply = await callTarget(input.target, { turns, sessionId, tools: declaredTools(input.source.conversation.agents), signal: input.signal, seed: input.seed });
     input.usage.calls.push({ model: reply.model, inputTokens: reply.inputTokens, outputTokens: reply.outputTokens });
     return reply;
   } finally {
-    input.callEnded?.();
+    input.callEnded?.("target");
   }
 }
 
@@ -217,7 +219,7 @@ async function simulatorTurn(input: ModeInput, system: string, history: Turn[]):
     ? history.map((t) => ({ role: t.role === "assistant" ? ("user" as const) : ("assistant" as const), content: t.content }))
     : [{ role: "user" as const, content: SIMULATOR_START }];
   if (messages[0].role === "assistant") messages.unshift({ role: "user", content: SIMULATOR_START });
-  mayCall(input);
+  await mayCall(input, "simulator");
   input.usage.simulatorCalls++;
   try {
     const res = await chatCall(chatModel(config.baseURL, config.apiKey ?? "not-needed", model, {}, "simulator"), {
@@ -233,7 +235,7 @@ async function simulatorTurn(input: ModeInput, system: string, history: Turn[]):
     if (input.signal.aborted) throw input.signal.reason;
     throw new SimulatorError(`simulator ${model}: ${((error as Error).message ?? String(error)).slice(0, 300)}`);
   } finally {
-    input.callEnded?.();
+    input.callEnded?.("simulator");
   }
 }
 

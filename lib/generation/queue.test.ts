@@ -63,11 +63,11 @@ const sourcesWritten = async (datasetId: number) =>
   );
 
 /** A generation created while this process does not work generations, then made to look as a dead process left it. */
-async function leftByDeadProcess(attempts: number, writtenBefore: Array<{ source: number; repeat: number }>) {
+async function leftByDeadProcess(attempts: number, writtenBefore: Array<{ source: number; repeat: number }>, usage: unknown = null) {
   workGenerationsHere(false);
   const g = await start({ repeats: 2 });
   const past = new Date(Date.now() - 60_000).toISOString();
-  await rawRun("update generations set status = 'processing', claimed_by = 'dead-host:1:x', lease_until = ?, attempts = ? where id = ?", [past, attempts, g.id]);
+  await rawRun("update generations set status = 'processing', claimed_by = 'dead-host:1:x', lease_until = ?, attempts = ?, usage = ? where id = ?", [past, attempts, JSON.stringify(usage), g.id]);
   await transaction(function* () {
     for (const w of writtenBefore) {
       yield* writeConversations(g.dataset_id, [{ conversation: { name: "before", description: null, agents: null, meta: { source_conversation_id: w.source, repeat: w.repeat, generation_id: g.id, stop_reason: "end_of_source" }, messages: [{ role: "user", content: "hi", meta: null, steps: [] }] } }], new Date().toISOString());
@@ -117,6 +117,38 @@ describe("generations on the queue (issue 37)", () => {
     const seen = await stream;
     expect(seen.filter((e) => e.event === "conversation")).toHaveLength(2 * sample.conversations.length);
     expect(seen.at(-1)).toMatchObject({ event: "done", data: { status: "completed" } });
+  });
+
+  it("a call's start is saved before the call goes out, so the calls a process has out are on its row", async () => {
+    double.setDefault({ kind: "hang" });
+    const g = await start({ repeats: 2, batch_size: 3 });
+    await until("three calls in flight", () => double.requests.length >= 3);
+    // The double has them: each one's start had landed on the row before it was sent (none has ended).
+    const usage = (await getGeneration(g.id))?.usage;
+    expect((await call(cancel.POST, "POST", "/x", { params: { id: g.id } })).status).toBe(200);
+    await waitForGeneration(g.id);
+    expect(usage).toMatchObject({ target_calls: 0, in_flight: { target: 3, simulator: 0 } });
+    // Aborted, they ended: counted as calls, none left out.
+    expect((await read(g.id)).usage).toMatchObject({ target_calls: 3, lost_calls: 0 });
+    expect((await getGeneration(g.id))?.usage).toMatchObject({ in_flight: { target: 0, simulator: 0 } });
+  });
+
+  it("a generation whose process died with calls out is taken up with those calls counted (lost_calls), its saved usage kept", async () => {
+    double.setDefault({ kind: "text", content: "Done." });
+    const [a, b] = sample.conversations;
+    // The dead process had saved 4 answered calls and had 2 more out when it stopped.
+    const before = { target_calls: 4, simulator_calls: 0, input_tokens: 100, output_tokens: 20, cost_usd: 0, in_flight: { target: 2, simulator: 0 } };
+    const g = await leftByDeadProcess(1, [{ source: a.id, repeat: 0 }, { source: b.id, repeat: 1 }], before);
+    workGenerationsHere(true);
+    await waitForGeneration(g.id);
+    const done = await read(g.id);
+    expect(done.status).toBe("completed");
+    const userTurns = (c: LoadedSample["conversations"][number]) => c.messages.filter((m) => m.role === "user").length;
+    const sentNow = 2 * sample.conversations.reduce((n, c) => n + userTurns(c), 0) - userTurns(a) - userTurns(b);
+    expect(done.usage).toMatchObject({ target_calls: 4 + 2 + sentNow, lost_calls: 2 });
+    expect(done.usage.input_tokens).toBeGreaterThan(100);
+    // Nothing is out once it ended, and the calls counted are not counted again.
+    expect((await getGeneration(g.id))?.usage).toMatchObject({ in_flight: { target: 0, simulator: 0 } });
   });
 
   it("a single-process store's server that starts frees its predecessor's claims at once, lease or not (SQLite restarts resume at once)", async () => {

@@ -16,6 +16,7 @@ import { dialect } from "@/db/dialect";
 import { claimGeneration, failExhaustedGenerations, finishGeneration, releaseDeadClaims, renewGenerationLeases } from "@/db/repositories/generation-queue";
 import { getGeneration, type GenerationRow } from "@/db/repositories/targets";
 import { getConfig } from "@/lib/config";
+import { leaseMs } from "@/lib/jobs";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import { announceGeneration, generationCancelChannel, generationWakeChannel, onClusterChannel, publish } from "./events";
@@ -54,7 +55,6 @@ const state = processSingleton<QueueState>("generation.queue", () => ({
   unsubscribe: [],
 }));
 
-const leaseMs = () => getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000;
 const iso = (ms: number) => new Date(ms).toISOString();
 
 /** Start claiming generations in this process (idempotent): servers at boot and before creating one, workers at start. */

@@ -5,6 +5,8 @@
  * up again (its process died or shut down) skips what its dataset already holds and counts it from there.
  * How it stops: cancelled (any process; nothing more is written), given back at shutdown (in-flight
  * conversations get the grace period, the rest is another process's), or its claim lost (it stops at once).
+ * Its budget is a BudgetMeter (lib/jobs): each call's start is recorded on the row before the call goes out,
+ * so a process taking up a generation whose process died counts the calls that process had out.
  */
 import "server-only";
 import pLimit from "p-limit";
@@ -15,11 +17,12 @@ import { finishGeneration, releaseGeneration, saveGenerationProgress, whileHeld,
 import type { GenerationRow } from "@/db/repositories/targets";
 import { transaction } from "@/db/store";
 import { costOf } from "@/lib/judge/config";
+import { LocalBudgetMeter } from "@/lib/jobs";
 import { log } from "@/lib/log";
 import { createGenerationBody, stopReasons, type CreateGenerationInput, type Generation } from "@/lib/schemas/generations";
 import { getTargetRow } from "@/lib/targets";
 import { announceGeneration } from "./events";
-import { BudgetReached, nextTurn, replay, simulate, type Made, type ModeInput, type StopReason, type Usage } from "./modes";
+import { BudgetReached, nextTurn, replay, simulate, type CallKind, type Made, type ModeInput, type StopReason, type Usage } from "./modes";
 
 export type StopKind = "cancel" | "drain" | "lost";
 /** How the queue tells a generation to stop: `stop` aborts its calls; `draining` only stops new conversations. */
@@ -28,10 +31,29 @@ export type WorkControl = { signal: AbortSignal; stopKind: () => StopKind | null
 export const emptyReasons = () => Object.fromEntries(stopReasons.map((r) => [r, 0])) as Record<StopReason, number>;
 type WireUsage = Generation["usage"];
 
+/** Calls started and not yet ended, as the row keeps them beside the usage (not on the wire). */
+type InFlight = Record<CallKind, number>;
+type StoredUsage = WireUsage & { in_flight?: Partial<InFlight> };
+
 /** Saved usage (the wire's shape), tolerant of rows written before it was kept. */
 export function savedUsage(u: Record<string, unknown> | null): WireUsage {
   const w = (u ?? {}) as Partial<WireUsage>;
-  return { target_calls: w.target_calls ?? 0, simulator_calls: w.simulator_calls ?? 0, input_tokens: w.input_tokens ?? 0, output_tokens: w.output_tokens ?? 0, cost_usd: w.cost_usd === undefined ? 0 : w.cost_usd };
+  return {
+    target_calls: w.target_calls ?? 0, simulator_calls: w.simulator_calls ?? 0, input_tokens: w.input_tokens ?? 0, output_tokens: w.output_tokens ?? 0,
+    cost_usd: w.cost_usd === undefined ? 0 : w.cost_usd, lost_calls: w.lost_calls ?? 0,
+  };
+}
+
+/**
+ * The usage a generation is taken up with: what earlier attempts saved, and the calls the last one had out
+ * when its process stopped — sent, so counted as calls (and in lost_calls); their replies, tokens and cost never came.
+ */
+function resumedUsage(u: Record<string, unknown> | null): WireUsage {
+  const saved = savedUsage(u);
+  const out = ((u ?? {}) as StoredUsage).in_flight ?? {};
+  const target = out.target ?? 0;
+  const simulator = out.simulator ?? 0;
+  return { ...saved, target_calls: saved.target_calls + target, simulator_calls: saved.simulator_calls + simulator, lost_calls: saved.lost_calls + target + simulator };
 }
 
 /** This attempt's calls priced (JUDGE_PRICES), added to what earlier attempts saved. */
@@ -48,6 +70,7 @@ function usageWire(base: WireUsage, usage: Usage): WireUsage {
     input_tokens: base.input_tokens + usage.calls.reduce((n, c) => n + c.inputTokens, 0),
     output_tokens: base.output_tokens + usage.calls.reduce((n, c) => n + c.outputTokens, 0),
     cost_usd: cost,
+    lost_calls: base.lost_calls,
   };
 }
 
@@ -84,7 +107,7 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
   const body = requestOf(row);
   const target = await getTargetRow(row.targetId);
   const ids = row.sourceConversationIds ?? (Array.isArray(row.params.conversation_ids) ? (row.params.conversation_ids as number[]) : []);
-  const base = savedUsage(row.usage);
+  const base = resumedUsage(row.usage);
   const usage: Usage = { targetCalls: 0, simulatorCalls: 0, calls: [] };
   const reasons = emptyReasons();
   let completed = 0;
@@ -98,29 +121,38 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
     if (failed(reason)) failedCount++;
     else completed++;
   }
-  let budgetReached = false;
-  const progress = () => ({ completed, failed: failedCount, usage: usageWire(base, usage), stopReasons: reasons });
-  // The cost so far (earlier attempts' and this one's calls), each call priced once as it is counted:
-  // asked before every call to the target or the simulator, so max_cost_usd stops new calls at once
-  // and the spend ends within the calls already in flight (each conversation has at most one out).
+  // The budget: the cost so far (earlier attempts' and this one's calls, each priced once as it lands),
+  // asked before every call to the target or the simulator, so max_cost_usd stops new calls at once and
+  // the spend ends within the calls already in flight (each conversation has at most one out).
+  const meter = new LocalBudgetMeter(body.max_cost_usd ?? null, base.cost_usd);
+  // Calls are saved as ended (answered or not) or in flight, so that a process taking the generation up
+  // after this one died adds exactly the calls it had out.
+  const inFlight: InFlight = { target: 0, simulator: 0 };
+  const ended: InFlight = { target: 0, simulator: 0 };
+  const progress = () => ({
+    completed,
+    failed: failedCount,
+    usage: { ...usageWire(base, usage), target_calls: base.target_calls + ended.target, simulator_calls: base.simulator_calls + ended.simulator, in_flight: { ...inFlight } } satisfies StoredUsage,
+    stopReasons: reasons,
+  });
   let priced = 0;
-  let spent: number | null = base.cost_usd;
-  const spentNow = (): number | null => {
+  const callEnded = (kind: CallKind) => {
     for (; priced < usage.calls.length; priced++) {
       const c = usage.calls[priced];
-      if (c.inputTokens + c.outputTokens === 0) continue;
-      const one = costOf(c.model ?? "", c.inputTokens, c.outputTokens);
-      spent = one === null || spent === null ? null : spent + one;
+      if (c.inputTokens + c.outputTokens > 0) meter.landed(costOf(c.model ?? "", c.inputTokens, c.outputTokens));
     }
-    return spent;
+    inFlight[kind]--;
+    ended[kind]++;
+    meter.settle();
+    void saveProgress();
   };
-  const overBudget = () => {
-    if (budgetReached) return true;
-    const cost = body.max_cost_usd === undefined ? null : spentNow();
-    if (cost !== null && cost >= body.max_cost_usd!) budgetReached = true;
-    return budgetReached;
+  // A call goes out once its start is saved: a process that dies with it out leaves it counted.
+  const beforeCall = async (kind: CallKind): Promise<boolean> => {
+    if (!meter.mayStart()) return false;
+    inFlight[kind]++;
+    await saveProgress();
+    return true;
   };
-  overBudget();
   let cutShort = 0;
   let notStarted = 0;
   // Progress is saved as each call ends, not only when a conversation is written: a process that dies
@@ -149,12 +181,12 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
   const { signal } = control;
   let leftUndone = 0;
   const one = async (conversationId: number, repeat: number) => {
-    if (overBudget()) return void notStarted++;
+    if (meter.reached) return void notStarted++;
     if (signal.aborted || control.draining()) return void leftUndone++;
     const source = (await getConversationTrees([conversationId])).get(conversationId);
     if (!source) return;
     const input: ModeInput = {
-      source, target, repeat, generationId: row.id, signal, usage, callEnded: () => void saveProgress(), stopBeforeCall: overBudget,
+      source, target, repeat, generationId: row.id, signal, usage, callEnded, beforeCall,
       maxTurns: body.max_turns, simulator: body.simulator, seed: body.seed === undefined ? undefined : body.seed + repeat,
     };
     let made: Made;
@@ -181,7 +213,6 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
     else completed++;
     await saveProgress();
     announceGeneration(row.id);
-    overBudget();
   };
   const tasks: Array<Promise<void>> = [];
   for (let repeat = 0; repeat < body.repeats; repeat++) {
@@ -204,6 +235,7 @@ export async function workGeneration(row: GenerationRow, owner: string, control:
       if (yield* whileHeld(row.id, row.datasetId, owner)) yield* orderBySource(row.datasetId, sourceId);
     });
   }
+  const budgetReached = meter.reached;
   const status = stop === "cancel" || budgetReached ? "cancelled" : failedCount > 0 && completed === 0 ? "failed" : "completed";
   const error = budgetReached ? budgetMessage(progress().usage.cost_usd, body.max_cost_usd!, cutShort, notStarted) : stop === "cancel" ? "cancelled" : null;
   await finishGeneration(row.id, owner, { ...progress(), status, error, finishedAt: new Date().toISOString() });

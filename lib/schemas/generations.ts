@@ -58,7 +58,17 @@ export const generationSchema = z
     total: z.number().int().describe("Conversations to generate (source conversations × repeats)"),
     completed: z.number().int().describe("Conversations generated to their end (end of source, stop token or max_turns)"),
     failed: z.number().int().describe("Conversations cut short by a target or simulator error (saved as far as they got, with meta.stop_reason)"),
-    usage: z.object({ target_calls: z.number().int(), simulator_calls: z.number().int(), input_tokens: z.number().int(), output_tokens: z.number().int(), cost_usd: z.number().nullable() }),
+    usage: z.object({
+      target_calls: z.number().int(),
+      simulator_calls: z.number().int(),
+      input_tokens: z.number().int(),
+      output_tokens: z.number().int(),
+      cost_usd: z.number().nullable(),
+      lost_calls: z
+        .number()
+        .int()
+        .describe("Calls a process that stopped (it died) had out when another took the generation up: sent, so counted in target_calls and simulator_calls, but their replies, tokens and cost never came"),
+    }),
     stop_reasons: z.object(Object.fromEntries(stopReasons.map((r) => [r, z.number().int()])) as Record<(typeof stopReasons)[number], z.ZodNumber>),
     error: z.string().nullable(),
     stop_reason: z.enum(["budget"]).optional().describe("`budget`: stopped (cancelled) when its calls' cost reached max_cost_usd; `error` says how much was spent"),
