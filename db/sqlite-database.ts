@@ -101,6 +101,16 @@ export function statement(sqlText: string): Database.Statement {
   return stmt;
 }
 
+/**
+ * The open database's file as an absolute path, for a thread that writes with a connection of its own
+ * (db/sqlite-thread-store.ts); null for `:memory:`, which no other connection can open.
+ */
+export function databaseFile(): string | null {
+  getDb();
+  const file = (globalThis as GlobalWithDb)[globalKey]!.path;
+  return file === ":memory:" ? null : path.resolve(file);
+}
+
 /** Close the handle (graceful shutdown, tests). The next getDb() opens it again. */
 export function closeDb(): void {
   const g = globalThis as GlobalWithDb;

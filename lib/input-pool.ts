@@ -12,6 +12,7 @@
  * Where worker threads cannot start (a sandbox without them) the caller's in-process version runs, as before.
  */
 import { Worker } from "node:worker_threads";
+import { threadStopped } from "@/db/sqlite-write-gate";
 import { getConfig } from "@/lib/config";
 import { AppError, type ErrorCode, type ErrorDetail } from "@/lib/errors";
 import { log } from "@/lib/log";
@@ -19,7 +20,7 @@ import { processSingleton } from "@/lib/process-state";
 import { sourceWorker } from "@/lib/source-worker";
 
 /** What a task may be called with and answers (structured-clone data). */
-export type InputTaskName = "checkUpload" | "fixWorks" | "decodeOtlp";
+export type InputTaskName = "checkUpload" | "fixWorks" | "decodeOtlp" | "ingestOtlp";
 
 /** Messages to and from a thread. */
 export type ToInputThread = { id: number; task: InputTaskName; input: unknown };
@@ -27,6 +28,11 @@ export type FromInputThread =
   | { ready: true }
   /** A piece of a large output, sent ahead of it so that no one message takes long to receive (see `runOffLoop`). */
   | { id: number; part: unknown }
+  /**
+   * The caller-sized part of the task is done and the rest is not timed by its deadline (an OTLP export
+   * decoded, its spans being stored: that waits for SQLite's writer, which is not the caller's doing).
+   */
+  | { id: number; untimed: true }
   | { id: number; ok: true; output: unknown }
   | { id: number; ok: false; error: { app?: { code: ErrorCode; details: ErrorDetail[]; status: number }; message: string } };
 
@@ -92,6 +98,11 @@ function startThread(): Thread | null {
       job.parts.push(message.part);
       return;
     }
+    if ("untimed" in message) {
+      clearTimeout(thread.timer);
+      thread.timer = undefined;
+      return;
+    }
     finish(thread);
     if (message.ok) {
       try {
@@ -130,8 +141,13 @@ function startThread(): Thread | null {
     }
     dispatch();
   };
+  // A thread stopped while it stored an export held SQLite's write gate: the server's writes need not wait for it.
+  const threadId = worker.threadId;
   worker.on("error", (error) => lost(error.message));
-  worker.on("exit", (code) => lost(`exit ${code}`));
+  worker.on("exit", (code) => {
+    threadStopped(threadId);
+    lost(`exit ${code}`);
+  });
   return thread;
 }
 

@@ -10,6 +10,7 @@ import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { getConfig } from "@/lib/config";
 import { bulkWriterFor } from "../sqlite-bulk-writer";
 import { getDb, onDatabaseOpen, statement } from "../sqlite-database";
+import { asServerWrite, threadWritesDone, threadWriting } from "../sqlite-write-gate";
 import * as schema from "../schema";
 import { placeholders } from "../placeholders";
 import type { Db, Dialect, JsonList, JsonSql, OpenHook, Step } from "./types";
@@ -136,16 +137,21 @@ export const sqliteDialect: Dialect = {
     // lets go on; its few writes (sessions, keys, renames) wait in SQLite's busy wait, as every write did
     // before the bulk transaction had a thread.
     if (!inOpenHook.getStore()) await hooksRunning;
+    // Held back by a thread storing an export's spans, though (tens of milliseconds, db/sqlite-write-gate.ts):
+    // one write among its callers would otherwise hold the loop, and every request with it, until the thread commits.
+    if (threadWriting()) await threadWritesDone();
     return db;
   },
+  // Writes wait for a bulk transaction, and for a thread storing spans (db/sqlite-write-gate.ts), off the loop.
   async rawRows<T>(text: string, params: readonly unknown[]) {
     const s = statement(text);
-    if (bulk.active && !s.readonly) await writesPaused();
-    return s.all(...params) as T[];
+    if (s.readonly) return s.all(...params) as T[];
+    if (bulk.active) await writesPaused();
+    return asServerWrite(() => s.all(...params) as T[]);
   },
   async rawRun(text, params) {
     if (bulk.active) await writesPaused();
-    return statement(text).run(...params).changes;
+    return asServerWrite(() => statement(text).run(...params).changes);
   },
   async sqlRows<T>(query: SQL) {
     return (await sqliteDialect.database()).all<T>(query);
@@ -155,24 +161,26 @@ export const sqliteDialect: Dialect = {
   async transaction<R>(body: (tx: Db) => Generator<Step, R, unknown>) {
     if (bulk.active) await writesPaused();
     const db = getDb();
-    return db.transaction(
-      (tx) => {
-        const steps = body(tx as unknown as Db);
-        let next = steps.next();
-        while (!next.done) {
-          const step = next.value;
-          let value: unknown;
-          // SQLite's builders run synchronously; the SQL of a raw step is prepared once.
-          if (step.kind === "rows") value = (step.query as unknown as { all(): unknown[] }).all();
-          else if (step.kind === "changes") value = (step.query as unknown as { run(): { changes: number } }).run().changes;
-          else if (step.kind === "raw") value = statement(step.text).all(...step.params);
-          else if (step.kind === "insertRows") value = insertRows(step);
-          else value = statement(step.text).run(...step.params).changes;
-          next = steps.next(value);
-        }
-        return next.value;
-      },
-      { behavior: "immediate" },
+    return asServerWrite(() =>
+      db.transaction(
+        (tx) => {
+          const steps = body(tx as unknown as Db);
+          let next = steps.next();
+          while (!next.done) {
+            const step = next.value;
+            let value: unknown;
+            // SQLite's builders run synchronously; the SQL of a raw step is prepared once.
+            if (step.kind === "rows") value = (step.query as unknown as { all(): unknown[] }).all();
+            else if (step.kind === "changes") value = (step.query as unknown as { run(): { changes: number } }).run().changes;
+            else if (step.kind === "raw") value = statement(step.text).all(...step.params);
+            else if (step.kind === "insertRows") value = insertRows(step);
+            else value = statement(step.text).run(...step.params).changes;
+            next = steps.next(value);
+          }
+          return next.value;
+        },
+        { behavior: "immediate" },
+      ),
     );
   },
   // On the write thread, one at a time; the server's own writes wait for each (writesPaused).

@@ -1,12 +1,17 @@
 /**
  * The HTTP side of the OTLP trace receiver: which encoding a request uses, its body read within
  * OTEL_MAX_BODY_BYTES as sent, decoded (gunzip within the same limit, JSON nesting bounded, spans read)
- * on the input pool unless it is small, and the response in the request's own encoding.
+ * and stored, and the response in the request's own encoding. On SQLite an input-pool thread does both,
+ * with a connection of its own (lib/otel/store-export.ts): the request loop only moves bytes, and the
+ * run in progress and the ingest share SQLite's one writer without the loop waiting for it. On
+ * PostgreSQL the pool decodes (unless the body is small) and the loop stores: the store is a server.
  */
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { runOffLoop } from "@/lib/input-pool";
 import { decodeExportBody, exportTooLarge, gunzipExport, type DecodedExport, type ExportBody } from "@/lib/otel/decode";
+import { ingestedOffLoop, ingestExport, threadStore, type IngestOutcome } from "@/lib/otel/ingest";
+import type { IngestTask, StoredExport } from "@/lib/otel/store-export";
 
 export type OtlpEncoding = "protobuf" | "json";
 
@@ -78,6 +83,27 @@ export async function decodeOtlpExport(encoding: OtlpEncoding, body: { bytes: Ui
     { ms: config.OTEL_DECODE_TIMEOUT_MS, setting: "OTEL_DECODE_TIMEOUT_MS", what: "Decoding the export" },
     () => decodeExportBody(input),
   );
+}
+
+/**
+ * Decode and store an export for `userId`: on SQLite on the input pool (decoding within
+ * OTEL_DECODE_TIMEOUT_MS, storing as long as SQLite's writer takes), else decoded by `decodeOtlpExport`
+ * and stored here. Either way the conversations it touched are rebuilt later, on this process.
+ */
+export async function ingestOtlpExport(userId: string, encoding: OtlpEncoding, body: { bytes: Uint8Array; gzip: boolean }): Promise<IngestOutcome> {
+  const store = await threadStore();
+  if (!store) return ingestExport(userId, await decodeOtlpExport(encoding, body));
+  const config = getConfig();
+  const input: ExportBody = { bytes: body.bytes, encoding, gzip: body.gzip, maxBytes: config.OTEL_MAX_BODY_BYTES, maxDepth: config.MAX_JSON_DEPTH };
+  const task: IngestTask = { body: input, userId, store };
+  const stored = await runOffLoop<StoredExport | Promise<IngestOutcome>>(
+    "ingestOtlp",
+    task,
+    { ms: config.OTEL_DECODE_TIMEOUT_MS, setting: "OTEL_DECODE_TIMEOUT_MS", what: "Decoding the export" },
+    // Where threads cannot start: decoded and stored here, as on PostgreSQL.
+    () => ingestExport(userId, decodeExportBody(input)),
+  );
+  return "conversationIds" in stored ? ingestedOffLoop(stored) : stored;
 }
 
 /** The export response in the request's encoding. */

@@ -24,16 +24,17 @@ import {
   loadTraceSpans,
   saveAssemblies,
   setAsideAssembly,
+  spanStoreForThreads,
   staleConversations,
   storeSpans,
   type AssemblyToSave,
   type ConversationSpans,
   type SaveOutcome,
-  type SpanToStore,
 } from "@/db/repositories/otel";
+import type { ThreadStore } from "@/db/sqlite-thread-store";
 import { ConversationAssembly, type AssembledMessage } from "./assemble";
 import type { DecodedExport } from "./decode";
-import { conversationKeyOf, datasetNameOf } from "./grouping";
+import { rejectionMessage, spanRows, type StoredExport } from "./store-export";
 import type { OtelSpan } from "./types";
 
 export type IngestOutcome = { accepted: number; duplicates: number; rejected: number; errorMessage?: string };
@@ -44,26 +45,25 @@ const state = processSingleton("otel.assembler", () => ({
   again: false,
 }));
 
-/** Store a decoded export's spans for `userId` and schedule the rebuild of the conversations they touched. */
+/** Store a decoded export's spans for `userId` here and schedule the rebuild of the conversations they touched. */
 export async function ingestExport(userId: string, decoded: DecodedExport): Promise<IngestOutcome> {
-  // An evaluation's verdict (a `gen_ai.evaluation.result` span, ours sent back or another evaluator's) is
-  // about a conversation, not a turn of it: it never makes a conversation grow, which would have it judged
-  // again by an online rule, and its verdict exported again, for ever.
-  const rows: SpanToStore[] = decoded.spans.filter((span) => span.attributes["gen_ai.evaluation.name"] === undefined).map((span) => ({
-    datasetName: datasetNameOf(span.resource),
-    traceId: span.traceId,
-    spanId: span.spanId,
-    name: span.name.slice(0, 1000),
-    startNs: span.startNs,
-    key: conversationKeyOf(span)?.slice(0, 500),
-    data: span,
-  }));
+  const rows = spanRows(decoded.spans);
   const result = rows.length ? await storeSpans(userId, rows) : { inserted: 0, duplicates: 0, conversationIds: [] };
   if (result.conversationIds.length) scheduleAssembly();
-  const errorMessage = decoded.rejected
-    ? `${decoded.rejected} span(s) rejected: ${decoded.errors.join("; ")}${decoded.rejected > decoded.errors.length ? `; and ${decoded.rejected - decoded.errors.length} more` : ""}`
-    : undefined;
+  const errorMessage = rejectionMessage(decoded);
   return { accepted: result.inserted, duplicates: result.duplicates, rejected: decoded.rejected, ...(errorMessage ? { errorMessage } : {}) };
+}
+
+/** An export an input-pool thread stored (lib/otel/store-export.ts): schedule the rebuild of the conversations it touched. */
+export function ingestedOffLoop(stored: StoredExport): IngestOutcome {
+  if (stored.conversationIds.length) scheduleAssembly();
+  const { conversationIds: _touched, ...outcome } = stored;
+  return outcome;
+}
+
+/** Where an input-pool thread may store an export itself (SQLite in a file); null where exports are stored in process. */
+export async function threadStore(): Promise<ThreadStore | null> {
+  return spanStoreForThreads();
 }
 
 /** Rebuild soon (after OTEL_ASSEMBLY_DELAY_MS), once for everything that arrives meanwhile. */

@@ -1,8 +1,7 @@
 import { route } from "@/lib/api/route";
-import { decodeOtlpExport, otlpEncoding, otlpResponse, readOtlpBody } from "@/lib/api/otlp";
+import { ingestOtlpExport, otlpEncoding, otlpResponse, readOtlpBody } from "@/lib/api/otlp";
 import { getConfig } from "@/lib/config";
 import { encodeExportResponse } from "@/lib/otel/decode";
-import { ingestExport } from "@/lib/otel/ingest";
 
 export const dynamic = "force-dynamic";
 
@@ -10,9 +9,8 @@ export const dynamic = "force-dynamic";
 export const POST = route({
   handler: async ({ req, userId }) => {
     const encoding = otlpEncoding(req);
-    // Only bytes move here: gunzip, parsing and reading the spans are on the input pool (lib/input-pool.ts).
-    const decoded = await decodeOtlpExport(encoding, await readOtlpBody(req, getConfig().OTEL_MAX_BODY_BYTES));
-    const outcome = await ingestExport(userId, decoded);
+    // Only bytes move here: gunzip, parsing, reading the spans and (on SQLite) storing them are on the input pool (lib/input-pool.ts).
+    const outcome = await ingestOtlpExport(userId, encoding, await readOtlpBody(req, getConfig().OTEL_MAX_BODY_BYTES));
     const partial = outcome.rejected > 0 ? { rejectedSpans: outcome.rejected, errorMessage: outcome.errorMessage ?? "" } : undefined;
     return otlpResponse(encoding, encodeExportResponse(encoding, partial));
   },
