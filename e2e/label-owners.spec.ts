@@ -108,6 +108,9 @@ test("two annotators label the same cells: each sees their own label as theirs a
   await alice.keyboard.press("j");
   await expect(alice.getByTestId("review-title")).toHaveText("Task 3");
   await expect(alice.getByTestId("review-label")).toHaveText("none");
+  // Not labelled by her: bob's note is hidden until she labels it or asks to see it.
+  await expect(alice.getByTestId("review-others-hidden")).toBeVisible();
+  await alice.getByRole("button", { name: "Show them" }).click();
   await expect(alice.getByTestId("review-others").locator(`[data-user="${names.bob}"]`)).toContainText("no verdict");
   await shot(alice, { path: "test-results/screenshots/label-owners-alice.png", fullPage: true });
 
