@@ -189,4 +189,3 @@ export function* chunked<T>(list: readonly T[]): Generator<T[]> {
     }
   }
 }
-

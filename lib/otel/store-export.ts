@@ -8,6 +8,7 @@
  */
 import { storeSpansSteps, type SpanToStore } from "@/db/repositories/otel-span-store";
 import { threadTransaction, type ThreadStore } from "@/db/sqlite-thread-store";
+import { AppError } from "@/lib/errors";
 import { decodeExportBody, type DecodedExport, type ExportBody } from "./decode";
 import { conversationKeyOf, datasetNameOf } from "./grouping";
 import type { OtelSpan } from "./types";
@@ -54,7 +55,14 @@ export function storeExportOnThread(task: IngestTask, decoded: () => void = () =
   const rows = spanRows(spans.spans);
   const now = new Date().toISOString();
   const sqlite = { booleanParam: (value: boolean) => (value ? 1 : 0), exclusive: () => null };
-  const result = rows.length ? threadTransaction(task.store, () => storeSpansSteps(sqlite, task.userId, rows, now)) : { inserted: 0, duplicates: 0, conversationIds: [] };
+  let result = { inserted: 0, duplicates: 0, conversationIds: [] as number[] };
+  try {
+    if (rows.length) result = threadTransaction(task.store, () => storeSpansSteps(sqlite, task.userId, rows, now));
+  } catch (error) {
+    // The writer stayed taken past the busy timeout: 503, which exporters retry (OTLP/HTTP), not a 500.
+    if ((error as { code?: string }).code === "SQLITE_BUSY") throw new AppError("unavailable", "The database stayed busy past its time limit: export again later");
+    throw error;
+  }
   const errorMessage = rejectionMessage(spans);
   return { accepted: result.inserted, duplicates: result.duplicates, rejected: spans.rejected, ...(errorMessage ? { errorMessage } : {}), conversationIds: result.conversationIds };
 }
