@@ -24,7 +24,7 @@ export type FeedbackInput = {
    * Whether a transformation, applied the way the page applies it, makes the file import. When given,
    * a model's fix is only shown if it passes; otherwise the rules' fix (when it passes) is offered.
    */
-  fixWorks?: (transformation: SuggestedTransformation) => boolean;
+  fixWorks?: (transformation: SuggestedTransformation) => boolean | Promise<boolean>;
 };
 
 export type FeedbackDeps = {
@@ -191,11 +191,11 @@ function defaultModelFeedback(timeoutMs: number, usage: SideUsage): ((input: Fee
  * the model has none), the rules' transformation is offered if it passes, so the "Apply the suggested
  * fix" button appears whenever a working fix exists.
  */
-function keepWorkingFix(feedback: LlmFeedback, input: FeedbackInput, works: (t: SuggestedTransformation) => boolean): LlmFeedback {
+async function keepWorkingFix(feedback: LlmFeedback, input: FeedbackInput, works: (t: SuggestedTransformation) => boolean | Promise<boolean>): Promise<LlmFeedback> {
   const proposed = feedback.suggested_transformation;
-  if (proposed && works(proposed)) return feedback;
+  if (proposed && (await works(proposed))) return feedback;
   const rules = transformationFor(input);
-  const rulesWork = rules !== null && works(rules);
+  const rulesWork = rules !== null && (await works(rules));
   if (!proposed && !rulesWork) return feedback;
   const why = proposed ? "The model's suggested fix was checked and does not make the file valid" : "The model suggested no fix";
   return {
@@ -234,7 +234,7 @@ async function feedbackFrom(input: FeedbackInput, deps: FeedbackDeps, usage: Sid
     });
     const feedback = await Promise.race([generate(input), limit]);
     if (!feedback?.analysis?.trim()) throw new Error("empty analysis");
-    return input.fixWorks ? keepWorkingFix(feedback, input, input.fixWorks) : feedback;
+    return input.fixWorks ? await keepWorkingFix(feedback, input, input.fixWorks) : feedback;
   } catch (error) {
     log.warn("import feedback: judge model failed, using rules", { error: (error as Error).message });
     return rulesFeedback(input);
