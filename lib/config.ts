@@ -177,6 +177,15 @@ export const envSchema = z.object({
     .transform(Number)
     .optional()
     .transform((v) => v ?? 20_000),
+  /**
+   * Verdicts back onto the traces (lib/otel/export.ts): the OTLP/HTTP traces URL saved cells are sent to
+   * as GenAI evaluation spans (unset: off), its headers (`k=v,k2=v2`), which conversations (`traced`: those
+   * that came over OTLP; `all`: every one), and how many cells may wait before the newest are dropped.
+   */
+  OTEL_EVALUATION_ENDPOINT: optionalText.pipe(z.url({ message: "must be an OTLP/HTTP traces URL such as http://collector:4318/v1/traces" }).optional()),
+  OTEL_EVALUATION_HEADERS: optionalText,
+  OTEL_EVALUATION_SCOPE: z.enum(["traced", "all"], { message: "must be traced or all" }).default("traced"),
+  OTEL_EVALUATION_QUEUE: positiveInt(10_000),
   /** How often each server process sweeps the online rules for finished live conversations; 0 turns the sweep off. */
   ONLINE_SWEEP_INTERVAL_MS: z
     .string()
@@ -188,15 +197,6 @@ export const envSchema = z.object({
   SHUTDOWN_GRACE_MS: positiveInt(5_000),
   /** With API_TOKEN set: how long a page sign-in lasts before the token must be entered again. */
   SESSION_TTL_HOURS: positiveInt(12),
-  /**
-   * Verdicts back onto the traces (lib/otel/export.ts): the OTLP/HTTP traces URL saved cells are sent to
-   * as GenAI evaluation spans (unset: off), its headers (`k=v,k2=v2`), which conversations (`traced`: those
-   * that came over OTLP; `all`: every one), and how many cells may wait before the newest are dropped.
-   */
-  OTEL_EVALUATION_ENDPOINT: optionalText.pipe(z.url({ message: "must be an OTLP/HTTP traces URL such as http://collector:4318/v1/traces" }).optional()),
-  OTEL_EVALUATION_HEADERS: optionalText,
-  OTEL_EVALUATION_SCOPE: z.enum(["traced", "all"], { message: "must be traced or all" }).default("traced"),
-  OTEL_EVALUATION_QUEUE: positiveInt(10_000),
   LOG_LEVEL: z.enum(["debug", "info", "warn", "error", "silent"]).default("info"),
 });
 
