@@ -179,6 +179,30 @@ const grouped = z
   .strict()
   .describe("Each record is a message (or a part of one); records are grouped into conversations");
 
+const toolCallsSchema = z.union([
+  z.string().max(300),
+  z
+    .object({
+      path: path("Message field holding a call or a list of calls"),
+      name: path("Call field holding the tool's name (default `name`, `function.name`, `function_name`, `tool_name` or `toolName`)").optional(),
+      arguments: path("Call field holding its arguments (default `arguments`, `args` or `input`; JSON text decoded)").optional(),
+      id: path("Call field holding its id").optional(),
+      result: path("Call field holding its result, when the call carries it (results in the same message)").optional(),
+    })
+    .strict(),
+]);
+
+const toolResultSchema = z.union([
+  path("Message field holding a tool's output: the message is that tool's reply, or — when the message also holds calls — the reply to its first call"),
+  z
+    .object({
+      path: path("Message field holding a result or a list of results (`observation.results`)"),
+      id: path("Result field naming the call it answers (`source_call_id`); absent, results answer the message's calls in order").optional(),
+      content: path("Result field holding its output (default `content`, `output`, `result` or `text`, else the whole result)").optional(),
+    })
+    .strict(),
+]);
+
 const kindRule = z
   .object({
     as: z
@@ -190,6 +214,14 @@ const kindRule = z
     first_role: z.string().max(100).optional().describe("The role of the first record of this kind (the user's task written as the first `text` record)"),
     content: path("Field holding this kind's text or call, when not the message's `content`").optional(),
     after: z.string().max(200).optional().describe("`results_in_text`: each result starts after this literal marker (`] Result:`); absent, the whole text is one result"),
+    when: conditions
+      .optional()
+      .describe(
+        "Records told apart by the fields they carry, with no field naming their kind: a record is of this kind when all these conditions hold (`[{\"path\": \"task\", \"exists\": true}]`); the first kind listed whose conditions hold is the record's",
+      ),
+    thinking: path("`message`: field of this kind holding reasoning").optional(),
+    tool_calls: toolCallsSchema.optional().describe("`message`: where this kind's tool calls are (as `message.tool_calls`)"),
+    tool_result: toolResultSchema.optional().describe("`message`: where this kind's tool results are (as `message.tool_result`)"),
   })
   .strict();
 
@@ -215,22 +247,8 @@ export const mappingMessageSchema = z
       .optional()
       .describe("What each kind is (`{\"text\": {\"as\": \"message\", \"role\": \"assistant\", \"first_role\": \"user\"}, \"tool\": {\"as\": \"tool_call\"}}`); kinds not listed are skipped and counted"),
     thinking: path("Message field holding reasoning: text, or a list of text or objects (each object's text fields joined)").optional(),
-    tool_calls: z
-      .union([
-        z.string().max(300),
-        z
-          .object({
-            path: path("Message field holding a call or a list of calls"),
-            name: path("Call field holding the tool's name (default `name`, or `function.name`)").optional(),
-            arguments: path("Call field holding its arguments (default `arguments`, `args` or `input`; JSON text decoded)").optional(),
-            id: path("Call field holding its id").optional(),
-            result: path("Call field holding its result, when the call carries it (results in the same message)").optional(),
-          })
-          .strict(),
-      ])
-      .optional()
-      .describe("Where a message's tool calls are"),
-    tool_result: path("Message field holding a tool's output").optional(),
+    tool_calls: toolCallsSchema.optional().describe("Where a message's tool calls are"),
+    tool_result: toolResultSchema.optional().describe("Where a message's tool results are: a field (the message is a tool's reply), or results inside the message linked to its calls by id"),
     tool_call_id: path("Message field naming the call a result answers (results paired by id)").optional(),
     clean: z
       .array(z.enum(["private_use"]))
@@ -238,7 +256,7 @@ export const mappingMessageSchema = z
       .optional()
       .describe("`private_use`: markers wrapped in Unicode private-use characters (ChatGPT's citation markers `\\ue200cite\\ue202turn0search0\\ue201`) are taken out of the text, kept in the message's meta as `markers`"),
     skip: conditions.optional().describe("Messages that are not turns when any one condition holds (hidden nodes, empty placeholders)"),
-    meta: z.array(z.string().max(300)).max(200).optional().describe("Message fields copied into the message's meta; default every field not read as text"),
+    meta: z.array(z.string().max(300)).max(200).optional().describe("Message fields copied into the message's meta; default every field the mapping does not read (`[]`: none)"),
   })
   .strict();
 

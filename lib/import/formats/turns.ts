@@ -134,8 +134,44 @@ function resultValue(value: unknown): unknown {
 }
 
 function toolResultStep(part: Record<string, unknown>): Record<string, unknown> {
-  const value = part.content ?? part.output ?? part.result ?? part.value ?? part.text;
+  const value = part.content ?? part.output ?? part.result ?? part.value ?? part.text ?? part.response;
   return { tool_result: resultValue(value) };
+}
+
+/** `functionCall` → `function_call`: a part's kind under either spelling. */
+const snake = (t: string) => t.replace(/([a-z0-9])([A-Z])/g, "$1_$2").replace(/-/g, "_").toLowerCase();
+
+/**
+ * A part as `{type, …}`: typed parts as they are; a part tagged by its one object-valued key instead of a `type`
+ * (Gemini's `{functionCall: {name, args}}`, `{functionResponse: {name, response}}`) as that key's value with the
+ * key as its type. Types are compared in snake case (`functionCall` is `function_call`).
+ */
+function typedPart(part: Record<string, unknown>): { type: string; part: Record<string, unknown> } {
+  if (typeof part.type === "string") return { type: part.type, part };
+  if (partText(part) === undefined) {
+    const tagged = Object.keys(part).filter((k) => isRecord(part[k]));
+    if (tagged.length === 1) return { type: snake(tagged[0]), part: { ...(part[tagged[0]] as Record<string, unknown>) } };
+  }
+  return { type: "", part };
+}
+
+const resultKinds = new Set([...toolResultTypes, "function_response", "tool_response"]);
+const callKinds = new Set([...toolCallTypes, "function_call"]);
+
+/**
+ * A part that is a tool's call under a type of its own (the AI SDK's `tool-<name>` and `dynamic-tool` parts): a
+ * call id with its input, the name from `toolName` or the type; with its output (or error) when it has one.
+ */
+function namedToolPart(type: string, part: Record<string, unknown>): Record<string, unknown>[] | undefined {
+  const id = part.toolCallId ?? part.tool_call_id ?? part.call_id;
+  const input = part.input ?? part.args ?? part.arguments;
+  if (typeof id !== "string" || input === undefined) return undefined;
+  const name = typeof part.toolName === "string" ? part.toolName : typeof part.name === "string" ? part.name : type.replace(/^tool[-_]/, "");
+  if (!name) return undefined;
+  const steps: Record<string, unknown>[] = [{ tool_call: { name, arguments: parseMaybeJson(input), id } }];
+  const output = part.output ?? part.result ?? (typeof part.errorText === "string" ? { error: part.errorText } : undefined);
+  if (output !== undefined) steps.push({ tool_result: resultValue(output) });
+  return steps;
 }
 
 /**
@@ -160,19 +196,22 @@ export function readContent(content: unknown): Piece[] | undefined {
       continue;
     }
     if (!isRecord(part)) return undefined;
-    const type = typeof part.type === "string" ? part.type : "";
-    if (thinkingTypes.has(type)) {
+    const { type, part: body } = typedPart(part);
+    const kind = snake(type);
+    if (thinkingTypes.has(type) || (part.thought === true && typeof part.text === "string")) {
       const text = thinkingText(part);
       if (text) pieces.push({ kind: "step", step: { thinking: text } });
-    } else if (toolCallTypes.has(type)) pieces.push({ kind: "step", step: toolCallStep(part) });
-    else if (toolResultTypes.has(type)) pieces.push({ kind: "step", step: toolResultStep(part) });
+    } else if (toolCallTypes.has(type) || callKinds.has(kind)) pieces.push({ kind: "step", step: toolCallStep(body) });
+    else if (toolResultTypes.has(type) || resultKinds.has(kind)) pieces.push({ kind: "step", step: toolResultStep(body) });
+    else if (type && !textTypes.has(type) && namedToolPart(type, body)) for (const step of namedToolPart(type, body) ?? []) pieces.push({ kind: "step", step });
     else if (type === "refusal" && typeof part.refusal === "string") addText(part.refusal);
     else if (own(placeholders, type)) addText(placeholders[type]);
     else {
       // A text part, or a type we do not know that still carries text: keep the text rather than drop it.
       const text = partText(part);
       if (text !== undefined) addText(text);
-      else if (!textTypes.has(type) && type) addText(`[${type}]`);
+      // A part that is only its type (the AI SDK's `step-start` boundary) says nothing: no placeholder.
+      else if (!textTypes.has(type) && type && Object.keys(part).length > 1) addText(`[${type}]`);
     }
   }
   return pieces;
@@ -180,7 +219,7 @@ export function readContent(content: unknown): Piece[] | undefined {
 
 /** True when every part of a content array is a tool result (Anthropic sends tool results as a user message). */
 function onlyToolResults(content: unknown): boolean {
-  return Array.isArray(content) && content.length > 0 && content.every((p) => isRecord(p) && typeof p.type === "string" && toolResultTypes.has(p.type));
+  return Array.isArray(content) && content.length > 0 && content.every((p) => isRecord(p) && resultKinds.has(snake(typedPart(p).type)));
 }
 
 /** Read one file message; undefined when it is not one we can convert (it is passed on as it is). */

@@ -202,12 +202,13 @@ function cleanPrivateUse(text: string, markers: string[]): string {
 }
 
 type CallSpec = Exclude<MappingMessage["tool_calls"], string | undefined>;
+type ResultSpec = Exclude<MappingMessage["tool_result"], string | undefined>;
 
 function callOf(raw: unknown, spec: CallSpec | undefined, kindName?: string): { call: Rec; result?: unknown } {
   const c = decodeText(raw);
   if (!isRec(c)) return { call: { name: kindName ?? "tool", arguments: c ?? {} } };
   const fn = isRec(c.function) ? c.function : c;
-  const name = spec?.name ? get(c, spec.name) : (fn.name ?? c.tool ?? c.tool_name ?? c.toolName);
+  const name = spec?.name ? get(c, spec.name) : (fn.name ?? c.tool ?? c.tool_name ?? c.toolName ?? c.function_name);
   let args: unknown = spec?.arguments ? get(c, spec.arguments) : (fn.arguments ?? fn.args ?? fn.input ?? fn.parameters);
   if (args === undefined && !spec?.arguments) {
     // Cline: `{"tool": "readFile", "path": …}`: everything but the name is the arguments.
@@ -234,11 +235,32 @@ function resultText(value: unknown): unknown {
 
 type ReadState = { kindCounts: Map<string, number>; pending: Array<{ id?: string }>; skipped: Record<string, number> };
 
+/** The first segment of a path (`observation.results` → `observation`): the record field it reads. */
+const topOf = (p: string | undefined) => (p === undefined || p === "" || p === "." ? undefined : p.split("|").map((x) => x.split(/[.[]/)[0]));
+
+/** The record fields a message spec reads (the rest go to the message's meta by default). */
+function fieldsRead(spec: MappingMessage, rule?: MappingKindRule): Set<string> {
+  const paths: Array<string | undefined> = [spec.role, spec.kind, spec.thinking, spec.tool_call_id, rule?.content, rule?.thinking];
+  for (const c of Array.isArray(spec.content) ? spec.content : [spec.content ?? "content|text"]) paths.push(c);
+  for (const t of [spec.tool_calls, rule?.tool_calls, spec.tool_result, rule?.tool_result]) paths.push(typeof t === "string" ? t : t?.path);
+  if (rule?.when) for (const c of rule.when) paths.push(c.path);
+  const out = new Set<string>();
+  for (const p of paths) for (const t of topOf(p) ?? []) if (t) out.add(t);
+  return out;
+}
+
+/** The kind of a record: the first kind whose `when` holds, else the value of `kind`. */
+function kindOf(m: unknown, spec: MappingMessage): string | undefined {
+  if (!spec.kinds) return undefined;
+  for (const [name, rule] of Object.entries(spec.kinds)) if (rule.when?.length && allHold(m, rule.when)) return name;
+  return spec.kind ? (keyOf(get(m, spec.kind)) ?? "") : undefined;
+}
+
 /**
  * One file record → file messages in the OpenAI dialect (the chat reader folds them into turns): text with its
  * role, reasoning and calls as assistant messages, results as tool messages naming their call.
  */
-function readFields(m: unknown, spec: MappingMessage, state: ReadState, resultsBy: "id" | "order" | "text"): Rec[] {
+function readFields(m: unknown, spec: MappingMessage, state: ReadState, resultsBy: "id" | "order" | "text", ruleUsed?: MappingKindRule): Rec[] {
   if (!isRec(m) && typeof m !== "string") return [];
   if (anyHolds(m, spec.skip)) {
     state.skipped["not a turn"] = (state.skipped["not a turn"] ?? 0) + 1;
@@ -254,17 +276,25 @@ function readFields(m: unknown, spec: MappingMessage, state: ReadState, resultsB
   };
   const rawRole = spec.role_value ?? keyOf(get(m, spec.role));
   const mapRole = (r: string | undefined) => (r !== undefined && spec.roles && Object.prototype.hasOwnProperty.call(spec.roles, r) ? spec.roles[r] : r);
+  const kind = kindOf(m, spec);
+  const rule: MappingKindRule | undefined = kind !== undefined && spec.kinds && Object.prototype.hasOwnProperty.call(spec.kinds, kind) ? spec.kinds[kind] : undefined;
   const meta: Rec = {};
   const withMeta = (msg: Rec) => {
-    if (spec.meta && isRec(m)) for (const k of spec.meta) if (get(m, k) !== undefined) meta[k] = get(m, k);
+    if (isRec(m)) {
+      // Named fields, or by default every field the mapping does not read: nothing of the record is dropped.
+      if (spec.meta) {
+        for (const k of spec.meta) if (get(m, k) !== undefined) meta[k] = get(m, k);
+      } else {
+        const read = fieldsRead(spec, rule ?? ruleUsed);
+        for (const [k, v] of Object.entries(m)) if (!read.has(k) && v !== undefined && v !== null && k !== "_key") meta[k] = v;
+      }
+    }
     if (markers.length) meta.markers = [...markers];
     if (Object.keys(meta).length) msg.meta = { ...meta };
     return msg;
   };
 
-  if (spec.kind && spec.kinds) {
-    const kind = keyOf(get(m, spec.kind)) ?? "";
-    const rule: MappingKindRule | undefined = Object.prototype.hasOwnProperty.call(spec.kinds, kind) ? spec.kinds[kind] : undefined;
+  if (kind !== undefined && spec.kinds) {
     if (!rule || rule.as === "skip") {
       state.skipped[kind || "record"] = (state.skipped[kind || "record"] ?? 0) + 1;
       return [];
@@ -274,13 +304,18 @@ function readFields(m: unknown, spec: MappingMessage, state: ReadState, resultsB
     const content = rule.content ? get(m, rule.content) : spec.content !== undefined ? get(m, Array.isArray(spec.content) ? spec.content[0] : spec.content) : get(m, "content|text");
     if (rule.as === "message") {
       const role = seen === 0 && rule.first_role ? rule.first_role : (rule.role ?? mapRole(rawRole) ?? "assistant");
+      if (rule.thinking || rule.tool_calls || rule.tool_result) {
+        // A kind holding reasoning, calls or results beside its text: read by those fields.
+        const sub: MappingMessage = { ...spec, kind: undefined, kinds: undefined, role: undefined, role_value: role, content: rule.content ?? spec.content, thinking: rule.thinking, tool_calls: rule.tool_calls, tool_result: rule.tool_result };
+        return readFields(m, sub, state, resultsBy, rule);
+      }
       const text = clean(textOf(content));
       if (text === null || text === "") return [];
       return [withMeta({ role, content: text })];
     }
     if (rule.as === "thinking") {
       const text = clean(textOf(content));
-      return text ? [{ role: "assistant", content: [{ type: "thinking", thinking: text }] }] : [];
+      return text ? [withMeta({ role: "assistant", content: [{ type: "thinking", thinking: text }] })] : [];
     }
     if (rule.as === "tool_call") {
       const callSpec = typeof spec.tool_calls === "object" ? spec.tool_calls : undefined;
@@ -314,7 +349,6 @@ function readFields(m: unknown, spec: MappingMessage, state: ReadState, resultsB
     return out;
   }
 
-  const out: Rec[] = [];
   const role = mapRole(rawRole);
   const thinkingValue = spec.thinking ? get(m, spec.thinking) : undefined;
   const thinking = clean(textOf(thinkingValue));
@@ -326,37 +360,52 @@ function readFields(m: unknown, spec: MappingMessage, state: ReadState, resultsB
   else content = clean(contentOf(spec.content));
   const msg: Rec = { role: role ?? "user", content: parts.length ? [...parts, ...(typeof content === "string" ? [{ type: "text", text: content }] : Array.isArray(content) ? content : [])] : content };
   const results: Rec[] = [];
+  const calls: Rec[] = [];
+  /** This message's calls not yet answered, in order. */
+  const open: Array<string | undefined> = [];
   if (spec.tool_calls) {
     const callSpec = typeof spec.tool_calls === "string" ? { path: spec.tool_calls } : spec.tool_calls;
     const value = decodeText(get(m, callSpec.path));
     const list = value === undefined || value === null ? [] : Array.isArray(value) ? value : [value];
-    const calls: Rec[] = [];
     for (const raw of list) {
       const { call, result } = callOf(raw, callSpec);
       calls.push(call);
       if (result !== undefined && result !== null) results.push({ role: "tool", content: stringify(resultText(result)), tool_call_id: call.id });
-      else if (resultsBy !== "id") state.pending.push({ id: call.id as string | undefined });
+      else open.push(call.id as string | undefined);
     }
     if (calls.length) msg.tool_calls = calls;
   }
-  if (spec.tool_result) {
-    const value = get(m, spec.tool_result);
-    if (value !== undefined && value !== null) {
+  if (spec.tool_result !== undefined) {
+    const resultSpec: ResultSpec = typeof spec.tool_result === "string" ? { path: spec.tool_result } : spec.tool_result;
+    const value = get(m, resultSpec.path);
+    const list = value === undefined || value === null ? [] : typeof spec.tool_result === "object" && Array.isArray(value) ? value : [value];
+    if (list.length && !calls.length && typeof spec.tool_result === "string") {
+      // The message is a tool's reply.
       const answers = spec.tool_call_id ? keyOf(get(m, spec.tool_call_id)) : state.pending.shift()?.id;
       return [withMeta({ role: "tool", content: stringify(resultText(value)), tool_call_id: answers })];
     }
+    for (const r of list) {
+      const named = resultSpec.id ? keyOf(get(r, resultSpec.id)) : undefined;
+      const output = resultSpec.content ? get(r, resultSpec.content) : isRec(r) && typeof spec.tool_result === "object" ? (r.content ?? r.output ?? r.result ?? r.text ?? r) : r;
+      // Named by id, else the oldest call of this message (then of the record before) still waiting.
+      let answers = named;
+      if (answers === undefined) answers = open.length ? open.shift() : state.pending.shift()?.id;
+      else if (open.includes(answers)) open.splice(open.indexOf(answers), 1);
+      results.push({ role: "tool", content: stringify(resultText(output)), tool_call_id: answers });
+    }
   }
+  if (resultsBy !== "id") for (const id of open) state.pending.push({ id });
   if (role === "tool" || (spec.tool_call_id && get(m, spec.tool_call_id) !== undefined)) {
     const answers = spec.tool_call_id ? keyOf(get(m, spec.tool_call_id)) : state.pending.shift()?.id;
     msg.role = "tool";
     if (answers) msg.tool_call_id = answers;
   }
   if (msg.role === "assistant" && !msg.tool_calls && !parts.length && (msg.content === null || msg.content === "")) {
+    if (results.length) return results;
     state.skipped["empty message"] = (state.skipped["empty message"] ?? 0) + 1;
     return [];
   }
-  out.push(withMeta(msg), ...results);
-  return out;
+  return [withMeta(msg), ...results];
 }
 
 const stringify = (v: unknown) => (typeof v === "string" ? v : v === undefined || v === null ? "" : JSON.stringify(v));

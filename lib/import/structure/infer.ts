@@ -13,7 +13,7 @@ import type { ImportMapping } from "@/lib/schemas/imports";
 import { isRecord } from "../issues";
 import type { ParseResult } from "../parse";
 import { roleAlias } from "../suggestions";
-import { parseMaybeJson } from "../formats/turns";
+import { parseMaybeJson, readContent } from "../formats/turns";
 
 type Parsed = Extract<ParseResult, { ok: true }>;
 type Rec = Record<string, unknown>;
@@ -74,15 +74,19 @@ function fieldValues(records: Rec[]): Map<string, unknown[]> {
 function roleField(fields: Map<string, unknown[]>, count: number): { key: string; values: string[] } | undefined {
   const found: Array<{ key: string; values: string[]; rank: number }> = [];
   for (const [key, values] of fields) {
-    // Present on enough records (logs interleave other record kinds: progress, snapshots) and always text.
-    if (values.length < Math.max(1, count * 0.2) || !values.every((v) => typeof v === "string")) continue;
+    if (!values.every((v) => typeof v === "string")) continue;
     const distinct = [...new Set(values as string[])];
     if (distinct.length > 8 || !distinct.every((v) => roleOf(v))) continue;
     const mapped = distinct.map((v) => roleOf(v));
     if (!mapped.includes("user") && !mapped.includes("assistant")) continue;
+    // Present on enough records (logs interleave other record kinds: progress, snapshots), or — a log whose
+    // messages are a few records among many events (token counts, contexts, calls written as records of their
+    // own) — on at least two; a field that common wins over one that rare.
+    const rare = values.length < Math.max(1, count * 0.2);
+    if (rare && values.length < 2) continue;
     const leaf = key.split(".").pop() as string;
     const named = roleKeyNames.indexOf(leaf);
-    found.push({ key, values: distinct, rank: (named === -1 ? 50 : named) + (key.includes(".") ? 5 : 0) });
+    found.push({ key, values: distinct, rank: (named === -1 ? 50 : named) + (key.includes(".") ? 5 : 0) + (rare ? 100 : 0) });
   }
   found.sort((a, b) => a.rank - b.rank);
   return found[0];
@@ -258,7 +262,8 @@ export function inferMapping(parsed: Parsed): ImportMapping | undefined {
     used.add(thinking);
   }
   const callId = callIdKeyNames.find((k) => messageFields.has(k));
-  const partsHoldCalls = (messageFields.get(mapping.content) ?? []).some((v) => Array.isArray(v) && v.some((p) => isRecord(p) && (p.type === "tool_use" || p.type === "tool_result" || p.type === "tool_call")));
+  // Content parts holding calls or results, under whatever part type (read as the import reads them).
+  const partsHoldCalls = (messageFields.get(mapping.content) ?? []).some((v) => Array.isArray(v) && (readContent(v) ?? []).some((p) => p.kind === "step" && ("tool_call" in p.step || "tool_result" in p.step)));
   const rolesHoldTools = role.values.some((v) => roleOf(v) === "tool");
   // A log writing calls as records of their own (a name with arguments, no role) beside its messages.
   const looseCalls = mapping.group_by !== undefined && best.records.some((r) => {

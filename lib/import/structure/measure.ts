@@ -24,7 +24,12 @@ export type StructuralMeasure = {
 };
 
 /** Values that say which thing or what kind, not what was said. */
-const structural = new Set(["role", "from", "type", "id", "tool_call_id", "tool_use_id", "call_id", "index", "signature", "object", "timestamp"]);
+// `status` and `state` are lifecycle flags (`done`, `output-available`, `completed`), as the import's own text
+// accounting and the search's scorer count `status`.
+const structural = new Set(["role", "from", "type", "id", "tool_call_id", "tool_use_id", "call_id", "index", "signature", "object", "timestamp", "status", "state"]);
+/** A call's id under any spelling (`toolCallId`, `source_call_id`, `callID`): it links a result to its call, as `call_id` does. */
+const callIdKey = /(^|_)call_?id$|callid$|tool_?use_?id$/i;
+const isStructural = (k: string, skip: ReadonlySet<string>) => skip.has(k) || callIdKey.test(k);
 
 function leaves(value: unknown, out: string[], depth = 0, skip: ReadonlySet<string> = structural): void {
   if (depth > 64) return;
@@ -39,7 +44,7 @@ function leaves(value: unknown, out: string[], depth = 0, skip: ReadonlySet<stri
     }
     if (value.trim()) out.push(value);
   } else if (Array.isArray(value)) for (const v of value) leaves(v, out, depth + 1, skip);
-  else if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (!skip.has(k)) leaves(v, out, depth + 1, skip);
+  else if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (!isStructural(k, skip)) leaves(v, out, depth + 1, skip);
 }
 
 /**

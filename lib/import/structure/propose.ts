@@ -16,7 +16,35 @@ type Rec = Record<string, unknown>;
 const SAMPLE = 60;
 
 const userish = (v: string) => /^(user|human|prompter|customer|me|person|you)$/i.test(v) || roleAlias(v.toLowerCase()) === "user";
-const isCallLike = (v: unknown) => isRec(v) && (typeof v.name === "string" || typeof v.tool === "string") && ("args" in v || "arguments" in v || "input" in v);
+const callNameKeys = ["name", "tool", "function_name", "tool_name", "toolName"];
+const isCallLike = (v: unknown) => isRec(v) && callNameKeys.some((k) => typeof v[k] === "string") && ("args" in v || "arguments" in v || "input" in v);
+const callIdKeys = ["id", "call_id", "tool_call_id", "toolCallId", "callID"];
+
+/**
+ * Results inside the message that holds the calls, linked to them by id (a step's `observation.results`, each
+ * naming its call in `source_call_id`): the path of the list, the field naming the call and the output's field.
+ */
+function resultsBeside(messages: Rec[], callsKey: string): { path: string; id: string; content?: string } | undefined {
+  for (const m of messages) {
+    const ids = new Set((Array.isArray(m[callsKey]) ? (m[callsKey] as unknown[]) : []).filter(isRec).flatMap((c) => callIdKeys.map((k) => c[k]).filter((x): x is string => typeof x === "string")));
+    if (!ids.size) continue;
+    const lists: Array<[string, unknown]> = [];
+    for (const [k, v] of Object.entries(m)) {
+      if (k === callsKey) continue;
+      lists.push([k, v]);
+      if (isRec(v)) for (const [k2, v2] of Object.entries(v)) lists.push([`${k}.${k2}`, v2]);
+    }
+    for (const [path, v] of lists) {
+      const list = (Array.isArray(v) ? v : [v]).filter(isRec);
+      if (!list.length) continue;
+      const id = Object.keys(list[0]).find((k) => list.some((r) => typeof r[k] === "string" && ids.has(r[k] as string)));
+      if (!id) continue;
+      const content = ["content", "output", "result", "text"].find((k) => k in list[0]);
+      return { path, id, ...(content ? { content } : {}) };
+    }
+  }
+  return undefined;
+}
 
 /** The records of the file: the top-level list, JSON Lines, or the first list of objects under a key (with its path). */
 function recordLists(parsed: Parsed): Array<{ path: string; records: unknown[] }> {
@@ -67,6 +95,8 @@ function dialogue(records: Rec[]): ImportMappingV2 | undefined {
         const call = messages.flatMap((m) => (Array.isArray(m[callsKey]) ? (m[callsKey] as unknown[]) : [])).find(isCallLike) as Rec;
         const result = ["result", "output", "response"].find((k) => k in call);
         message.tool_calls = result ? { path: callsKey, result } : callsKey;
+        const beside = result ? undefined : resultsBeside(messages, callsKey);
+        if (beside) message.tool_result = beside;
       }
       const thinking = ["thoughts", "thinking", "reasoning", "reasoning_content"].find((k) => messages.some((m) => m[k] !== undefined && m[k] !== null));
       if (thinking) message.thinking = thinking;

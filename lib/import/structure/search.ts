@@ -39,7 +39,9 @@ export type SearchResult = { mapping: AnyImportMapping; score: MappingScore; sur
 
 const SAMPLE_LINES = 300;
 const SAMPLE_ITEMS = 80;
-const structural = new Set(["role", "from", "type", "id", "tool_call_id", "tool_use_id", "call_id", "index", "signature", "object", "timestamp", "status", "_key"]);
+const structural = new Set(["role", "from", "type", "id", "tool_call_id", "tool_use_id", "call_id", "index", "signature", "object", "timestamp", "status", "state", "_key"]);
+/** A call's id under any spelling (`toolCallId`, `source_call_id`): it links a result to its call. */
+const callIdKey = /(^|_)call_?id$|callid$|tool_?use_?id$/i;
 
 /** The first records of the file: a JSON Lines head, a list's head, an object's lists' heads. */
 function sampleOf(parsed: Parsed): Parsed {
@@ -63,7 +65,7 @@ function leaves(value: unknown, out: string[], skip: ReadonlySet<string>, depth 
     }
     if (t) out.push(t);
   } else if (Array.isArray(value)) for (const v of value) leaves(v, out, skip, depth + 1);
-  else if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (!skip.has(k)) leaves(v, out, skip, depth + 1);
+  else if (isRecord(value)) for (const [k, v] of Object.entries(value)) if (!skip.has(k) && !callIdKey.test(k)) leaves(v, out, skip, depth + 1);
 }
 
 type Validated = Extract<ReturnType<typeof validateConversations>, { ok: true }>;
