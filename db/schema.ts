@@ -7,6 +7,7 @@ import {
   check,
   index,
   integer,
+  primaryKey,
   real,
   sqliteTable,
   text,
@@ -305,6 +306,47 @@ export const evaluationResultsTable = sqliteTable(
     index("evaluation_results_step_idx").on(t.stepId),
     check("evaluation_results_status_check", sql`${t.status} in ('completed', 'failed', 'skipped')`),
   ],
+);
+
+/**
+ * The latest result of each (metric, entity), kept by triggers on evaluation_results in the transaction
+ * that writes or deletes a result (migrations SQLite 0017 / PostgreSQL 0013): the grid's verdict filters
+ * and metric sorts read it by index instead of finding each row's latest result. `position` is the
+ * conversation's grid position for conversation-level rows (kept when conversations are renumbered),
+ * null for the other levels; `score` is the result's score when it completed, else null.
+ * Partial indexes made by the migration, not declared here: (pipeline_node_id, entity_type, score,
+ * position) and (…, score desc, position) where score is not null — pass/fail in grid order and metric
+ * sorts — and (pipeline_node_id, entity_type, position) where status = 'failed'.
+ */
+export const latestResultsTable = sqliteTable(
+  "latest_results",
+  {
+    entityId: integer("entity_id").notNull(),
+    entityType: text("entity_type", { enum: evaluationLevels }).notNull(),
+    pipelineNodeId: integer("pipeline_node_id").notNull(),
+    position: integer("position"),
+    resultId: integer("result_id").notNull(),
+    status: text("status", { enum: resultStatuses }).notNull(),
+    score: real("score"),
+  },
+  (t) => [primaryKey({ columns: [t.entityId, t.entityType, t.pipelineNodeId] })],
+);
+
+/** Per (metric, level): how many entities have a latest result, and how many of those pass, fail, failed (kept by triggers on latest_results). */
+export const latestResultCountsTable = sqliteTable(
+  "latest_result_counts",
+  {
+    pipelineNodeId: integer("pipeline_node_id").notNull(),
+    entityType: text("entity_type", { enum: evaluationLevels }).notNull(),
+    results: integer("results").notNull().default(0),
+    /** Completed with score 1 (a checkbox's pass). */
+    passes: integer("passes").notNull().default(0),
+    /** Completed with score 0 (a checkbox's fail). */
+    fails: integer("fails").notNull().default(0),
+    /** Status failed (the judge or check could not decide). */
+    failures: integer("failures").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.pipelineNodeId, t.entityType] })],
 );
 
 export const judgeCacheTable = sqliteTable(

@@ -17,6 +17,8 @@ export const {
   pipelineNodesTable,
   pipelineExecutionsTable,
   evaluationResultsTable,
+  latestResultsTable,
+  latestResultCountsTable,
   judgeCacheTable,
   labelsTable,
   metricPromptVersionsTable,

@@ -29,6 +29,8 @@ export type Tables = Pick<
   | "pipelineNodesTable"
   | "pipelineExecutionsTable"
   | "evaluationResultsTable"
+  | "latestResultsTable"
+  | "latestResultCountsTable"
   | "judgeCacheTable"
   | "labelsTable"
   | "metricPromptVersionsTable"
