@@ -8,10 +8,9 @@ import { and, asc, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 import type { EvaluationLevel } from "../schema";
 import { database, first, prepared, sqlRows, type Db, type Preparable } from "../store";
-import { conversationsTable, evaluationResultsTable, messagesTable, pipelineNodesTable, stepsTable } from "../tables";
+import { conversationsTable, datasetCountsTable, latestResultCountsTable, latestResultsTable, messagesTable, pipelineNodesTable, stepsTable } from "../tables";
 import { META_LABEL_KEYS } from "@/lib/conversation-label";
 import { jsonFieldText, objectKeysSql, toolNameSql } from "./json-fields";
-import { datasetCountsTable } from "../tables";
 import { ensureMetaIndexes, META_INDEX_MIN_CONVERSATIONS, metaFilterValue, metaSortTerms, type MetaIndexUse } from "./meta-indexes";
 
 export type CompareOp = "==" | "!=" | ">=" | ">" | "<=" | "<";
@@ -73,17 +72,33 @@ async function pageQuery<R>(name: string, opts: PageOpts, build: (db: Db, p: Pag
 
 const sqlOp = (op: CompareOp) => sql.raw(op === "==" ? "=" : op);
 
+type VerdictCondition = Extract<GridCondition, { kind: "verdict" }>;
+
+/**
+ * The latest result of each (metric, entity) is a row of latest_results (kept by triggers as results are
+ * written and deleted, migration 0017 / PostgreSQL 0013): a row's latest verdict or score is one primary-key
+ * lookup there, and a verdict or a metric sort is read in grid order from its indexes (see `drivingTerm`).
+ */
+const l = latestResultsTable;
+const latestRow = (level: EvaluationLevel, nodeId: number, entityId: SQLiteColumn | SQL) =>
+  sql`${l.entityId} = ${entityId} and ${l.entityType} = ${level} and ${l.pipelineNodeId} = ${nodeId}`;
+
+/** Whether a verdict condition holds of the row `entityId` (a lookup in latest_results). */
+function verdictHolds(level: EvaluationLevel, entityId: SQLiteColumn, c: VerdictCondition): SQL {
+  const where = latestRow(level, c.nodeId, entityId);
+  if (c.verdict === "none") return sql`not exists (select 1 from ${l} where ${where})`;
+  if (c.verdict === "failed") return sql`exists (select 1 from ${l} where ${where} and ${l.status} = 'failed')`;
+  return sql`exists (select 1 from ${l} where ${where} and ${l.score} = ${c.verdict === "pass" ? 1 : 0})`;
+}
+
 /**
  * The SQL of a page's extras for one level: selected meta fields (JSON text), conditions and ordering.
- * Latest results are read by correlated subqueries on the (node, type, entity, id) index, so the page
- * stays one query.
+ * Latest results are read by correlated lookups in latest_results, so the page stays one query.
+ * `skip`: a condition the page reads from latest_results' index instead (its driving verdict).
  */
-function extrasSql(level: EvaluationLevel, entityId: SQLiteColumn, extras: GridExtras | undefined) {
-  const r = evaluationResultsTable;
-  const latest = (nodeId: number, column: SQL) =>
-    sql`(select ${column} from ${r} where ${r.pipelineNodeId} = ${nodeId} and ${r.entityType} = ${level} and ${r.entityId} = ${entityId} order by ${r.id} desc limit 1)`;
-  // The latest result's score, null when that result failed.
-  const latestScore = (nodeId: number) => latest(nodeId, sql`case when ${r.status} = 'completed' then ${r.score} end`);
+function extrasSql(level: EvaluationLevel, entityId: SQLiteColumn, extras: GridExtras | undefined, skip?: GridCondition) {
+  // The latest result's score, null when that result did not complete.
+  const latestScore = (nodeId: number) => sql`(select ${l.score} from ${l} where ${latestRow(level, nodeId, entityId)})`;
   // Meta fields with their path written out, so an index on the same expression serves them (meta-indexes.ts).
   const field = (path: string, numeric: boolean) => metaFilterValue(path, numeric);
   const select: Record<string, SQL<string | null>> = {};
@@ -92,17 +107,10 @@ function extrasSql(level: EvaluationLevel, entityId: SQLiteColumn, extras: GridE
   });
   const where: SQL[] = [];
   for (const c of extras?.conditions ?? []) {
+    if (c === skip) continue;
     if (c.kind === "meta") where.push(sql`${field(c.path, typeof c.value === "number")} ${sqlOp(c.op)} ${c.value}`);
     else if (c.kind === "score") where.push(sql`${latestScore(c.nodeId)} ${sqlOp(c.op)} ${c.value}`);
-    else {
-      const holds =
-        c.verdict === "none"
-          ? sql`not exists (select 1 from ${r} where ${r.pipelineNodeId} = ${c.nodeId} and ${r.entityType} = ${level} and ${r.entityId} = ${entityId})`
-          : c.verdict === "failed"
-            ? sql`${latest(c.nodeId, sql`${r.status}`)} = 'failed'`
-            : sql`${latestScore(c.nodeId)} = ${c.verdict === "pass" ? 1 : 0}`;
-      where.push(c.negate ? sql`not coalesce(${holds}, false)` : holds);
-    }
+    else where.push(c.negate ? sql`not (${verdictHolds(level, entityId, c)})` : verdictHolds(level, entityId, c));
   }
   const order: SQL[] = [];
   const s = extras?.sort;
@@ -114,7 +122,7 @@ function extrasSql(level: EvaluationLevel, entityId: SQLiteColumn, extras: GridE
       order.push(sql`${key} is null`, s.descending ? desc(key) : asc(key));
     }
   }
-  return { select, where, order };
+  return { select, where, order, latestScore };
 }
 
 /** Enough of a message's content for a one-line label. */
@@ -197,11 +205,36 @@ function wantMetaIndexes(extras: GridExtras | undefined, conversations: number):
   if (wanted.length) ensureMetaIndexes(wanted, (message) => console.warn(message));
 }
 
+/** Per (metric, level): entities with a latest result, and how many pass, fail or failed (kept by triggers). */
+export async function latestResultCounts(nodeId: number, level: EvaluationLevel): Promise<{ results: number; passes: number; fails: number; failures: number }> {
+  const k = latestResultCountsTable;
+  const row = first(
+    await prepared(
+      "grid.latestResultCounts",
+      (db) =>
+        db
+          .select({ results: k.results, passes: k.passes, fails: k.fails, failures: k.failures })
+          .from(k)
+          .where(and(eq(k.pipelineNodeId, sql.placeholder("nodeId")), eq(k.entityType, sql.placeholder("level")))),
+      { nodeId, level },
+    ),
+  );
+  return { results: Number(row?.results ?? 0), passes: Number(row?.passes ?? 0), fails: Number(row?.fails ?? 0), failures: Number(row?.failures ?? 0) };
+}
+
+/** How many of the dataset's `all` conversations a lone verdict condition matches, from the kept counts. */
+async function verdictCount(c: VerdictCondition, all: number): Promise<number> {
+  const k = await latestResultCounts(c.nodeId, "conversation");
+  const n = c.verdict === "pass" ? k.passes : c.verdict === "fail" ? k.fails : c.verdict === "failed" ? k.failures : all - k.results;
+  return c.negate ? all - n : n;
+}
+
 /**
- * The total of a conversation page. Unfiltered: the dataset's kept count. Filtered: counted when the
- * dataset has at most COUNT_WINDOW conversations; otherwise the matches among its first COUNT_WINDOW
- * conversations scaled to its size, "estimated" — the page itself then corrects it where it knows better
- * (a short page ends the list; a full one proves there is at least one more row).
+ * The total of a conversation page. Unfiltered: the dataset's kept count. Filtered by one verdict alone:
+ * the kept counts of latest verdicts. Otherwise counted when the dataset has at most COUNT_WINDOW
+ * conversations; beyond, the matches among its first COUNT_WINDOW conversations scaled to its size,
+ * "estimated" — the page itself then corrects it where it knows better (a short page ends the list; a
+ * full one proves there is at least one more row).
  */
 async function conversationTotal(opts: PageOpts, where: SQL[], itemCount: number): Promise<{ total: number; kind: TotalKind }> {
   const c = conversationsTable;
@@ -212,6 +245,8 @@ async function conversationTotal(opts: PageOpts, where: SQL[], itemCount: number
   }
   const all = (await datasetCounts(opts.datasetId)).conversations;
   if (where.length === 0) return { total: all, kind: "exact" };
+  const conditions = opts.extras?.conditions ?? [];
+  if (conditions.length === 1 && conditions[0].kind === "verdict") return { total: await verdictCount(conditions[0], all), kind: "exact" };
   // A short page (not past the end) ends the list: the matches are the page and the rows before it.
   if (opts.after === undefined && itemCount > 0 && itemCount < opts.limit) return { total: opts.offset + itemCount, kind: "exact" };
   if (all <= COUNT_WINDOW) {
@@ -230,35 +265,132 @@ async function conversationTotal(opts: PageOpts, where: SQL[], itemCount: number
   return { total: Math.min(total, all), kind: "estimated" };
 }
 
-export async function listConversationPage(opts: PageOpts): Promise<{ items: ConversationGridRow[]; total: number; totalKind: TotalKind }> {
-  const c = conversationsTable;
-  const x = extrasSql("conversation", c.id, opts.extras);
-  const keyset = opts.after !== undefined ? [sql`${c.position} > ${opts.after}`] : [];
-  const where = (p: PageParams) => and(eq(c.datasetId, p.datasetId), p.conversationId ? eq(c.id, p.conversationId) : undefined, ...x.where, ...keyset);
-  const n = opts.extras?.metaPaths.length ?? 0;
-  // A keyset page has its own SQL (the position bound): built per call, as a page with extras.
-  const paged = keyset.length && !opts.extras ? { ...opts, extras: { metaPaths: [], conditions: [] } } : opts;
-  if (opts.extras && !opts.conversationId) wantMetaIndexes(opts.extras, (await datasetCounts(opts.datasetId)).conversations);
-  const items = (
-    await pageQuery("conversations", paged, (db, p) =>
-      db
-        .select({ id: c.id, position: c.position, name: c.name, ...labelSelect(c), ...x.select })
-        .from(c)
-        .where(where(p))
-        .orderBy(...x.order, asc(c.position))
-        .limit(p.limit)
-        .offset(keyset.length ? 0 : p.offset),
-    )
-  ).map((row) => ({
+type ConversationRow = Omit<ConversationGridRow, "meta" | "labelMeta" | "firstUser"> & Record<string, unknown>;
+
+function conversationRow(row: ConversationRow, n: number): ConversationGridRow {
+  return {
     id: row.id,
     position: row.position,
     name: row.name,
     meta: metaOf(row, n),
     labelMeta: row.name?.trim() ? {} : labelMetaOf(row),
-    firstUser: row.name?.trim() ? null : row.firstUser,
-  }));
-  const { total, kind } = await conversationTotal(opts, x.where, items.length);
+    firstUser: row.name?.trim() ? null : (row.firstUser as string | null),
+  };
+}
+
+/**
+ * The verdict condition a filtered page reads in grid order from latest_results' index (pass and fail
+ * from (node, level, score, position), failed from (node, level, position) where failed): the one with
+ * the fewest matches by the kept counts. None for `none` and negated verdicts (their rows have no index
+ * entry to read), which stay lookups per conversation.
+ */
+async function drivingVerdict(extras: GridExtras): Promise<VerdictCondition | undefined> {
+  let best: { c: VerdictCondition; n: number } | undefined;
+  for (const c of extras.conditions) {
+    if (c.kind !== "verdict" || c.negate || c.verdict === "none") continue;
+    const k = await latestResultCounts(c.nodeId, "conversation");
+    const n = c.verdict === "pass" ? k.passes : c.verdict === "fail" ? k.fails : k.failures;
+    if (!best || n < best.n) best = { c, n };
+  }
+  return best?.c;
+}
+
+/** A `none` condition that no conversation can meet: every conversation of the dataset has a latest result of that metric. */
+async function noneIsEmpty(extras: GridExtras, conversations: number): Promise<boolean> {
+  for (const c of extras.conditions) {
+    if (c.kind !== "verdict" || c.negate || c.verdict !== "none") continue;
+    if ((await latestResultCounts(c.nodeId, "conversation")).results >= conversations) return true;
+  }
+  return false;
+}
+
+export async function listConversationPage(opts: PageOpts): Promise<{ items: ConversationGridRow[]; total: number; totalKind: TotalKind }> {
+  const c = conversationsTable;
+  const extras = opts.extras;
+  const n = extras?.metaPaths.length ?? 0;
+  const inDataset = extras && !opts.conversationId;
+  const conversations = inDataset ? (await datasetCounts(opts.datasetId)).conversations : 0;
+  if (inDataset) wantMetaIndexes(extras, conversations);
+  // A metric sort, or a verdict read in grid order: pages that latest_results' indexes serve.
+  const scoreSort = inDataset && extras.sort?.kind === "score" ? extras.sort : undefined;
+  const driving = inDataset && !scoreSort ? await drivingVerdict(extras) : undefined;
+  const x = extrasSql("conversation", c.id, extras, driving);
+  if (inDataset && (await noneIsEmpty(extras, conversations))) return { items: [], total: 0, totalKind: "exact" };
+  let items: ConversationGridRow[];
+  if (scoreSort) items = await scoreSortedPage(opts, scoreSort, x);
+  else if (driving) items = await verdictPage(opts, driving, x);
+  else {
+    const keyset = opts.after !== undefined ? [sql`${c.position} > ${opts.after}`] : [];
+    const where = (p: PageParams) => and(eq(c.datasetId, p.datasetId), p.conversationId ? eq(c.id, p.conversationId) : undefined, ...x.where, ...keyset);
+    // A keyset page has its own SQL (the position bound): built per call, as a page with extras.
+    const paged = keyset.length && !extras ? { ...opts, extras: { metaPaths: [], conditions: [] } } : opts;
+    items = (
+      await pageQuery("conversations", paged, (db, p) =>
+        db
+          .select({ id: c.id, position: c.position, name: c.name, ...labelSelect(c), ...x.select })
+          .from(c)
+          .where(where(p))
+          .orderBy(...x.order, asc(c.position))
+          .limit(p.limit)
+          .offset(keyset.length ? 0 : p.offset),
+      )
+    ).map((row) => conversationRow(row, n));
+  }
+  const { total, kind } = await conversationTotal(opts, extrasSql("conversation", c.id, extras).where, items.length);
   return { items, total, totalKind: kind };
+}
+
+type Extras = ReturnType<typeof extrasSql>;
+
+/** Conversations whose latest verdict of one metric is `driving`'s, in grid order from latest_results' index, with the other conditions. */
+async function verdictPage(opts: PageOpts, driving: VerdictCondition, x: Extras): Promise<ConversationGridRow[]> {
+  const c = conversationsTable;
+  const db = await database();
+  const verdict = driving.verdict === "failed" ? sql`${l.status} = 'failed'` : sql`${l.score} = ${driving.verdict === "pass" ? 1 : 0}`;
+  const keyset = opts.after !== undefined ? [sql`${l.position} > ${opts.after}`] : [];
+  // CROSS JOIN keeps latest_results the outer loop on SQLite; PostgreSQL plans it as any join (the LIMIT
+  // and the index's order make the same choice).
+  const rows = await db
+    .select({ id: c.id, position: c.position, name: c.name, ...labelSelect(c), ...x.select })
+    .from(l)
+    .crossJoin(c)
+    .where(and(eq(l.pipelineNodeId, driving.nodeId), eq(l.entityType, "conversation"), verdict, ...keyset, eq(c.id, l.entityId), eq(c.datasetId, opts.datasetId), ...x.where))
+    .orderBy(asc(l.position))
+    .limit(opts.limit)
+    .offset(keyset.length ? 0 : opts.offset);
+  return rows.map((row) => conversationRow(row, opts.extras?.metaPaths.length ?? 0));
+}
+
+/**
+ * Conversations sorted by a metric's latest score (rows without one last, ties in grid order): first the
+ * scored rows from latest_results' score index (ascending, or its descending twin), then the rest in grid
+ * order. A page that starts past the scored rows counts them once to know where the rest begin.
+ */
+async function scoreSortedPage(opts: PageOpts, s: Extract<GridSort, { kind: "score" }>, x: Extras): Promise<ConversationGridRow[]> {
+  const c = conversationsTable;
+  const db = await database();
+  const n = opts.extras?.metaPaths.length ?? 0;
+  const scored = and(eq(l.pipelineNodeId, s.nodeId), eq(l.entityType, "conversation"), sql`${l.score} is not null`, eq(c.id, l.entityId), eq(c.datasetId, opts.datasetId), ...x.where);
+  const head = await db
+    .select({ id: c.id, position: c.position, name: c.name, ...labelSelect(c), ...x.select })
+    .from(l)
+    .crossJoin(c)
+    .where(scored)
+    .orderBy(s.descending ? desc(l.score) : asc(l.score), asc(l.position))
+    .limit(opts.limit)
+    .offset(opts.offset);
+  const items = head.map((row) => conversationRow(row, n));
+  if (items.length === opts.limit) return items;
+  let before = opts.offset + items.length;
+  if (items.length === 0 && opts.offset > 0) before = Number(first(await db.select({ n: count() }).from(l).crossJoin(c).where(scored))?.n ?? 0);
+  const rest = await db
+    .select({ id: c.id, position: c.position, name: c.name, ...labelSelect(c), ...x.select })
+    .from(c)
+    .where(and(eq(c.datasetId, opts.datasetId), sql`${x.latestScore(s.nodeId)} is null`, ...x.where))
+    .orderBy(asc(c.position))
+    .limit(opts.limit - items.length)
+    .offset(Math.max(0, opts.offset - before));
+  return [...items, ...rest.map((row) => conversationRow(row, n))];
 }
 
 /** Which of these conversations of the dataset match a grid filter's conditions (an online rule's filter). */
