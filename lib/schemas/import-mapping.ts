@@ -14,7 +14,7 @@ const path = (what: string) =>
     .string()
     .max(300, "must be at most 300 characters")
     .describe(
-      `${what}. A path: keys joined by dots, \`[n]\` for the n-th element (\`[-1]\` the last), \`.\` or \`""\` for the value itself: \`message.content.parts\`, \`id[-1]\`, \`kwargs.content\``,
+      `${what}. A path: keys joined by dots, \`[n]\` for the n-th element (\`[-1]\` the last), \`.\` or \`""\` for the value itself, \`a|b\` the first of two holding a value (not null): \`message.content.parts\`, \`id[-1]\`, \`observations|error\``,
     );
 
 const scalar = z.union([z.string(), z.number(), z.boolean(), z.null()]);

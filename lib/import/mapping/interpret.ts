@@ -216,7 +216,9 @@ function callOf(raw: unknown, spec: CallSpec | undefined, kindName?: string): { 
     args = rest;
   }
   const id = spec?.id ? get(c, spec.id) : (c.id ?? c.call_id ?? c.callID ?? c.tool_call_id ?? c.toolCallId);
-  const call: Rec = { name: typeof name === "string" ? name : (kindName ?? "tool"), arguments: decodeText(args) ?? {} };
+  // Arguments that are plain text (a code agent's code), not an object: kept whole as its `input`.
+  const decoded = decodeText(args) ?? {};
+  const call: Rec = { name: typeof name === "string" ? name : (kindName ?? "tool"), arguments: isRec(decoded) ? decoded : { input: decoded } };
   if (typeof id === "string") call.id = id;
   const result = spec?.result ? get(c, spec.result) : undefined;
   return { call, result };
@@ -252,8 +254,10 @@ function fieldsRead(spec: MappingMessage, rule?: MappingKindRule): Set<string> {
 /** The kind of a record: the first kind whose `when` holds, else the value of `kind`. */
 function kindOf(m: unknown, spec: MappingMessage): string | undefined {
   if (!spec.kinds) return undefined;
-  for (const [name, rule] of Object.entries(spec.kinds)) if (rule.when?.length && allHold(m, rule.when)) return name;
-  return spec.kind ? (keyOf(get(m, spec.kind)) ?? "") : undefined;
+  const told = Object.entries(spec.kinds).filter(([, rule]) => rule.when?.length);
+  for (const [name, rule] of told) if (allHold(m, rule.when)) return name;
+  // Kinds told apart only by their fields: a record none of them describes is of no kind (skipped, counted).
+  return spec.kind ? (keyOf(get(m, spec.kind)) ?? "") : told.length ? "" : undefined;
 }
 
 /**

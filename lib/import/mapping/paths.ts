@@ -1,6 +1,6 @@
 /**
  * Paths and conditions of the mapping language (lib/schemas/import-mapping.ts), pure: reading a value at a
- * path (`a.b[0].c`, `[-1]` the last element, `.` the value itself, `a|b` the first of two paths present),
+ * path (`a.b[0].c`, `[-1]` the last element, `.` the value itself, `a|b` the first of two paths holding a value, not null),
  * decoding JSON text at a path (`[]` for every element), and testing a condition. Own keys only, so a path can
  * never reach a prototype; nothing here runs anything the file or the mapping says.
  */
@@ -38,15 +38,18 @@ function step(value: unknown, token: string | number): unknown {
   return undefined;
 }
 
-/** The value at a path; `a|b`: the first alternative that is present (not undefined). */
+/** The value at a path; `a|b`: the first alternative holding a value (neither absent nor null). */
 export function get(value: unknown, path: string | undefined): unknown {
   if (path === undefined || path === "" || path === ".") return value;
   if (path.includes("|")) {
+    // The first alternative that holds a value; null only when none does and one is null.
+    let none: null | undefined;
     for (const alt of path.split("|")) {
       const found = get(value, alt.trim());
-      if (found !== undefined) return found;
+      if (found === null) none = null;
+      else if (found !== undefined) return found;
     }
-    return undefined;
+    return none;
   }
   let current = value;
   for (const t of tokens(path)) {

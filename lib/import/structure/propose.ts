@@ -17,7 +17,8 @@ const SAMPLE = 60;
 
 const userish = (v: string) => /^(user|human|prompter|customer|me|person|you)$/i.test(v) || roleAlias(v.toLowerCase()) === "user";
 const callNameKeys = ["name", "tool", "function_name", "tool_name", "toolName"];
-const isCallLike = (v: unknown) => isRec(v) && callNameKeys.some((k) => typeof v[k] === "string") && ("args" in v || "arguments" in v || "input" in v);
+const isCallLike = (v: unknown): boolean =>
+  isRec(v) && ((callNameKeys.some((k) => typeof v[k] === "string") && ("args" in v || "arguments" in v || "input" in v)) || (isRec(v.function) && isCallLike(v.function)));
 const callIdKeys = ["id", "call_id", "tool_call_id", "toolCallId", "callID"];
 
 /**
@@ -338,6 +339,61 @@ function bareStrings(records: Rec[], path: string): ImportMappingV2 | undefined 
   return undefined;
 }
 
+/**
+ * Records told apart by the fields they carry, no field naming their kind (an agent's memory: `{task}`, then
+ * `{plan, …}`, `{step_number, tool_calls, model_output, observations, …}`, `{output}`): records grouped by their
+ * set of keys, each group known by a key only its records have, and read by what its fields hold — a list of
+ * calls (with the field holding their result), reasoning, or text (the first group's the user's).
+ */
+function fieldKinds(records: Rec[]): ImportMappingV2 | undefined {
+  if (records.length < 3) return undefined;
+  const groups = new Map<string, Rec[]>();
+  for (const r of records) {
+    const sig = Object.keys(r).sort().join("\u0000");
+    const g = groups.get(sig);
+    if (g) g.push(r);
+    else groups.set(sig, [r]);
+  }
+  if (groups.size < 2 || groups.size > 12) return undefined;
+  const kinds: NonNullable<NonNullable<ImportMappingV2["message"]>["kinds"]> = {};
+  let first = true;
+  let calls = false;
+  for (const members of groups.values()) {
+    const keys = Object.keys(members[0]);
+    const marker = keys.find((k) => members.every((m) => m[k] !== undefined) && records.every((r) => members.includes(r) || !(k in r)));
+    if (!marker) return undefined;
+    const present = (k: string) => members.some((m) => m[k] !== undefined && m[k] !== null && m[k] !== "");
+    const callKey = keys.find((k) => members.some((m) => Array.isArray(m[k]) && (m[k] as unknown[]).length > 0 && (m[k] as unknown[]).every(isCallLike)));
+    const texty = (k: string) => members.some((m) => typeof m[k] === "string" || typeof m[k] === "number") && members.every((m) => m[k] === undefined || m[k] === null || typeof m[k] === "string" || typeof m[k] === "number");
+    const thinking = keys.find((k) => /thought|reason|think|plan/i.test(k) && texty(k) && present(k));
+    const when = [{ path: marker, exists: true }];
+    if (callKey) {
+      calls = true;
+      const results = keys.filter((k) => k !== callKey && /observation|result|error/i.test(k) && !/image/i.test(k) && present(k));
+      const content = keys.filter((k) => k !== thinking && !results.includes(k) && texty(k) && present(k) && !/(^|_)(id|action)$|code/i.test(k)).sort((a, b) => textLength(members, b) - textLength(members, a))[0];
+      kinds[marker] = {
+        as: "message",
+        role: "assistant",
+        when,
+        tool_calls: callKey,
+        ...(content ? { content } : {}),
+        ...(thinking ? { thinking } : {}),
+        ...(results.length ? { tool_result: results.join("|") } : {}),
+      };
+    } else if (thinking && keys.filter((k) => texty(k) && present(k)).length === 1) kinds[marker] = { as: "thinking", when, content: thinking };
+    else {
+      const content = keys.filter((k) => texty(k) && present(k)).sort((a, b) => textLength(members, b) - textLength(members, a))[0];
+      if (!content) kinds[marker] = { as: "skip", when };
+      else kinds[marker] = { as: "message", role: first || /task|question|prompt|query|instruction/i.test(content) ? "user" : "assistant", when, content };
+    }
+    first = false;
+  }
+  if (!calls) return undefined;
+  return { version: 2, conversations: { from: "group", by: "" }, message: { kinds } };
+}
+
+const textLength = (records: Rec[], k: string) => records.reduce((n, r) => n + (typeof r[k] === "string" ? (r[k] as string).length : 0), 0);
+
 /** Every version 2 mapping the file's shape suggests. */
 export function proposeV2(parsed: Parsed): ImportMappingV2[] {
   const out: ImportMappingV2[] = [];
@@ -352,6 +408,7 @@ export function proposeV2(parsed: Parsed): ImportMappingV2[] {
     add(at(tree(recs)));
     add(at(dialogue(recs)));
     add(at(kindLog(recs)));
+    add(at(fieldKinds(recs)));
     add(at(transcripts(recs)));
     add(at(judgePairs(recs)));
     add(bareStrings(recs, path));
