@@ -6,14 +6,17 @@
  * `GET /api/settings/judge` (`side_calls`) and on the settings page. Kept in memory: a restart starts the
  * totals again, and each server process counts its own calls (docs/importing.md, "What the feedback costs").
  */
+import { processSingleton } from "@/lib/process-state";
 import { costOf } from "./config";
 
 export type SideCallKind = "import_feedback" | "import_mapping";
 export type SideUsage = { judge_calls: number; input_tokens: number; output_tokens: number; cost_usd: number | null };
 
 const empty = (): SideUsage => ({ judge_calls: 0, input_tokens: 0, output_tokens: 0, cost_usd: 0 });
-const since = new Date().toISOString();
-const totals: Record<SideCallKind, SideUsage> = { import_feedback: empty(), import_mapping: empty() };
+// One tally per process: Next.js bundles route handlers and pages apart, each with its own copy of this
+// module, so a module-level tally counted the import route's calls where the Settings page never read them.
+const tally = processSingleton("judge.side-usage", () => ({ since: new Date().toISOString(), totals: { import_feedback: empty(), import_mapping: empty() } as Record<SideCallKind, SideUsage> }));
+const totals = tally.totals;
 
 /** One call's figure, to be filled as it goes: counted when it is sent, its tokens when it answers. */
 export function sideUsage(): SideUsage {
@@ -39,5 +42,5 @@ export function addSideTokens(kind: SideCallKind, usage: SideUsage, model: strin
 
 /** This process's totals since it started. */
 export function sideUsageTotals(): { since: string } & Record<SideCallKind, SideUsage> {
-  return { since, import_feedback: { ...totals.import_feedback }, import_mapping: { ...totals.import_mapping } };
+  return { since: tally.since, import_feedback: { ...totals.import_feedback }, import_mapping: { ...totals.import_mapping } };
 }
