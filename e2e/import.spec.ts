@@ -124,6 +124,10 @@ test.describe("import page", { tag: "@store-independent" }, () => {
     const reusedConversations = (await (await request.get(`/api/datasets/${reusedId}/conversations`)).json()) as Array<{ name: string }>;
     expect(reusedConversations.map((c) => c.name)).toEqual(["T-1", "T-2"]);
 
+    // The feedback's judge call (refused by the double above) is counted where the Settings page reads it.
+    await page.goto("/settings");
+    await expect(page.getByTestId("judge-import-feedback-usage")).not.toContainText(/^0 calls/);
+
     // And as the starting point of the editor when a file is refused.
     await request.post(`${judge}/enqueue`, { data: { kind: "server_error" } });
     await page.goto("/import");
