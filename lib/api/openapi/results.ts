@@ -116,7 +116,10 @@ export const resultOperations: Operation[] = [
       "dataset: totals without a filter are kept as rows are written; a filter or sort on a meta field of a dataset of 10,000 " +
       "conversations or more starts building an index on that field (within the dataset, in the background: the first reads scan as " +
       "before), after which an equality reads its matches in grid order and a sort reads its first rows; `cursor` (the page's " +
-      "`X-Next-Cursor`) pages the conversation level on from a page's last row where a deep `offset` would skip rows one by one.",
+      "`X-Next-Cursor`) pages the conversation level on from a page's last row where a deep `offset` would skip rows one by one. " +
+      "Each (metric, entity)'s latest result is also kept as results are written: on the conversation level a `pass`, `fail` or " +
+      "`failed` filter reads its matches in grid order and a metric sort its first rows from an index; `none` and `!=` verdicts " +
+      "test each row in grid order (cheap per row; a page of a rare `none` reads rows up to its matches).",
     tag: "Datasets",
     params: idParams,
     query: gridQuery,

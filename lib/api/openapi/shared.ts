@@ -31,7 +31,8 @@ export const gridPageHeaders = {
     description:
       "`exact`, or `estimated` when a `filter` is applied to a dataset of more than 5,000 conversations: `X-Total-Count` is then the " +
       "matches among its first 5,000 conversations scaled to its size, at least the rows up to this page plus one when the page is full " +
-      "(a page with fewer rows than `limit` gives the exact total). Unfiltered totals are kept as rows are written, never estimated",
+      "(a page with fewer rows than `limit` gives the exact total). Unfiltered totals, and the total of a filter that is one metric " +
+      "verdict alone (`metric.<id>==pass`, `!=fail`, `==none`, ...), are kept as rows and results are written, never estimated",
     schema: { type: "string", enum: ["exact", "estimated"] },
   },
   ...nextCursorHeader,
