@@ -3,7 +3,7 @@ import "server-only";
 import * as repo from "@/db/repositories/datasets";
 import { conversationLabel } from "@/lib/conversation-label";
 import { AppError, notFound } from "@/lib/errors";
-import { decodeCursor, encodeCursor } from "@/lib/results/cursor";
+import { decodeCursor, encodeCursor } from "./cursor";
 import type { Conversation, ConversationSummary, Dataset } from "@/lib/schemas/datasets";
 
 function toDataset(row: repo.DatasetWithCounts): Dataset {

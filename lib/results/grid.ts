@@ -10,7 +10,7 @@ import type { EvaluationLevel, EvaluationResultRow } from "@/db/schema";
 import { AppError } from "@/lib/errors";
 import { conversationLabel } from "@/lib/conversation-label";
 import { assertDatasetExists } from "@/lib/datasets";
-import { decodeCursor, encodeCursor } from "./cursor";
+import { decodeCursor, encodeCursor } from "@/lib/datasets/cursor";
 import { stepKindsOf } from "@/lib/metrics/step-kinds";
 import type { GridRow } from "@/lib/schemas/executions";
 

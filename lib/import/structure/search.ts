@@ -15,7 +15,6 @@
  */
 import type { AnyImportMapping } from "@/lib/schemas/imports";
 import type { ParseResult } from "../parse";
-import type { CheckedUpload } from "../check";
 import { isRecord } from "../issues";
 import { proposeMapping } from "../formats/mapping";
 import { applyAnyMapping } from "../mapping";
@@ -35,7 +34,8 @@ export type MappingScore = {
   /** Share of the sampled text found in the messages' text and steps (not only in meta): a mapping that keeps a file's text only as meta reads no turns. */
   text_in_turns?: number;
 };
-export type SearchResult = { mapping: AnyImportMapping; score: MappingScore; sure: boolean; checked: CheckedUpload };
+/** `C`: what checking a mapping on the whole file answers (lib/import/check.ts's CheckedUpload; a type parameter, so the search does not import the check that calls it). */
+export type SearchResult<C> = { mapping: AnyImportMapping; score: MappingScore; sure: boolean; checked: C };
 
 const SAMPLE_LINES = 300;
 const SAMPLE_ITEMS = 80;
@@ -191,7 +191,7 @@ export function scoreProposals(parsed: Parsed): Array<{ mapping: AnyImportMappin
 }
 
 /** The best proposal that imports the whole file (`check`), with whether the reader is sure of it. */
-export function searchMappings(parsed: Parsed, check: (mapping: AnyImportMapping) => CheckedUpload): SearchResult | undefined {
+export function searchMappings<C extends { ok: boolean }>(parsed: Parsed, check: (mapping: AnyImportMapping) => C): SearchResult<C> | undefined {
   if (parsed.kind === "csv") return undefined;
   for (const { mapping, score } of scoreProposals(parsed).slice(0, 4)) {
     const checked = check(mapping);
