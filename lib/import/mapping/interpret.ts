@@ -265,7 +265,8 @@ function kindOf(m: unknown, spec: MappingMessage): string | undefined {
  * role, reasoning and calls as assistant messages, results as tool messages naming their call.
  */
 function readFields(m: unknown, spec: MappingMessage, state: ReadState, resultsBy: "id" | "order" | "text", ruleUsed?: MappingKindRule): Rec[] {
-  if (!isRec(m) && typeof m !== "string") return [];
+  // A message written as an array (`["C", "hi"]`) is read by position paths (`[0]`, `[1]`).
+  if (!isRec(m) && typeof m !== "string" && !Array.isArray(m)) return [];
   if (anyHolds(m, spec.skip)) {
     state.skipped["not a turn"] = (state.skipped["not a turn"] ?? 0) + 1;
     return [];
@@ -732,6 +733,7 @@ export function applyMappingV2(parsed: Parsed, mapping: ImportMappingV2): Normal
   const resultsBy = mapping.results?.by ?? (spec.tool_call_id ? "id" : spec.kinds && Object.values(spec.kinds).some((k) => k.as === "results_in_text") ? "text" : "order");
   const conversations: unknown[] = [];
   const sources: ConversationSource[] = [];
+  const unread: NonNullable<Normalised["errors"]> = [];
   for (const b of built) {
     const state: ReadState = { kindCounts: new Map(), pending: [], skipped };
     const fileMessages: unknown[] = [];
@@ -757,11 +759,21 @@ export function applyMappingV2(parsed: Parsed, mapping: ImportMappingV2): Normal
       fileMessages.push(...read);
     }
     const conversation: Rec = { messages: toTurnscope(fileMessages) };
+    if (b.messages.length && !(conversation.messages as unknown[]).length) {
+      // The file gave this conversation messages and the mapping read none: a refusal, not an empty conversation.
+      const kinds = [...new Set(b.messages.map((x) => (Array.isArray(x) ? "lists" : x === null ? "null" : isRec(x) ? "objects" : `${typeof x}s`)))].join(", ");
+      unread.push({
+        path: b.source.messagesPath || b.source.path || "(root)",
+        message: `The mapping reads none of its ${b.messages.length} messages (${kinds}): ${format === "chat" ? "none is a chat message the reader knows" : "the message fields it names hold no text, call or result there"}`,
+        suggestion: "Point 'message.role' and 'message.content' at the fields (or positions, `[0]`, `[1]`) that hold each message's speaker and text",
+      });
+    }
     if (b.name !== undefined) conversation.name = b.name;
     conversation.meta = b.meta;
     conversations.push(conversation);
     sources.push(b.source);
   }
+  if (unread.length) return { format: "mapping", data: {}, errors: unread.slice(0, 20) };
   keepFileFields(parsed, mapping, conversations);
   const messages = conversations.reduce<number>((n, cv) => n + ((cv as Rec).messages as unknown[]).length, 0);
   return {
