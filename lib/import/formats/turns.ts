@@ -135,6 +135,9 @@ function resultValue(value: unknown): unknown {
 
 function toolResultStep(part: Record<string, unknown>): Record<string, unknown> {
   const value = part.content ?? part.output ?? part.result ?? part.value ?? part.text ?? part.response;
+  // Anthropic's (and Claude Code's) `is_error: true` on a failed call: kept beside the result's content, so what
+  // reads results (the tool_error check) sees that the call failed. A result without the flag is stored as it was.
+  if (part.is_error === true || part.isError === true) return { tool_result: { content: resultValue(value), is_error: true } };
   return { tool_result: resultValue(value) };
 }
 
