@@ -101,19 +101,28 @@ export function threadStopped(id: number): void {
   if (gate && Atomics.compareExchange(gate, OWNER, id, 0) === id) Atomics.notify(gate, OWNER);
 }
 
-/** On a thread: take the gate as `holder` (its thread id), blocking this thread until it is free. */
+/**
+ * On a thread: take the gate as `holder` (its thread id), blocking this thread until it is free. When it
+ * is free but writes of the server are waiting for it, they go first: this thread waits until none is
+ * left, for YIELD_MS at most (once per call, so the server cannot hold it off for ever).
+ */
 export function holdWriteGate(gate: WriteGate, holder: number): void {
   let yielded = false;
   for (;;) {
-    const waiting = Atomics.load(gate, WAITING);
-    if (waiting > 0 && !yielded) {
-      yielded = true;
-      Atomics.wait(gate, WAITING, waiting, YIELD_MS);
+    const owner = Atomics.load(gate, OWNER);
+    if (owner !== 0) {
+      if (Atomics.wait(gate, OWNER, owner, STALE_MS) === "timed-out") Atomics.compareExchange(gate, OWNER, owner, 0);
       continue;
     }
-    const owner = Atomics.compareExchange(gate, OWNER, 0, holder);
-    if (owner === 0) return;
-    if (Atomics.wait(gate, OWNER, owner, STALE_MS) === "timed-out") Atomics.compareExchange(gate, OWNER, owner, 0);
+    if (!yielded && Atomics.load(gate, WAITING) > 0) {
+      yielded = true;
+      const until = performance.now() + YIELD_MS;
+      for (let waiting = Atomics.load(gate, WAITING); waiting > 0 && performance.now() < until; waiting = Atomics.load(gate, WAITING)) {
+        Atomics.wait(gate, WAITING, waiting, until - performance.now());
+      }
+      continue;
+    }
+    if (Atomics.compareExchange(gate, OWNER, 0, holder) === 0) return;
   }
 }
 

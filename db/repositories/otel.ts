@@ -11,7 +11,7 @@ import { dialect } from "../dialect";
 import { databaseFile } from "../sqlite-database";
 import type { ThreadStore } from "../sqlite-thread-store";
 import { writeGate } from "../sqlite-write-gate";
-import { database, lockRow, placeholders, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
+import { lockRow, placeholders, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
 import { writeConversations } from "./conversation-writes";
 import { chunked, storeSpansSteps, type IngestResult, type SpanToStore } from "./otel-span-store";
 
@@ -34,7 +34,7 @@ export async function storeSpans(userId: string, spans: SpanToStore[]): Promise<
  */
 export async function spanStoreForThreads(): Promise<ThreadStore | null> {
   if (dialect.name !== "sqlite") return null;
-  await database();
+  // Opened and migrated (synchronously): not through `database()`, which waits while a thread stores spans.
   const file = databaseFile();
   return file ? { file, gate: writeGate() } : null;
 }
