@@ -144,4 +144,20 @@ describe("the structural reader", () => {
     expect(steps.filter((s) => s.tool_call)).toEqual([expect.objectContaining({ tool_call: { name: "weather", arguments: { city: "Oslo" }, id: "c1" } })]);
     expect(steps.filter((s) => s.tool_result !== null)).toEqual([expect.objectContaining({ tool_result: { temp: -3 } })]);
   });
+
+  it("a log whose few messages sit among many event records (token counts, contexts, calls of their own) still has its role field", () => {
+    const lines: unknown[] = [{ type: "meta", payload: { cwd: "/repo", version: "1.0" } }, { type: "item", payload: { type: "message", role: "user", content: "List the files." } }];
+    for (let i = 0; i < 12; i++) {
+      lines.push({ type: "event", payload: { type: "token_count", total: 100 + i } });
+      lines.push({ type: "item", payload: { type: "function_call", name: "shell", arguments: `{"cmd": "ls ${i}"}`, call_id: `c${i}` } });
+      lines.push({ type: "item", payload: { type: "function_call_output", call_id: `c${i}`, output: `file${i}.txt` } });
+    }
+    lines.push({ type: "item", payload: { type: "message", role: "user", content: "Thanks." } });
+    const text = lines.map((l) => JSON.stringify(l)).join("\n");
+    expect(infer(text)).toMatchObject({ messages: "payload", role: "role", group_by: "" });
+    const r = read(text);
+    const steps = r.conversations[0].messages.flatMap((m) => m.steps as Step[]);
+    expect(steps.filter((s) => s.toolCall)).toHaveLength(12);
+    expect(steps.filter((s) => s.toolResult !== null)).toHaveLength(12);
+  });
 });

@@ -20,6 +20,11 @@ const callNameKeys = ["name", "tool", "function_name", "tool_name", "toolName"];
 const isCallLike = (v: unknown): boolean =>
   isRec(v) && ((callNameKeys.some((k) => typeof v[k] === "string") && ("args" in v || "arguments" in v || "input" in v)) || (isRec(v.function) && isCallLike(v.function)));
 const callIdKeys = ["id", "call_id", "tool_call_id", "toolCallId", "callID"];
+/** A call's id field: a usual name, else any `…_id` / `…Id` field holding text on every call (`invocation_id`). */
+function callIdKey(calls: Rec[]): string | undefined {
+  const keys = Object.keys(calls[0] ?? {}).filter((k) => /(^|_)id$|[a-z]Id$|ID$/.test(k) && calls.every((c) => typeof c[k] === "string"));
+  return keys.find((k) => callIdKeys.includes(k)) ?? keys[0];
+}
 
 /**
  * Results inside the message that holds the calls, linked to them by id (a step's `observation.results`, each
@@ -27,7 +32,9 @@ const callIdKeys = ["id", "call_id", "tool_call_id", "toolCallId", "callID"];
  */
 function resultsBeside(messages: Rec[], callsKey: string): { path: string; id: string; content?: string } | undefined {
   for (const m of messages) {
-    const ids = new Set((Array.isArray(m[callsKey]) ? (m[callsKey] as unknown[]) : []).filter(isRec).flatMap((c) => callIdKeys.map((k) => c[k]).filter((x): x is string => typeof x === "string")));
+    const list = (Array.isArray(m[callsKey]) ? (m[callsKey] as unknown[]) : []).filter(isRec);
+    const idKey = callIdKey(list);
+    const ids = new Set(idKey ? list.map((c) => c[idKey] as string) : []);
     if (!ids.size) continue;
     const lists: Array<[string, unknown]> = [];
     for (const [k, v] of Object.entries(m)) {
@@ -95,7 +102,10 @@ function dialogue(records: Rec[]): ImportMappingV2 | undefined {
       if (callsKey) {
         const call = messages.flatMap((m) => (Array.isArray(m[callsKey]) ? (m[callsKey] as unknown[]) : [])).find(isCallLike) as Rec;
         const result = ["result", "output", "response"].find((k) => k in call);
-        message.tool_calls = result ? { path: callsKey, result } : callsKey;
+        const allCalls = messages.flatMap((m) => (Array.isArray(m[callsKey]) ? (m[callsKey] as unknown[]) : [])).filter(isCallLike) as Rec[];
+        const id = callIdKey(allCalls);
+        const ownId = id && !callIdKeys.includes(id) ? { id } : {};
+        message.tool_calls = result || (id && !callIdKeys.includes(id)) ? { path: callsKey, ...(result ? { result } : {}), ...ownId } : callsKey;
         const beside = result ? undefined : resultsBeside(messages, callsKey);
         if (beside) message.tool_result = beside;
       }
@@ -365,11 +375,11 @@ function fieldKinds(records: Rec[]): ImportMappingV2 | undefined {
     const present = (k: string) => members.some((m) => m[k] !== undefined && m[k] !== null && m[k] !== "");
     const callKey = keys.find((k) => members.some((m) => Array.isArray(m[k]) && (m[k] as unknown[]).length > 0 && (m[k] as unknown[]).every(isCallLike)));
     const texty = (k: string) => members.some((m) => typeof m[k] === "string" || typeof m[k] === "number") && members.every((m) => m[k] === undefined || m[k] === null || typeof m[k] === "string" || typeof m[k] === "number");
-    const thinking = keys.find((k) => /thought|reason|think|plan/i.test(k) && texty(k) && present(k));
+    const thinking = keys.find((k) => /thought|reason|think|plan|scratch/i.test(k) && texty(k) && present(k));
     const when = [{ path: marker, exists: true }];
     if (callKey) {
       calls = true;
-      const results = keys.filter((k) => k !== callKey && /observation|result|error/i.test(k) && !/image/i.test(k) && present(k));
+      const results = keys.filter((k) => k !== callKey && /observation|result|error|fail/i.test(k) && !/image/i.test(k) && present(k));
       const content = keys.filter((k) => k !== thinking && !results.includes(k) && texty(k) && present(k) && !/(^|_)(id|action)$|code/i.test(k)).sort((a, b) => textLength(members, b) - textLength(members, a))[0];
       kinds[marker] = {
         as: "message",
