@@ -5,4 +5,4 @@
  */
 export { defineJobKind, stopAllJobs, type JobContext, type JobKind, type JobStore } from "./kind";
 export { holdLease, leaseMs, leaseUntil, startLeaseSweep, stopAllLeases, stopLease } from "./lease";
-export { LocalBudgetMeter, SharedBudgetMeter, type BudgetMeter } from "./meter";
+export { LocalBudgetMeter, SharedBudgetMeter, type BudgetMeter, type LandedPool } from "./meter";

@@ -10,8 +10,16 @@
 export interface BudgetMeter {
   /** May a call start now? True counts it in flight until {@link settle}; false once the limit is reached (for good). */
   mayStart(): boolean | Promise<boolean>;
-  /** A call's usage landed (a reply, or a request a hedge abandoned): its cost counts at once. */
+  /**
+   * A call's usage landed (a reply, or a request a hedge abandoned): its cost counts at once. A negative
+   * cost takes back part of what was counted early (a reply counted as it landed, then dropped unbilled).
+   */
   landed(costUsd: number | null): void;
+  /**
+   * A landed cost is now saved where every process reads it (a result stored): a shared meter stops
+   * counting it as landed here; a local meter already counts it.
+   */
+  saved(costUsd: number): void;
   /** A started call ended (answered, failed or aborted): it is no longer in flight. */
   settle(): void;
   /** The spend so far (USD), null once a call could not be priced. */
@@ -50,6 +58,10 @@ export class LocalBudgetMeter implements BudgetMeter {
     this.check();
   }
 
+  saved(): void {
+    // Counted since it landed.
+  }
+
   settle(): void {
     if (this.open > 0) this.open--;
   }
@@ -72,37 +84,70 @@ export class LocalBudgetMeter implements BudgetMeter {
   }
 }
 
+/** What landed in this process and waits for its save, for every part of a job worked here (a run's batches). */
+export type LandedPool = { add(usd: number): void; remove(usd: number): void; total(): number };
+
+function ownPool(): LandedPool {
+  let usd = 0;
+  return { add: (n) => void (usd += n), remove: (n) => void (usd = Math.max(0, usd - n)), total: () => usd };
+}
+
 /**
- * The meter of a job whose calls several processes make (a queued run's batches): a call may start while the
- * spend every process saved (`readSaved`, from the store) plus what landed here and is not saved yet stays
- * under the limit. `saved(costUsd)` moves a landed cost into the saved spend once its result is stored.
+ * The meter of a job whose calls several processes make (a queued run's batches), with a limit. Two
+ * readings: a call may start while the spend every process saved (`readSaved`, from the store) plus what
+ * landed in this process and is not saved yet (`pool`, shared by the job's parts here) stays under the
+ * limit; a result may be saved while the saved spend alone does ({@link underLimit}). Once the saved spend
+ * reaches the limit nothing starts or is saved, for good, and `onReached` is told once. Calls stopped on
+ * what landed here while the saved spend was under (`stoppedShort`) are stopped for this meter only: the
+ * replies may then count for less once saved, so the job's part is worked again with a new meter.
  */
 export class SharedBudgetMeter implements BudgetMeter {
-  private local: LocalBudgetMeter;
+  private local = new LocalBudgetMeter(null, 0);
   private unsaved = 0;
-  private stopped = false;
+  private overLimit = false;
+  private short = false;
+  private readonly pool: LandedPool;
 
   constructor(
     readonly limitUsd: number,
     private readonly readSaved: () => Promise<number>,
+    private readonly opts: { pool?: LandedPool; onReached?: () => Promise<void> } = {},
   ) {
-    this.local = new LocalBudgetMeter(null, 0);
+    this.pool = opts.pool ?? ownPool();
   }
 
   async mayStart(): Promise<boolean> {
-    if (this.stopped) return false;
-    if ((await this.readSaved()) + this.unsaved >= this.limitUsd) this.stopped = true;
-    return this.stopped ? false : this.local.mayStart();
+    if (this.reached || !(await this.underLimit())) return false;
+    // What is saved, then what landed here (read after it, so a reply saved meanwhile is not missed by both).
+    const here = this.pool.total();
+    if (here > 0 && (await this.readSaved()) + here >= this.limitUsd) this.short = true;
+    return this.short ? false : this.local.mayStart();
+  }
+
+  /** Whether the spend every process saved is still under the limit (before a save); once not, for good. */
+  async underLimit(): Promise<boolean> {
+    if (this.overLimit) return false;
+    if ((await this.readSaved()) < this.limitUsd) return true;
+    if (this.overLimit) return false;
+    this.overLimit = true;
+    await this.opts.onReached?.();
+    return false;
   }
 
   landed(costUsd: number | null): void {
     this.local.landed(costUsd);
-    if (costUsd !== null) this.unsaved += costUsd;
+    if (costUsd === null || costUsd === 0) return;
+    if (costUsd < 0) return this.saved(-costUsd);
+    this.unsaved += costUsd;
+    this.pool.add(costUsd);
   }
 
-  /** A landed cost is now part of what `readSaved` reads. */
+  /** A landed cost is now part of what `readSaved` reads (or was dropped): no longer counted as landed here. */
   saved(costUsd: number): void {
-    this.unsaved = Math.max(0, this.unsaved - costUsd);
+    const taken = Math.min(this.unsaved, costUsd);
+    if (taken <= 0) return;
+    this.unsaved -= taken;
+    this.pool.remove(taken);
   }
 
   settle(): void {
@@ -117,7 +162,13 @@ export class SharedBudgetMeter implements BudgetMeter {
     return this.local.inFlight;
   }
 
+  /** No call starts any more: the saved spend reached the limit, or calls stopped on what landed here. */
   get reached(): boolean {
-    return this.stopped;
+    return this.overLimit || this.short;
+  }
+
+  /** Calls stopped on what landed here while the saved spend was under the limit. */
+  get stoppedShort(): boolean {
+    return this.short && !this.overLimit;
   }
 }

@@ -33,7 +33,9 @@ import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import type { ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
 import { batchSizeOf } from "./batch-size";
-import { cellRunner, type ResultSink, type ResultSinkContext } from "./cells";
+import { LocalBudgetMeter, SharedBudgetMeter, type LandedPool } from "@/lib/jobs";
+import { pricedUsd, type ResultSink, type ResultSinkContext } from "./cell-record";
+import { cellRunner } from "./cells";
 import { dependencyWaves } from "./dependencies";
 import { endRun, failRun, markCancelled, type RunEngine } from "./lifecycle";
 import { planRun, type Cell, type Plan } from "./plan";
@@ -170,22 +172,12 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   }
   const batchSize = batchSizeOf(req);
   const leaseMs = getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000;
-  const spent = req.max_cost_usd != null ? runSpend(row.id) : undefined;
-  if (spent && (await spent.now()) >= req.max_cost_usd!) return void (await stopForBudget(row.id, req.max_cost_usd!));
-  let reached = false;
-  const underBudget = spent
-    ? async (landedHereUsd = 0) => {
-        if (reached) return false;
-        const saved = await spent.now();
-        if (saved >= req.max_cost_usd!) {
-          reached = true;
-          await stopForBudget(row.id, req.max_cost_usd!);
-          return false;
-        }
-        // Replies that landed here and wait for their save stop new calls, not the run.
-        return saved + landedHereUsd < req.max_cost_usd!;
-      }
-    : undefined;
+  // What every process's batches of the run saved so far (read incrementally), before each call goes out
+  // and before each reply is saved, plus what landed in this process's batches and waits for its save: the
+  // first to see the saved spend at the limit ends the run; until the end reaches the other batches, none
+  // of them calls or saves more.
+  const budget = req.max_cost_usd != null ? runBudget(row.id, req.max_cost_usd) : undefined;
+  if (budget && !(await budget.underLimit())) return;
   const runner = cellRunner({
     execution: row,
     req,
@@ -196,19 +188,10 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
     // A shutdown aborts the signal once its grace period is over; the batch then goes back to the queue.
     stopped: () => false,
     deps: {},
-    results: queuedResults,
+    results: (context) => queuedResults(context, budget),
     // batch_size and the model's limit hold across the cluster: every process's calls share these slots.
     callSlots: { gate: (model) => clusterCallGate(`execution:${row.id}`, batchSize, model, leaseMs) },
-    // What every process's batches of the run spent so far, read incrementally as each cell's cost is
-    // recorded, before each call goes out and before each reply is saved: the first to see the limit
-    // reached ends the run; until the end reaches the other batches, none of them calls or saves more.
-    budget: underBudget ? async () => void (await underBudget()) : undefined,
-    budgetGate: underBudget && {
-      underBudget,
-      oneAtATime: (save) => oneAtATime(row.id, save),
-      unsaved: (o) => addUnsavedUsage(row.id, o.inputTokens, o.outputTokens, costOf(o.model, o.inputTokens, o.outputTokens)),
-      landed: landedHere(row.id),
-    },
+    meter: budget ?? new LocalBudgetMeter(),
   });
   await runner.runChecks(cells.filter((c) => c.node.kind === "check"));
   const judged = cells.filter((c) => c.node.kind !== "check");
@@ -221,7 +204,7 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
   // Calls stopped on replies that were to reach the limit once saved; if the saved spend (read now, this
   // batch's replies saved) is still under it, the cells never started would never be judged and the run
   // would never end: the batch is worked again (the next attempt skips the cells saved).
-  if (underBudget && runner.callsStoppedShortOfBudget() && (await underBudget())) {
+  if (budget?.stoppedShort && (await budget.underLimit())) {
     throw new Error("calls stopped for a budget the saved spend did not reach; the batch is worked again");
   }
   await publishProgress(row.id);
@@ -232,21 +215,44 @@ async function workBatch(job: CellJob, signal: AbortSignal): Promise<void> {
  * The queued engine's result sink: a cell may be evaluated again after a redelivery, so a result is
  * saved only when the execution is still active and has none for the cell yet (insertResultOnce), and
  * its announcement counts what every process saved. The 429s and hedges are added to the execution's
- * meta as they are seen, saved or not, since other processes count theirs too.
+ * meta as they are seen, saved or not, since other processes count theirs too. With a budget, this
+ * process's saves of the run go one after another, each only while the saved spend is under the limit
+ * (never on a reading taken before another reply's save); a reply not saved is counted in the run's meta
+ * all the same, as is a call no cell carries (billedApart: a goal extraction, counted where every
+ * process's meter reads it).
  */
-function queuedResults({ executionId, totals }: ResultSinkContext): ResultSink {
+function queuedResults({ executionId, totals, signal }: ResultSinkContext, budget?: SharedBudgetMeter): ResultSink {
+  const billedApart = (model: string, input: number, output: number) => addUnsavedUsage(executionId, input, output, costOf(model, input, output));
+  const save: ResultSink["record"] = async (outcome, values, announce) => {
+    if (outcome.rateLimited) {
+      totals.rateLimits += outcome.rateLimited;
+      await addExecutionRateLimits(executionId, outcome.rateLimited);
+    }
+    if (outcome.hedges) await addExecutionHedges(executionId, outcome.hedges);
+    const once = await insertResultOnce(values, outcome.cacheEntry);
+    if (once) return await announce({ saved: once.saved, counted: once.counted });
+    // Not saved (the run ended meanwhile, or another process saved the cell first): its call still cost.
+    if (outcome.inputTokens + outcome.outputTokens === 0) return;
+    await billedApart(outcome.model, outcome.inputTokens, outcome.outputTokens);
+    budget?.saved(pricedUsd(outcome.model, outcome.inputTokens, outcome.outputTokens));
+  };
   return {
-    async record(outcome, values, announce) {
-      if (outcome.rateLimited) {
-        totals.rateLimits += outcome.rateLimited;
-        await addExecutionRateLimits(executionId, outcome.rateLimited);
-      }
-      if (outcome.hedges) await addExecutionHedges(executionId, outcome.hedges);
-      const once = await insertResultOnce(values, outcome.cacheEntry);
-      if (once) await announce({ saved: once.saved, counted: once.counted });
-      // Not saved (the run ended meanwhile, or another process saved the cell first): its call still cost.
-      else if (outcome.inputTokens + outcome.outputTokens > 0) await addUnsavedUsage(executionId, outcome.inputTokens, outcome.outputTokens, costOf(outcome.model, outcome.inputTokens, outcome.outputTokens));
-    },
+    record: budget
+      ? (outcome, values, announce) =>
+          oneAtATime(executionId, async () => {
+            if (signal.aborted) return;
+            const billed = outcome.inputTokens + outcome.outputTokens > 0;
+            if (await budget.underLimit()) {
+              await save(outcome, values, announce);
+              // The saved spend may have reached the limit with this reply: the run ends at once.
+              if (billed) await budget.underLimit();
+              return;
+            }
+            // The budget was reached meanwhile (by any process): not saved, but the provider billed it.
+            if (billed) await billedApart(outcome.model, outcome.inputTokens, outcome.outputTokens);
+            budget.saved(pricedUsd(outcome.model, outcome.inputTokens, outcome.outputTokens));
+          })
+      : save,
     async recordMany(values, announce) {
       const { saved, counted } = await insertResultsOnce(executionId, values);
       const fresh = saved.filter(Boolean).length;
@@ -254,6 +260,7 @@ function queuedResults({ executionId, totals }: ResultSinkContext): ResultSink {
       for (const [i, row] of saved.entries()) if (row) await announce(i, { saved: row, counted: counted - fresh + ++n });
     },
     counted: () => undefined,
+    ...(budget ? { billedApart } : {}),
   };
 }
 
@@ -342,7 +349,7 @@ async function advance(executionId: number): Promise<void> {
   }
 }
 
-/** Budgeted saves of each execution in this process, one after another (see `budgetGate` in cells.ts). */
+/** Budgeted saves of each execution in this process, one after another (see queuedResults). */
 const budgetedSaves = processSingleton("runner.cluster.budgeted-saves", () => new Map<number, Promise<void>>());
 
 function oneAtATime(executionId: number, save: () => Promise<void>): Promise<void> {
@@ -356,8 +363,14 @@ function oneAtATime(executionId: number, save: () => Promise<void>): Promise<voi
 /** Per execution, the priced replies that landed in this process and wait for their save (all its batches here). */
 const landedUsd = processSingleton("runner.cluster.landed-usd", () => new Map<number, number>());
 
-function landedHere(executionId: number): { add: (usd: number) => void; remove: (usd: number) => void; total: () => number } {
-  return {
+/**
+ * A batch's budget meter (lib/jobs SharedBudgetMeter): the run's saved spend across processes, what landed
+ * in this process's batches of the run (each batch counting only its own let the others start calls past
+ * the limit), and the run's end once the saved spend reaches the limit.
+ */
+function runBudget(executionId: number, limitUsd: number): SharedBudgetMeter {
+  const spend = runSpend(executionId);
+  const pool: LandedPool = {
     add: (usd) => void landedUsd.set(executionId, (landedUsd.get(executionId) ?? 0) + usd),
     remove: (usd) => {
       const left = (landedUsd.get(executionId) ?? 0) - usd;
@@ -366,6 +379,7 @@ function landedHere(executionId: number): { add: (usd: number) => void; remove: 
     },
     total: () => landedUsd.get(executionId) ?? 0,
   };
+  return new SharedBudgetMeter(limitUsd, () => spend.now(), { pool, onReached: () => stopForBudget(executionId, limitUsd) });
 }
 
 /** A queued run's priced cost so far across processes, each reading only the results saved since the last. */

@@ -14,7 +14,9 @@ import { AdaptiveLimiter } from "@/lib/judge/limiter";
 import { processSingleton } from "@/lib/process-state";
 import type { RunRequest } from "@/lib/schemas/executions";
 import { batchSizeOf } from "./batch-size";
-import { cellRunner, type ResultSink, type ResultSinkContext, type RunnerDeps, type SavedResult } from "./cells";
+import { LocalBudgetMeter } from "@/lib/jobs";
+import type { ResultSink, ResultSinkContext, SavedResult } from "./cell-record";
+import { cellRunner, type RunnerDeps } from "./cells";
 import type { CellOutcome } from "./check-cell";
 import { dependencyWaves } from "./dependencies";
 import { endRun, failRun, markCancelled, runnerState, SHUTDOWN_MESSAGE, type RunEngine } from "./lifecycle";
@@ -97,7 +99,9 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   // async: batch_size judge calls in flight (this process's slots: nobody else works the run), the next
   // cells prepared and the last ones saved meanwhile.
   const slots = req.execution_mode === "async" ? new AdaptiveLimiter(batchSizeOf(req)) : undefined;
-  let budgetReached = false;
+  // Once the budget is reached no call goes out (each asks the meter once its slot is held); the calls
+  // already out finish and are saved and counted, so the overshoot is at most those calls, each on the bill.
+  const meter = new LocalBudgetMeter(req.max_cost_usd ?? null);
   const cells = cellRunner({
     execution: row,
     req,
@@ -109,10 +113,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
     deps,
     results: inProcessResults,
     callSlots: slots && { gate: () => (s, o) => slots.acquire(s, o).then((slot) => slot.release) },
-    // Once the budget is reached no call goes out (each is checked before it is sent); the calls already
-    // out finish and are saved and counted, so the overshoot is at most those calls, each on the bill.
-    budget: req.max_cost_usd != null ? (spent) => void (spent >= req.max_cost_usd! && (budgetReached = true)) : undefined,
-    stopStarting: req.max_cost_usd != null ? () => budgetReached : undefined,
+    meter,
   });
 
   // Wave by wave (dependencies before dependents); in each, check cells first, written in chunks
@@ -127,7 +128,7 @@ async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest
   // A shutdown that left cells undone ends the run as failed (interrupted) so `retry` finishes it.
   const reason = signal.aborted ? (signal.reason as Error | undefined)?.message : undefined;
   const cancelled = reason === "cancelled";
-  const overBudget = !cancelled && budgetReached && cells.totals.done < total;
+  const overBudget = !cancelled && meter.reached && cells.totals.done < total;
   const interrupted = !cancelled && !overBudget && runnerState.draining && cells.totals.done < total;
   await endRun(inProcessEngine, row, {
     cancelled,
