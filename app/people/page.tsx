@@ -3,6 +3,7 @@ import { PeopleManager } from "@/components/people/people-manager";
 import { Card } from "@/components/ui/card";
 import { pageCaller } from "@/lib/api/page-caller";
 import { authRequired } from "@/lib/auth";
+import { listLabelAuthors } from "@/lib/labels/authors";
 
 export const dynamic = "force-dynamic";
 export const metadata: Metadata = { title: "People" };
@@ -11,6 +12,8 @@ export const metadata: Metadata = { title: "People" };
 export default async function PeoplePage() {
   const caller = await pageCaller();
   const locked = await authRequired();
+  // Names that wrote labels but are no person here ("default": labels made before any key), listed below the people.
+  const authors = caller.role === "admin" ? (await listLabelAuthors()).filter((a) => a.who !== "person") : [];
   return (
     <div className="space-y-6">
       <div>
@@ -22,7 +25,7 @@ export default async function PeoplePage() {
         </p>
       </div>
       {caller.role === "admin" ? (
-        <PeopleManager me={caller.userId} open={!locked} />
+        <PeopleManager me={caller.userId} open={!locked} labelAuthors={authors} />
       ) : (
         <Card className="p-5 text-sm text-slate-600" role="alert">
           Only admins manage people and keys; you are signed in as {caller.userId} ({caller.role}).

@@ -13,6 +13,8 @@ import { ApiError, apiFetch } from "@/lib/client/api";
 type Role = "admin" | "annotator" | "viewer";
 type ApiKey = { id: number; user_id: number; name: string; prefix: string; created_at: string; last_used_at: string | null; revoked_at: string | null };
 type User = { id: number; name: string; role: Role; created_at: string; keys: ApiKey[] };
+/** A name with current labels that is no person here (lib/labels/authors.ts). */
+type LabelAuthor = { user_id: string; labels: number; datasets: number; who: "person" | "before_keys" | "no_person" };
 
 const roleHelp: Record<Role, string> = {
   viewer: "reads everything",
@@ -23,7 +25,7 @@ const roleHelp: Record<Role, string> = {
 const when = (iso: string | null) => (iso ? new Date(iso).toLocaleString() : "never");
 
 /** People of the team, their roles and API keys: create, change role, issue a key (shown once), revoke. */
-export function PeopleManager({ me, open }: { me: string; open: boolean }) {
+export function PeopleManager({ me, open, labelAuthors = [] }: { me: string; open: boolean; labelAuthors?: LabelAuthor[] }) {
   const client = useQueryClient();
   const router = useRouter();
   const users = useQuery({ queryKey: ["users"], queryFn: async () => (await apiFetch<User[]>("/users")).data });
@@ -183,6 +185,40 @@ export function PeopleManager({ me, open }: { me: string; open: boolean }) {
           ))}
         </ul>
       </Card>
+      <LabelAuthors authors={labelAuthors.filter((a) => !(users.data ?? []).some((u) => u.name === a.user_id))} />
     </div>
+  );
+}
+
+/**
+ * Names with labels that are no person on this page: "default" (labels made while the server was open, before
+ * any key) and names an open server was told. Agreement between annotators counts each as a person (issue 51).
+ */
+function LabelAuthors({ authors }: { authors: LabelAuthor[] }) {
+  if (authors.length === 0) return null;
+  return (
+    <Card data-testid="label-authors">
+      <CardHeader
+        title="Labels by names with no person"
+        description="Their labels count in agreement between annotators as one more person each; they have no role and no key, and cannot sign in."
+      />
+      <ul className="divide-y divide-slate-100" aria-label="Labels by names with no person">
+        {authors.map((a) => (
+          <li key={a.user_id} className="px-5 py-3 text-sm" data-testid={`label-author-${a.user_id}`}>
+            <span className="font-medium text-slate-900">{a.user_id}</span>{" "}
+            <span className="text-slate-600">
+              · {a.labels.toLocaleString("en")} current label{a.labels === 1 ? "" : "s"} on {a.datasets} dataset{a.datasets === 1 ? "" : "s"}
+            </span>
+            <p className="mt-1 text-xs text-slate-500">
+              {a.who === "before_keys"
+                ? "Labels made while the server was open, before any key or API_TOKEN: the one-person mode's user. The name is reserved, so no person can take it."
+                : a.user_id === "admin"
+                  ? "The API_TOKEN's user: labels made with the token itself. The name is reserved."
+                  : "A name the open server was told (x-user-id) before keys were required. Adding a person of this name makes the labels theirs."}
+            </p>
+          </li>
+        ))}
+      </ul>
+    </Card>
   );
 }

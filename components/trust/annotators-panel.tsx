@@ -13,12 +13,25 @@ export function AnnotatorsPanel({ data }: { data: AnnotatorAgreement }) {
       />
       <ul className="flex flex-wrap gap-x-6 gap-y-1 px-5 py-2 text-sm" data-testid="annotators">
         {people.map((p) => (
-          <li key={p.user_id} data-user={p.user_id}>
-            <span className="font-medium text-slate-800">{p.user_id}</span>: {p.labelled} labelled
+          <li key={p.user_id} data-user={p.user_id} data-who={p.who}>
+            <span className="font-medium text-slate-800">{p.user_id}</span>
+            {p.who === "before_keys" ? <span className="text-slate-500"> (labels made before any key)</span> : p.who === "no_person" ? <span className="text-slate-500"> (not on the People page)</span> : null}:{" "}
+            {p.labelled} labelled
             {p.notes_only ? <span className="text-slate-500"> (+{p.notes_only} note{p.notes_only === 1 ? "" : "s"} without a verdict)</span> : null}
           </li>
         ))}
       </ul>
+      {people.some((p) => p.who !== "person") ? (
+        <p className="border-t border-slate-100 px-5 py-2 text-xs text-slate-500" data-testid="annotators-explained">
+          {people.some((p) => p.who === "before_keys")
+            ? "“default” holds the labels made while the server was open, before anyone had a key (one-person mode): they are nobody on the People page, and κ counts them as one more annotator. "
+            : ""}
+          {people.some((p) => p.who === "no_person")
+            ? `${people.filter((p) => p.who === "no_person").map((p) => p.user_id).join(", ")}: a name with no person on the People page (API_TOKEN's “admin”, or a name the open server was told), counted in κ as an annotator of its own. `
+            : ""}
+          The People page lists them under “Labels by names with no person”.
+        </p>
+      ) : null}
       {data.pairs.length ? (
         <table className="w-full text-sm" data-testid="annotator-pairs">
           <thead>

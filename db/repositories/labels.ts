@@ -1,6 +1,6 @@
 /** Human labels of cells: the only place the labels table is queried. */
 import "server-only";
-import { and, count, desc, eq, isNull, type SQL } from "drizzle-orm";
+import { and, count, countDistinct, desc, eq, isNull, type SQL } from "drizzle-orm";
 import type { EvaluationLevel, LabelRow } from "../schema";
 import { database, first, lockRow, rows, run, transaction } from "../store";
 import { labelsTable } from "../tables";
@@ -83,4 +83,16 @@ export async function getLabelRow(id: number): Promise<LabelRow | undefined> {
 export async function deleteLabelRow(id: number): Promise<boolean> {
   const db = await database();
   return (await db.delete(labelsTable).where(eq(labelsTable.id, id)).returning({ id: labelsTable.id })).length > 0;
+}
+
+/** Everyone with a current label anywhere, with how many and on how many datasets (the People page's label authors). */
+export async function labelAuthorRows(): Promise<Array<{ userId: string; labels: number; datasets: number }>> {
+  const db = await database();
+  const found = await db
+    .select({ userId: labelsTable.userId, labels: count(), datasets: countDistinct(labelsTable.datasetId) })
+    .from(labelsTable)
+    .where(isNull(labelsTable.supersededAt))
+    .groupBy(labelsTable.userId)
+    .orderBy(labelsTable.userId);
+  return found.map((r) => ({ userId: r.userId, labels: Number(r.labels), datasets: Number(r.datasets) }));
 }

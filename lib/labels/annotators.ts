@@ -12,6 +12,7 @@ import { assertDatasetExists } from "@/lib/datasets";
 import { getMetricRow } from "@/lib/metrics/metrics";
 import type { AnnotatorAgreement } from "@/lib/schemas/labels";
 import { DEFAULT_PROGRESS_TOLERANCE } from "./agreement-report";
+import { labelAuthorKinds } from "./authors";
 import { readingOfLabelValue } from "./readings";
 
 type Cell = { entity_type: PairedItem["entity_type"]; entity_id: number; conversation_id: number; reading: Reading };
@@ -67,12 +68,13 @@ export async function getAnnotatorAgreement(q: { dataset_id: number; pipeline_no
       });
     }
   }
+  const kinds = await labelAuthorKinds(users);
   return {
     dataset_id: node.datasetId,
     pipeline_node_id: node.id,
     output_type: node.outputType,
     kind,
-    annotators: users.map((user_id) => ({ user_id, labelled: byUser.get(user_id)!.size, notes_only: notesOnly.get(user_id) ?? 0 })),
+    annotators: users.map((user_id) => ({ user_id, labelled: byUser.get(user_id)!.size, notes_only: notesOnly.get(user_id) ?? 0, who: kinds.get(user_id)! })),
     pairs,
   };
 }

@@ -185,6 +185,11 @@ export const annotatorAgreementSchema = z
           user_id: z.string(),
           labelled: z.number().int().describe("Cells with this person's current verdict (a note without a verdict is not counted)"),
           notes_only: z.number().int().describe("Cells where this person's current label is a note without a verdict"),
+          who: z
+            .enum(["person", "before_keys", "no_person"])
+            .describe(
+              'person: a person of the team (People page); before_keys: "default", the labels made while the server was open, before any key or API_TOKEN (one-person mode); no_person: a name with no person (API_TOKEN\'s "admin", or a name an open server was told in x-user-id). Each name counts as one annotator in the pairs.',
+            ),
         }),
       )
       .describe("Everyone with a current label on the metric, by user id"),

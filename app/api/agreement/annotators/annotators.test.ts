@@ -81,8 +81,8 @@ describe("two annotators on the same cells", () => {
     const res = await call(annotators.GET, "GET", `/api/agreement/annotators?dataset_id=${datasetId}&pipeline_node_id=${metricId}`, { headers: as("val") });
     expect(res.status, res.text).toBe(200);
     expect(res.json.annotators).toEqual([
-      { user_id: "alice", labelled: 4, notes_only: 0 },
-      { user_id: "bob", labelled: 4, notes_only: 1 },
+      { user_id: "alice", labelled: 4, notes_only: 0, who: "person" },
+      { user_id: "bob", labelled: 4, notes_only: 1, who: "person" },
     ]);
     // po = 3/4; alice passes 2/4, bob 1/4 → pe = ½·¼ + ½·¾ = ½ → κ = (¾ − ½) / (1 − ½) = ½.
     expect(res.json.pairs).toHaveLength(1);
