@@ -119,7 +119,15 @@ export async function listConversations(opts: { datasetId: number; limit: number
     opts.ids ? inJsonIntegers(c.id, sql`${JSON.stringify(opts.ids)}`) : undefined,
     opts.name ? nameContains(c.name, opts.name) : undefined,
   );
-  const page = opts.after === undefined ? where : and(where, sql`${c.position} > ${opts.after}`);
+  // Keyset from `after`; an offset finds its first row's position on the (dataset, position) index first, so the
+  // per-row counts and labels below are computed for the page only (PostgreSQL computed them for every row an
+  // OFFSET skipped: 6.4 s at offset 999,900).
+  const page =
+    opts.after !== undefined
+      ? and(where, sql`${c.position} > ${opts.after}`)
+      : opts.offset > 0
+        ? and(where, sql`${c.position} >= (select ${c.position} from ${c} where ${where} order by ${c.position} limit 1 offset ${opts.offset})`)
+        : where;
   const items = await db
     .select({
       ...conversationColumns(),
@@ -129,8 +137,7 @@ export async function listConversations(opts: { datasetId: number; limit: number
     .from(c)
     .where(page)
     .orderBy(asc(c.position))
-    .limit(opts.limit)
-    .offset(opts.after === undefined ? opts.offset : 0);
+    .limit(opts.limit);
   const total =
     opts.ids || opts.name
       ? (first(await db.select({ n: count() }).from(c).where(where))?.n ?? 0)

@@ -105,6 +105,10 @@ describe("a large dataset", () => {
     // The list of conversations too.
     const list = async (q: string) => call(conversations.GET, "GET", `/api/datasets/${id}/conversations?${q}`, { params: { id } });
     const first = await list("limit=25&offset=500");
+    expect((first.json as Array<{ position: number }>).map((c) => c.position)).toEqual(Array.from({ length: 25 }, (_, i) => 500 + i));
+    // An offset within the last page, and past the end.
+    expect((((await list(`limit=25&offset=${size - 3}`)).json) as Array<{ position: number }>).map((c) => c.position)).toEqual([size - 3, size - 2, size - 1]);
+    expect((await list(`limit=25&offset=${size + 5}`)).json).toEqual([]);
     const next = await list(`limit=25&cursor=${first.headers.get("x-next-cursor")}`);
     expect((next.json as Array<{ position: number }>).map((c) => c.position)).toEqual(Array.from({ length: 25 }, (_, i) => 525 + i));
     expect(Number(next.headers.get("x-total-count"))).toBe(size);
