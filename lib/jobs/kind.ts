@@ -34,6 +34,17 @@ export type JobKindSpec = {
   expired: string;
   /** What a job a stopped single-process server left says. */
   interrupted: string;
+  /**
+   * The work ends its own row when its signal aborts "cancelled" (a run writes its totals as it ends): a
+   * cancel of a job worked here aborts it first and waits for it, and the store's `cancel` ends the row
+   * only if the work did not (or the job is worked elsewhere). Without it the row is ended first.
+   */
+  endsOnCancel?: boolean;
+  /**
+   * The store's `failUnfinished` ends only jobs no process can finish (a queued run with no work left in
+   * any process), so start-up recovery runs on a shared store too, not only on a single-process one.
+   */
+  recoversShared?: boolean;
 };
 
 /** What the work of one job is handed. */
@@ -100,12 +111,17 @@ export function defineJobKind(spec: JobKindSpec) {
      * another over NOTIFY (shared store) or at its next lease renewal.
      */
     async cancel(id: number, message = "cancelled"): Promise<boolean> {
+      const stop = async () => {
+        const here = stopHere(id, "cancelled");
+        if (here) await Promise.race([here.finished, new Promise((r) => setTimeout(r, 10_000).unref())]);
+        return here;
+      };
+      const first = spec.endsOnCancel ? await stop() : undefined;
       const ended = await spec.store.cancel(id, message, new Date().toISOString());
-      const here = stopHere(id, "cancelled");
-      if (here) await Promise.race([here.finished, new Promise((r) => setTimeout(r, 10_000).unref())]);
-      else if (ended && dialect.queuesRuns) await publishCancel(spec.name, id);
-      if (ended) announce(spec.name, id);
-      return ended;
+      const here = spec.endsOnCancel ? first : await stop();
+      if (!here && ended && dialect.queuesRuns) await publishCancel(spec.name, id);
+      if (ended || here) announce(spec.name, id);
+      return ended || Boolean(here);
     },
 
     /** Every process, on either store: end failed the jobs whose lease ran out (their process died); how many. */
@@ -122,7 +138,7 @@ export function defineJobKind(spec: JobKindSpec) {
      * finish, so it ends failed, saying so. On PostgreSQL another process may be working it: left to the sweep.
      */
     async recover(): Promise<number> {
-      if (dialect.queuesRuns) return 0;
+      if (dialect.queuesRuns && !spec.recoversShared) return 0;
       const failed = await spec.store.failUnfinished(spec.interrupted, new Date().toISOString());
       if (failed) log.warn(`${spec.name}s a stopped server left unfinished ended failed`, { count: failed });
       return failed;
@@ -142,6 +158,26 @@ export function defineJobKind(spec: JobKindSpec) {
 
     /** Whether this process works the job. */
     worksHere: (id: number): boolean => active.has(key(id)),
+
+    /**
+     * Shutdown: the jobs of this kind worked here get `graceMs` to finish; then those still working are
+     * aborted with `why` (and given 2 s to unwind). How many finished in time and how many were aborted.
+     */
+    async drain(graceMs: number, why: string): Promise<{ finished: number; aborted: number }> {
+      const mine = [...active.entries()].filter(([k]) => k.startsWith(`${spec.name} `));
+      const settled = Promise.all(mine.map(([, a]) => a.finished));
+      const inTime = await Promise.race([settled.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), graceMs).unref())]);
+      let aborted = 0;
+      if (!inTime) {
+        for (const [k, a] of mine) {
+          if (!active.has(k)) continue;
+          a.controller.abort(new Error(why));
+          aborted++;
+        }
+        await Promise.race([settled, new Promise((r) => setTimeout(r, 2_000).unref())]);
+      }
+      return { finished: mine.length - aborted, aborted };
+    },
 
     /** Call `onChange` whenever the job changes, here or (shared store) in another process; resolves to the unsubscribe. */
     follow: (id: number, onChange: () => void) => follow(spec.name, id, onChange),

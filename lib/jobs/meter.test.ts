@@ -46,4 +46,31 @@ describe("SharedBudgetMeter", () => {
     saved = 0;
     expect(await meter.mayStart()).toBe(false);
   });
+
+  it("stops on what landed here for this meter only (stoppedShort); a save reads the saved spend alone; the limit saved ends it for good, told once", async () => {
+    let saved = 0;
+    let told = 0;
+    // Two parts of one job in this process share what landed and waits for its save.
+    let pooled = 0;
+    const pool = { add: (n: number) => void (pooled += n), remove: (n: number) => void (pooled -= n), total: () => pooled };
+    const opts = { pool, onReached: async () => void told++ };
+    const a = new SharedBudgetMeter(1, async () => saved, opts);
+    const b = new SharedBudgetMeter(1, async () => saved, opts);
+    expect(await a.mayStart()).toBe(true);
+    a.landed(0.7);
+    a.landed(0.4);
+    // b has landed nothing itself, but a's replies wait here: b starts no call, short of the limit.
+    expect([await b.mayStart(), b.reached, b.stoppedShort]).toEqual([false, true, true]);
+    // A save reads only what is saved: a's replies may still be saved.
+    expect(await b.underLimit()).toBe(true);
+    // A reply counted early is taken back in part (a negative cost), then the rest saved.
+    a.landed(-0.4);
+    saved = 0.7;
+    a.saved(0.7);
+    expect(pooled).toBeCloseTo(0, 9);
+    expect(await a.mayStart()).toBe(true);
+    saved = 1;
+    expect([await a.underLimit(), await a.underLimit(), a.reached, a.stoppedShort, told]).toEqual([false, false, true, false, 1]);
+    expect(await a.mayStart()).toBe(false);
+  });
 });

@@ -33,11 +33,11 @@ import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import type { ExecutionMeta, RunRequest } from "@/lib/schemas/executions";
 import { batchSizeOf } from "./batch-size";
-import { LocalBudgetMeter, SharedBudgetMeter, type LandedPool } from "@/lib/jobs";
+import { defineJobKind, LocalBudgetMeter, SharedBudgetMeter, type LandedPool } from "@/lib/jobs";
 import { pricedUsd, type ResultSink, type ResultSinkContext } from "./cell-record";
 import { cellRunner } from "./cells";
 import { dependencyWaves } from "./dependencies";
-import { endRun, failRun, markCancelled, type RunEngine } from "./lifecycle";
+import { endRun, failRun, INTERRUPTED_MESSAGE, runJobStore, type RunEngine } from "./lifecycle";
 import { planRun, type Cell, type Plan } from "./plan";
 import { isActiveStatus } from "@/lib/execution-status";
 
@@ -47,8 +47,6 @@ export const progressChannel = "turnscope_run_progress";
 export const JUDGE_CELLS_PER_BATCH = 10;
 /** A pending run older than this without queued batches was left by a dead process (enqueue never happened). */
 const ORPHAN_PENDING_MS = 60_000;
-/** How often each server looks for active runs no process can finish any more (orphanSweep). */
-const ORPHAN_SWEEP_MS = 60_000;
 export const ORPHANED_MESSAGE =
   "run stopped: no process has any of its batches any more (a batch's last attempt was lost, or the next wave was never enqueued); retry finishes it";
 
@@ -81,11 +79,11 @@ type RunnerState = {
   running: Map<string, Promise<unknown>>;
   /** False in a process that only enqueues and follows runs (the cluster bench's API process). */
   worksHere: boolean;
-  /** The orphan sweep's timer, and the runs it found orphaned last time. */
-  sweep: NodeJS.Timeout | null;
+  /** Whether the runs' lib/jobs kind was booted here (its sweep runs until the process ends), and the runs the orphan sweep found orphaned last time. */
+  jobsBooted: boolean;
   suspects: Set<number>;
 };
-const state = processSingleton<RunnerState>("runner.cluster", () => ({ starting: null, stop: null, running: new Map(), worksHere: true, sweep: null, suspects: new Set() }));
+const state = processSingleton<RunnerState>("runner.cluster", () => ({ starting: null, stop: null, running: new Map(), worksHere: true, jobsBooted: false, suspects: new Set() }));
 
 /** Make this process enqueue and follow runs without working their batches (before its first run). */
 export function enqueueOnly(): void {
@@ -100,9 +98,11 @@ export function startClusterRunner(): Promise<void> {
   state.starting ??= (async () => {
     await startQueue();
     if (state.worksHere) state.stop = workCells(handleCellBatch, { concurrency: getConfig().WORKER_CONCURRENCY }).stop;
-    if (!state.sweep) {
-      state.sweep = setInterval(() => void orphanSweep().catch((err: unknown) => log.warn("runner: orphan sweep failed", { err })), ORPHAN_SWEEP_MS);
-      state.sweep.unref();
+    // Runs no process can finish end failed: those left when this process starts at once, the others on
+    // the orphan sweep every half lease (lib/jobs); cancels other processes write are heard.
+    if (!state.jobsBooted) {
+      state.jobsBooted = true;
+      await queuedEngine.jobs.boot();
     }
   })().catch((error: unknown) => {
     state.starting = null;
@@ -119,8 +119,6 @@ export async function stopClusterRunner(graceMs: number): Promise<StopOutcome> {
   const stop = state.stop;
   state.stop = null;
   state.starting = null;
-  if (state.sweep) clearInterval(state.sweep);
-  state.sweep = null;
   if (!stop) return { finished: 0, aborted: 0 };
   // The worker stops taking batches at once (waiting out the grace period first would let it fill every
   // slot freed meanwhile with a batch it then gives back), gives the running ones the grace period, and
@@ -427,13 +425,23 @@ async function finalise(row: PipelineExecutionRow): Promise<void> {
 
 export const queuedEngine: RunEngine = {
   name: "queued",
+  // Runs as a lib/jobs kind: a cancel marks the run cancelled (from then on no process saves a result of
+  // it), then its queued batches are dropped and its running ones aborted in every process (ended). Start-up
+  // recovery ends at once the runs with no work left in any process; the sweep, those found so twice.
+  jobs: defineJobKind({
+    name: "run",
+    store: runJobStore(() => queuedEngine, {
+      unfinished: () => recoverOrphanedRuns(),
+      expired: () => orphanSweep(),
+    }),
+    expired: ORPHANED_MESSAGE,
+    interrupted: INTERRUPTED_MESSAGE,
+    recoversShared: true,
+  }),
   boot: () => startClusterRunner(),
   planBound: () => maxResultId(),
   runMeta: (req, plan, resultsUpTo) => ({ queue: newQueueMeta(req, plan, resultsUpTo ?? 0) }),
   start: (row, plan, req) => enqueueFirstWave(row, plan, req),
-  // Cancelled first — from then on no process saves a result of it (insertResultOnce) — then its queued
-  // batches are dropped and its running ones aborted in every process (ended).
-  cancel: async (row) => void (await markCancelled(queuedEngine, row)),
   async ended(final) {
     await startQueue();
     // A run stopped by its budget keeps its batches: those working finish the calls they have out (each
@@ -448,7 +456,6 @@ export const queuedEngine: RunEngine = {
   // Its batches finish within the grace period or go back to the queue: other processes (or this one
   // after a restart) finish the runs.
   drain: (graceMs) => stopClusterRunner(graceMs),
-  orphaned: () => recoverOrphanedRuns(),
   async followOthers(executionId, onProgress) {
     const unsubscribe = await subscribeCluster(progressChannel, (payload) => {
       if (payload === executionId) onProgress();
@@ -500,7 +507,7 @@ export async function recoverOrphanedRuns(): Promise<number[]> {
  * One look for active runs no process can finish any more (recoverOrphanedRuns) while the servers run,
  * not only when one starts: the last attempt of a batch lost with its process or its lease (the queue
  * fails the job, no handler ever throws), or a wave claimed whose batches were never enqueued. A run
- * must be found so on two sweeps in a row (a minute apart) before it is failed, so the moment between
+ * must be found so on two sweeps in a row (half a lease apart: lib/jobs) before it is failed, so the moment between
  * a wave's claim and its enqueue is never mistaken for one. Returns the runs it failed.
  */
 export async function orphanSweep(): Promise<number[]> {

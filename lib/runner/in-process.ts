@@ -4,95 +4,61 @@
  * in flight (1 in sync mode) — and a cancel aborts its judge calls in flight; nothing is written after it.
  */
 import "server-only";
-import { setMaxListeners } from "node:events";
 import { insertResults, type NewResult } from "@/db/repositories/evaluation-results";
 import { getExecutionRow, listActiveExecutionIds, updateExecution } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
 import { isActiveStatus } from "@/lib/execution-status";
+import { defineJobKind, LocalBudgetMeter } from "@/lib/jobs";
 import { resolveModelName } from "@/lib/judge";
 import { AdaptiveLimiter } from "@/lib/judge/limiter";
-import { processSingleton } from "@/lib/process-state";
 import type { RunRequest } from "@/lib/schemas/executions";
 import { batchSizeOf } from "./batch-size";
-import { LocalBudgetMeter } from "@/lib/jobs";
 import type { ResultSink, ResultSinkContext, SavedResult } from "./cell-record";
 import { cellRunner, type RunnerDeps } from "./cells";
 import type { CellOutcome } from "./check-cell";
 import { dependencyWaves } from "./dependencies";
-import { endRun, failRun, markCancelled, runnerState, SHUTDOWN_MESSAGE, type RunEngine } from "./lifecycle";
+import { endRun, failRun, INTERRUPTED_MESSAGE, runJobStore, runnerState, SHUTDOWN_MESSAGE, type RunEngine } from "./lifecycle";
 import type { Plan } from "./plan";
-
-type ActiveRun = { controller: AbortController; finished: Promise<void>; datasetId: number };
-const active = processSingleton("runner.active", () => new Map<number, ActiveRun>());
 
 export const inProcessEngine: RunEngine = {
   name: "in-process",
-  boot: async () => undefined,
+  // A run is a lib/jobs job of this process: its abort signal (every cell in flight or waiting for a call
+  // slot listens on it), its lease (a renewal that finds the run ended stops its calls), cancel (the run
+  // stops here and writes `cancelled` with its totals itself; the row is marked only if it could not) and drain.
+  jobs: defineJobKind({
+    name: "run",
+    store: runJobStore(() => inProcessEngine, {
+      // Only this process works its runs: at start-up every other active one was left by a dead server.
+      unfinished: async () => (await listActiveExecutionIds()).filter((id) => !inProcessEngine.jobs.worksHere(id)),
+      // Nobody else works them while this process runs: none is lost meanwhile.
+      expired: async () => [],
+    }),
+    expired: INTERRUPTED_MESSAGE,
+    interrupted: INTERRUPTED_MESSAGE,
+    endsOnCancel: true,
+  }),
+  boot: () => inProcessEngine.jobs.boot(),
   planBound: async () => undefined,
   runMeta: () => ({}),
 
   async start(row, plan, req, deps) {
-    const controller = new AbortController();
-    // Every cell in flight or waiting for a call slot listens for the cancel: up to 2 × batch_size
-    // listeners by design, not a leak (Node warns past 10).
-    setMaxListeners(0, controller.signal);
-    const finished = new Promise<void>((resolve) => {
-      // Start on the next turn so the 202 answer goes out first.
-      setImmediate(() => {
-        executeRun(row, plan, req, controller, deps)
-          .catch((error: unknown) => failRun(inProcessEngine, row.id, `run stopped: ${(error as Error).message}`))
-          .finally(() => {
-            active.delete(row.id);
-            resolve();
-          });
-      });
-    });
-    active.set(row.id, { controller, finished, datasetId: req.dataset_id });
-  },
-
-  async cancel(row) {
-    const run = active.get(row.id);
-    if (run) {
-      run.controller.abort(new Error("cancelled"));
-      // The run writes `cancelled` itself once its in-flight calls have unwound (they abort at once).
-      await Promise.race([run.finished, new Promise((r) => setTimeout(r, 10_000))]);
-    }
-    // Not running here (its server died), or stuck: cancelled anyway.
-    await markCancelled(inProcessEngine, row);
+    // From the next turn of the loop, so the 202 answer goes out first.
+    inProcessEngine.jobs.start(
+      row.id,
+      (job) => executeRun(row, plan, req, job.signal, deps),
+      (error) => failRun(inProcessEngine, row.id, `run stopped: ${error.message}`),
+    );
   },
 
   ended: async () => undefined,
-
-  async waitFor(executionId) {
-    await active.get(executionId)?.finished;
-  },
-
-  isLive: async (executionId) => active.has(executionId),
-
-  async drain(graceMs) {
-    const runs = [...active.values()];
-    const settled = Promise.all(runs.map((r) => r.finished));
-    const inTime = await Promise.race([settled.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), graceMs))]);
-    let aborted = 0;
-    if (!inTime) {
-      for (const run of active.values()) {
-        run.controller.abort(new Error(SHUTDOWN_MESSAGE));
-        aborted++;
-      }
-      await Promise.race([settled, new Promise((r) => setTimeout(r, 2_000))]);
-    }
-    return { finished: runs.length - aborted, aborted };
-  },
-
-  // Only this process works its runs: every other active one was left by a dead server.
-  orphaned: async () => (await listActiveExecutionIds()).filter((id) => !active.has(id)),
-
+  waitFor: (executionId) => inProcessEngine.jobs.waitFor(executionId),
+  isLive: async (executionId) => inProcessEngine.jobs.worksHere(executionId),
+  drain: (graceMs) => inProcessEngine.jobs.drain(graceMs, SHUTDOWN_MESSAGE),
   // Nobody else saves its cells: this process's own events wake its streams.
   followOthers: async () => () => undefined,
 };
 
-async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, controller: AbortController, deps: RunnerDeps): Promise<void> {
-  const signal = controller.signal;
+async function executeRun(row: PipelineExecutionRow, plan: Plan, req: RunRequest, signal: AbortSignal, deps: RunnerDeps): Promise<void> {
   const startedAt = (deps.now ?? Date.now)();
   await updateExecution(row.id, { status: "processing", startedAt: new Date(startedAt).toISOString() }, { onlyIfActive: true });
   const total = plan.cells.length;

@@ -8,6 +8,8 @@ import "server-only";
 import { budgetMessage } from "./budget";
 import { finishExecution, getExecutionRow, updateExecution, type ModelTotals } from "@/db/repositories/executions";
 import type { PipelineExecutionRow } from "@/db/schema";
+import { isActiveStatus } from "@/lib/execution-status";
+import type { JobKind, JobStore } from "@/lib/jobs";
 import { costOf } from "@/lib/judge";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
@@ -22,6 +24,7 @@ export type StopOutcome = { finished: number; aborted: number };
 /** Set on SIGTERM: no new runs, no new cells; cells in flight may finish. */
 export const runnerState = processSingleton("runner.lifecycle", () => ({ draining: false }));
 export const SHUTDOWN_MESSAGE = "interrupted: server shutting down";
+export const INTERRUPTED_MESSAGE = "interrupted: server restarted";
 
 /** How a run's cells are worked: in the process that started it (SQLite), or as queued batches any process of a PostgreSQL cluster works. */
 export interface RunEngine {
@@ -32,10 +35,14 @@ export interface RunEngine {
   planBound(): Promise<number | undefined>;
   /** What the engine keeps in a new run's meta besides the API's fields. */
   runMeta(req: RunRequest, plan: Plan, resultsUpTo: number | undefined): Record<string, unknown>;
+  /**
+   * Runs as a lib/jobs kind, registered by the engine with how its runs are ended (runJobStore): cancel from
+   * any process, the sweep of runs no process can finish, start-up recovery, and (in process) each run's
+   * abort signal, lease and drain.
+   */
+  readonly jobs: JobKind;
   /** Work the run, whose execution row exists (pending). Throws if it could not be started. */
   start(row: PipelineExecutionRow, plan: Plan, req: RunRequest, deps: RunnerDeps): Promise<void>;
-  /** Stop the work of an active run and end it `cancelled` (cancelRun). */
-  cancel(row: PipelineExecutionRow): Promise<void>;
   /** Tell whoever must know that the run ended (other processes' streams) and drop what is left of its work. */
   ended(final: PipelineExecutionRow): Promise<void>;
   /** Resolves once the run is over (tests, shutdown). */
@@ -44,8 +51,6 @@ export interface RunEngine {
   isLive(executionId: number): Promise<boolean>;
   /** Take no new work; give running work `graceMs`, then stop it. */
   drain(graceMs: number): Promise<StopOutcome>;
-  /** Active runs no process can finish any more (at start-up). */
-  orphaned(): Promise<number[]>;
   /** Wake `onProgress` when another process saved cells of the run; resolves to the unsubscribe. */
   followOthers(executionId: number, onProgress: () => void): Promise<() => void>;
 }
@@ -159,16 +164,33 @@ async function announceEnd(engine: RunEngine, final: PipelineExecutionRow): Prom
   await engine.ended(final);
 }
 
-/** At start-up: the active runs no process can finish any more (a dead server's) become failed, to be retried. */
-export async function recoverRuns(engine: RunEngine): Promise<number> {
-  const ids = await engine.orphaned();
-  for (const id of ids) {
-    const row = await getExecutionRow(id);
-    if (!row) continue;
-    const errors = [...((row.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message: "interrupted: server restarted" }];
-    const meta = { ...(row.meta as object), interrupted: true };
-    await updateExecution(id, { status: "failed", completedAt: new Date().toISOString(), errors, meta }, { onlyIfActive: true });
-  }
-  if (ids.length) log.warn("marked interrupted executions as failed", { executions: ids });
-  return ids.length;
+/**
+ * How a run's row is leased and ended, for lib/jobs (either engine): a run is still the worker's while it
+ * is active (renewal: a run ended elsewhere stops its calls here); a cancel is the run marked cancelled;
+ * `unfinished` says which active runs no process can finish any more (at start-up they end failed,
+ * interrupted, to be retried); `expired` ends those whose work was lost while the servers run.
+ */
+export function runJobStore(engine: () => RunEngine, ends: { unfinished(): Promise<number[]>; expired(now: string, message: string): Promise<number[]> }): JobStore {
+  return {
+    renew: async (id) => {
+      const row = await getExecutionRow(id);
+      return Boolean(row && isActiveStatus(row.status));
+    },
+    failExpired: (now, message) => ends.expired(now, message),
+    async failUnfinished(message, now) {
+      const ids = await ends.unfinished();
+      for (const id of ids) {
+        const row = await getExecutionRow(id);
+        if (!row) continue;
+        const errors = [...((row.errors as unknown[]) ?? []), { pipeline_node_id: null, entity_type: null, entity_id: null, message }];
+        const meta = { ...(row.meta as object), interrupted: true };
+        await updateExecution(id, { status: "failed", completedAt: now, errors, meta }, { onlyIfActive: true });
+      }
+      return ids.length;
+    },
+    async cancel(id) {
+      const row = await getExecutionRow(id);
+      return Boolean(row && isActiveStatus(row.status) && (await markCancelled(engine(), row)));
+    },
+  };
 }

@@ -2,7 +2,7 @@
  * The orphan sweep of queued runs (PostgreSQL; skipped, saying so, on SQLite): a run none of whose
  * batches any process has any more — the last attempt of a batch lost with its process, or a wave
  * claimed but never enqueued — used to stay `processing` until some server restarted. Each server now
- * looks every minute and fails such a run, once it has been seen so twice in a row. The test process
+ * looks every half lease (lib/jobs) and fails such a run, once it has been seen so twice in a row. The test process
  * only enqueues (it works no batch), so the run's batches stay where the test puts them.
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

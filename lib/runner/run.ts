@@ -11,16 +11,18 @@ import type { Execution, ExecutionMeta, RunRequest } from "@/lib/schemas/executi
 import { batchSizeOf } from "./batch-size";
 import type { RunnerDeps } from "./cells";
 import { runEngine } from "./engine";
-import { failRun, recoverRuns, runnerState } from "./lifecycle";
+import { failRun, runnerState } from "./lifecycle";
 import { planRun } from "./plan";
 import { isActiveStatus } from "@/lib/execution-status";
 
 export type { RunnerDeps };
 
-/** At boot: this process's share of the work (the engine's), then recovery of runs nobody can finish. */
+/**
+ * At boot: this process's share of the work (the engine's), with the runs' lib/jobs kind: recovery of runs
+ * nobody can finish, the sweep of runs whose work was lost, cancels heard from other processes.
+ */
 export async function startRunner(): Promise<void> {
   await runEngine().boot();
-  await recoverInterruptedExecutions();
 }
 
 /**
@@ -85,7 +87,7 @@ export async function cancelExecution(executionId: number): Promise<Execution> {
   if (!isActiveStatus(row.status)) {
     throw new AppError("conflict", `Execution ${executionId} is already ${row.status}`);
   }
-  await runEngine().cancel(row);
+  await runEngine().jobs.cancel(executionId);
   return toExecution((await getExecutionRow(executionId))!);
 }
 
@@ -104,7 +106,7 @@ export async function deleteDatasetStoppingRuns(datasetId: number): Promise<void
     await Promise.all(
       ids.map(async (id) => {
         const row = await getExecutionRow(id);
-        if (row && isActiveStatus(row.status)) await engine.cancel(row);
+        if (row && isActiveStatus(row.status)) await engine.jobs.cancel(id);
       }),
     );
   }
@@ -133,5 +135,5 @@ export function isDraining(): boolean {
 
 /** At start-up: executions nobody can finish any more (a dead server's) become failed, to be retried. */
 export async function recoverInterruptedExecutions(): Promise<number> {
-  return recoverRuns(runEngine());
+  return runEngine().jobs.recover();
 }
