@@ -43,6 +43,9 @@ export async function register(): Promise<void> {
   // Verdicts back onto the traces, when OTEL_EVALUATION_ENDPOINT is set (lib/otel/export.ts).
   const { startEvaluationExport } = await import("@/lib/otel/export");
   startEvaluationExport();
+  // Spans of live conversations quiet past OTEL_RETENTION_DAYS are deleted in the background (lib/otel/retention.ts).
+  const { startRetentionSweep } = await import("@/lib/otel/retention");
+  startRetentionSweep();
   const { installShutdownHandlers } = await import("@/lib/shutdown");
   installShutdownHandlers();
 }

@@ -36,6 +36,23 @@ function cidrList(v: string): boolean {
     });
 }
 
+/** OTEL_RETENTION_DAYS_BY_DATASET read: dataset name → days (non-negative), or null when it is not such JSON. */
+export function retentionByDataset(text: string): Map<string, number> | null {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return null;
+  const out = new Map<string, number>();
+  for (const [name, days] of Object.entries(raw)) {
+    if (typeof days !== "number" || !Number.isFinite(days) || days < 0) return null;
+    out.set(name, days);
+  }
+  return out;
+}
+
 /** Exported for lib/config-docs.test.ts, which holds the documentation to these keys and defaults. */
 export const envSchema = z.object({
   DATABASE_PATH: z.string().trim().min(1).default("./data/turnscope.db"),
@@ -177,6 +194,21 @@ export const envSchema = z.object({
     .transform(Number)
     .optional()
     .transform((v) => v ?? 20_000),
+  /**
+   * How long the spans of a live conversation are kept after its newest span arrived (lib/otel/retention.ts):
+   * then its spans, traces and live record are deleted in the background; the conversation built from them
+   * stays. 0 keeps spans for good. `OTEL_RETENTION_DAYS_BY_DATASET`: JSON `{"<dataset name>": days}` overrides.
+   */
+  OTEL_RETENTION_DAYS: z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/, "must be a non-negative number of days")
+    .transform(Number)
+    .optional()
+    .transform((v) => v ?? 30),
+  OTEL_RETENTION_DAYS_BY_DATASET: optionalText.refine((v) => v === undefined || retentionByDataset(v) !== null, {
+    message: 'must be JSON like {"Support bot": 7, "audit": 0}: dataset names to days (0 keeps spans for good)',
+  }),
   /**
    * Verdicts back onto the traces (lib/otel/export.ts): the OTLP/HTTP traces URL saved cells are sent to
    * as GenAI evaluation spans (unset: off), its headers (`k=v,k2=v2`), which conversations (`traced`: those

@@ -9,6 +9,7 @@ import { stopOnlineSweep } from "@/lib/online";
 import { drainRuns } from "@/lib/runner";
 import { drainGenerations } from "@/lib/generation/queue";
 import { flushEvaluationExport } from "@/lib/otel/export";
+import { stopRetentionSweep } from "@/lib/otel/retention";
 
 export function installShutdownHandlers(): void {
   const state = processSingleton("shutdown.installed", () => ({ installed: false, started: false }));
@@ -20,8 +21,8 @@ export function installShutdownHandlers(): void {
     const graceMs = getConfig().SHUTDOWN_GRACE_MS;
     log.info("shutting down", { signal, grace_ms: graceMs });
     exitByDeadline(graceMs, "shutdown");
-    // No rule starts a run once the runs are being drained.
-    stopOnlineSweep()
+    // No rule starts a run once the runs are being drained; a retention pass in progress ends its batch.
+    Promise.all([stopOnlineSweep(), stopRetentionSweep()])
       .then(() => Promise.all([drainRuns(graceMs), drainGenerations(graceMs)]))
       .then(([runs, generations]) => log.info("runs drained", { ...runs, generations }))
       .catch((error) => log.error("drain failed", { error }))
