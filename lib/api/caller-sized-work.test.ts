@@ -6,7 +6,7 @@
  * 16 KB gzip of nested arrays 6.5 s; a 1 MiB body of 524,268 nested arrays 0.9 s (201); imports under
  * the 50 MB limit 1.5–10 s; tool_sequence over 40,000 calls × 20,000 tools 2.2 s.
  */
-import { deflateRawSync, gzipSync } from "node:zlib";
+import { gzipSync } from "node:zlib";
 import { afterEach, describe, expect, it } from "vitest";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import * as datasets from "@/app/api/datasets/route";
@@ -16,6 +16,7 @@ import { inputTasksStoppedForTime } from "@/lib/input-pool";
 import { call } from "@/lib/testing/http/call";
 import { healthReadBoundMs, whileReadingHealth } from "@/lib/testing/http/health-reads";
 import { upload } from "@/lib/testing/http/multipart";
+import { sharedStreamZip } from "@/lib/testing/import/zip-bomb";
 
 afterEach(() => {
   for (const key of ["MAX_IMPORT_BYTES", "IMPORT_TIMEOUT_MS", "MAX_JSON_DEPTH", "OTEL_DECODE_TIMEOUT_MS"]) delete process.env[key];
@@ -76,45 +77,6 @@ describe("finding 11: imports under the 50 MB limit are read off the request loo
     expect((await upload(createAndImport.POST, "/api/datasets/import", { file, fields: { name: "in time" } })).status).toBe(201);
   }, 60_000);
 });
-
-/**
- * A ZIP whose `members` central-directory entries all point at one local header and its deflate stream
- * of `inflated` zero bytes, each declaring an uncompressed size of 100 bytes.
- */
-function sharedStreamZip(members: number, inflated: number): Uint8Array {
-  const data = deflateRawSync(Buffer.alloc(inflated), { level: 9 });
-  const name = Buffer.from("samples/0.json");
-  const local = Buffer.alloc(30);
-  local.writeUInt32LE(0x04034b50, 0);
-  local.writeUInt16LE(20, 4);
-  local.writeUInt16LE(8, 8); // deflate
-  local.writeUInt32LE(data.length, 18);
-  local.writeUInt32LE(100, 22);
-  local.writeUInt16LE(name.length, 26);
-  const central: Buffer[] = [];
-  for (let i = 0; i < members; i++) {
-    const n = Buffer.from(`samples/${i}.json`);
-    const entry = Buffer.alloc(46);
-    entry.writeUInt32LE(0x02014b50, 0);
-    entry.writeUInt16LE(20, 4);
-    entry.writeUInt16LE(20, 6);
-    entry.writeUInt16LE(8, 10);
-    entry.writeUInt32LE(data.length, 20);
-    entry.writeUInt32LE(100, 24);
-    entry.writeUInt16LE(n.length, 28);
-    entry.writeUInt32LE(0, 42); // every member: the one local header at offset 0
-    central.push(entry, n);
-  }
-  const cd = Buffer.concat(central);
-  const cdOffset = local.length + name.length + data.length;
-  const end = Buffer.alloc(22);
-  end.writeUInt32LE(0x06054b50, 0);
-  end.writeUInt16LE(members, 8);
-  end.writeUInt16LE(members, 10);
-  end.writeUInt32LE(cd.length, 12);
-  end.writeUInt32LE(cdOffset, 16);
-  return new Uint8Array(Buffer.concat([local, name, data, cd, end]));
-}
 
 describe("finding 8: a .eval archive is bounded by the bytes its members actually inflate to", () => {
   it("40 members sharing one deflate stream of 64 MB (a 62 KB upload): 413 naming MAX_IMPORT_BYTES within seconds, health reads within 1 s", async () => {

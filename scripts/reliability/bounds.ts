@@ -6,6 +6,7 @@
  * most the calls in flight when it was reached, each counted).
  */
 import { gzipSync } from "node:zlib";
+import { sharedStreamZip } from "@/lib/testing/import/zip-bomb";
 import type { JudgeDouble } from "@/lib/testing/judge-double/server";
 import { check, importDataset, startRun, waitFinal, waitUntil, type Check } from "./data";
 import type { TurnscopeServer } from "./server";
@@ -78,6 +79,36 @@ export async function boundsSection(server: TurnscopeServer, double: JudgeDouble
   // 7: a 20 MB JSON body.
   const body = await server.request("POST", "/api/datasets", { name: "x".repeat(20 * 1024 * 1024) });
   check(checks, "a 20 MB JSON body is refused with 413 naming MAX_JSON_BODY_BYTES", body.status === 413 && body.text.includes("MAX_JSON_BODY_BYTES"), { status: body.status, body: body.text.slice(0, 200) });
+
+  // Issue 48, findings 8–10 and 12 on the served app: each refused with a 4xx naming its limit, reads answering meanwhile.
+  {
+    const form = new FormData();
+    form.set("file", new Blob([Buffer.from(sharedStreamZip(40, 64 * 1024 * 1024))]), "bomb.eval");
+    form.set("name", "zip bomb");
+    const bomb = await whileReading(server, () => server.request("POST", "/api/datasets/import", form));
+    figures.zip_bomb = { status: bomb.result.status, ms: Math.round(bomb.result.ms), slowest_health_ms: bomb.slowestMs };
+    check(checks, "a 62 KB .eval of 40 members sharing one 64 MB deflate stream is refused with 413 at once, reads answering within 1 s", bomb.result.status === 413 && bomb.slowestMs < 1000 && bomb.fivexx === 0, figures.zip_bomb);
+
+    const depth = 8 * 1024 * 1024 - 20;
+    const nested = gzipSync(Buffer.from(`{"resourceSpans":[],"x":${"[".repeat(depth)}${"]".repeat(depth)}}`));
+    const deep = await whileReading(server, async () => {
+      const res = await fetch(`${server.baseUrl}/api/otel/v1/traces`, { method: "POST", headers: { ...server.authHeaders(), "content-type": "application/json", "content-encoding": "gzip" }, body: new Uint8Array(nested) });
+      return { status: res.status, text: await res.text() };
+    });
+    figures.otlp_nesting = { status: deep.result.status, gzip_bytes: nested.length, slowest_health_ms: deep.slowestMs };
+    check(checks, `a ${nested.length}-byte gzip of 16 MiB of nested arrays to the trace receiver: 400 naming MAX_JSON_DEPTH, reads answering within 1 s`, deep.result.status === 400 && deep.result.text.includes("MAX_JSON_DEPTH") && deep.slowestMs < 1000, figures.otlp_nesting);
+
+    const levels = 524_268;
+    const body = await whileReading(server, async () => {
+      const res = await fetch(`${server.baseUrl}/api/datasets`, { method: "POST", headers: { ...server.authHeaders(), "content-type": "application/json" }, body: `{"name":"deep","description":${"[".repeat(levels)}${"]".repeat(levels)}}` });
+      return { status: res.status, text: await res.text() };
+    });
+    figures.body_nesting = { status: body.result.status, slowest_health_ms: body.slowestMs };
+    check(checks, "a 1 MiB body of 524,268 nested arrays: 400 naming MAX_JSON_DEPTH, reads answering within 1 s", body.result.status === 400 && body.result.text.includes("MAX_JSON_DEPTH") && body.slowestMs < 1000, figures.body_nesting);
+
+    const tools = await server.request("POST", "/api/evaluation-pipeline-nodes", { dataset_id: datasetId, name: "many tools", kind: "check", evaluation_level: "conversation", check: { type: "tool_sequence", params: { tools: Array.from({ length: 20_000 }, (_, i) => `t${i}`), contiguous: true } } });
+    check(checks, "a tool_sequence check of 20,000 tools is refused with 422", tools.status === 422, { status: tools.status, body: tools.text.slice(0, 200) });
+  }
 
   // 11: every call counted — @GOAL extraction included.
   const goalMetric = async (id: number) => {
