@@ -60,8 +60,9 @@ async function stopBackgroundWork(): Promise<void> {
   if (!state) return;
   const sweep = state.get("online.sweep") as { timer?: unknown; running?: unknown } | undefined;
   if (sweep?.timer || sweep?.running) await (await import("@/lib/online/sweep")).stopOnlineSweep();
-  const active = state.get("runner.active") as Map<number, unknown> | undefined;
-  if (active?.size) await (await import("@/lib/runner/run")).drainRuns(0);
+  // In-process runs (lib/jobs jobs of the kind "run"): drained before the threads their calls use stop.
+  const running = state.get("jobs.active") as Map<string, unknown> | undefined;
+  if ([...(running?.keys() ?? [])].some((key) => key.startsWith("run "))) await (await import("@/lib/runner/run")).drainRuns(0);
   const thread = state.get("judge-thread") as { thread?: unknown } | undefined;
   if (thread?.thread) await (await import("@/lib/judge/call-thread")).stopJudgeThread();
   const checkThread = state.get("check-thread") as { thread?: unknown } | undefined;
