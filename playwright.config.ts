@@ -135,12 +135,13 @@ function slotServers(slot: number): WebServer[] {
   // Slot 0 keeps the name of a one-worker run (e2e.db; on PostgreSQL e2e-pg.db's name e2e_pg): the two
   // stores' passes run at once, so neither removes the other's files.
   const suffix = slot === 0 ? "" : `-${slot}`;
-  return pair(port, judgePort, "/api/health", `${dbBase}${suffix}.db`);
+  // The first app server builds when the sources changed; the later ones serve that build (scripts/e2e-server.mjs).
+  return pair(port, judgePort, "/api/health", `${dbBase}${suffix}.db`, slot === 0 ? {} : { E2E_REUSE_BUILD: "1" });
 }
 
 /** The pass's sign-in server (API_TOKEN set) on its own database, and the judge double it alone uses. */
 function guardedServers(): WebServer[] {
-  return pair(guardedPort, guardedJudgePort, "/api/session", `${dbBase}-guarded.db`, { API_TOKEN: guardedToken });
+  return pair(guardedPort, guardedJudgePort, "/api/session", `${dbBase}-guarded.db`, { API_TOKEN: guardedToken, E2E_REUSE_BUILD: "1" });
 }
 
 /** A judge double and the app server judging through it (scripts/e2e-server.mjs), ready when `readyPath` answers. */

@@ -8,7 +8,11 @@ import { ensureBuild, nextBin, root } from "./project.mjs";
 
 // A build of the current sources, type-checked or not: npm test builds (and checks every file) before its
 // browser passes, and a browser spec run alone needs no type check either (the build `npm start` made serves).
-ensureBuild({ typeCheck: false });
+// E2E_REUSE_BUILD=1 (every server of a pass but the first, playwright.config.ts): the first server built the
+// sources as they were; building again because a file changed since would swap .next under the servers
+// already answering ("This page couldn't load" in a checkout being edited meanwhile).
+const reuse = process.env.E2E_REUSE_BUILD === "1" && fs.existsSync(path.join(root, ".next", "BUILD_ID"));
+if (!reuse) ensureBuild({ typeCheck: false });
 const dir = path.join(root, "e2e", ".artifacts");
 fs.mkdirSync(dir, { recursive: true });
 // A second server (the sign-in tests, API_TOKEN set) runs beside the first with its own database.
