@@ -142,6 +142,15 @@ export async function takeSweepLease(ruleId: number, now: Date, leaseMs: number)
   return rows.length > 0;
 }
 
+/**
+ * Move the rule's sweep lease from `from` (what its holder last wrote) to `until`; false when the lease is
+ * no longer the holder's (given back, or taken by another process once it ran out).
+ */
+export async function renewSweepLease(ruleId: number, from: string, until: string): Promise<boolean> {
+  const rows = await rawRows<{ id: number }>("update online_rules set sweep_lease_until = ? where id = ? and sweep_lease_until = ? returning id", [until, ruleId, from]);
+  return rows.length > 0;
+}
+
 /** Give the sweep back; `sweptUntil`: move the rule's watermark (every conversation last active before it was considered). */
 export async function releaseSweepLease(ruleId: number, sweptUntil?: string): Promise<void> {
   if (sweptUntil === undefined) await rawRun("update online_rules set sweep_lease_until = null where id = ?", [ruleId]);

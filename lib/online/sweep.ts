@@ -5,7 +5,9 @@
  * rule's filter, and evaluate them with one ordinary run (`meta.trigger: "rule:<id>"`; on PostgreSQL
  * through the queue like every run). A rule has one run going at a time; its daily budget is the run's
  * max_cost_usd. Each server process sweeps every ONLINE_SWEEP_INTERVAL_MS; a lease on the rule keeps
- * two processes from sweeping one rule at once.
+ * two processes from sweeping one rule at once: lib/jobs's length, renewed by lib/jobs while the rule's
+ * sweep goes on (a slow sweep is not taken over), and a sweep whose lease was taken over (its process
+ * stalled past it) starts no run.
  */
 import "server-only";
 import { createHash } from "node:crypto";
@@ -13,6 +15,7 @@ import { conversationIdsMatching } from "@/db/repositories/grid";
 import * as repo from "@/db/repositories/online";
 import type { OnlineRuleRow } from "@/db/schema";
 import { getConfig } from "@/lib/config";
+import { holdLease, leaseMs, stopLease } from "@/lib/jobs";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import { parseGridExtras } from "@/lib/results/grid";
@@ -21,8 +24,6 @@ import { spentToday } from "./rules";
 
 /** Conversations claimed per rule per sweep: one run evaluates at most these. */
 export const SWEEP_BATCH = 200;
-/** How long a process may hold a rule's sweep before another takes it (a process that died holding it). */
-const LEASE_MS = 60_000;
 /** The watermark is read back this far, for exports whose transaction committed after a later one. */
 const WATERMARK_MARGIN_MS = 5 * 60_000;
 
@@ -49,7 +50,21 @@ async function sweepRule(ruleAtStart: OnlineRuleRow, opts: SweepOptions): Promis
   let rule = ruleAtStart;
   const now = opts.now ?? new Date();
   const result: RuleSweep = { ruleId: rule.id, claimed: 0, evaluated: 0, executionId: null };
-  if (!(await repo.takeSweepLease(rule.id, now, LEASE_MS))) return { ...result, skipped: "busy" };
+  // How long a process may hold a rule's sweep before another takes it (a process that died holding it).
+  const lease = leaseMs();
+  if (!(await repo.takeSweepLease(rule.id, now, lease))) return { ...result, skipped: "busy" };
+  let held = new Date(now.getTime() + lease).toISOString();
+  let lost = false;
+  const key = `online rule ${rule.id}`;
+  holdLease(
+    key,
+    async (until) => {
+      const kept = await repo.renewSweepLease(rule.id, held, until);
+      if (kept) held = until;
+      return kept;
+    },
+    () => void (lost = true),
+  );
   let sweptUntil: string | undefined;
   try {
     // One run at a time: the next sweep takes what finished meanwhile, and a daily budget holds.
@@ -66,7 +81,7 @@ async function sweepRule(ruleAtStart: OnlineRuleRow, opts: SweepOptions): Promis
       finishedBy,
       now: now.toISOString(),
       // A claim left undecided for longer than a lease: its sweep's process died before its run started.
-      staleBefore: new Date(now.getTime() - LEASE_MS).toISOString(),
+      staleBefore: new Date(now.getTime() - lease).toISOString(),
       limit: SWEEP_BATCH,
     });
     result.claimed = claimed.length;
@@ -87,6 +102,8 @@ async function sweepRule(ruleAtStart: OnlineRuleRow, opts: SweepOptions): Promis
       const chosenIds = new Set(chosen.map((c) => c.otelConversationId));
       await repo.markTaken(rule.id, claimed.filter((c) => !chosenIds.has(c.otelConversationId)).map((c) => c.otelConversationId), null, now.toISOString());
       if (chosen.length === 0) return result;
+      // Another process took the rule's sweep over while this one stalled: it may start a run of its own.
+      if (lost) throw new Error("this sweep of the rule stalled past its lease and another process took it over; the conversations are taken again by a later sweep");
       const execution = await startExecution(
         {
           dataset_id: rule.datasetId,
@@ -115,7 +132,9 @@ async function sweepRule(ruleAtStart: OnlineRuleRow, opts: SweepOptions): Promis
       return { ...result, skipped: "error" };
     }
   } finally {
-    await repo.releaseSweepLease(rule.id, sweptUntil);
+    await stopLease(key);
+    // A lease taken over is the other process's to give back.
+    if (!lost) await repo.releaseSweepLease(rule.id, sweptUntil);
   }
 }
 
