@@ -132,6 +132,11 @@ export function PeopleManager({ me, open, labelAuthors = [] }: { me: string; ope
       <Card>
         <CardHeader title="People" description="Keys are stored hashed: only their first characters are shown." />
         {users.isLoading ? <p className="px-5 py-4 text-sm text-slate-500">Loading…</p> : null}
+        {users.data?.length === 0 ? (
+          <p className="border-t border-slate-100 px-5 py-4 text-sm text-slate-500" data-testid="no-people">
+            Nobody yet.{open ? " While the server is open, labels are written as “default”." : ""}
+          </p>
+        ) : null}
         <ul className="divide-y divide-slate-100" aria-label="People">
           {(users.data ?? []).map((u) => (
             <li key={u.id} className="px-5 py-4" data-testid={`person-${u.name}`}>

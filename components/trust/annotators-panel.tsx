@@ -24,10 +24,10 @@ export function AnnotatorsPanel({ data }: { data: AnnotatorAgreement }) {
       {people.some((p) => p.who !== "person") ? (
         <p className="border-t border-slate-100 px-5 py-2 text-xs text-slate-500" data-testid="annotators-explained">
           {people.some((p) => p.who === "before_keys")
-            ? "“default” holds the labels made while the server was open, before anyone had a key (one-person mode): they are nobody on the People page, and κ counts them as one more annotator. "
+            ? "“default” holds the labels made while the server was open, before anyone had a key (one-person mode): no person of the team, yet κ counts them as one more annotator. "
             : ""}
           {people.some((p) => p.who === "no_person")
-            ? `${people.filter((p) => p.who === "no_person").map((p) => p.user_id).join(", ")}: a name with no person on the People page (API_TOKEN's “admin”, or a name the open server was told), counted in κ as an annotator of its own. `
+            ? `${people.filter((p) => p.who === "no_person").map((p) => p.user_id).join(", ")}: no person on the People page (API_TOKEN's “admin”, or a name the open server was told in x-user-id), counted in κ as an annotator of its own. `
             : ""}
           The People page lists them under “Labels by names with no person”.
         </p>
