@@ -92,9 +92,12 @@ export const DataGrid = memo(function DataGrid({
   });
   const items = virtualizer.getVirtualItems();
   const tableRows = table.getRowModel().rows;
+  // A track list with no metric column names no `repeat(0, …)`: CSS refuses a repeat of zero and with it the
+  // whole template, so meta columns without a metric stacked their headers in one column (issue 51).
   const metaTemplate = metaKeys.length ? ` repeat(${metaKeys.length}, ${META_WIDTH}px)` : "";
+  const metricTemplate = metrics.length ? ` repeat(${metrics.length}, ${METRIC_WIDTH}px)` : "";
   // The first column takes the room the metric columns leave (labels were cut with 40% of the width empty).
-  const template = `minmax(${ENTITY_WIDTH}px, 1fr)${metaTemplate} repeat(${metrics.length}, ${METRIC_WIDTH}px)`;
+  const template = `minmax(${ENTITY_WIDTH}px, 1fr)${metaTemplate}${metricTemplate}`;
   const width = ENTITY_WIDTH + metaKeys.length * META_WIDTH + metrics.length * METRIC_WIDTH;
 
   // Fetch the pages of the conversations that scrolled into view (placeholders) — page by page.
