@@ -7,7 +7,7 @@ import type { Comparison } from "@/lib/schemas/comparisons";
 import { RefreshWhileRunning } from "./refresh-while-running";
 
 type Side = { id: number; name: string };
-type Props = { comparison: Comparison; metricName: string; a: Side; b: Side | null; labels: Record<number, string>; shown: number };
+type Props = { comparison: Comparison; metricName: string; metricDatasetId: number; a: Side; b: Side | null; labels: Record<number, string>; shown: number };
 
 const pct = (x: number | null | undefined) => (x === null || x === undefined ? "—" : `${(100 * x).toFixed(0)}%`);
 const interval = (i: [number, number] | null) => (i ? `95% CI ${pct(i[0])}–${pct(i[1])}` : "no pairs yet");
@@ -42,7 +42,7 @@ const outcomeBadge = (o: Comparison["results"][number]["outcome"], error: string
   o === "a" ? <Badge tone="success">a wins</Badge> : o === "b" ? <Badge tone="brand">b wins</Badge> : o === "tie" ? <Badge>tie</Badge> : error ? <Badge tone="danger">failed</Badge> : <Badge tone="warning">waiting</Badge>;
 
 /** A pairwise comparison: win/tie/loss with its interval, consistency, position bias, and every pair with both verdicts. */
-export function ComparisonView({ comparison: c, metricName, a, b, labels, shown }: Props) {
+export function ComparisonView({ comparison: c, metricName, metricDatasetId, a, b, labels, shown }: Props) {
   const running = c.status === "pending" || c.status === "processing";
   const bSide = b ?? a;
   const sideName = (s: Side, raw: string) => `${s.name} (${raw})`;
@@ -55,7 +55,15 @@ export function ComparisonView({ comparison: c, metricName, a, b, labels, shown 
   return (
     <div className="space-y-5">
       <div>
-        <h1 className="text-xl font-semibold text-slate-900">Comparison #{c.id}</h1>
+        {/* Back to where comparisons start and are listed: side a's Compare replies page (issue 51: no way back). */}
+        <Link
+          href={`/datasets/${a.id}/pairwise${metricDatasetId === a.id ? `?metric=${c.pipeline_node_id}` : ""}`}
+          className="text-sm text-slate-500 hover:text-slate-800"
+          data-testid="comparison-back"
+        >
+          ← {a.name} · Compare replies
+        </Link>
+        <h1 className="mt-1 text-xl font-semibold text-slate-900">Comparison #{c.id}</h1>
         <p className="mt-1 text-sm text-slate-600">
           <span className="font-medium">{metricName}</span> · {c.pair_by === "siblings" ? "sibling replies within " : "by source conversation: "}
           <span data-testid="side-a">a = {sideName(a, c.a)}</span>

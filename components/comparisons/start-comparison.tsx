@@ -8,7 +8,7 @@ import { Field } from "@/components/ui/field";
 import { Select } from "@/components/ui/select";
 import { ApiError, apiFetch } from "@/lib/client/api";
 import type { Dataset } from "@/lib/schemas/datasets";
-import type { Metric } from "@/lib/schemas/metrics";
+import type { Metric, MetricTemplate } from "@/lib/schemas/metrics";
 
 type PairBy = "siblings" | "source_conversation";
 
@@ -19,7 +19,9 @@ type PairBy = "siblings" | "source_conversation";
  */
 export function StartComparison({ datasetId, metrics, initialMetricId }: { datasetId: number; metrics: Metric[]; initialMetricId: number | null }) {
   const router = useRouter();
-  const [metricId, setMetricId] = useState<number | null>(initialMetricId ?? metrics[0]?.id ?? null);
+  const [chosenId, setMetricId] = useState<number | null>(initialMetricId ?? metrics[0]?.id ?? null);
+  // The metrics come from the server page: one added from a template arrives after the first render.
+  const metricId = chosenId !== null && metrics.some((m) => m.id === chosenId) ? chosenId : (initialMetricId ?? metrics[0]?.id ?? null);
   const [pairBy, setPairBy] = useState<PairBy>("siblings");
   const [other, setOther] = useState<number | null>(null);
   const [busy, setBusy] = useState(false);
@@ -31,13 +33,7 @@ export function StartComparison({ datasetId, metrics, initialMetricId }: { datas
   const others = (datasets.data ?? []).filter((d) => d.id !== datasetId);
   const detail = (path: string) => (error instanceof ApiError ? error.details.find((d) => d.path === path)?.message : undefined);
 
-  if (metrics.length === 0) {
-    return (
-      <p className="text-sm text-slate-600" data-testid="no-pairwise-metric">
-        This dataset has no pairwise metric. Create one with the output type “A or B” and the variables @CANDIDATE_A and @CANDIDATE_B.
-      </p>
-    );
-  }
+  if (metrics.length === 0) return <NoPairwiseMetric datasetId={datasetId} />;
   return (
     <form
       aria-label="Start a comparison"
@@ -109,5 +105,66 @@ export function StartComparison({ datasetId, metrics, initialMetricId }: { datas
         {busy ? "Starting…" : "Judge every pair in both orders"}
       </Button>
     </form>
+  );
+}
+
+/**
+ * No pairwise metric yet: the built-in pairwise templates, each added in one click (the metric page edits it
+ * later), besides how to write one. The grid's template library offers them too.
+ */
+function NoPairwiseMetric({ datasetId }: { datasetId: number }) {
+  const router = useRouter();
+  const [error, setError] = useState<string | null>(null);
+  const templates = useQuery({
+    queryKey: ["metric-templates"],
+    queryFn: async () => (await apiFetch<MetricTemplate[]>("/metric-templates")).data,
+  });
+  const pairwise = (templates.data ?? []).filter((t) => t.output_type === "pairwise");
+  const [adding, setAdding] = useState<number | null>(null);
+  return (
+    <div className="max-w-xl space-y-3 text-sm text-slate-600" data-testid="no-pairwise-metric">
+      <p>
+        This dataset has no pairwise metric yet. Add one from a template, or create one with the output type “A or B” and the variables @CANDIDATE_A and
+        @CANDIDATE_B.
+      </p>
+      {templates.isPending ? <p className="text-slate-500">Loading templates…</p> : null}
+      <ul className="space-y-2" aria-label="Pairwise templates">
+        {pairwise.map((t) => (
+          <li key={t.id} className="flex items-start gap-3 rounded-md border border-slate-200 bg-white px-3 py-2">
+            <div className="flex-1">
+              <div className="font-medium text-slate-800">{t.name}</div>
+              <div className="text-xs text-slate-500">
+                {t.evaluation_level === "message" ? "Message level: sibling replies to one message" : "Conversation level: two continuations of one conversation"} · {t.description}
+              </div>
+            </div>
+            <Button
+              size="sm"
+              variant="secondary"
+              needs="annotator"
+              disabled={adding !== null}
+              onClick={async () => {
+                setAdding(t.id);
+                setError(null);
+                try {
+                  const { data } = await apiFetch<Metric>("/evaluation-pipeline-nodes", { method: "POST", json: { dataset_id: datasetId, template_id: t.id } });
+                  // The page is rendered on the server: the new address lists the new metric, chosen.
+                  router.replace(`/datasets/${datasetId}/pairwise?metric=${data.id}`);
+                } catch (err) {
+                  setError(err instanceof Error ? err.message : String(err));
+                  setAdding(null);
+                }
+              }}
+            >
+              {adding === t.id ? "Adding…" : `Add ${t.name}`}
+            </Button>
+          </li>
+        ))}
+      </ul>
+      {error ? (
+        <p role="alert" className="rounded-md border border-red-200 bg-red-50 px-3 py-2 text-red-800">
+          {error}
+        </p>
+      ) : null}
+    </div>
   );
 }

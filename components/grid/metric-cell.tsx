@@ -1,5 +1,6 @@
 "use client";
 
+import Link from "next/link";
 import { memo } from "react";
 import { useAccess } from "@/components/caller-context";
 import { cn } from "@/components/ui/cn";
@@ -19,12 +20,11 @@ export const MetricCell = memo(function MetricCell({ metric, row }: { metric: Me
   const rollup = row.entity_type === "conversation" ? row.rollups?.[String(metric.id)] : undefined;
   if (rollup && metric.evaluation_level !== "conversation") return <RollupCell metric={metric} row={row} rollup={rollup} />;
   if (metric.output_type === "pairwise") {
-    // Judged in pairs of replies by a comparison (the column menu's "Compare replies…"), not cell by cell.
-    return metric.evaluation_level === row.entity_type ? (
-      <span className="px-2 text-xs text-slate-400" data-testid="grid-cell" data-state="pairwise" title={`${metric.name} compares two replies: start a comparison from the column's menu`}>
-        in pairs
-      </span>
-    ) : (
+    // Judged in pairs of replies by a comparison, not cell by cell: the cell links to the page that starts one
+    // and lists the comparisons made. A conversation row shows it for a message-level metric too (its replies
+    // are compared there); it showed "·" forever (issue 51). Other rows do not apply.
+    const applies = row.entity_type === "conversation" || metric.evaluation_level === row.entity_type;
+    return applies ? <PairwiseCell metric={metric} /> : (
       <span className="px-2 text-slate-300" aria-label="does not apply">
         ·
       </span>
@@ -47,6 +47,23 @@ export const MetricCell = memo(function MetricCell({ metric, row }: { metric: Me
   }
   return <ApplicableCell metric={metric} row={row} />;
 });
+
+/** A pairwise column's cell: a link to its comparisons (Compare replies), never a Run. */
+function PairwiseCell({ metric }: { metric: Metric }) {
+  const { datasetId } = useGridActions();
+  return (
+    <Link
+      href={`/datasets/${datasetId}/pairwise?metric=${metric.id}`}
+      onClick={(e) => e.stopPropagation()}
+      className="px-2 text-xs text-slate-500 hover:text-brand-700 hover:underline"
+      data-testid="grid-cell"
+      data-state="pairwise"
+      title={`${metric.name} compares two replies: its comparisons are on the Compare replies page`}
+    >
+      in pairs →
+    </Link>
+  );
+}
 
 /**
  * A conversation row's summary of a message- or step-level metric: how its cells in this conversation came

@@ -146,3 +146,18 @@ export async function failUnfinishedComparisons(error: string, finishedAt: strin
 export async function datasetConversationIds(datasetId: number): Promise<number[]> {
   return (await rawRows<{ id: number }>("select id from conversations where dataset_id = ? order by position, id", [datasetId])).map((r) => Number(r.id));
 }
+
+export type ComparisonSummaryRow = ComparisonRow & { winsA: number; winsB: number; ties: number };
+
+/** The latest comparisons with a dataset on either side (newest first), with their outcome counts. */
+export async function listComparisonsOfDataset(datasetId: number, limit: number): Promise<ComparisonSummaryRow[]> {
+  const rows = await rawRows<RawComparison & { wins_a: number; wins_b: number; ties: number }>(
+    `select c.*,
+       (select count(*) from comparison_pairs p where p.comparison_id = c.id and p.outcome = 'a') as wins_a,
+       (select count(*) from comparison_pairs p where p.comparison_id = c.id and p.outcome = 'b') as wins_b,
+       (select count(*) from comparison_pairs p where p.comparison_id = c.id and p.outcome = 'tie') as ties
+     from comparisons c where c.a_dataset_id = ? or c.b_dataset_id = ? order by c.id desc limit ?`,
+    [datasetId, datasetId, limit],
+  );
+  return rows.map((r) => ({ ...toComparison(r), winsA: Number(r.wins_a), winsB: Number(r.wins_b), ties: Number(r.ties) }));
+}

@@ -254,3 +254,34 @@ export const recoverComparisons = (): Promise<number> => comparisonJobs.recover(
 
 /** Every process, on either store: comparisons whose process died (their lease ran out) end failed, saying so. */
 export const sweepExpiredComparisons = (now: string): Promise<number> => comparisonJobs.sweep(now);
+
+export type ComparisonSummary = {
+  id: number;
+  pipeline_node_id: number;
+  a_dataset_id: number;
+  b_dataset_id: number | null;
+  pair_by: Comparison["pair_by"];
+  status: repo.ComparisonStatus;
+  total: number;
+  wins_a: number;
+  wins_b: number;
+  ties: number;
+  created_at: string;
+};
+
+/** The latest comparisons with a dataset on either side, newest first (the Compare replies page lists them). */
+export async function listDatasetComparisons(datasetId: number, limit = 20): Promise<ComparisonSummary[]> {
+  return (await repo.listComparisonsOfDataset(datasetId, limit)).map((r) => ({
+    id: r.id,
+    pipeline_node_id: r.pipelineNodeId,
+    a_dataset_id: r.aDatasetId,
+    b_dataset_id: r.bDatasetId,
+    pair_by: r.pairBy as Comparison["pair_by"],
+    status: r.status,
+    total: r.total,
+    wins_a: r.winsA,
+    wins_b: r.winsB,
+    ties: r.ties,
+    created_at: r.createdAt,
+  }));
+}

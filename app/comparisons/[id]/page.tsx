@@ -24,7 +24,7 @@ const load = async (rawId: string) =>
       names(comparison.b_dataset_id ?? comparison.a_dataset_id, shown.map((r) => r.b.conversation_id)),
     ]);
     const labels = Object.fromEntries([...aNames, ...bNames].map((c) => [c.id, c.label]));
-    return { comparison, metricName: metric.name, a: { id: a.id, name: a.name }, b: b && { id: b.id, name: b.name }, labels, shown: SHOWN };
+    return { comparison, metricName: metric.name, metricDatasetId: metric.dataset_id, a: { id: a.id, name: a.name }, b: b && { id: b.id, name: b.name }, labels, shown: SHOWN };
   });
 
 export async function generateMetadata({ params }: { params: Promise<{ id: string }> }): Promise<Metadata> {

@@ -71,6 +71,9 @@ export default async function DatasetPage({
             <Link href={`/datasets/${dataset.id}/generate`} className="ml-2 text-sm font-medium text-brand-700 hover:underline">
               Generate…
             </Link>
+            <Link href={`/datasets/${dataset.id}/pairwise`} className="ml-2 text-sm font-medium text-brand-700 hover:underline">
+              Compare replies
+            </Link>
           </div>
         </div>
         {dataset.description ? <p className="mt-1 text-sm text-slate-500">{dataset.description}</p> : null}

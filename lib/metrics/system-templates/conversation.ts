@@ -384,4 +384,27 @@ Score:
 - 0.0–0.3: wrong agents did the work, or the user was bounced around.
 If only one agent exists and it could handle everything, answer 1.0 unless it clearly needed a specialist it lacked.`,
   },
+  {
+    key: "conversation.better_reply",
+    name: "Better Reply (A or B)",
+    description: "Which of two replies to the same conversation serves the user better: a pairwise metric, judged in both orders by a comparison (Compare replies), never by a run.",
+    evaluationLevel: level,
+    category: "Pairwise",
+    outputType: "pairwise",
+    prompt: `Two assistants answered the same conversation. Decide which reply serves the user better.
+
+The user's goal:
+@GOAL
+
+The conversation before the two replies:
+@HISTORY
+
+Reply A:
+@CANDIDATE_A
+
+Reply B:
+@CANDIDATE_B
+
+Judge what the user needs: the reply that moves them toward their goal, is correct (tool results over claims), and does what it says. Length and politeness count only when they help. The order in which the replies are shown says nothing about them. Answer "tie" when neither is better in a way the user would notice.`,
+  },
 ];

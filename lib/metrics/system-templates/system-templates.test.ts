@@ -29,7 +29,7 @@ describe("system templates", () => {
 
   it("use only variables of their level, at least two each (llm templates)", () => {
     for (const t of systemTemplates.filter((t) => t.kind !== "check")) {
-      const check = checkPromptVariables(t.prompt, t.evaluationLevel);
+      const check = checkPromptVariables(t.prompt, t.evaluationLevel, t.outputType);
       expect(check.invalid, t.key).toEqual([]);
       expect(check.variables.length, t.key).toBeGreaterThanOrEqual(2);
     }
