@@ -8,8 +8,12 @@ export const hasCells = (e: Pick<ExecutionSummary, "successful_evaluations" | "f
 
 export type EntityRef = { entity_type: string; entity_id: number; conversation_id: number };
 
-/** A figure to three decimals, "—" when undefined. */
-export const fmt = (x: number | null | undefined) => (x === null || x === undefined ? "—" : x.toFixed(3));
+/** A figure to three decimals, "—" when undefined; a tiny negative is "0.000", not "-0.000" (a weighted κ of −1e-17). */
+export const fmt = (x: number | null | undefined) => {
+  if (x === null || x === undefined) return "—";
+  const text = x.toFixed(3);
+  return /^-0\.0+$/.test(text) ? text.slice(1) : text;
+};
 
 /** Where a cell opens in the grid: the workspace with that row's conversation open on it. */
 export function cellHref(datasetId: number, e: EntityRef): string {
