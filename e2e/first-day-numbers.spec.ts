@@ -118,6 +118,8 @@ test("a rewritten rubric that lost @HISTORY and @GOAL is no candidate; with the 
   await expect.poll(async () => ((await (await request.get(`/api/alignments/${alignmentId}`)).json()) as { status: string }).status, { timeout: 60_000 }).toBe("completed");
 
   await page.goto(`/datasets/${datasetId}/agreement?metric=${metricId}`);
+  // The metric's last alignment shows once the panel is opened.
+  await page.getByTestId("align-panel").getByRole("button", { name: "Align this judge" }).click();
   const result = page.getByTestId("alignment-result");
   await expect(result).toHaveAttribute("data-status", "completed");
   await expect(result.getByTestId("align-row-rewrite").getByRole("button", { name: /Promote/ })).toHaveCount(0);
