@@ -68,7 +68,7 @@ test("align a judge to the airline file's reward: held-out figures, the prompt i
   const row = table.getByTestId("align-row-few_shot");
   await expect(row.getByText("recommended")).toBeVisible();
   await expect(row.getByText("interval above zero")).toBeVisible();
-  await expect(table.getByTestId("align-row-rewrite").getByText("not proven: the interval reaches zero")).toBeVisible();
+  await expect(table.getByTestId("align-row-rewrite").getByText("no candidate: see why below")).toBeVisible();
   await expect(table.getByTestId("align-row-rewrite").getByRole("button", { name: /Promote/ })).toHaveCount(0);
   await expect(result.getByTestId("align-candidate-rewrite")).toContainText("lost @HISTORY, which the metric's prompt uses");
   await row.getByRole("button", { name: "Promote", exact: true }).click();

@@ -123,6 +123,7 @@ test("a rewritten rubric that lost @HISTORY and @GOAL is no candidate; with the 
   const result = page.getByTestId("alignment-result");
   await expect(result).toHaveAttribute("data-status", "completed");
   await expect(result.getByTestId("align-row-rewrite").getByRole("button", { name: /Promote/ })).toHaveCount(0);
+  await expect(result.getByTestId("align-row-rewrite").getByTestId("delta")).toContainText("no candidate: see why below");
   await expect(result.getByTestId("align-candidate-rewrite")).toContainText("lost @GOAL, @HISTORY, which the metric's prompt uses");
   await expect(result.getByTestId("align-annotators")).toHaveCount(0);
   await expect(result).not.toContainText("disagree with each other");

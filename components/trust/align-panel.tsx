@@ -219,7 +219,16 @@ function AlignmentResult({ alignment: a, promoting, onPromote }: { alignment: Al
                 <Fig v={c.held_out.tnr} i={c.held_out.intervals.tnr} />
                 <td className="py-2 pr-4 font-mono" data-testid="delta">
                   {signed(c.delta_kappa.estimate)} <span className="text-xs text-slate-500">{iv(c.delta_kappa.interval)}</span>
-                  <div className="text-xs">{c.beats_baseline ? <span className="text-emerald-700">interval above zero</span> : <span className="text-slate-500">not proven: the interval reaches zero</span>}</div>
+                  <div className="text-xs">
+                    {c.beats_baseline ? (
+                      <span className="text-emerald-700">interval above zero</span>
+                    ) : !c.prompt && c.strategy !== "threshold" ? (
+                      // A rewrite that lost the prompt's variables (or failed): nothing was judged, nothing to prove.
+                      <span className="text-red-700">no candidate: see why below</span>
+                    ) : (
+                      <span className="text-slate-500">not proven: the interval reaches zero</span>
+                    )}
+                  </div>
                 </td>
                 <td className="py-2 text-right">
                   {c.prompt && c.strategy !== "threshold" ? (
@@ -249,7 +258,7 @@ function AlignmentResult({ alignment: a, promoting, onPromote }: { alignment: Al
         c.prompt || c.threshold !== undefined || c.error ? (
           <details key={c.strategy} open className="rounded-md border border-slate-200" data-testid={`align-candidate-${c.strategy}`}>
             <summary className="cursor-pointer px-3 py-2 text-sm font-medium text-slate-800">
-              {strategyNames[c.strategy]}: {c.strategy === "threshold" ? "the threshold chosen" : "the prompt promote would save, in full"}
+              {strategyNames[c.strategy]}: {c.strategy === "threshold" ? "the threshold chosen" : c.prompt ? "the prompt promote would save, in full" : "no candidate"}
             </summary>
             {c.error ? <p className="px-3 pb-2 text-sm text-red-700">{c.error}</p> : null}
             {c.strategy === "threshold" ? (
