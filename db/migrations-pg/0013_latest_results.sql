@@ -38,6 +38,9 @@ CREATE INDEX "latest_results_score_desc_idx" ON "latest_results" ("pipeline_node
 --> statement-breakpoint
 CREATE INDEX "latest_results_failed_idx" ON "latest_results" ("pipeline_node_id", "entity_type", "position") WHERE "status" = 'failed';
 --> statement-breakpoint
+-- Every row by grid position: `none` tests a conversation by (metric, level, position) on an index walked in grid order.
+CREATE INDEX "latest_results_position_idx" ON "latest_results" ("pipeline_node_id", "entity_type", "position");
+--> statement-breakpoint
 -- Writers of one dataset's results take its transaction lock first, in dataset order: two transactions that
 -- write the same cells (two runs of a metric) in several statements would otherwise lock latest_results rows
 -- and their counts in different orders and deadlock.

@@ -38,6 +38,9 @@ CREATE INDEX `latest_results_score_desc_idx` ON `latest_results` (`pipeline_node
 --> statement-breakpoint
 CREATE INDEX `latest_results_failed_idx` ON `latest_results` (`pipeline_node_id`, `entity_type`, `position`) WHERE `status` = 'failed';
 --> statement-breakpoint
+-- Every row by grid position: `none` tests a conversation by (metric, level, position) on an index walked in grid order.
+CREATE INDEX `latest_results_position_idx` ON `latest_results` (`pipeline_node_id`, `entity_type`, `position`);
+--> statement-breakpoint
 CREATE TRIGGER `latest_results_kept` AFTER INSERT ON `evaluation_results` BEGIN
   INSERT INTO latest_results (entity_id, entity_type, pipeline_node_id, position, result_id, status, score)
   SELECT NEW.entity_id, NEW.entity_type, NEW.pipeline_node_id,

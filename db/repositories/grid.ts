@@ -80,19 +80,30 @@ type VerdictCondition = Extract<GridCondition, { kind: "verdict" }>;
  * lookup there, and a verdict or a metric sort is read in grid order from its indexes (see `drivingTerm`).
  */
 const l = latestResultsTable;
+// The metric is compared as `pipeline_node_id + 0`, which no index serves: the primary key (entity, level, …)
+// is then the only index for the lookup. PostgreSQL without statistics yet (a run just wrote the results)
+// otherwise took the (metric, level, …) indexes, reading every row of the metric per lookup: 1 ms each.
 const latestRow = (level: EvaluationLevel, nodeId: number, entityId: SQLiteColumn | SQL) =>
-  sql`${l.entityId} = ${entityId} and ${l.entityType} = ${level} and ${l.pipelineNodeId} = ${nodeId}`;
+  sql`${l.entityId} = ${entityId} and ${l.entityType} = ${level} and ${l.pipelineNodeId} + 0 = ${nodeId}`;
 
 /**
  * Whether a verdict condition holds of the row `entityId`: a lookup in latest_results by its primary key,
  * written as a scalar subquery rather than EXISTS, which PostgreSQL turns into a hash join over every latest
  * result of the metric (a rare `none` read all 1M of them: 250 ms) where a page wants a lookup per row it
- * reads. The subquery tests nothing but the key, so no other index can look cheaper to a planner without
- * statistics (with `score = 1` inside, PostgreSQL walked the score index per row: 1 ms a row).
+ * reads. The subquery tests nothing but the key (see latestRow), so no other index can look cheaper to a
+ * planner without statistics (with `score = 1` inside, PostgreSQL walked the score index per row: 1 ms a row).
  */
 function verdictHolds(level: EvaluationLevel, entityId: SQLiteColumn, c: VerdictCondition): SQL {
   const latest = (column: SQL | SQLiteColumn) => sql`(select ${column} from ${l} where ${latestRow(level, c.nodeId, entityId)})`;
-  if (c.verdict === "none") return c.negate ? sql`${latest(sql`1`)} is not null` : sql`${latest(sql`1`)} is null`;
+  if (c.verdict === "none") {
+    // A conversation by its position, on the (metric, level, position) index: a page of a rare `none` tests
+    // rows in grid order, and on PostgreSQL both sides are then read from indexes alone (listConversationPage).
+    const some =
+      level === "conversation"
+        ? sql`(select 1 from ${l} where ${l.pipelineNodeId} = ${c.nodeId} and ${l.entityType} = 'conversation' and ${l.position} = ${conversationsTable.position})`
+        : latest(sql`1`);
+    return c.negate ? sql`${some} is not null` : sql`${some} is null`;
+  }
   const holds = c.verdict === "failed" ? sql`${latest(l.status)} = 'failed'` : sql`${latest(l.score)} = ${c.verdict === "pass" ? 1 : 0}`;
   // No latest result: the comparison is null, which holds neither way.
   return c.negate ? sql`not coalesce(${holds}, false)` : sql`coalesce(${holds}, false)`;
@@ -328,7 +339,17 @@ export async function listConversationPage(opts: PageOpts): Promise<{ items: Con
   else if (driving) items = await verdictPage(opts, driving, x);
   else {
     const keyset = opts.after !== undefined ? [sql`${c.position} > ${opts.after}`] : [];
-    const where = (p: PageParams) => and(eq(c.datasetId, p.datasetId), p.conversationId ? eq(c.id, p.conversationId) : undefined, ...x.where, ...keyset);
+    let where = (p: PageParams) => and(eq(c.datasetId, p.datasetId), p.conversationId ? eq(c.id, p.conversationId) : undefined, ...x.where, ...keyset);
+    let skip = !keyset.length;
+    if (inDataset && !extras.sort && extras.conditions.some((k) => k.kind === "verdict" && k.verdict === "none")) {
+      // `none` tests rows one by one until the page is full (its rows have no latest result to index): the
+      // page's positions are found first, so PostgreSQL reads conversations' (dataset, position) index alone
+      // (no table row fetched per conversation tested), then the page's rows.
+      const inner = where;
+      const offset = skip;
+      where = (p) => and(eq(c.datasetId, p.datasetId), sql`${c.position} in (select ${c.position} from ${c} where ${inner(p)} order by ${c.position} limit ${p.limit} offset ${offset ? p.offset : 0})`);
+      skip = false;
+    }
     // A keyset page has its own SQL (the position bound): built per call, as a page with extras.
     const paged = keyset.length && !extras ? { ...opts, extras: { metaPaths: [], conditions: [] } } : opts;
     items = (
@@ -339,7 +360,7 @@ export async function listConversationPage(opts: PageOpts): Promise<{ items: Con
           .where(where(p))
           .orderBy(...x.order, asc(c.position))
           .limit(p.limit)
-          .offset(keyset.length ? 0 : p.offset),
+          .offset(skip ? p.offset : 0),
       )
     ).map((row) => conversationRow(row, n));
   }

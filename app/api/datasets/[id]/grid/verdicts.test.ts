@@ -136,6 +136,13 @@ describe("verdict filters and metric sorts on a dataset past the count window", 
     expect(first.positions).toEqual(want.slice(0, 40));
     const next = await gridPage(datasetId, `${filter}&limit=40&cursor=${first.cursor}`);
     expect(next.positions).toEqual(want.slice(40, 80));
+    // `none` with a meta condition, by offset and by cursor.
+    const none = q(`metric.${check.id}==none;meta.k==b`);
+    const noneWant = matching("none", false, (i) => i % 4 !== 0);
+    const none1 = await gridPage(datasetId, `${none}&limit=30`);
+    const none2 = await gridPage(datasetId, `${none}&limit=30&cursor=${none1.cursor}`);
+    expect([...none1.positions, ...none2.positions]).toEqual(noneWant.slice(0, 60));
+    expect((await gridPage(datasetId, `${none}&limit=30&offset=${noneWant.length - 20}`)).positions).toEqual(noneWant.slice(-20));
     const rare = await gridPage(datasetId, `${q(`metric.${check.id}==failed;metric.${scored.id}>=0.5`)}&limit=40`);
     expect(rare.positions).toEqual(matching("failed", false, (i) => (latest.scored.get(i)?.score ?? -1) >= 0.5).slice(0, 40));
   });
