@@ -1,0 +1,181 @@
+/**
+ * The trace store as it grows (issue 52), on SQLite and on PostgreSQL (TRACE_STORE_STORES, default
+ * "sqlite,postgres"; PostgreSQL on a throwaway cluster): TRACE_STORE_SPANS (default 200,000) GenAI spans
+ * of bench/support/otel-spans.ts (agents' turns, ~2 KB a span, 512 an export) sent one export at a time to
+ * the OTLP route handler in process, the touched conversations rebuilt after every 8 exports. Figures: the
+ * store's bytes per span (otel_spans' rows and its two indexes, and the trace and conversation records),
+ * what a span's `data` holds, and export latency and rate and a rebuild pass's time in the first and the
+ * last 10% of the exports (on an empty store and at full size). Prints `BENCH_RESULT` and the table; it
+ * writes nothing into the docs.
+ *
+ *   TRACE_STORE_SPANS=1000000 nice -n 10 npm run bench -- bench/trace-store.bench.ts
+ */
+import { spawnSync } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+
+const root = path.resolve(import.meta.dirname, "..");
+const SPANS = Number(process.env.TRACE_STORE_SPANS ?? 200_000);
+const STORES = (process.env.TRACE_STORE_STORES ?? "sqlite,postgres").split(",");
+const REBUILD_EVERY = 8;
+
+type Window = { exports: number; spans_per_s: number; p50_ms: number; p99_ms: number; rebuild_pass_ms: number };
+type Result = {
+  store: string;
+  spans: number;
+  conversations: number;
+  bytes_per_span: { rows: number; indexes: number; traces_and_conversations: number; total: number };
+  data: { bytes_per_span: number; resource_and_scope: number; repeated_columns: number };
+  first: Window;
+  last: Window;
+};
+
+const round = (n: number) => Math.round(n * 10) / 10;
+const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)];
+
+async function child(store: string): Promise<void> {
+  const { rawRows, rawRun } = await import("@/db/store");
+  const { batch, BATCH } = await import("./support/otel-spans");
+  const { flushAssembly } = await import("@/lib/otel/ingest");
+  const traces = await import("@/app/api/otel/v1/traces/route");
+  const pg = store === "postgres";
+
+  const exports = Math.ceil(SPANS / BATCH);
+  const windowSize = Math.max(1, Math.floor(exports / 10));
+  const latencies: number[] = [];
+  const rebuilds: Array<{ at: number; ms: number }> = [];
+  for (let i = 0; i < exports; i++) {
+    const body = batch();
+    const t0 = performance.now();
+    const res = await traces.POST(new Request("http://localhost/api/otel/v1/traces", { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: body as BodyInit }), {
+      params: Promise.resolve({}),
+    });
+    await res.arrayBuffer();
+    latencies.push(performance.now() - t0);
+    if (res.status !== 200) throw new Error(`export ${i}: ${res.status}`);
+    if ((i + 1) % REBUILD_EVERY === 0) {
+      const r0 = performance.now();
+      await flushAssembly();
+      rebuilds.push({ at: i, ms: performance.now() - r0 });
+    }
+    if (i % 200 === 0) console.error(`  ${store}: ${i * BATCH} spans`);
+  }
+  await flushAssembly();
+
+  const window = (from: number, to: number): Window => {
+    const ms = latencies.slice(from, to);
+    const sorted = [...ms].sort((a, b) => a - b);
+    const passes = rebuilds.filter((r) => r.at >= from && r.at < to).map((r) => r.ms);
+    const total = ms.reduce((a, b) => a + b, 0) + passes.reduce((a, b) => a + b, 0);
+    return {
+      exports: ms.length,
+      spans_per_s: Math.round((ms.length * BATCH * 1000) / total),
+      p50_ms: round(quantile(sorted, 0.5)),
+      p99_ms: round(quantile(sorted, 0.99)),
+      rebuild_pass_ms: round(passes.length ? passes.reduce((a, b) => a + b, 0) / passes.length : 0),
+    };
+  };
+
+  const [{ n: spans }] = await rawRows<{ n: number }>("select count(*) as n from otel_spans");
+  const [{ n: conversations }] = await rawRows<{ n: number }>("select count(*) as n from otel_conversations");
+  let rows: number, indexes: number, records: number;
+  if (pg) {
+    await rawRun("vacuum analyze otel_spans");
+    const size = async (sql: string) => Number((await rawRows<{ n: string }>(sql))[0].n);
+    rows = await size("select pg_table_size('otel_spans') as n");
+    indexes = await size("select pg_indexes_size('otel_spans') as n");
+    records = await size("select pg_total_relation_size('otel_traces') + pg_total_relation_size('otel_conversations') as n");
+  } else {
+    const sizes = new Map(
+      (await rawRows<{ name: string; n: number }>("select name, sum(pgsize) as n from dbstat where name like 'otel_%' group by name")).map((r) => [r.name, Number(r.n)]),
+    );
+    rows = sizes.get("otel_spans") ?? 0;
+    indexes = (sizes.get("otel_spans_trace_span_idx") ?? 0) + (sizes.get("otel_spans_dataset_trace_idx") ?? 0);
+    records = [...sizes].filter(([name]) => !name.startsWith("otel_spans")).reduce((a, [, n]) => a + n, 0);
+  }
+  // What a span's `data` holds: a sample of 2,000.
+  const sample = await rawRows<{ data: string | Record<string, unknown> }>("select data from otel_spans order by id limit 2000");
+  let dataBytes = 0;
+  let resourceAndScope = 0;
+  let repeated = 0;
+  for (const { data } of sample) {
+    const span = (typeof data === "string" ? JSON.parse(data) : data) as Record<string, unknown>;
+    dataBytes += Buffer.byteLength(JSON.stringify(span));
+    resourceAndScope += Buffer.byteLength(JSON.stringify({ resource: span.resource, scope: span.scope }));
+    repeated += Buffer.byteLength(JSON.stringify({ traceId: span.traceId, spanId: span.spanId, name: span.name, startNs: span.startNs }));
+  }
+  const n = Number(spans);
+  const result: Result = {
+    store,
+    spans: n,
+    conversations: Number(conversations),
+    bytes_per_span: { rows: Math.round(rows / n), indexes: Math.round(indexes / n), traces_and_conversations: Math.round(records / n), total: Math.round((rows + indexes + records) / n) },
+    data: { bytes_per_span: Math.round(dataBytes / sample.length), resource_and_scope: Math.round(resourceAndScope / sample.length), repeated_columns: Math.round(repeated / sample.length) },
+    first: window(0, windowSize),
+    last: window(exports - windowSize, exports),
+  };
+  console.log(`TRACE_STORE ${JSON.stringify(result)}`);
+}
+
+function runChild(store: string, env: NodeJS.ProcessEnv): Result | undefined {
+  console.log(`  ${store}: ${SPANS.toLocaleString("en-US")} spans`);
+  const res = spawnSync("npx", ["tsx", "--conditions=react-server", import.meta.filename], {
+    cwd: root,
+    encoding: "utf8",
+    env: { ...env, TRACE_STORE_CHILD: store, LOG_LEVEL: "silent", OTEL_ASSEMBLY_DELAY_MS: "3600000" },
+    maxBuffer: 64 * 1024 * 1024,
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const line = (res.stdout ?? "").split("\n").find((l) => l.startsWith("TRACE_STORE "));
+  if (res.status !== 0 || !line) throw new Error(`${store} bench failed (exit ${res.status}):\n${res.stdout}`);
+  return JSON.parse(line.slice("TRACE_STORE ".length)) as Result;
+}
+
+async function parent(): Promise<void> {
+  const results: Result[] = [];
+  for (const store of STORES) {
+    if (store === "sqlite") {
+      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-trace-store-"));
+      try {
+        const r = runChild("sqlite", { ...process.env, DATABASE_URL: "", DATABASE_PATH: path.join(dir, "traces.db") });
+        if (r) results.push(r);
+      } finally {
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    } else if (store === "postgres") {
+      const { findPgBinDir, startPgTestServer } = await import("../scripts/pg-test-server.mjs");
+      if (!findPgBinDir()) {
+        console.log("  postgres: skipped (PostgreSQL's programs are not installed)");
+        continue;
+      }
+      const server = await startPgTestServer();
+      try {
+        const r = runChild("postgres", { ...process.env, DATABASE_URL: server.url });
+        if (r) results.push(r);
+      } finally {
+        await server.stop();
+      }
+    } else throw new Error(`unknown store ${store}`);
+  }
+  const w = (x: Window) => `${x.spans_per_s.toLocaleString("en-US")} spans/s, p50 ${x.p50_ms} / p99 ${x.p99_ms} ms, rebuild pass ${x.rebuild_pass_ms} ms`;
+  console.log(
+    [
+      `| store | spans | bytes / span: rows + indexes + traces and conversations = total | a span's data (JSON): of it resource and scope, columns repeated | first 10% of exports | last 10% |`,
+      "|---|---|---|---|---|---|",
+      ...results.map(
+        (r) =>
+          `| ${r.store} | ${r.spans.toLocaleString("en-US")} | ${r.bytes_per_span.rows} + ${r.bytes_per_span.indexes} + ${r.bytes_per_span.traces_and_conversations} = **${r.bytes_per_span.total}** | ${r.data.bytes_per_span}: ${r.data.resource_and_scope}, ${r.data.repeated_columns} | ${w(r.first)} | ${w(r.last)} |`,
+      ),
+    ].join("\n"),
+  );
+  console.log(`BENCH_RESULT ${JSON.stringify({ trace_store: results })}`);
+}
+
+(process.env.TRACE_STORE_CHILD ? child(process.env.TRACE_STORE_CHILD) : parent()).then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
