@@ -171,7 +171,8 @@ export function ExecutionsHistory({
                     {runMetricsText(e, nameOf)}
                   </span>
                   {madeByText(e) ? (
-                    <span className="block truncate text-xs text-slate-500" data-testid="run-made-by" title={madeByText(e)!.text}>
+                    // Wrapped, not cut: "made by Evaluate and compare · …" hid which generation made the run.
+                    <span className="block text-xs text-slate-500" data-testid="run-made-by">
                       made by {madeByText(e)!.text}
                     </span>
                   ) : null}

@@ -140,15 +140,27 @@ export function GenerateForm({ datasetId, targets }: { datasetId: number; target
           </p>
         ) : null}
         {estimate ? (
-          <p className="text-sm text-slate-600 sm:col-span-2" data-testid="estimate">
+          <div className="text-sm text-slate-600 sm:col-span-2" data-testid="estimate">
+            <p>
             Would make {estimate.conversations} conversations: {estimate.target_calls} target calls
             {estimate.simulator_calls ? `, up to ${estimate.simulator_calls} simulator calls` : ""}, about {(estimate.estimated_input_tokens + estimate.estimated_output_tokens).toLocaleString()} tokens,{" "}
             {estimate.estimated_cost_usd === null ? "cost unknown" : `$${estimate.estimated_cost_usd.toFixed(4)}`}
             {estimate.estimated_cost_usd_high !== null && estimate.estimated_cost_usd !== null && estimate.estimated_cost_usd_high > estimate.estimated_cost_usd
               ? `, up to $${estimate.estimated_cost_usd_high.toFixed(4)} if every reply is as long as the source's longest`
               : ""}
-            . {estimate.notes.slice(1).join(" ")}
-          </p>
+            .
+            </p>
+            {/* The API's notes, one a line as sentences (they ran together, one led by its field name). */}
+            <ul className="mt-1 list-disc space-y-0.5 pl-5 text-xs text-slate-500" data-testid="estimate-notes">
+              {estimate.notes
+                .slice(1)
+                .filter((n) => !n.startsWith("estimated_cost_usd_high:") || (estimate.estimated_cost_usd_high !== null && estimate.estimated_cost_usd !== null))
+                .map((n) => noteSentence(n.replace(/^estimated_cost_usd_high: /, "the higher cost: ")))
+                .map((n) => (
+                  <li key={n}>{n}</li>
+                ))}
+            </ul>
+          </div>
         ) : null}
         <div className="flex gap-3 sm:col-span-2">
           <Button type="submit" disabled={busy} needs="annotator">
@@ -167,4 +179,10 @@ export function GenerateForm({ datasetId, targets }: { datasetId: number; target
       </form>
     </Card>
   );
+}
+
+/** An estimate note as a sentence: a capital first, a full stop last. */
+function noteSentence(note: string): string {
+  const text = note.trim();
+  return `${text.charAt(0).toUpperCase()}${text.slice(1)}${/[.!?]$/.test(text) ? "" : "."}`;
 }

@@ -103,6 +103,8 @@ export function GenerationLive({ initial, sourceMetrics, sourceNames }: { initia
             <span>
               {done} of {g.total} · {g.completed} completed · {g.failed} failed
             </span>
+            {/* Counts of conversations by how they ended ("max turns: 6" read as the setting without it). */}
+            {reasons.length ? <span className="text-xs text-slate-500">conversations ended by</span> : null}
             {reasons.map(([r, n]) => (
               <Badge key={r} tone={failedReason(r) ? "danger" : "neutral"}>
                 {r.replaceAll("_", " ")}: {n}
