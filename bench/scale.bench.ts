@@ -207,8 +207,10 @@ function table(store: string, points: Point[]): string {
   const last = points[points.length - 1];
   const ratio =
     points.length > 1
-      ? `\n\n${last.conversations.toLocaleString("en-US")} against ${base.conversations.toLocaleString("en-US")} (p95): ` +
-        names.map((r) => `${READS[r].replace(/`/g, "")} ${(last.reads[r].p95_ms / base.reads[r].p95_ms).toFixed(2)}×`).join("; ") +
+      ? `\n\n${last.conversations.toLocaleString("en-US")} against ${base.conversations.toLocaleString("en-US")} (p95, median): ` +
+        names
+          .map((r) => `${READS[r].replace(/`/g, "")} ${(last.reads[r].p95_ms / base.reads[r].p95_ms).toFixed(2)}×, ${(last.reads[r].median_ms / base.reads[r].median_ms).toFixed(2)}×`)
+          .join("; ") +
         "."
       : "";
   return `**${store === "sqlite" ? "SQLite" : "PostgreSQL"}** (median / p95 of ${RUNS}; the total of the filtered grid is ${last.reads.meta_filter.total_kind ?? "exact"}):\n\n${head}\n${rule}\n${rows.join("\n")}${ratio}`;
