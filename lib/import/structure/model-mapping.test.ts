@@ -4,13 +4,14 @@
  * mapping, one that is a mapping but reads nothing of the file, then the right one. Each failure goes back
  * to it; the right mapping is offered checked and scored, and it imports the file; every call is counted.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import * as createAndImport from "@/app/api/datasets/import/route";
 import * as settings from "@/app/api/settings/judge/route";
 import { resetConfig } from "@/lib/config";
 import { call } from "@/lib/testing/http/call";
 import { upload } from "@/lib/testing/http/multipart";
-import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
+import type { JudgeDouble } from "@/lib/testing/judge-double/server";
+import { withJudgeDouble } from "@/lib/testing/judge-double/with-judge-double";
 import { parseUpload } from "../parse";
 import { skeletonOf } from "./skeleton";
 
@@ -32,24 +33,10 @@ const right = {
   name: "title",
 };
 
+const judgeDouble = withJudgeDouble({ OPENAI_API_KEY: "test-key", JUDGE_MODEL: "gpt-4o-mini" });
 let double: JudgeDouble;
-
-beforeAll(async () => {
-  double = await startJudgeDouble();
-});
-
-afterAll(async () => {
-  for (const k of ["OPENAI_BASE_URL", "OPENAI_API_KEY", "JUDGE_MODEL"]) delete process.env[k];
-  resetConfig();
-  await double.close();
-});
-
 beforeEach(() => {
-  double.reset();
-  process.env.OPENAI_BASE_URL = double.baseURL;
-  process.env.OPENAI_API_KEY = "test-key";
-  process.env.JUDGE_MODEL = "gpt-4o-mini";
-  resetConfig();
+  double = judgeDouble();
 });
 
 const mappingCalls = async () => (await call(settings.GET, "GET", "/api/settings/judge")).json.side_calls.import_mapping.judge_calls as number;
