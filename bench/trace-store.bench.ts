@@ -6,7 +6,8 @@
  * store's bytes per span (otel_spans' rows and its two indexes, and the trace and conversation records),
  * what a span's `data` holds, and export latency and rate and a rebuild pass's time in the first and the
  * last 10% of the exports (on an empty store, after two warming exports, and at full size). Prints `BENCH_RESULT` and the table; it
- * writes nothing into the docs.
+ * writes nothing into the docs. TRACE_STORE_EXPLAIN=1 also prints the plans of the reads an export and a
+ * rebuild make, at full size.
  *
  *   TRACE_STORE_SPANS=1000000 nice -n 10 npm run bench -- bench/trace-store.bench.ts
  */
@@ -77,6 +78,32 @@ async function child(store: string): Promise<void> {
     };
   };
 
+  if (process.env.TRACE_STORE_EXPLAIN) {
+    // The plans of the reads an export and a rebuild make, at full size (a diagnosis aid).
+    const [{ id }] = await rawRows<{ id: number }>("select id from otel_conversations order by id desc limit 1");
+    const [{ dataset_id: ds, trace_id: trace }] = await rawRows<{ dataset_id: number; trace_id: string }>("select dataset_id, trace_id from otel_traces where otel_conversation_id = ? limit 1", [id]);
+    const explain = pg ? "explain (analyze, buffers)" : "explain query plan";
+    for (const [text, params] of [
+      ["select t.otel_conversation_id, s.data from otel_traces t join otel_spans s on s.dataset_id = t.dataset_id and s.trace_id = t.trace_id where t.otel_conversation_id in (?) order by s.start_ns, s.id", [id]],
+      ["select t.trace_id, (select count(*) from otel_spans s where s.dataset_id = t.dataset_id and s.trace_id = t.trace_id) as spans from otel_traces t where t.otel_conversation_id = ?", [id]],
+      ["select count(*) from otel_spans s join otel_traces t on t.dataset_id = s.dataset_id and t.trace_id = s.trace_id where t.otel_conversation_id = ?", [id]],
+      ["select t.trace_id, t.otel_conversation_id, t.keyed, c.key from otel_traces t join otel_conversations c on c.id = t.otel_conversation_id where t.dataset_id = ? and t.trace_id in (?)", [ds, trace]],
+      ["select id from otel_conversations where assembled_revision < revision order by last_span_at limit 100", []],
+    ] as Array<[string, unknown[]]>) {
+      const plan = await rawRows<Record<string, unknown>>(`${explain} ${text}`, params);
+      console.error(`\n${text}\n${plan.map((r) => Object.values(r).join(" ")).join("\n")}`);
+    }
+    if (pg) {
+      // An export's insert: 512 spans copied under new random ids, timed, then deleted.
+      const insert = await rawRows<Record<string, unknown>>(
+        `explain (analyze, buffers) insert into otel_spans (dataset_id, trace_id, span_id, name, start_ns, data, received_at)
+         select dataset_id, md5(random()::text), substr(md5(random()::text), 1, 16), name, start_ns, data, 'bench-copy' from otel_spans order by id desc limit 512
+         on conflict (trace_id, span_id) do nothing`,
+      );
+      console.error(`\ninsert of 512 spans\n${insert.map((r) => Object.values(r).join(" ")).join("\n")}`);
+      await rawRun("delete from otel_spans where received_at = 'bench-copy'");
+    }
+  }
   const [{ n: spans }] = await rawRows<{ n: number }>("select count(*) as n from otel_spans");
   const [{ n: conversations }] = await rawRows<{ n: number }>("select count(*) as n from otel_conversations");
   let rows: number, indexes: number, records: number;
