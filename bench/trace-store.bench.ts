@@ -102,6 +102,20 @@ async function child(store: string): Promise<void> {
       );
       console.error(`\ninsert of 512 spans\n${insert.map((r) => Object.values(r).join(" ")).join("\n")}`);
       await rawRun("delete from otel_spans where received_at = 'bench-copy'");
+      // Which tables one more export scans whole (the statistics collector's counters, before and after).
+      const scans = async () =>
+        new Map((await rawRows<{ relname: string; seq: string; rows: string }>("select relname, seq_scan as seq, seq_tup_read as rows from pg_stat_user_tables")).map((r) => [r.relname, [Number(r.seq), Number(r.rows)]]));
+      await rawRun("select pg_stat_clear_snapshot()");
+      const before = await scans();
+      const res = await traces.POST(new Request("http://localhost/api/otel/v1/traces", { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: batch() as BodyInit }), {
+        params: Promise.resolve({}),
+      });
+      await res.arrayBuffer();
+      await new Promise((r) => setTimeout(r, 1500)); // the counters are flushed about every second
+      await rawRun("select pg_stat_clear_snapshot()");
+      const after = await scans();
+      const grew = [...after].map(([t, [seq, rows]]) => [t, seq - (before.get(t)?.[0] ?? 0), rows - (before.get(t)?.[1] ?? 0)] as const).filter(([, seq]) => seq > 0);
+      console.error(`\nseq scans during one export: ${JSON.stringify(grew)}`);
     }
   }
   const [{ n: spans }] = await rawRows<{ n: number }>("select count(*) as n from otel_spans");
