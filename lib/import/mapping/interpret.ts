@@ -42,7 +42,12 @@ function recordsAt(parsed: Parsed, mapping: ImportMappingV2): Item[] {
     } else if (found !== undefined) out.push({ value: found, path: at, line });
   };
   if (parsed.kind === "jsonl") {
-    for (const p of paths) for (const l of parsed.lines) (p ? expand(l.value, "", l.line, p) : out.push({ value: l.value, path: "", line: l.line }));
+    for (const p of paths) {
+      for (const l of parsed.lines) {
+        if (p) expand(l.value, "", l.line, p);
+        else out.push({ value: l.value, path: "", line: l.line });
+      }
+    }
   } else if (parsed.kind === "json") {
     for (const p of paths) expand(parsed.value, "", undefined, p);
   }
