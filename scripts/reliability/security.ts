@@ -298,14 +298,33 @@ export async function accessSection(server: TurnscopeServer, secrets: { token: s
   check(checks, "another user's template is not listed, even naming them in X-User-Id", mine.status === 201 && !(listed.json as Array<{ id: number }>).some((t) => t.id === id));
   check(checks, "nor readable by id", got.status === 404, got.status);
   check(checks, "nor changeable", patched.status === 403 && deleted.status === 403, { patch: patched.status, delete: deleted.status });
-  // The reference preview is a POST that only reads (viewers may call it, app/api/roles.test.ts).
-  const writes = ops.filter((op) => op.method !== "GET" && !/\/reference-preview$/.test(op.path));
+  // The reference preview is a POST that only reads (viewers may call it, app/api/roles.test.ts); the MCP
+  // transport is one POST whose tools each need their REST endpoint's role, checked below by a tool call.
+  const writes = ops.filter((op) => op.method !== "GET" && !/\/reference-preview$/.test(op.path) && !/\/api\/mcp$/.test(op.path));
   const viewerWrites = [];
   for (const op of writes) {
     const res = await fetch(`${server.baseUrl}${op.path}`, { method: op.method, headers: { ...viewer, "content-type": "application/json" }, body: op.method === "DELETE" ? undefined : "{}" });
     if (res.status !== 403) viewerWrites.push(`${op.method} ${op.path} → ${res.status}`);
   }
   check(checks, "a viewer's key is refused (403) on every write endpoint", viewerWrites.length === 0, viewerWrites.slice(0, 5));
+  // Over MCP a viewer reads, and a tool that writes answers the API's 403 error as its result.
+  const mcp = async (who: Record<string, string>, name: string, args: Record<string, unknown>) => {
+    const res = await fetch(`${server.baseUrl}/api/mcp`, {
+      method: "POST",
+      headers: { ...who, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name, arguments: args } }),
+    });
+    return { status: res.status, text: await res.text() };
+  };
+  const mcpRead = await mcp(viewer, "list_datasets", {});
+  const mcpWrite = await mcp(viewer, "start_run", { dataset_id: 1 });
+  const mcpAnon = await fetch(`${server.baseUrl}/api/mcp`, { method: "POST", headers: { "content-type": "application/json", accept: "application/json, text/event-stream" }, body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list" }) });
+  check(
+    checks,
+    "over MCP a viewer's key reads, its start_run is refused with the API's forbidden error, and no credential is 401",
+    mcpRead.status === 200 && !mcpRead.text.includes('"isError":true') && mcpWrite.status === 200 && mcpWrite.text.includes('"isError":true') && mcpWrite.text.includes("forbidden") && mcpAnon.status === 401,
+    { read: mcpRead.text.slice(0, 200), write: mcpWrite.text.slice(0, 200), anonymous: mcpAnon.status },
+  );
   const people = await fetch(`${server.baseUrl}/api/users`, { headers: alice });
   check(checks, "an annotator cannot manage people", people.status === 403, people.status);
 
