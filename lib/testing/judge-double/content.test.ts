@@ -82,7 +82,8 @@ describe("npm run judge:double (scripts/with-deps.mjs)", () => {
       parent.stdout!.on("data", (d: Buffer) => {
         out += d.toString();
         const m = /(http:\/\/127\.0\.0\.1:\d+)\/v1\n/.exec(out);
-        if (m) {
+        // Started once it said what it is: that line follows the address, sometimes in a later chunk.
+        if (m && out.includes("a stand-in, not a model")) {
           clearTimeout(timer);
           resolve(m[1]);
         }
