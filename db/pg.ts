@@ -59,7 +59,12 @@ export async function openPg({ url, poolSize }: { url: string; poolSize: number 
   // JIT off: the grid's pages are prepared statements whose generic plans are costed for every row (the
   // LIMIT is a parameter), which passed jit_above_cost, and compiling took 14-40 ms of a query that runs
   // in under 1 ms. Nothing Turnscope asks runs long enough to gain from JIT.
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: "turnscope", options: "-c jit=off" });
+  // Custom plans always: every statement is a named prepared one, and after five runs PostgreSQL may keep
+  // a generic plan made from the statistics of that moment. Tables that grow from empty (spans, traces,
+  // results) then kept plans made for a few rows: an export's trace lookup read every trace of its dataset
+  // and a rebuild's span read scanned every span (bench/trace-store.bench.ts: export p50 30 -> 85 ms from
+  // 0 to 100k spans). Planning each run costs tens of microseconds; the statements stay parsed once.
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, application_name: "turnscope", options: "-c jit=off -c plan_cache_mode=force_custom_plan" });
   // An idle connection dropped by the server (restart, network) must not crash the process: the pool
   // replaces it on the next checkout.
   pool.on("error", (err) => log.error("PostgreSQL idle connection failed", { err }));

@@ -26,4 +26,11 @@ describe("the store", () => {
     ).rejects.toThrow("half-way");
     expect(await rawRows("select id from datasets where name = ?", [name])).toEqual([]);
   });
+
+  it("plans every PostgreSQL statement for its values, never from a generic plan kept while its tables were small", async (ctx) => {
+    if (dialect.name !== "postgres") ctx.skip();
+    // Every raw statement is a named prepared one; a generic plan made when otel_spans was empty scanned all of it per rebuild read.
+    const settings = await Promise.all([1, 2, 3].map(() => rawRows<{ plan_cache_mode: string }>("show plan_cache_mode")));
+    for (const [row] of settings) expect(row.plan_cache_mode).toBe("force_custom_plan");
+  });
 });

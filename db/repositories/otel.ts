@@ -78,12 +78,40 @@ export async function loadConversationsSpans(ids: readonly number[]): Promise<Ma
     );
     for (const h of heads) out.set(Number(h.id), { id: Number(h.id), datasetId: h.dataset_id, key: h.key, revision: h.revision, spans: [] });
   }
+  // The traces first, then their spans by (dataset, trace) from that index: one join of both let PostgreSQL's
+  // planner, misled by a table's statistics while it grows, hash the whole span table for a page of traces.
+  const traces = new Map<number, Map<string, number>>(); // dataset -> trace -> conversation
   for (const chunk of chunked([...out.keys()])) {
-    const rows = await rawRows<{ otel_conversation_id: number; data: string | unknown }>(
-      `select t.otel_conversation_id, s.data from otel_traces t join otel_spans s on s.dataset_id = t.dataset_id and s.trace_id = t.trace_id where t.otel_conversation_id in (${placeholders(chunk.length)}) order by s.start_ns, s.id`,
+    const rows = await rawRows<{ otel_conversation_id: number; dataset_id: number; trace_id: string }>(
+      `select otel_conversation_id, dataset_id, trace_id from otel_traces where otel_conversation_id in (${placeholders(chunk.length)})`,
       chunk,
     );
-    for (const r of rows) out.get(Number(r.otel_conversation_id))!.spans.push(typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data);
+    for (const r of rows) {
+      const ofDataset = traces.get(Number(r.dataset_id)) ?? new Map<string, number>();
+      ofDataset.set(r.trace_id, Number(r.otel_conversation_id));
+      traces.set(Number(r.dataset_id), ofDataset);
+    }
+  }
+  const read = new Map<number, Array<{ startNs: string; id: number; data: unknown }>>();
+  for (const [datasetId, ofDataset] of traces) {
+    for (const chunk of chunked([...ofDataset.keys()])) {
+      const rows = await rawRows<{ id: number; trace_id: string; start_ns: string; data: string | unknown }>(
+        `select id, trace_id, start_ns, data from otel_spans where dataset_id = ? and trace_id in (${placeholders(chunk.length)})`,
+        [datasetId, ...chunk],
+      );
+      for (const r of rows) {
+        const conversation = ofDataset.get(r.trace_id)!;
+        const list = read.get(conversation) ?? [];
+        list.push({ startNs: r.start_ns, id: Number(r.id), data: typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data });
+        read.set(conversation, list);
+      }
+    }
+  }
+  // In start order, then as stored (the order `loadTraceSpans` reads; start_ns is text, compared as SQL compares it).
+  for (const [conversation, list] of read) {
+    list.sort((a, b) => (a.startNs < b.startNs ? -1 : a.startNs > b.startNs ? 1 : a.id - b.id));
+    const spans = out.get(conversation)!.spans;
+    for (const s of list) spans.push(s.data);
   }
   return out;
 }
