@@ -13,7 +13,7 @@ import type { ThreadStore } from "../sqlite-thread-store";
 import { writeGate } from "../sqlite-write-gate";
 import { lockRow, placeholders, raw, rawExec, rawRows, rawRun, transaction, type Step } from "../store";
 import { writeConversations } from "./conversation-writes";
-import { chunked, storeSpansSteps, type IngestResult, type SpanToStore } from "./otel-span-store";
+import { chunked, spanFromRow, storeSpansSteps, type IngestResult, type SpanToStore, type StoredSpanRow } from "./otel-span-store";
 
 export type { IngestResult, SpanToStore } from "./otel-span-store";
 
@@ -95,14 +95,14 @@ export async function loadConversationsSpans(ids: readonly number[]): Promise<Ma
   const read = new Map<number, Array<{ startNs: string; id: number; data: unknown }>>();
   for (const [datasetId, ofDataset] of traces) {
     for (const chunk of chunked([...ofDataset.keys()])) {
-      const rows = await rawRows<{ id: number; trace_id: string; start_ns: string; data: string | unknown }>(
-        `select id, trace_id, start_ns, data from otel_spans where dataset_id = ? and trace_id in (${placeholders(chunk.length)})`,
+      const rows = await rawRows<StoredSpanRow & { id: number }>(
+        `select id, trace_id, span_id, name, start_ns, data from otel_spans where dataset_id = ? and trace_id in (${placeholders(chunk.length)})`,
         [datasetId, ...chunk],
       );
       for (const r of rows) {
         const conversation = ofDataset.get(r.trace_id)!;
         const list = read.get(conversation) ?? [];
-        list.push({ startNs: r.start_ns, id: Number(r.id), data: typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data });
+        list.push({ startNs: r.start_ns, id: Number(r.id), data: spanFromRow(r) });
         read.set(conversation, list);
       }
     }
@@ -134,8 +134,8 @@ export async function conversationHead(id: number): Promise<ConversationHead | u
 
 /** Every span of one trace of a dataset. */
 export async function loadTraceSpans(datasetId: number, traceId: string): Promise<unknown[]> {
-  const rows = await rawRows<{ data: string | unknown }>("select data from otel_spans where dataset_id = ? and trace_id = ? order by start_ns, id", [datasetId, traceId]);
-  return rows.map((r) => (typeof r.data === "string" ? (JSON.parse(r.data) as unknown) : r.data));
+  const rows = await rawRows<StoredSpanRow>("select trace_id, span_id, name, start_ns, data from otel_spans where dataset_id = ? and trace_id = ? order by start_ns, id", [datasetId, traceId]);
+  return rows.map(spanFromRow);
 }
 
 /**

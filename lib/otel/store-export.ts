@@ -54,7 +54,7 @@ export function storeExportOnThread(task: IngestTask, decoded: () => void = () =
   decoded();
   const rows = spanRows(spans.spans);
   const now = new Date().toISOString();
-  const sqlite = { booleanParam: (value: boolean) => (value ? 1 : 0), exclusive: () => null };
+  const sqlite = { name: "sqlite" as const, booleanParam: (value: boolean) => (value ? 1 : 0), exclusive: () => null };
   let result = { inserted: 0, duplicates: 0, conversationIds: [] as number[] };
   try {
     if (rows.length) result = threadTransaction(task.store, () => storeSpansSteps(sqlite, task.userId, rows, now));
