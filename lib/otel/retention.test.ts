@@ -11,38 +11,14 @@ import { call } from "@/lib/testing/http/call";
 import * as conversation from "@/app/api/conversations/[id]/route";
 import * as conversations from "@/app/api/datasets/[id]/conversations/route";
 import * as datasets from "@/app/api/datasets/route";
-import { POST } from "@/app/api/otel/v1/traces/route";
+import { sendChatSpan } from "@/lib/testing/seed/otel-chat";
 import { sweepExpiredSpans } from "./retention";
 
 const DAY = 86_400_000;
-let seq = 0;
-const hex = (n: number, len: number) => n.toString(16).padStart(len, "0");
-const attrs = (o: Record<string, string>) => Object.entries(o).map(([key, v]) => ({ key, value: { stringValue: v } }));
 
 /** One export: a chat span of conversation `key` in dataset (service) `service`, answering `answer`. */
 async function send(service: string, key: string, answer: string) {
-  const start = BigInt(1_780_000_000_000_000_000) + BigInt(++seq) * BigInt(1_000_000);
-  const span = {
-    traceId: hex(++seq + 0x5200, 32),
-    spanId: hex(++seq + 0x5200, 16),
-    name: "chat m",
-    kind: 1,
-    startTimeUnixNano: start.toString(),
-    endTimeUnixNano: (start + BigInt(5_000_000)).toString(),
-    attributes: attrs({
-      "gen_ai.operation.name": "chat",
-      "gen_ai.request.model": "m",
-      "gen_ai.conversation.id": key,
-      "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: `Question of ${key}` }] }]),
-      "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: answer }], finish_reason: "stop" }]),
-    }),
-    status: {},
-  };
-  const body = { resourceSpans: [{ resource: { attributes: attrs({ "service.name": service }) }, scopeSpans: [{ scope: { name: "test" }, spans: [span] }] }] };
-  const res = await POST(new Request("http://localhost/api/otel/v1/traces", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }), {
-    params: Promise.resolve({}),
-  });
-  expect(res.status).toBe(200);
+  await sendChatSpan({ service, key, answer });
 }
 
 async function datasetNamed(name: string): Promise<number> {

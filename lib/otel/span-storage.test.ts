@@ -11,39 +11,10 @@ import { call } from "@/lib/testing/http/call";
 import * as conversation from "@/app/api/conversations/[id]/route";
 import * as conversations from "@/app/api/datasets/[id]/conversations/route";
 import * as datasets from "@/app/api/datasets/route";
-import { POST } from "@/app/api/otel/v1/traces/route";
+import { sendChatSpan } from "@/lib/testing/seed/otel-chat";
 
-const hex = (n: number, len: number) => n.toString(16).padStart(len, "0");
-const attrs = (o: Record<string, string>) => Object.entries(o).map(([key, v]) => ({ key, value: { stringValue: v } }));
-let seq = 0;
-
-/** One export of one chat span; returns its trace id. */
-async function send(service: string, key: string, answer: string, name = "chat m"): Promise<string> {
-  const start = BigInt(1_780_000_000_000_000_000) + BigInt(++seq) * BigInt(1_000_000);
-  const traceId = hex(++seq + 0x7700, 32);
-  const span = {
-    traceId,
-    spanId: hex(++seq + 0x7700, 16),
-    name,
-    kind: 1,
-    startTimeUnixNano: start.toString(),
-    endTimeUnixNano: (start + BigInt(5_000_000)).toString(),
-    attributes: attrs({
-      "gen_ai.operation.name": "chat",
-      "gen_ai.request.model": "m",
-      "gen_ai.conversation.id": key,
-      "gen_ai.input.messages": JSON.stringify([{ role: "user", parts: [{ type: "text", content: `Question of ${key}: ${"why ".repeat(40)}` }] }]),
-      "gen_ai.output.messages": JSON.stringify([{ role: "assistant", parts: [{ type: "text", content: answer }], finish_reason: "stop" }]),
-    }),
-    status: {},
-  };
-  const body = { resourceSpans: [{ resource: { attributes: attrs({ "service.name": service }) }, scopeSpans: [{ scope: { name: "test" }, spans: [span] }] }] };
-  const res = await POST(new Request("http://localhost/api/otel/v1/traces", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }), {
-    params: Promise.resolve({}),
-  });
-  expect(res.status).toBe(200);
-  return traceId;
-}
+const question = (key: string) => `Question of ${key}: ${"why ".repeat(40)}`;
+const send = (service: string, key: string, answer: string, name?: string) => sendChatSpan({ service, key, answer, name, question: question(key) });
 
 async function transcript(service: string): Promise<string[]> {
   await flushAssembly();
@@ -78,7 +49,7 @@ describe("how spans are kept", () => {
     const [span] = (await loadTraceSpans(row.dataset_id, traceId)) as Array<Record<string, unknown>>;
     expect(span).toMatchObject({ traceId, name: "chat m", startNs: expect.stringMatching(/^\d{19}$/) });
     expect(span.spanId).toMatch(/^[0-9a-f]{16}$/);
-    expect(await transcript("storage-a")).toEqual([`Question of conv-a: ${"why ".repeat(40)}`, "Because of the tides."]);
+    expect(await transcript("storage-a")).toEqual([question("conv-a"), "Because of the tides."]);
   });
 
   it("keeps a name longer than its column in the data, so it reads back uncut", async () => {
@@ -99,6 +70,6 @@ describe("how spans are kept", () => {
     const [again] = (await loadTraceSpans(row.dataset_id, traceId)) as Array<Record<string, unknown>>;
     expect(again).toEqual({ ...whole, name: "chat old" });
     await send("storage-c", "conv-c", "Second answer.");
-    expect(await transcript("storage-c")).toEqual([`Question of conv-c: ${"why ".repeat(40)}`, "First answer.", `Question of conv-c: ${"why ".repeat(40)}`, "Second answer."]);
+    expect(await transcript("storage-c")).toEqual([question("conv-c"), "First answer.", question("conv-c"), "Second answer."]);
   });
 });
