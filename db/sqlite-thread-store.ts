@@ -39,6 +39,7 @@ function connection(file: string): Open {
   db.pragma("synchronous = NORMAL");
   // Checkpoints run on their own thread (db/sqlite-checkpointer.ts): this connection only as the server's does, past the backstop.
   db.pragma(`wal_autocheckpoint = ${AUTOCHECKPOINT_BACKSTOP_PAGES}`);
+  db.pragma("cache_size = -32768");
   open = { file, db, statements: new Map() };
   return open;
 }
