@@ -10,7 +10,7 @@ import { getNotifier, subscribe as subscribeCluster } from "@/lib/cluster/notify
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 
-/** NOTIFY channels: a generation changed (its id); one was created or given back (wake the workers); one was cancelled (its id). */
+/** NOTIFY channels: a generation changed (its id); one was created or given back (wake the workers); one was cancelled (its id) — the last two heard by its claim queue (queue.ts, lib/jobs/claims.ts). */
 export const generationProgressChannel = "turnscope_generation_progress";
 export const generationWakeChannel = "turnscope_generation_wake";
 export const generationCancelChannel = "turnscope_generation_cancel";
@@ -28,7 +28,7 @@ export function announceGeneration(id: number): void {
 }
 
 /** Tell every process (this one included) something on a channel; a lost notification is only logged (followers also poll). */
-export async function publish(channel: string, id: number | null): Promise<void> {
+async function publish(channel: string, id: number | null): Promise<void> {
   await getNotifier()
     .publish(channel, id)
     .catch((err: unknown) => log.warn("generation: notification not sent", { channel, err }));
@@ -53,8 +53,3 @@ export async function followGeneration(id: number, onChange: () => void): Promis
   };
 }
 
-/** Listen on a cluster channel when the store is shared (a no-op on SQLite); returns the unsubscribe. */
-export async function onClusterChannel(channel: string, listener: (payload: unknown) => void): Promise<() => Promise<void>> {
-  if (!dialect.queuesRuns) return async () => undefined;
-  return subscribeCluster(channel, listener);
-}
