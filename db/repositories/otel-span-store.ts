@@ -2,7 +2,7 @@
  * Storing an export's spans, as statements only (no driver, no `server-only`): the body of the one
  * transaction `storeSpans` (db/repositories/otel.ts) runs on the server's store, and the one the input
  * pool's threads run on a SQLite connection of their own (db/sqlite-thread-store.ts), so an export's
- * spans are stored off the request loop. Spans are keyed by trace and span id, so an exporter's retry
+ * spans are stored off the request loop. Spans are keyed by dataset, trace and span id, so an exporter's retry
  * inserts nothing. A trace belongs to one conversation per dataset (the first key one of its spans
  * names, else its own id); a conversation's `revision` rises with each export that brings it a new span.
  */
@@ -84,7 +84,7 @@ export function* storeSpansSteps(sql: SpanStoreDialect, userId: string, spans: S
     const values = chunk.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ");
     const params = chunk.flatMap((s) => [datasetIds.get(s.datasetName)!, s.traceId, s.spanId, s.name, s.startNs, storedSpanData(sql, s), now]);
     const rows = yield* raw<{ trace_id: string; span_id: string }>(
-      `insert into otel_spans (dataset_id, trace_id, span_id, name, start_ns, data, received_at) values ${values} on conflict (trace_id, span_id) do nothing returning trace_id, span_id`,
+      `insert into otel_spans (dataset_id, trace_id, span_id, name, start_ns, data, received_at) values ${values} on conflict (dataset_id, trace_id, span_id) do nothing returning trace_id, span_id`,
       params,
     );
     for (const r of rows) inserted.add(`${r.trace_id}/${r.span_id}`);

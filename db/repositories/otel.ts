@@ -1,6 +1,6 @@
 /**
  * OpenTelemetry spans and the conversations they are grouped into (lib/otel decides what a span
- * means; this file only stores). Spans are keyed by trace and span id, so an exporter's retry inserts
+ * means; this file only stores). Spans are keyed by dataset, trace and span id, so an exporter's retry inserts
  * nothing. A trace belongs to one conversation per dataset (the first key one of its spans names, else
  * its own id); a conversation's `revision` rises with each export that brings it a new span, and its
  * messages are rebuilt from its spans (`saveAssembly`) until `assembled_revision` catches up.
