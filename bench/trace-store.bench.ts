@@ -21,7 +21,7 @@ const SPANS = Number(process.env.TRACE_STORE_SPANS ?? 200_000);
 const STORES = (process.env.TRACE_STORE_STORES ?? "sqlite,postgres").split(",");
 const REBUILD_EVERY = 8;
 
-type Window = { exports: number; spans_per_s: number; p50_ms: number; p99_ms: number; rebuild_pass_ms: number };
+type Window = { exports: number; spans_per_s: number; p50_ms: number; p90_ms: number; p99_ms: number; max_ms: number; rebuild_pass_ms: number };
 type Result = {
   store: string;
   spans: number;
@@ -74,7 +74,9 @@ async function child(store: string): Promise<void> {
       exports: ms.length,
       spans_per_s: Math.round((ms.length * BATCH * 1000) / total),
       p50_ms: round(quantile(sorted, 0.5)),
+      p90_ms: round(quantile(sorted, 0.9)),
       p99_ms: round(quantile(sorted, 0.99)),
+      max_ms: round(sorted[sorted.length - 1]),
       rebuild_pass_ms: round(passes.length ? passes.reduce((a, b) => a + b, 0) / passes.length : 0),
     };
   };
