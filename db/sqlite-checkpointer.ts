@@ -13,8 +13,13 @@
 import { Worker } from "node:worker_threads";
 
 export const CHECKPOINT_EVERY_MS = 100;
-/** The writer's own `wal_autocheckpoint` (SQLite's default is 1,000 pages): ~40 MB of WAL at 4 KB pages. */
-export const AUTOCHECKPOINT_BACKSTOP_PAGES = 10_000;
+/**
+ * The writers' own `wal_autocheckpoint` (SQLite's default is 1,000 pages): ~400 MB of WAL at 4 KB pages. At
+ * 10,000 (~40 MB) a trace store of 2M spans, whose checkpoints copy into a large file, let the WAL pass it
+ * every ~100 exports, and that export's commit checkpointed itself: the store's p99 38 -> 61-73 ms from
+ * empty to 2M spans, flat (38 ms) at 100,000 (bench/trace-store.bench.ts, docs/performance.md).
+ */
+export const AUTOCHECKPOINT_BACKSTOP_PAGES = 100_000;
 
 // Plain JavaScript run as the worker's source: no bundling needed, and `better-sqlite3` resolves from the
 // project root (the working directory of `next start`, the tests and the scripts), where the server loads it.
