@@ -19,6 +19,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
+import { onEachStore } from "./support/stores";
 
 const root = path.resolve(import.meta.dirname, "..");
 const SIZES = (process.env.SCALE_SIZES ?? "100000,300000,1000000").split(",").map(Number);
@@ -221,29 +222,7 @@ const END = "<!-- scale bench: end -->";
 
 async function parent(): Promise<void> {
   const results: Record<string, Point[]> = {};
-  for (const store of STORES) {
-    if (store === "sqlite") {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-scale-"));
-      try {
-        results.sqlite = runChild("sqlite", { ...process.env, DATABASE_URL: "", DATABASE_PATH: path.join(dir, "scale.db") });
-      } finally {
-        if (process.env.SCALE_KEEP_DB) console.log(`  kept ${dir}`);
-        else fs.rmSync(dir, { recursive: true, force: true });
-      }
-    } else if (store === "postgres") {
-      const { findPgBinDir, startPgTestServer } = await import("../scripts/pg-test-server.mjs");
-      if (!findPgBinDir()) {
-        console.log("  postgres: skipped (PostgreSQL's programs are not installed)");
-        continue;
-      }
-      const server = await startPgTestServer();
-      try {
-        results.postgres = runChild("postgres", { ...process.env, DATABASE_URL: server.url });
-      } finally {
-        await server.stop();
-      }
-    } else throw new Error(`unknown store ${store}`);
-  }
+  for (const { store, result } of await onEachStore(STORES, { name: "scale", keepSqlite: Boolean(process.env.SCALE_KEEP_DB) }, runChild)) results[store] = result;
   const when = new Date().toISOString().slice(0, 10);
   const section = [
     BEGIN,

@@ -12,9 +12,8 @@
  *   TRACE_STORE_SPANS=1000000 nice -n 10 npm run bench -- bench/trace-store.bench.ts
  */
 import { spawnSync } from "node:child_process";
-import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
+import { onEachStore } from "./support/stores";
 
 const root = path.resolve(import.meta.dirname, "..");
 const SPANS = Number(process.env.TRACE_STORE_SPANS ?? 200_000);
@@ -169,7 +168,7 @@ async function child(store: string): Promise<void> {
   console.log(`TRACE_STORE ${JSON.stringify(result)}`);
 }
 
-function runChild(store: string, env: NodeJS.ProcessEnv): Result | undefined {
+function runChild(store: string, env: NodeJS.ProcessEnv): Result {
   console.log(`  ${store}: ${SPANS.toLocaleString("en-US")} spans`);
   const res = spawnSync("npx", ["tsx", "--conditions=react-server", import.meta.filename], {
     cwd: root,
@@ -184,31 +183,7 @@ function runChild(store: string, env: NodeJS.ProcessEnv): Result | undefined {
 }
 
 async function parent(): Promise<void> {
-  const results: Result[] = [];
-  for (const store of STORES) {
-    if (store === "sqlite") {
-      const dir = fs.mkdtempSync(path.join(os.tmpdir(), "turnscope-trace-store-"));
-      try {
-        const r = runChild("sqlite", { ...process.env, DATABASE_URL: "", DATABASE_PATH: path.join(dir, "traces.db") });
-        if (r) results.push(r);
-      } finally {
-        fs.rmSync(dir, { recursive: true, force: true });
-      }
-    } else if (store === "postgres") {
-      const { findPgBinDir, startPgTestServer } = await import("../scripts/pg-test-server.mjs");
-      if (!findPgBinDir()) {
-        console.log("  postgres: skipped (PostgreSQL's programs are not installed)");
-        continue;
-      }
-      const server = await startPgTestServer();
-      try {
-        const r = runChild("postgres", { ...process.env, DATABASE_URL: server.url });
-        if (r) results.push(r);
-      } finally {
-        await server.stop();
-      }
-    } else throw new Error(`unknown store ${store}`);
-  }
+  const results = (await onEachStore(STORES, { name: "trace-store" }, runChild)).map((r) => r.result);
   const w = (x: Window) => `${x.spans_per_s.toLocaleString("en-US")} spans/s, p50 ${x.p50_ms} / p99 ${x.p99_ms} ms, rebuild pass ${x.rebuild_pass_ms} ms`;
   console.log(
     [
