@@ -206,6 +206,12 @@ export const envSchema = z.object({
     .transform(Number)
     .optional()
     .transform((v) => v ?? 30),
+  /**
+   * SQLite only: keep each span's JSON raw-deflated (~2.5x smaller for GenAI spans) at the cost of CPU where
+   * exports are stored (~25 us a span) and rebuilt (~8 us): measured, it made the receiver fall behind at
+   * 5,000 spans/s on a loaded machine, so it is off unless chosen (docs/performance.md, the trace store).
+   */
+  OTEL_SPAN_COMPRESSION: z.enum(["on", "off"], { message: "must be on or off" }).default("off"),
   OTEL_RETENTION_DAYS_BY_DATASET: optionalText.refine((v) => v === undefined || retentionByDataset(v) !== null, {
     message: 'must be JSON like {"Support bot": 7, "audit": 0}: dataset names to days (0 keeps spans for good)',
   }),

@@ -28,7 +28,7 @@ const CHUNKS = [64, 8, 1];
 
 /** What the body needs of the store's dialect (db/dialect): all pure. */
 export type SpanStoreDialect = {
-  /** SQLite keeps a span's JSON compressed (`storedSpanData`); PostgreSQL compresses large values itself. */
+  /** SQLite may keep a span's JSON compressed (`storedSpanData`); PostgreSQL compresses large values itself. */
   name: "sqlite" | "postgres";
   booleanParam(value: boolean): unknown;
   /** The step that makes the transaction the only one of its kind (PostgreSQL's advisory lock), or null. */
@@ -74,7 +74,13 @@ function* datasetIdFor(sql: SpanStoreDialect, userId: string, name: string, now:
  * skipped), their traces mapped to conversations (created on first use, datasets too), and every
  * conversation that gained a span marked for rebuilding. Returns the conversations to rebuild.
  */
-export function* storeSpansSteps(sql: SpanStoreDialect, userId: string, spans: SpanToStore[], now: string): Generator<Step, IngestResult, unknown> {
+export function* storeSpansSteps(
+  sql: SpanStoreDialect,
+  userId: string,
+  spans: SpanToStore[],
+  now: string,
+  opts: { compress: boolean } = { compress: false },
+): Generator<Step, IngestResult, unknown> {
   const datasetIds = new Map<string, number>();
   for (const name of new Set(spans.map((s) => s.datasetName))) datasetIds.set(name, yield* datasetIdFor(sql, userId, name, now));
 
@@ -82,7 +88,7 @@ export function* storeSpansSteps(sql: SpanStoreDialect, userId: string, spans: S
   const inserted = new Set<string>();
   for (const chunk of chunked(spans)) {
     const values = chunk.map(() => "(?, ?, ?, ?, ?, ?, ?)").join(", ");
-    const params = chunk.flatMap((s) => [datasetIds.get(s.datasetName)!, s.traceId, s.spanId, s.name, s.startNs, storedSpanData(sql, s), now]);
+    const params = chunk.flatMap((s) => [datasetIds.get(s.datasetName)!, s.traceId, s.spanId, s.name, s.startNs, storedSpanData(sql, s, opts.compress), now]);
     const rows = yield* raw<{ trace_id: string; span_id: string }>(
       `insert into otel_spans (dataset_id, trace_id, span_id, name, start_ns, data, received_at) values ${values} on conflict (dataset_id, trace_id, span_id) do nothing returning trace_id, span_id`,
       params,
@@ -205,10 +211,10 @@ const COMPRESS_FROM_BYTES = 256;
 
 /**
  * A span's `data` as stored: its JSON without the fields its columns hold (when they hold them whole: a
- * name is cut to 1,000 characters there), on SQLite compressed (raw deflate, fastest level: about 2.5x
- * smaller for the bench's GenAI spans, ~25 us a span on the input-pool thread that stores it).
+ * name is cut to 1,000 characters there), on SQLite with OTEL_SPAN_COMPRESSION=on compressed (raw deflate,
+ * fastest level: about 2.5x smaller for the bench's GenAI spans, ~25 us a span on the thread that stores it).
  */
-export function storedSpanData(sql: Pick<SpanStoreDialect, "name">, span: SpanToStore): string | Buffer {
+export function storedSpanData(sql: Pick<SpanStoreDialect, "name">, span: SpanToStore, compress: boolean): string | Buffer {
   let data = span.data;
   if (data && typeof data === "object" && !Array.isArray(data)) {
     const rest = { ...(data as Record<string, unknown>) };
@@ -216,7 +222,7 @@ export function storedSpanData(sql: Pick<SpanStoreDialect, "name">, span: SpanTo
     data = rest;
   }
   const json = JSON.stringify(data);
-  return sql.name === "sqlite" && json.length >= COMPRESS_FROM_BYTES ? deflateRawSync(json, { level: 1 }) : json;
+  return compress && sql.name === "sqlite" && json.length >= COMPRESS_FROM_BYTES ? deflateRawSync(json, { level: 1 }) : json;
 }
 
 /** A stored span's row, as the readers select it. */

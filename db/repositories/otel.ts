@@ -22,9 +22,9 @@ export type { IngestResult, SpanToStore } from "./otel-span-store";
  * their traces mapped to conversations (created on first use, datasets too), and every conversation that
  * gained a span marked for rebuilding. Returns the conversations to rebuild.
  */
-export async function storeSpans(userId: string, spans: SpanToStore[]): Promise<IngestResult> {
+export async function storeSpans(userId: string, spans: SpanToStore[], opts: { compress: boolean } = { compress: false }): Promise<IngestResult> {
   const now = new Date().toISOString();
-  return transaction(() => storeSpansSteps(dialect, userId, spans, now));
+  return transaction(() => storeSpansSteps(dialect, userId, spans, now, opts));
 }
 
 /**

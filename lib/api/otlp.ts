@@ -95,7 +95,7 @@ export async function ingestOtlpExport(userId: string, encoding: OtlpEncoding, b
   if (!store) return ingestExport(userId, await decodeOtlpExport(encoding, body));
   const config = getConfig();
   const input: ExportBody = { bytes: body.bytes, encoding, gzip: body.gzip, maxBytes: config.OTEL_MAX_BODY_BYTES, maxDepth: config.MAX_JSON_DEPTH };
-  const task: IngestTask = { body: input, userId, store };
+  const task: IngestTask = { body: input, userId, store, compress: config.OTEL_SPAN_COMPRESSION === "on" };
   const stored = await runOffLoop<StoredExport | Promise<IngestOutcome>>(
     "ingestOtlp",
     task,

@@ -48,7 +48,7 @@ const state = processSingleton("otel.assembler", () => ({
 /** Store a decoded export's spans for `userId` here and schedule the rebuild of the conversations they touched. */
 export async function ingestExport(userId: string, decoded: DecodedExport): Promise<IngestOutcome> {
   const rows = spanRows(decoded.spans);
-  const result = rows.length ? await storeSpans(userId, rows) : { inserted: 0, duplicates: 0, conversationIds: [] };
+  const result = rows.length ? await storeSpans(userId, rows, { compress: getConfig().OTEL_SPAN_COMPRESSION === "on" }) : { inserted: 0, duplicates: 0, conversationIds: [] };
   if (result.conversationIds.length) scheduleAssembly();
   const errorMessage = rejectionMessage(decoded);
   return { accepted: result.inserted, duplicates: result.duplicates, rejected: decoded.rejected, ...(errorMessage ? { errorMessage } : {}) };

@@ -1,11 +1,13 @@
 /**
- * How a span is kept (issue 52): its `data` without what its columns hold, compressed on SQLite, and read
- * back whole — by the rebuild, the trace read and the API — whichever way an older row was kept.
+ * How a span is kept (issue 52): its `data` without what its columns hold, compressed on SQLite when
+ * OTEL_SPAN_COMPRESSION is on, and read back whole — by the rebuild, the trace read and the API — whichever
+ * way a row was kept.
  */
-import { describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { dialect } from "@/db/dialect";
 import { loadTraceSpans } from "@/db/repositories/otel";
 import { rawRows, rawRun } from "@/db/store";
+import { resetConfig } from "@/lib/config";
 import { flushAssembly } from "@/lib/otel/ingest";
 import { call } from "@/lib/testing/http/call";
 import * as conversation from "@/app/api/conversations/[id]/route";
@@ -29,8 +31,27 @@ async function transcript(service: string): Promise<string[]> {
 const rowOf = async (traceId: string) =>
   (await rawRows<{ dataset_id: number; name: string; data: unknown }>("select dataset_id, name, data from otel_spans where trace_id = ?", [traceId]))[0];
 
+afterEach(() => {
+  delete process.env.OTEL_SPAN_COMPRESSION;
+  resetConfig();
+});
+
 describe("how spans are kept", () => {
-  it("keeps a span's data without its columns' fields, compressed on SQLite, and reads it back whole", async () => {
+  it("keeps a span's data as JSON without its columns' fields by default", async () => {
+    const traceId = await send("storage-plain", "conv-p", "Plainly kept.");
+    const row = await rowOf(traceId);
+    expect(row.data).not.toBeInstanceOf(Uint8Array);
+    const kept = (typeof row.data === "string" ? JSON.parse(row.data) : row.data) as Record<string, unknown>;
+    expect(kept).not.toHaveProperty("traceId");
+    expect(kept).toHaveProperty("attributes");
+    const [span] = (await loadTraceSpans(row.dataset_id, traceId)) as Array<Record<string, unknown>>;
+    expect(span).toMatchObject({ traceId, name: "chat m" });
+    expect(await transcript("storage-plain")).toEqual([question("conv-p"), "Plainly kept."]);
+  });
+
+  it("with OTEL_SPAN_COMPRESSION=on keeps it compressed on SQLite (as JSON on PostgreSQL), and reads it back whole", async () => {
+    process.env.OTEL_SPAN_COMPRESSION = "on";
+    resetConfig();
     const traceId = await send("storage-a", "conv-a", "Because of the tides.");
     const row = await rowOf(traceId);
     if (dialect.name === "sqlite") {
@@ -62,6 +83,8 @@ describe("how spans are kept", () => {
   });
 
   it("reads a span kept whole as JSON text, as stores before this kept them", async () => {
+    process.env.OTEL_SPAN_COMPRESSION = "on";
+    resetConfig();
     const traceId = await send("storage-c", "conv-c", "First answer.");
     const row = await rowOf(traceId);
     const [whole] = (await loadTraceSpans(row.dataset_id, traceId)) as Array<Record<string, unknown>>;
@@ -71,5 +94,14 @@ describe("how spans are kept", () => {
     expect(again).toEqual({ ...whole, name: "chat old" });
     await send("storage-c", "conv-c", "Second answer.");
     expect(await transcript("storage-c")).toEqual([question("conv-c"), "First answer.", question("conv-c"), "Second answer."]);
+  });
+});
+
+describe("OTEL_SPAN_COMPRESSION", () => {
+  it("is refused at start unless on or off, naming the setting", async () => {
+    process.env.OTEL_SPAN_COMPRESSION = "yes";
+    resetConfig();
+    const { getConfig } = await import("@/lib/config");
+    expect(() => getConfig()).toThrow(/OTEL_SPAN_COMPRESSION/);
   });
 });

@@ -43,7 +43,7 @@ export function rejectionMessage(decoded: DecodedExport): string | undefined {
 }
 
 /** The input of the input pool's `ingestOtlp` task. */
-export type IngestTask = { body: ExportBody; userId: string; store: ThreadStore };
+export type IngestTask = { body: ExportBody; userId: string; store: ThreadStore; /** OTEL_SPAN_COMPRESSION is on. */ compress: boolean };
 
 /**
  * On an input-pool thread: decode the export (then `decoded()`: what follows is no longer the caller's
@@ -57,7 +57,7 @@ export function storeExportOnThread(task: IngestTask, decoded: () => void = () =
   const sqlite = { name: "sqlite" as const, booleanParam: (value: boolean) => (value ? 1 : 0), exclusive: () => null };
   let result = { inserted: 0, duplicates: 0, conversationIds: [] as number[] };
   try {
-    if (rows.length) result = threadTransaction(task.store, () => storeSpansSteps(sqlite, task.userId, rows, now));
+    if (rows.length) result = threadTransaction(task.store, () => storeSpansSteps(sqlite, task.userId, rows, now, { compress: task.compress }));
   } catch (error) {
     // The writer stayed taken past the busy timeout: 503, which exporters retry (OTLP/HTTP), not a 500.
     if ((error as { code?: string }).code === "SQLITE_BUSY") throw new AppError("unavailable", "The database stayed busy past its time limit: export again later");
