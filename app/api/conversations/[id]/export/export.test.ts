@@ -6,11 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http/call";
-import { upload } from "@/lib/testing/http/multipart";
-import * as createAndImport from "@/app/api/datasets/import/route";
-import * as conversationsRoute from "@/app/api/datasets/[id]/conversations/route";
-import * as conversationRoute from "@/app/api/conversations/[id]/route";
+import { importFile as importAs } from "@/lib/testing/import/import-file";
 import * as datasetExport from "@/app/api/datasets/[id]/export/route";
 import * as exportRoute from "./route";
 
@@ -20,15 +16,7 @@ type Step = { thinking: string | null; tool_call: { id?: string; name: string; a
 type Message = { role: string; content: string | null; meta: Record<string, unknown> | null; steps: Step[] };
 type Conversation = { id: number; name: string | null; meta: Record<string, unknown>; agents: unknown; messages: Message[] };
 
-async function importFile(text: string, filename: string) {
-  const res = await upload(createAndImport.POST, "/api/datasets/import", { file: text, filename, fields: { name: filename } });
-  if (res.status !== 201) throw new Error(`${filename}: ${res.status} ${res.text}`);
-  const id = res.json.dataset_id as number;
-  const list = await call(conversationsRoute.GET, "GET", `/api/datasets/${id}/conversations?limit=500`, { params: { id } });
-  const conversations: Conversation[] = [];
-  for (const c of list.json as Array<{ id: number }>) conversations.push((await call(conversationRoute.GET, "GET", `/api/conversations/${c.id}`, { params: { id: c.id } })).json);
-  return { outcome: res.json, datasetId: id, conversations };
-}
+const importFile = (text: string, filename: string) => importAs<Conversation>(text, filename);
 
 /** What a round trip must keep: each message's role, text and steps (calls with their ids and arguments, results, reasoning, output). */
 const shape = (cs: Conversation[]) =>

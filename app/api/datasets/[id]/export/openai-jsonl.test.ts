@@ -6,11 +6,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { call } from "@/lib/testing/http/call";
-import { upload } from "@/lib/testing/http/multipart";
-import * as createAndImport from "@/app/api/datasets/import/route";
-import * as conversationsRoute from "@/app/api/datasets/[id]/conversations/route";
-import * as conversationRoute from "@/app/api/conversations/[id]/route";
+import { importFile as importAs } from "@/lib/testing/import/import-file";
 import * as exportRoute from "./route";
 
 const sample = (name: string) => fs.readFileSync(path.join(process.cwd(), "e2e/fixtures/formats", name), "utf8");
@@ -18,15 +14,7 @@ const sample = (name: string) => fs.readFileSync(path.join(process.cwd(), "e2e/f
 type Step = { thinking: string | null; tool_call: unknown; tool_result: unknown; output_content: string | null };
 type Conversation = { name: string | null; meta: unknown; agents: unknown; messages: Array<{ role: string; content: string | null; steps: Step[] }> };
 
-async function importFile(text: string, filename: string) {
-  const res = await upload(createAndImport.POST, "/api/datasets/import", { file: text, filename, fields: { name: filename } });
-  if (res.status !== 201) throw new Error(`${filename}: ${res.status} ${res.text}`);
-  const id = res.json.dataset_id as number;
-  const list = await call(conversationsRoute.GET, "GET", `/api/datasets/${id}/conversations?limit=500`, { params: { id } });
-  const conversations: Conversation[] = [];
-  for (const c of list.json as Array<{ id: number }>) conversations.push((await call(conversationRoute.GET, "GET", `/api/conversations/${c.id}`, { params: { id: c.id } })).json);
-  return { outcome: res.json, datasetId: id, conversations };
-}
+const importFile = (text: string, filename: string) => importAs<Conversation>(text, filename);
 
 const counts = (cs: Conversation[]) => {
   const steps = cs.flatMap((c) => c.messages.flatMap((m) => m.steps));
