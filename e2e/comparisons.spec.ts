@@ -5,27 +5,7 @@
  * first (every pair a tie, first position 100%).
  */
 import { expect, test, type APIRequestContext } from "@playwright/test";
-import { judge, shot } from "./workspace-helpers";
-
-async function importConversations(request: APIRequestContext, name: string, conversations: unknown[]): Promise<{ id: number; conversationIds: number[] }> {
-  const res = await request.post("/api/datasets/import", {
-    multipart: { file: { name: "c.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify({ conversations })) }, name, get_feedback: "false" },
-  });
-  expect(res.status(), await res.text()).toBe(201);
-  const body = (await res.json()) as { dataset_id?: number; dataset?: { id: number } };
-  const id = body.dataset_id ?? body.dataset!.id;
-  const list = (await (await request.get(`/api/datasets/${id}/conversations?limit=50`)).json()) as Array<{ id: number }>;
-  return { id, conversationIds: list.map((c) => c.id) };
-}
-
-const chat = (i: number, answer: string, meta?: Record<string, unknown>) => ({
-  name: `Refund question ${i}`,
-  ...(meta ? { meta } : {}),
-  messages: [
-    { role: "user", content: `How do I get a refund for order ${i}?` },
-    { role: "assistant", content: answer },
-  ],
-});
+import { chat, importConversations, judge, shot } from "./workspace-helpers";
 
 async function compare(request: APIRequestContext, body: Record<string, unknown>): Promise<number> {
   const res = await request.post("/api/comparisons", { data: body });

@@ -5,27 +5,8 @@
  * side (their headers stacked); labels made before any key ("default") shown on the People page and
  * explained where annotator κ counts them. Screenshots first-day-smaller-*.png.
  */
-import { expect, test, type APIRequestContext } from "@playwright/test";
-import { judge, shot } from "./workspace-helpers";
-
-async function importConversations(request: APIRequestContext, name: string, conversations: unknown[]): Promise<{ id: number; conversationIds: number[] }> {
-  const res = await request.post("/api/datasets/import", {
-    multipart: { file: { name: "c.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify({ conversations })) }, name, get_feedback: "false" },
-  });
-  expect(res.status(), await res.text()).toBe(201);
-  const id = ((await res.json()) as { dataset_id: number }).dataset_id;
-  const list = (await (await request.get(`/api/datasets/${id}/conversations?limit=50`)).json()) as Array<{ id: number }>;
-  return { id, conversationIds: list.map((c) => c.id) };
-}
-
-const chat = (i: number, answer: string, meta?: Record<string, unknown>) => ({
-  name: `Refund question ${i}`,
-  ...(meta ? { meta } : {}),
-  messages: [
-    { role: "user", content: `How do I get a refund for order ${i}?` },
-    { role: "assistant", content: answer },
-  ],
-});
+import { expect, test } from "@playwright/test";
+import { chat, importConversations, judge, shot } from "./workspace-helpers";
 
 // @store-independent: pages over the comparisons and templates APIs (app/api/comparisons/comparisons.test.ts, app/api/metric-templates/templates.test.ts on both stores).
 test("pairwise from the dataset bar and a template; the column links to its comparisons; a way back from a comparison", { tag: "@store-independent" }, async ({ page, request }) => {

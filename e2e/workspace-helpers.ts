@@ -122,3 +122,24 @@ export async function openApiReference(page: Page, operationPath: string) {
   await expect(ui.getByText(operationPath).first()).toBeVisible({ timeout: 0 });
   return ui;
 }
+
+/** Import `conversations` (the JSON format) as a new dataset named `name`; its id and its conversations' ids, in order. */
+export async function importConversations(request: APIRequestContext, name: string, conversations: unknown[]): Promise<{ id: number; conversationIds: number[] }> {
+  const res = await request.post("/api/datasets/import", {
+    multipart: { file: { name: "c.json", mimeType: "application/json", buffer: Buffer.from(JSON.stringify({ conversations })) }, name, get_feedback: "false" },
+  });
+  expect(res.status(), await res.text()).toBe(201);
+  const id = ((await res.json()) as { dataset_id: number }).dataset_id;
+  const list = (await (await request.get(`/api/datasets/${id}/conversations?limit=50`)).json()) as Array<{ id: number }>;
+  return { id, conversationIds: list.map((c) => c.id) };
+}
+
+/** A two-message refund chat, numbered `i`, answering `answer`. */
+export const chat = (i: number, answer: string, meta?: Record<string, unknown>) => ({
+  name: `Refund question ${i}`,
+  ...(meta ? { meta } : {}),
+  messages: [
+    { role: "user", content: `How do I get a refund for order ${i}?` },
+    { role: "assistant", content: answer },
+  ],
+});
