@@ -229,8 +229,9 @@ export function storedSpanData(sql: Pick<SpanStoreDialect, "name">, span: SpanTo
 export type StoredSpanRow = { trace_id: string; span_id: string; name: string; start_ns: string; data: unknown };
 
 /**
- * The span a row holds, whichever way it was kept: compressed (SQLite), JSON text (SQLite, and rows stored
- * before compression) or parsed already (PostgreSQL's json); the fields left to the columns put back first.
+ * The span a row holds, whichever way it was kept: compressed (SQLite with OTEL_SPAN_COMPRESSION=on), JSON
+ * text (SQLite otherwise; rows stored before issue 52 hold every field) or parsed already (PostgreSQL's json);
+ * the fields left to the columns put back first.
  */
 export function spanFromRow(row: StoredSpanRow): unknown {
   const { data } = row;

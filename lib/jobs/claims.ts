@@ -16,14 +16,13 @@
  */
 import "server-only";
 import { randomUUID } from "node:crypto";
-import { setMaxListeners } from "node:events";
 import { hostname } from "node:os";
 import { dialect } from "@/db/dialect";
 import { publish, subscribe } from "@/lib/cluster/notify";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
-import { leaseMs } from "./lease";
+import { jobController, leaseMs, leaseUntil } from "./lease";
 
 /** Why the work of a claimed row is told to stop: cancelled (anywhere), shutting down, or its claim was lost. */
 export type ClaimStop = "cancel" | "drain" | "lost";
@@ -137,9 +136,7 @@ export function defineClaimQueue<Row extends { id: number }>(spec: ClaimQueueSpe
   }
 
   function launch(row: Row): void {
-    const controller = new AbortController();
-    // Every call of the work listens on it (a batch at once): many is expected, not a leak.
-    setMaxListeners(0, controller.signal);
+    const controller = jobController();
     const entry: Working = { controller, stop: null, draining: false, finished: Promise.resolve() };
     state.working.set(row.id, entry);
     spec.announce(row.id);
@@ -164,7 +161,7 @@ export function defineClaimQueue<Row extends { id: number }>(spec: ClaimQueueSpe
       try {
         if (state.worksHere) for (const id of await spec.store.failExhausted(iso(Date.now()), spec.maxAttempts, spec.exhausted)) spec.announce(id);
         while (state.worksHere && !state.stopping && state.working.size < room) {
-          const row = await spec.store.claim(state.owner, iso(Date.now()), iso(Date.now() + leaseMs()), spec.maxAttempts);
+          const row = await spec.store.claim(state.owner, iso(Date.now()), leaseUntil(), spec.maxAttempts);
           if (!row) break;
           launch(row);
         }
@@ -189,7 +186,7 @@ export function defineClaimQueue<Row extends { id: number }>(spec: ClaimQueueSpe
   async function beat(): Promise<void> {
     const ids = [...state.working.keys()];
     if (ids.length === 0) return;
-    const kept = await spec.store.renew(state.owner, ids, iso(Date.now() + leaseMs()));
+    const kept = await spec.store.renew(state.owner, ids, leaseUntil());
     for (const id of ids) {
       if (kept.has(id)) continue;
       stopLocal(id, (await spec.store.cancelled(id)) ? "cancel" : "lost");

@@ -7,12 +7,11 @@
  * renewal in any case), the abort signal every call of the job listens on, and its progress events.
  */
 import "server-only";
-import { setMaxListeners } from "node:events";
 import { dialect } from "@/db/dialect";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import { announce, follow, onCancelElsewhere, publishCancel } from "./events";
-import { holdLease, leaseUntil, startLeaseSweep } from "./lease";
+import { holdLease, jobController, leaseUntil, startLeaseSweep } from "./lease";
 
 /** How a kind's rows are leased and ended (its repository); every update only touches a job still active. */
 export interface JobStore {
@@ -82,9 +81,7 @@ export function defineJobKind(spec: JobKindSpec) {
      * loop: the lease is held until `work` ends; if it throws, `failed` ends the row with the error.
      */
     start(id: number, work: (job: JobContext) => Promise<void>, failed: (error: Error) => Promise<void>): void {
-      const controller = new AbortController();
-      // Every call of the job listens on it: many at once is expected, not a leak.
-      setMaxListeners(0, controller.signal);
+      const controller = jobController();
       const lease = holdLease(key(id), (until) => spec.store.renew(id, until), () => controller.abort(new Error(`ended elsewhere: this process no longer holds the ${spec.name}`)));
       const job: JobContext = { id, signal: controller.signal, progress: () => announce(spec.name, id) };
       const finished = new Promise<void>((resolve) =>

@@ -6,6 +6,7 @@
  * The length is JOB_VISIBILITY_TIMEOUT_SECONDS, for every kind.
  */
 import "server-only";
+import { setMaxListeners } from "node:events";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
@@ -71,4 +72,11 @@ export function startLeaseSweep(what: string, sweep: (now: string) => Promise<nu
   };
   void once();
   setInterval(() => void once(), Math.max(1_000, Math.floor(leaseMs() / 2))).unref?.();
+}
+
+/** The abort controller of one job: every call of the job listens on its signal, many at once, which is expected, not a leak. */
+export function jobController(): AbortController {
+  const controller = new AbortController();
+  setMaxListeners(0, controller.signal);
+  return controller;
 }
