@@ -68,7 +68,7 @@ async function main() {
   const { getExecution } = await import("@/lib/results/execution-history");
   const { closeNotifiers } = await import("@/lib/cluster/notify");
   const { closeClusterPools } = await import("@/lib/cluster/pool");
-  const { stopQueue } = await import("@/lib/cluster/queue");
+  const { stopQueue } = await import("@/lib/jobs/cell-queue");
   const { closePgDb } = await import("@/db/pg");
   enqueueOnly();
 

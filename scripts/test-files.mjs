@@ -4,7 +4,7 @@
 // groups, found from its imports — nothing to register:
 //
 //   store        it imports the store (a module under db/ other than the schema files and migrations,
-//                lib/cluster/ — the queue on PostgreSQL — or lib/testing/setup/pg-query.ts; directly or through
+//                lib/cluster/ — PostgreSQL pools and NOTIFY — or lib/testing/setup/pg-query.ts; directly or through
 //                any chain of local imports), or it reads which store it runs on itself
 //                (process.env.DATABASE_URL or TEST_STORE, onPostgres, runsAreQueued, dialect.queuesRuns): runs on both stores.
 //   no-store     anything else: runs once, with no store at all. lib/testing/setup/vitest-setup.ts fails such
@@ -24,7 +24,7 @@ export const groups = /** @type {const} */ (["store", "no-store", "own-cluster"]
 
 /**
  * A module that opens or queries the store: under db/ except the table definitions and migrations, the
- * PostgreSQL queue and coordination of lib/cluster/, and the raw PostgreSQL query helper for tests.
+ * PostgreSQL pools and NOTIFY of lib/cluster/, and the raw PostgreSQL query helper for tests.
  */
 function isStoreModule(rel) {
   if (rel.endsWith(".test.ts")) return false;

@@ -6,7 +6,7 @@
  * generations, running ones finish within SHUTDOWN_GRACE_MS or go back to the queue.
  */
 import { log } from "@/lib/log";
-import { runWorker } from "@/lib/cluster/worker";
+import { runWorker } from "@/lib/jobs/worker";
 import { handleCellBatch } from "@/lib/runner/cluster-run";
 import { drainGenerations, startGenerationQueue } from "@/lib/generation/queue";
 import { startEvaluationExport } from "@/lib/otel/export";

@@ -22,7 +22,11 @@ export const EXHAUSTED_MESSAGE = `interrupted: the processes working it stopped 
 const queue = defineClaimQueue<GenerationRow>({
   name: "generation",
   store: {
-    claim: claimGeneration,
+    claim: async (owner, now, leaseUntil, maxAttempts, limit) => {
+      const rows: GenerationRow[] = [];
+      for (let row; rows.length < limit && (row = await claimGeneration(owner, now, leaseUntil, maxAttempts)); ) rows.push(row);
+      return rows;
+    },
     renew: renewGenerationLeases,
     failExhausted: failExhaustedGenerations,
     releaseDead: releaseDeadClaims,
@@ -59,4 +63,4 @@ export const finishedHere = (id: number): Promise<void> => queue.finishedHere(id
  * Shutdown: claim nothing more, let the conversations in flight finish for `graceMs`, then abort the
  * rest and give every generation back (its progress saved) for another process or the next start.
  */
-export const drainGenerations = (graceMs: number): Promise<{ given_back: number }> => queue.drain(graceMs);
+export const drainGenerations = (graceMs: number): Promise<{ finished: number; aborted: number }> => queue.drain(graceMs);

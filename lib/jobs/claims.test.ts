@@ -19,11 +19,10 @@ function memoryStore() {
   const active = (r: Row) => r.status === "pending" || r.status === "processing";
   const free = (r: Row, now: string) => active(r) && (r.claimedBy === null || (r.leaseUntil ?? "") < now);
   const store: ClaimStore<Row> = {
-    async claim(owner, now, leaseUntil, maxAttempts) {
-      const row = [...rows.values()].sort((a, b) => a.id - b.id).find((r) => free(r, now) && r.attempts < maxAttempts);
-      if (!row) return undefined;
-      Object.assign(row, { claimedBy: owner, leaseUntil, status: "processing", attempts: row.attempts + 1 });
-      return { ...row };
+    async claim(owner, now, leaseUntil, maxAttempts, limit) {
+      const claimed = [...rows.values()].sort((a, b) => a.id - b.id).filter((r) => free(r, now) && r.attempts < maxAttempts).slice(0, limit);
+      for (const row of claimed) Object.assign(row, { claimedBy: owner, leaseUntil, status: "processing", attempts: row.attempts + 1 });
+      return claimed.map((row) => ({ ...row }));
     },
     async renew(owner, ids, leaseUntil) {
       const kept = ids.filter((id) => rows.get(id)?.claimedBy === owner && rows.get(id)?.status === "processing");
@@ -175,7 +174,7 @@ describe("defineClaimQueue", () => {
     });
     await a.start();
     await until("both rows worked", () => a.worksHere(1) && a.worksHere(2));
-    expect(await a.drain(200)).toEqual({ given_back: 2 });
+    expect(await a.drain(200)).toEqual({ finished: 1, aborted: 1 });
     expect(seen).toEqual(expect.arrayContaining(["1 finished while draining", "2 stopped: drain (shutting down)"]));
     expect(m.rows.get(1)).toMatchObject({ status: "done" });
     expect(m.rows.get(2)).toMatchObject({ status: "processing", claimedBy: null, attempts: 0 });
@@ -189,6 +188,55 @@ describe("defineClaimQueue", () => {
     await b.start();
     await until("rows 2 and 3 taken up by the other owner", () => b.worksHere(2) && b.worksHere(3));
     expect(m.rows.get(2)).toMatchObject({ claimedBy: b.owner(), attempts: 1 });
+  });
+
+  it.skipIf(!dialect.queuesRuns)("a cancel heard while a claim is in flight stops the row that claim returns: it is never worked (shared store)", async () => {
+    const m = memoryStore();
+    m.add(1);
+    // The claim takes row 1 at once but answers only when let go, as a claim whose query is slow to return.
+    let letGo!: () => void;
+    const held = new Promise<void>((r) => (letGo = r));
+    const claim = m.store.claim;
+    let first = true;
+    m.store.claim = async (...args) => {
+      const rows = await claim(...args);
+      if (first && rows.length > 0) {
+        first = false;
+        await held;
+      }
+      return rows;
+    };
+    const a = owner(m);
+    const b = owner(m, untilStopped(m), 0);
+    await Promise.all([a.start(), b.start()]);
+    await until("row 1 claimed", () => m.rows.get(1)!.claimedBy === a.owner());
+    // Another process cancels it: the row first, then NOTIFY — heard by a, whose claim has not answered yet.
+    m.rows.get(1)!.status = "cancelled";
+    await b.stopEverywhere(1);
+    await sleep(300);
+    letGo();
+    m.add(2);
+    a.wake();
+    await until("row 2 worked", () => a.worksHere(2));
+    expect(seen).not.toContain(`${a.owner()} works 1`);
+    expect(a.worksHere(1)).toBe(false);
+  });
+
+  it("claims as many rows at once as there is room for", async () => {
+    const m = memoryStore();
+    m.add(1, 2, 3, 4, 5);
+    const limits: number[] = [];
+    const claim = m.store.claim;
+    m.store.claim = async (...args) => {
+      limits.push(args[4]);
+      return claim(...args);
+    };
+    const a = owner(m, untilStopped(m), 3);
+    await a.start();
+    await until("three rows worked", () => [1, 2, 3].every((id) => a.worksHere(id)));
+    // One claim for the three free slots, not three claims of one.
+    expect(limits[0]).toBe(3);
+    expect(a.worksHere(4)).toBe(false);
   });
 
   it("a row whose claims ran out as many times as allowed is failed saying so, never claimed again", async () => {

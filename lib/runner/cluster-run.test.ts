@@ -17,7 +17,7 @@ import { listResultRows } from "@/db/repositories/evaluation-results";
 import { clearJudgeCache } from "@/db/repositories/judge";
 import { clusterPool, clusterUrl } from "@/lib/cluster/pool";
 import { isFinalStatus } from "@/lib/execution-status";
-import { executionJobCounts } from "@/lib/cluster/queue";
+import { executionJobCounts } from "@/lib/jobs/cell-queue";
 import { resetConfig } from "@/lib/config";
 import { bundleTestChild } from "@/lib/testing/setup/child-bundle";
 import { call } from "@/lib/testing/http/call";
@@ -191,7 +191,7 @@ describe.skipIf(!queued)(title, () => {
     for (const r of rows) byModel.set(r.modelName ?? "", (byModel.get(r.modelName ?? "") ?? 0) + 1);
     // On failure, say what each worker did. (Seen failing 1 run in 5–8 until 2026-11-24: the worker with
     // no results had taken 4 batches, then its queue loop spun on a wake-up heard while every slot was
-    // busy and nothing else in it ran again — lib/cluster/queue.ts, and the test for it in cluster.test.ts.)
+    // busy and nothing else in it ran again — lib/jobs/claims.ts, and the test for it in lib/jobs/cluster.test.ts.)
     // A worker that did nothing was stuck: what every session of the database is doing or waiting on.
     const idle = ["a1", "a2", "a3"].some((w) => !byModel.get(`worker-${w}`));
     const sessions = idle

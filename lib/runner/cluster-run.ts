@@ -1,6 +1,6 @@
 /**
  * The queued engine (PostgreSQL): a run's cells are durable jobs shared by every process of the
- * cluster (lib/cluster/queue.ts).
+ * cluster (lib/jobs/cell-queue.ts).
  *
  * Starting a run plans it, stores the request in `meta.queue` and enqueues the cells of its first
  * dependency wave as batches. Any server process or `npm run worker` process works a batch: it
@@ -23,8 +23,8 @@ import { claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
 import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
 import { getNotifier, subscribe as subscribeCluster } from "@/lib/cluster/notify";
-import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob, type StopOutcome } from "@/lib/cluster/queue";
-import { acquire, type SemaphoreRelease } from "@/lib/cluster/semaphore";
+import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob, type StopOutcome } from "@/lib/jobs/cell-queue";
+import { acquire, type SemaphoreRelease } from "@/lib/jobs/semaphore";
 import { getConfig } from "@/lib/config";
 import { getJudgeConfig, resolveModelName, type CallGate } from "@/lib/judge";
 import { existingLimiter } from "@/lib/judge/limiter";

@@ -5,7 +5,7 @@
  * `node --conditions=react-server <bundle>` with DATABASE_URL, OPENAI_BASE_URL (the judge test double),
  * JUDGE_MODEL (tells its results apart), WORKER_CONCURRENCY and JOB_VISIBILITY_TIMEOUT_SECONDS set.
  */
-import { runWorker } from "@/lib/cluster/worker";
+import { runWorker } from "@/lib/jobs/worker";
 import { handleCellBatch } from "@/lib/runner/cluster-run";
 
 const name = process.env.WORKER_NAME ?? `worker-${process.pid}`;

@@ -25,9 +25,9 @@ describe("which store a test file runs on", () => {
     expect(classify("app/api/health/health.test.ts").group).toBe("store");
     expect(classify("lib/agreement/agreement.test.ts").group).toBe("no-store");
     expect(classify("db/pg.test.ts").group).toBe("own-cluster");
-    expect(classify("lib/cluster/cluster.test.ts").group).toBe("own-cluster");
-    // Through lib/cluster (the queue on PostgreSQL) and by reading DATABASE_URL itself.
-    expect(classify("lib/cluster/liveness.test.ts").group).toBe("store");
+    expect(classify("lib/jobs/cluster.test.ts").group).toBe("own-cluster");
+    // Through lib/cluster (PostgreSQL pools and NOTIFY) and by reading DATABASE_URL itself.
+    expect(classify("lib/jobs/liveness.test.ts").group).toBe("store");
   });
 
   it("follows chains of local imports, relative and through @/, static and dynamic", () => {

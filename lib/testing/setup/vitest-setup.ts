@@ -101,7 +101,7 @@ afterAll(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
   if (pgDatabase) {
     // Queued runs: this file's in-process worker, its queue client and notification connections.
-    const { stopQueue } = await import("@/lib/cluster/queue");
+    const { stopQueue } = await import("@/lib/jobs/cell-queue");
     await stopQueue({ graceMs: 0 });
     const { closeNotifiers } = await import("@/lib/cluster/notify");
     await closeNotifiers();

@@ -1,8 +1,8 @@
 /**
- * A separate Node process for lib/cluster/cluster.test.ts: the tests start several of these against
+ * A separate Node process for lib/jobs/cluster.test.ts: the tests start several of these against
  * one throwaway PostgreSQL test server to see the queue, the semaphore and notify work across processes.
  * The test bundles it with esbuild and runs `node --conditions=react-server <bundle> <mode>` (by hand:
- * `node --conditions=react-server --import tsx lib/cluster/testing/cluster-child.ts <mode>`) with
+ * `node --conditions=react-server --import tsx lib/jobs/testing/cluster-child.ts <mode>`) with
  * DATABASE_URL set. It reports on stdout as JSON lines.
  *
  *   queue       works cell batches through runWorker(); each cell is an integer item, recorded in
@@ -17,8 +17,8 @@
  */
 import pg from "pg";
 import { getNotifier } from "@/lib/cluster/notify";
-import { acquire, semaphoreTries } from "@/lib/cluster/semaphore";
-import { runWorker } from "@/lib/cluster/worker";
+import { acquire, semaphoreTries } from "@/lib/jobs/semaphore";
+import { runWorker } from "@/lib/jobs/worker";
 
 const url = process.env.DATABASE_URL;
 if (!url) throw new Error("DATABASE_URL is required");

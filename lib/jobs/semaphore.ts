@@ -29,8 +29,8 @@ import { randomUUID } from "node:crypto";
 import type pg from "pg";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
-import { getNotifier } from "./notify";
-import { clusterPool, clusterTransaction, clusterUrl } from "./pool";
+import { getNotifier } from "@/lib/cluster/notify";
+import { clusterPool, clusterTransaction, clusterUrl } from "@/lib/cluster/pool";
 
 /**
  * This process's rows (holders and waiters) not removed yet, by database: a shutdown removes them all at

@@ -10,8 +10,8 @@
 import pg from "pg";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { clusterPool } from "@/lib/cluster/pool";
-import { enqueueCellBatches, startQueue, stopQueue, workCells } from "@/lib/cluster/queue";
-import { acquire, type SemaphoreRelease } from "@/lib/cluster/semaphore";
+import { enqueueCellBatches, startQueue, stopQueue, workCells } from "./cell-queue";
+import { acquire, type SemaphoreRelease } from "./semaphore";
 import { pgRows } from "@/lib/testing/setup/pg-query";
 import { until as waitFor } from "@/lib/testing/setup/until";
 

@@ -1,6 +1,6 @@
 /**
  * The cluster features against a real throwaway PostgreSQL test server, with separate Node processes
- * (lib/cluster/testing/cluster-child.ts) as the servers/workers: the job queue shared by N processes,
+ * (lib/jobs/testing/cluster-child.ts) as the servers/workers: the job queue shared by N processes,
  * a worker killed mid-batch, the distributed semaphore, cancel, and notify.
  * Skipped, saying why, only where PostgreSQL is not installed.
  */
@@ -12,8 +12,8 @@ import { bundleTestChild } from "@/lib/testing/setup/child-bundle";
 import { pgRows as query } from "@/lib/testing/setup/pg-query";
 import { until as waitFor } from "@/lib/testing/setup/until";
 import { findPgBinDir, startPgTestServer, type PgTestServer } from "@/scripts/pg-test-server.mjs";
-import { closeNotifiers, getNotifier, NotifyPayloadTooLargeError } from "./notify";
-import { closeClusterPools } from "./pool";
+import { closeNotifiers, getNotifier, NotifyPayloadTooLargeError } from "@/lib/cluster/notify";
+import { closeClusterPools } from "@/lib/cluster/pool";
 import {
   cancelExecutionJobs,
   cellQueueName,
@@ -23,7 +23,7 @@ import {
   startQueue,
   stopQueue,
   workCells,
-} from "./queue";
+} from "./cell-queue";
 import { acquire, semaphoreHolders, semaphoreTries } from "./semaphore";
 
 const binDir = findPgBinDir();
@@ -146,7 +146,7 @@ describe.skipIf(!binDir)(title, () => {
   let cluster: PgTestServer;
 
   beforeAll(async () => {
-    childBundle = await bundleTestChild("lib/cluster/testing/cluster-child.ts", "esm");
+    childBundle = await bundleTestChild("lib/jobs/testing/cluster-child.ts", "esm");
     cluster = await startPgTestServer();
   }, 60_000);
 

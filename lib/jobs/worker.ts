@@ -7,9 +7,9 @@ import "server-only";
 import { getConfig } from "@/lib/config";
 import { exitByDeadline } from "@/lib/exit-deadline";
 import { log } from "@/lib/log";
-import { closeNotifiers } from "./notify";
-import { closeClusterPools } from "./pool";
-import { startQueue, stopQueue, workCells, type CellHandler } from "./queue";
+import { closeNotifiers } from "@/lib/cluster/notify";
+import { closeClusterPools } from "@/lib/cluster/pool";
+import { startQueue, stopQueue, workCells, type CellHandler } from "./cell-queue";
 
 export type WorkerOptions = {
   concurrency?: number;
