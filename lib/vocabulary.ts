@@ -37,3 +37,8 @@ export type CheckSpec = { type: string; params: Record<string, unknown> };
 
 /** When a dependent metric skips a cell: its dependency failed, or scored below a threshold. */
 export type SkipRule = { when: "failed" } | { when: "below"; threshold: number };
+
+/** A JSON object (not null, not an array): how every reader of loose JSON — imports, checks, exports, targets — tells one. */
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
+}

@@ -1,6 +1,7 @@
 /** Alignments (issue 39): stored as lib/align computed them; lib/align decides what they mean. */
 import "server-only";
 import { rawRows, rawRun } from "../store";
+import { jsonColumn } from "./json-fields";
 
 export type AlignmentRow = {
   id: number;
@@ -23,7 +24,7 @@ type RawAlignment = {
   total: number; done: number; error: string | null; created_at: string; finished_at: string | null;
 };
 
-const json = <T>(v: unknown): T | null => (v === null || v === undefined ? null : ((typeof v === "string" ? JSON.parse(v) : v) as T));
+const json = jsonColumn;
 
 const toAlignment = (r: RawAlignment): AlignmentRow => ({
   id: Number(r.id), userId: r.user_id, datasetId: Number(r.dataset_id), pipelineNodeId: Number(r.pipeline_node_id), status: r.status,

@@ -1,6 +1,7 @@
 /** Pairwise comparisons and their pairs (issue 38.5): stored as judged; lib/comparisons decides what they mean. */
 import "server-only";
 import { placeholders, raw, rawExec, rawRows, rawRun, transaction } from "../store";
+import { jsonColumn } from "./json-fields";
 
 export type ComparisonStatus = "pending" | "processing" | "completed" | "failed" | "cancelled";
 
@@ -49,7 +50,7 @@ type RawPair = {
   verdict_ab: PairRow["verdictAb"]; verdict_ba: PairRow["verdictBa"]; reasoning_ab: string | null; reasoning_ba: string | null; outcome: PairRow["outcome"]; error: string | null;
 };
 
-const json = <T>(v: unknown): T | null => (v === null || v === undefined ? null : ((typeof v === "string" ? JSON.parse(v) : v) as T));
+const json = jsonColumn;
 const num = (v: number | null) => (v === null ? null : Number(v));
 
 const toComparison = (r: RawComparison): ComparisonRow => ({

@@ -3,7 +3,7 @@ import "server-only";
 import { and, asc, count, desc, eq, sql } from "drizzle-orm";
 import type { ConversationRow, DatasetRow, MessageRow, StepRow } from "../schema";
 import { changes, database, first, prepared, rawRows } from "../store";
-import { IN_JSON_INTEGERS, inJsonIntegers } from "./json-fields";
+import { IN_JSON_INTEGERS, inJsonIntegers, jsonColumn } from "./json-fields";
 import { conversationsTable, datasetCountsTable, datasetsTable } from "../tables";
 
 export type DatasetWithCounts = DatasetRow & {
@@ -145,7 +145,7 @@ export async function listConversations(opts: { datasetId: number; limit: number
   return { items, total };
 }
 
-const json = (text: string | null): unknown => (text === null ? null : (JSON.parse(text) as unknown));
+const json = jsonColumn;
 
 type RawConversation = {
   id: number; dataset_id: number; position: number; name: string | null; description: string | null; meta: string | null;

@@ -25,3 +25,6 @@ export const {
 
 /** A row read with `jsonField`, with the value as SQLite gives it. */
 export const fromJsonField: typeof dialect.json.fromField = (row) => dialect.json.fromField(row);
+
+/** A JSON column as read by raw SQL: text on SQLite, already parsed on PostgreSQL; null stays null. */
+export const jsonColumn = <T = unknown>(v: unknown): T | null => (v === null || v === undefined ? null : ((typeof v === "string" ? JSON.parse(v) : v) as T));

@@ -1,6 +1,7 @@
 /** Targets and generations (issue 37): stored as they were given; lib/targets and lib/generation decide what they mean. */
 import "server-only";
 import { rawRows, rawRun } from "../store";
+import { jsonColumn } from "./json-fields";
 
 export type TargetRow = {
   id: number;
@@ -24,7 +25,7 @@ type RawTarget = {
   reply_path: string | null; steps_path: string | null; max_concurrency: number; timeout_ms: number; created_at: string; updated_at: string;
 };
 
-const json = <T>(v: unknown): T | null => (v === null || v === undefined ? null : ((typeof v === "string" ? JSON.parse(v) : v) as T));
+const json = jsonColumn;
 
 const toTarget = (r: RawTarget): TargetRow => ({
   id: Number(r.id), userId: r.user_id, name: r.name, kind: r.kind, url: r.url, model: r.model, headers: json(r.headers), requestTemplate: r.request_template,

@@ -3,7 +3,7 @@
  * human labels, a reference from the data). Pure: it receives paired readings and returns the figures.
  * Source `b` is taken as the truth when naming false passes and false fails.
  */
-import type { OutputType } from "@/db/schema";
+import type { OutputType } from "@/lib/vocabulary";
 import { atScorePrecision, cohensKappa, meanAbsoluteError, spearman, weightedKappa, wilsonInterval, type Interval } from "./stats";
 
 export * from "./stats";

@@ -6,7 +6,8 @@
  */
 import "server-only";
 import { currentLabelRows } from "@/db/repositories/labels";
-import type { EvaluationLevel, PipelineNodeRow } from "@/db/schema";
+import type { PipelineNodeRow } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import type { Reading } from "@/lib/agreement";
 import { AppError } from "@/lib/errors";
 import { getAnnotatorAgreement } from "@/lib/labels/annotators";

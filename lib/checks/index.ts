@@ -4,7 +4,7 @@
  * saved spec into a function the runner calls per cell. A verdict is stored like a checkbox result:
  * `{value, reasoning}` with score 1 or 0.
  */
-import type { EvaluationLevel, StepKind } from "@/db/schema";
+import type { EvaluationLevel, StepKind } from "@/lib/vocabulary";
 import { AppError, type ErrorDetail } from "@/lib/errors";
 import { forbiddenTools } from "./forbidden-tools";
 import { jsonSchema, validJson } from "./json-output";

@@ -1,6 +1,7 @@
 /** Shared readers of a loaded conversation for checks: the entity's scope, its tool calls, text and meta. */
 import type { JudgeStep } from "@/lib/conversation-tree";
 import type { CheckContext, CheckEntity, CheckTree } from "./types";
+import { isRecord } from "@/lib/vocabulary";
 
 /** Locate the entity in the tree; throws when it is not part of it (a runner bug, not user input). */
 export function contextOf(tree: CheckTree, entity: CheckEntity): CheckContext {
@@ -30,9 +31,8 @@ export function scopeSteps(ctx: CheckContext): ScopedStep[] {
   return out;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === "object" && !Array.isArray(value);
-}
+/** Re-exported for this module's readers (one definition: lib/vocabulary.ts). */
+export { isRecord };
 
 export type ToolCall = { name: string; arguments: unknown; where: string };
 

@@ -3,7 +3,7 @@
  * repository loads along), the entity the cell evaluates, and the verdict a check returns.
  */
 import type { z } from "zod";
-import type { EvaluationLevel, StepKind } from "@/db/schema";
+import type { EvaluationLevel, StepKind } from "@/lib/vocabulary";
 import type { ConversationTree, JudgeMessage, JudgeStep } from "@/lib/conversation-tree";
 
 /** The tree as the repository loads it: conversation and message `meta` come along (unused by prompts). */

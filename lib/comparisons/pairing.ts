@@ -8,14 +8,13 @@
  * and each side's reply.
  */
 import type { ConversationTree, JudgeMessage } from "@/lib/conversation-tree";
-import type { EvaluationLevel } from "@/lib/vocabulary";
+import { isRecord, type EvaluationLevel } from "@/lib/vocabulary";
 
 export type MetaMessage = JudgeMessage & { meta?: unknown };
 export type PairingTree = { conversation: ConversationTree["conversation"] & { meta?: unknown }; messages: MetaMessage[] };
 export type Side = { conversationId: number; messageId: number | null; replies: MetaMessage[] };
 export type PlannedPair = { groupKey: string; a: Side; b: Side; input: ConversationTree };
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const metaOf = (v: unknown, key: string): unknown => (isRecord(v) ? v[key] : undefined);
 const keyText = (v: unknown): string | undefined => (typeof v === "string" || typeof v === "number" ? String(v) : undefined);
 

@@ -15,6 +15,7 @@ import { callTarget, TargetError, type DeclaredTool, type TargetReply, type Turn
 import { chatCall, chatModel } from "@/lib/targets/chat";
 import { valueAt } from "@/lib/targets/clients";
 import type { stopReasons } from "@/lib/schemas/generations";
+import { isRecord } from "@/lib/vocabulary";
 
 export type StopReason = (typeof stopReasons)[number];
 export type CallKind = "target" | "simulator";
@@ -51,7 +52,6 @@ async function mayCall(input: ModeInput, kind: CallKind): Promise<void> {
   if (input.beforeCall && !(await input.beforeCall(kind))) throw new BudgetReached("budget reached before the next call");
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const text = (m: { content: string | null }) => m.content ?? "";
 
 /** What the source's agents declare as tools, for a target that takes tools (openai_chat). */

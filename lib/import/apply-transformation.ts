@@ -1,3 +1,4 @@
+import { isRecord } from "@/lib/vocabulary";
 /**
  * Applying an import feedback's `suggested_transformation` to parsed JSON. Pure and free of Node
  * imports: the import page runs it in the browser on the file already in memory, and tests run it
@@ -34,10 +35,6 @@ const FORBIDDEN_KEYS = new Set(["__proto__", "constructor", "prototype"]);
 const MAX_PATH_LENGTH = 500;
 
 const hasOwn = (obj: object, key: string) => Object.prototype.hasOwnProperty.call(obj, key);
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
 
 /** An own data property, defined rather than assigned so a `__proto__` key stays an ordinary key. */
 function define(obj: Record<string, unknown>, key: string, value: unknown) {

@@ -1,5 +1,6 @@
 /** Collecting errors and warnings with the cap of API.md (200 distinct faults per stage, then one summary issue). */
 import type { ImportIssue } from "@/lib/schemas/imports";
+import { isRecord } from "@/lib/vocabulary";
 
 export const MAX_ISSUES = 200;
 
@@ -61,9 +62,8 @@ export function joinPath(base: string, key: string | number): string {
   return base ? `${base}.${safe}` : safe;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** Re-exported for this module's readers (one definition: lib/vocabulary.ts). */
+export { isRecord };
 
 /** The JSON type name of a value, as error messages say it. */
 export function jsonTypeOf(value: unknown): string {

@@ -5,7 +5,8 @@
 import "server-only";
 import { locateEntityInDataset } from "@/db/repositories/entities";
 import * as repo from "@/db/repositories/labels";
-import type { LabelRow, OutputType, PipelineNodeRow } from "@/db/schema";
+import type { LabelRow, PipelineNodeRow } from "@/db/schema";
+import type { OutputType } from "@/lib/vocabulary";
 import { AppError, notFound } from "@/lib/errors";
 import { checkVerdict } from "@/lib/judge/verdicts";
 import { assertDatasetExists } from "@/lib/datasets";

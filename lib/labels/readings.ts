@@ -4,7 +4,7 @@
  * other output type a score (progress score, number value, json `score`). No reading: the cell is left
  * out of the comparison.
  */
-import type { OutputType } from "@/db/schema";
+import type { OutputType } from "@/lib/vocabulary";
 import type { Reading } from "@/lib/agreement";
 import type { MetricReference } from "@/lib/schemas/labels";
 

@@ -4,7 +4,8 @@
  */
 import "server-only";
 import { latestResultsFor } from "@/db/repositories/evaluation-results";
-import type { EvaluationLevel, EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
+import type { EvaluationResultRow, PipelineNodeRow } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import { metricVariableName } from "./variables";
 
 type EntityAt = { type: EvaluationLevel; id: number; conversationId: number };

@@ -1,7 +1,8 @@
 /** Metric templates as the API shows them: ownership rules, derived fields, and the system seed. */
 import "server-only";
 import * as repo from "@/db/repositories/templates";
-import type { EvaluationLevel, MetricTemplateRow } from "@/db/schema";
+import type { MetricTemplateRow } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import { AppError, notFound } from "@/lib/errors";
 import type { CreateTemplateInput, MetricTemplate, UpdateTemplateInput } from "@/lib/schemas/metrics";
 import { definitionPatch, definitionToWire, deriveDefinition, promptAndOutput } from "./definition";

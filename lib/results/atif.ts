@@ -13,6 +13,7 @@
  * and `message_start` where an assistant message follows another.
  */
 import type { Conversation } from "@/lib/schemas/datasets";
+import { isRecord } from "@/lib/vocabulary";
 
 export const ATIF_SCHEMA_VERSION = "ATIF-v1.6";
 
@@ -20,7 +21,6 @@ type Rec = Record<string, unknown>;
 type WireStep = Conversation["messages"][number]["steps"][number];
 type WireMessage = Conversation["messages"][number];
 
-const isRecord = (v: unknown): v is Rec => typeof v === "object" && v !== null && !Array.isArray(v);
 const str = (v: unknown): string | undefined => (typeof v === "string" && v ? v : undefined);
 
 /** Root meta keys that are ATIF's own fields, with the type each must have to be written there (`schema_version` is the writer's). */

@@ -1,5 +1,6 @@
 /** One result as a flat export row (CSV and XLSX share the columns), and formula-injection defence. */
-import type { EvaluationResultRow, OutputType } from "@/db/schema";
+import type { EvaluationResultRow } from "@/db/schema";
+import { isRecord, type OutputType } from "@/lib/vocabulary";
 
 export const EXPORT_COLUMNS = [
   "result_id",
@@ -41,9 +42,8 @@ export function neutraliseFormula(text: string): string {
   return FORMULA_START.test(text) ? `'${text}` : text;
 }
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === "object" && value !== null && !Array.isArray(value);
-}
+/** Re-exported for this module's readers (one definition: lib/vocabulary.ts). */
+export { isRecord };
 
 /** Output types whose verdict carries a `value` (checkbox bool, number, text). */
 const VALUE_TYPES: ReadonlySet<OutputType> = new Set(["checkbox", "number", "text"]);

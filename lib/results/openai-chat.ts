@@ -9,11 +9,11 @@
  */
 import type { Conversation } from "@/lib/schemas/datasets";
 import { toolDefinitionsOf } from "./atif";
+import { isRecord } from "@/lib/vocabulary";
 
 type Rec = Record<string, unknown>;
 type WireMessage = Conversation["messages"][number];
 
-const isRecord = (v: unknown): v is Rec => typeof v === "object" && v !== null && !Array.isArray(v);
 const text = (v: unknown): string => (typeof v === "string" ? v : JSON.stringify(v));
 
 /** An assistant message as chat messages: each model call's message, then its tool results. */

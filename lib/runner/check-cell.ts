@@ -3,7 +3,8 @@
  * outcome (zero tokens, no model call) so results, SSE, aggregates and exports treat it the same.
  */
 import "server-only";
-import type { PipelineNodeRow, ResultStatus } from "@/db/schema";
+import type { PipelineNodeRow } from "@/db/schema";
+import type { ResultStatus } from "@/lib/vocabulary";
 import { AppError } from "@/lib/errors";
 import { checkRunsOffLoop, prepareCheck, type CheckOutcome, type CheckTree } from "@/lib/checks";
 import type { JudgeOutcome } from "@/lib/judge";

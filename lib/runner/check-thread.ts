@@ -9,7 +9,7 @@
  * the thread cannot start (a sandbox without worker threads) the cells run in process, as before.
  */
 import { Worker } from "node:worker_threads";
-import type { EvaluationLevel } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import { getConfig } from "@/lib/config";
 import { prepareCheck, type CheckEntity, type CheckOutcome, type CheckSpec, type CheckTree } from "@/lib/checks";
 import { AppError } from "@/lib/errors";

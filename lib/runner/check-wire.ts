@@ -1,5 +1,5 @@
 /** Messages between the server and the check thread (lib/runner/check-thread.ts, check-worker.ts). */
-import type { EvaluationLevel } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import type { CheckEntity, CheckOutcome, CheckSpec, CheckTree } from "@/lib/checks";
 
 /** One cell to check; `tree` is sent only when it differs from the last one the thread holds (`treeKey`). */

@@ -21,7 +21,8 @@ import { getExecutionRow, listActiveExecutionIds, markExecutionProcessing } from
 import { cellsWithResult, maxResultId } from "@/db/repositories/evaluation-results";
 import { claimNextWave } from "@/db/repositories/execution-queue";
 import { listNodes } from "@/db/repositories/metrics";
-import type { EvaluationLevel, PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
+import type { PipelineExecutionRow, PipelineNodeRow } from "@/db/schema";
+import type { EvaluationLevel } from "@/lib/vocabulary";
 import { getNotifier, subscribe as subscribeCluster } from "@/lib/cluster/notify";
 import { cancelExecutionJobs, enqueueCellBatches, executionJobCounts, startQueue, workCells, type CellJob, type StopOutcome } from "@/lib/jobs/cell-queue";
 import { acquire, type SemaphoreRelease } from "@/lib/jobs/semaphore";

@@ -13,6 +13,7 @@ import { targetKinds, type TargetKind } from "@/lib/schemas/targets";
 import { chatCall, chatModel } from "./chat";
 import { targetFetch, targetPost, TargetHttpError } from "./http";
 import { allowedSecretEnv, ENV_REFERENCE, scrubSecrets } from "./policy";
+import { isRecord } from "@/lib/vocabulary";
 
 export class TargetError extends Error {}
 
@@ -21,7 +22,6 @@ export type TargetReply = { text: string; steps: Step[]; inputTokens: number; ou
 export type DeclaredTool = { name: string; description?: string; parameters: Record<string, unknown> };
 export type TargetRequest = { turns: Turn[]; sessionId: string; tools: DeclaredTool[]; signal: AbortSignal; seed?: number };
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /**
  * The headers to send, `${env:NAME}` read from the environment — only names an admin listed in

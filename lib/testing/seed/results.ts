@@ -2,7 +2,8 @@
 import { insertExecution } from "@/db/repositories/executions";
 import { insertResult, insertResults, type NewResult } from "@/db/repositories/evaluation-results";
 import { createNode } from "@/db/repositories/metrics";
-import type { EvaluationLevel, OutputType, PipelineNodeRow } from "@/db/schema";
+import type { PipelineNodeRow } from "@/db/schema";
+import type { EvaluationLevel, OutputType } from "@/lib/vocabulary";
 import { createDataset } from "@/lib/datasets";
 
 export async function createTestDataset(name = "results fixture") {
