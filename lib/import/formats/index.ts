@@ -17,6 +17,41 @@ import { normaliseWholeFile } from "./whole-file";
 
 export type { Normalised } from "./normalised";
 
+/**
+ * Where each format of the import's list is read — a format added to the list without a reader here does
+ * not compile: `container` by normaliseUpload below (the file's own shape), `record dialect` by records.ts
+ * record by record, `whole file` by a reader of whole-file.ts's registry (whole-file.test.ts checks that its
+ * readers name exactly these), `markdown` by aider-history.ts, `archive` by joined-files.ts (a ZIP's members
+ * joined), `mapping` by a mapping the user gave or accepted (formats/mapping.ts, lib/import/mapping).
+ */
+export const formatPlaces = {
+  turnscope: "container",
+  jsonl: "container",
+  records: "container",
+  csv: "container",
+  openai_chat: "record dialect",
+  sharegpt: "record dialect",
+  anthropic_messages: "record dialect",
+  content_parts: "record dialect",
+  coding_agent_session: "whole file",
+  message_tree: "whole file",
+  swe_agent_trajectory: "whole file",
+  agent_events: "whole file",
+  eval_log: "whole file",
+  codex_rollout: "whole file",
+  tau2_results: "whole file",
+  smolagents_run: "whole file",
+  smolagents_memory: "whole file",
+  langsmith_runs: "whole file",
+  ai_sdk_ui_messages: "whole file",
+  openai_responses: "whole file",
+  gemini_contents: "whole file",
+  atif: "whole file",
+  aider_history: "markdown",
+  joined_files: "archive",
+  mapping: "mapping",
+} as const satisfies Record<ImportFormat, "container" | "record dialect" | "whole file" | "markdown" | "archive" | "mapping">;
+
 type Parsed = Extract<ParseResult, { ok: true }>;
 type Unit = { value: unknown; path: string; line?: number };
 
