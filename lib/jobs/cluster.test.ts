@@ -9,6 +9,7 @@ import fs from "node:fs";
 import pg from "pg";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { bundleTestChild } from "@/lib/testing/setup/child-bundle";
+import { childEvents } from "@/lib/testing/setup/child-events";
 import { pgRows as query } from "@/lib/testing/setup/pg-query";
 import { until as waitFor } from "@/lib/testing/setup/until";
 import { findPgBinDir, startPgTestServer, type PgTestServer } from "@/scripts/pg-test-server.mjs";
@@ -53,23 +54,9 @@ function startChild(mode: string, env: Record<string, string>): Child {
     env: { ...process.env, LOG_LEVEL: "warn", ...env },
     stdio: ["pipe", "pipe", "pipe"],
   });
-  const events: ChildEvent[] = [];
   const waiters = new Set<() => void>();
   let stderr = "";
-  let buffer = "";
-  proc.stdout!.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    let nl: number;
-    while ((nl = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      try {
-        const parsed = JSON.parse(line) as ChildEvent;
-        if (typeof parsed.event === "string") events.push(parsed);
-      } catch {
-        // Not one of our events.
-      }
-    }
+  const events = childEvents<ChildEvent>(proc, () => {
     for (const w of [...waiters]) w();
   });
   proc.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));

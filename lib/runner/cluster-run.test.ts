@@ -19,6 +19,7 @@ import { clusterPool, clusterUrl } from "@/lib/cluster/pool";
 import { isFinalStatus } from "@/lib/execution-status";
 import { executionJobCounts } from "@/lib/jobs/cell-queue";
 import { resetConfig } from "@/lib/config";
+import { childEvents } from "@/lib/testing/setup/child-events";
 import { bundleTestChild } from "@/lib/testing/setup/child-bundle";
 import { call } from "@/lib/testing/http/call";
 import { startJudgeDouble, type JudgeDouble } from "@/lib/testing/judge-double/server";
@@ -52,23 +53,8 @@ function startWorker(name: string, double: JudgeDouble, concurrency = 4, visibil
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
-  const events: ChildEvent[] = [];
+  const events = childEvents<ChildEvent>(proc);
   let stderr = "";
-  let buffer = "";
-  proc.stdout!.on("data", (chunk: Buffer) => {
-    buffer += chunk.toString();
-    let nl: number;
-    while ((nl = buffer.indexOf("\n")) >= 0) {
-      const line = buffer.slice(0, nl);
-      buffer = buffer.slice(nl + 1);
-      try {
-        const parsed = JSON.parse(line) as ChildEvent;
-        if (typeof parsed.event === "string") events.push(parsed);
-      } catch {
-        // a log line
-      }
-    }
-  });
   proc.stderr!.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const exited = new Promise((resolve) => proc.on("exit", resolve));
   const child = { name, proc, events, stderr: () => stderr, exited };
