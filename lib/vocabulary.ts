@@ -32,6 +32,10 @@ export type ResultStatus = (typeof resultStatuses)[number];
 export const metricKinds = ["llm", "check"] as const;
 export type MetricKind = (typeof metricKinds)[number];
 
+/** How a target (an agent or model a generation sends conversations to) is called: lib/targets has one client a kind. */
+export const targetKinds = ["openai_chat", "http_json", "ai_sdk_ui"] as const;
+export type TargetKind = (typeof targetKinds)[number];
+
 /** A check metric's program: which check, with what parameters. */
 export type CheckSpec = { type: string; params: Record<string, unknown> };
 

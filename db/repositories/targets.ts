@@ -1,13 +1,14 @@
 /** Targets and generations (issue 37): stored as they were given; lib/targets and lib/generation decide what they mean. */
 import "server-only";
 import { rawRows, rawRun } from "../store";
+import type { TargetKind } from "@/lib/vocabulary";
 import { jsonColumn } from "./json-fields";
 
 export type TargetRow = {
   id: number;
   userId: string;
   name: string;
-  kind: "openai_chat" | "http_json" | "ai_sdk_ui";
+  kind: TargetKind;
   url: string;
   model: string | null;
   headers: Record<string, string> | null;

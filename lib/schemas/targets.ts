@@ -1,9 +1,9 @@
 /** Wire schemas of targets: an agent or model a generation sends conversations to (API.md, fourth phase). */
 import { z } from "zod";
+import { targetKinds } from "@/lib/vocabulary";
 import { isoTimestamp } from "./common";
 
-export const targetKinds = ["openai_chat", "http_json", "ai_sdk_ui"] as const;
-export type TargetKind = (typeof targetKinds)[number];
+export { targetKinds, type TargetKind } from "@/lib/vocabulary";
 
 const headerValue = z.string().max(4000);
 const base = {
