@@ -11,6 +11,11 @@
  * says how many spans each of its traces holds, and only the spans of traces that gained some are
  * read and added. A trace that left the conversation, or a model call that goes before one already
  * merged, rebuilds it from all of its spans. Conversations rebuilt together are written together.
+ *
+ * Exports go first: the rebuild runs on the event loop, and each export needs the loop twice (its request,
+ * its answer). While an export is being received or answered (`exportInFlight`), a pass works in short
+ * slices and pauses between them until the exports are answered (at most EXPORT_PAUSE_MS at a time, so a
+ * stream of exports that never stops slows the rebuild down but cannot stop it); it catches up once they stop.
  */
 import "server-only";
 import { createHash } from "node:crypto";
@@ -110,9 +115,58 @@ export async function flushAssembly(): Promise<void> {
 }
 
 const PASS_SIZE = 200;
+/** A rebuild's slice on the event loop between two yields, when no export is waiting for the loop. */
 const YIELD_EVERY_MS = 10;
-/** Conversations read from the store together (those not cached) hold at most about this many spans. */
-const READ_TOGETHER_SPANS = 2_000;
+/** The slice while an export is in flight: its answer waits for at most about this (and one conversation). */
+const EXPORT_SLICE_MS = 2;
+/** While exports are in flight, the rebuild pauses this long at most between two slices (then runs one anyway). */
+const EXPORT_PAUSE_MS = 20;
+/**
+ * Conversations read from the store together (those not cached) hold at most about this many spans: one
+ * read is one uninterrupted piece of the loop (2,000 spans were tens of milliseconds, more on a busy machine).
+ */
+const READ_TOGETHER_SPANS = 400;
+
+const exports = processSingleton("otel.exports-in-flight", () => ({ count: 0, idle: new Set<() => void>() }));
+
+/**
+ * Receive, store and answer an OTLP export as `work`, counted as in flight meanwhile: rebuild passes
+ * let it go first (short slices, pausing until it is answered).
+ */
+export async function exportInFlight<T>(work: () => Promise<T>): Promise<T> {
+  exports.count++;
+  try {
+    return await work();
+  } finally {
+    exports.count--;
+    if (exports.count === 0) for (const done of [...exports.idle]) done();
+  }
+}
+
+/** Resolves once no export is in flight, or after `ms` at most. */
+function exportsAnswered(ms: number): Promise<void> {
+  if (exports.count === 0) return Promise.resolve();
+  return new Promise<void>((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      exports.idle.delete(done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    exports.idle.add(done);
+  });
+}
+
+/** Let waiting requests in (I/O first), and exports in flight go first for up to EXPORT_PAUSE_MS. */
+async function yieldToExports(): Promise<void> {
+  await new Promise((resolve) => setImmediate(resolve));
+  await exportsAnswered(EXPORT_PAUSE_MS);
+}
+
+/** How long the rebuild may hold the loop now. */
+function sliceMs(): number {
+  return exports.count > 0 ? EXPORT_SLICE_MS : YIELD_EVERY_MS;
+}
 
 /** A pass's conversations in runs that are read together: as many as fit READ_TOGETHER_SPANS, at least one. */
 function readTogether(stale: Array<{ id: number; spans: number }>): number[][] {
@@ -145,7 +199,13 @@ async function rebuildStale(): Promise<void> {
       if ((await saveBuilt(batch)).some((o) => o !== "superseded")) progressed = true;
     };
     let slice = performance.now();
+    const pause = async () => {
+      await save();
+      await yieldToExports();
+      slice = performance.now();
+    };
     for (const group of readTogether(stale)) {
+      if (performance.now() - slice > sliceMs()) await pause();
       // The spans of those not cached, read together (a conversation cached reads only what it has not read).
       let read: Read | undefined;
       try {
@@ -158,12 +218,8 @@ async function rebuildStale(): Promise<void> {
       for (const id of group) {
         // SQLite's statements run synchronously: every few milliseconds of rebuilding, write what was
         // rebuilt and let waiting exports and readers in (not after each conversation, or a busy event
-        // loop starves the pass).
-        if (performance.now() - slice > YIELD_EVERY_MS) {
-          await save();
-          await new Promise((resolve) => setImmediate(resolve));
-          slice = performance.now();
-        }
+        // loop starves the pass); while exports are in flight, sooner, and wait for them.
+        if (performance.now() - slice > sliceMs()) await pause();
         try {
           const one = await buildConversation(id, read);
           if (one) built.push(one);
