@@ -75,6 +75,9 @@ describe("few-shot examples", () => {
     const twice = withExamples(once, examplesSection([{ text: "other", verdict: { value: false } }]));
     expect(twice.split(EXAMPLES_BEGIN)).toHaveLength(2);
     expect(stripExamples(twice)).toBe("Did it work? @HISTORY");
+    // A prompt promoted when the section opened with its earlier line still has it replaced, not doubled.
+    const earlier = "=== Examples labelled by people (alignment) ===\nCells people labelled.\n--- Example 1 ---\nold\nVerdict: true\n=== End of examples ===\n\nDid it work? @HISTORY";
+    expect(stripExamples(earlier)).toBe("Did it work? @HISTORY");
   });
 });
 

@@ -8,7 +8,9 @@ import { seededRandom } from "@/lib/agreement/regression";
 import { seededShuffle } from "./folds";
 
 /** The line that opens the examples section (the judge double looks for it; a promoted prompt keeps it). */
-export const EXAMPLES_BEGIN = "=== Examples labelled by people (alignment) ===";
+export const EXAMPLES_BEGIN = "=== Examples with their verdicts (alignment) ===";
+/** The opening line sections written before said (prompts promoted then still hold it): stripped as well. */
+const EARLIER_BEGIN = "=== Examples labelled by people (alignment) ===";
 export const EXAMPLES_END = "=== End of examples ===";
 /** How much of a cell's text an example quotes (the end of it: where a reply's outcome is). */
 export const EXAMPLE_CHARS = 1200;
@@ -46,15 +48,22 @@ export function exampleText(text: string): string {
   return tail.replaceAll("@", "＠").replaceAll("===", "= = =").replace(/^Verdict:/gm, "Verdict -");
 }
 
+/** What the section says its verdicts are: people's labels, or the reference's outcome when that is the truth. */
+const whose = {
+  labels: "Cells people labelled, with the verdict they gave",
+  reference: "Cells with the verdict their reference gives (the recorded outcome, not a person's label)",
+} as const;
+
 /** The marked examples section: each example's text, then its verdict as the metric's result would hold it. */
-export function examplesSection(examples: ReadonlyArray<{ text: string; verdict: unknown }>): string {
+export function examplesSection(examples: ReadonlyArray<{ text: string; verdict: unknown }>, source: keyof typeof whose = "labels"): string {
   const body = examples.map((e, i) => `--- Example ${i + 1} ---\n${exampleText(e.text)}\nVerdict: ${JSON.stringify(e.verdict)}`).join("\n");
-  return `${EXAMPLES_BEGIN}\nCells people labelled, with the verdict they gave; judge the item below the same way.\n${body}\n${EXAMPLES_END}`;
+  return `${EXAMPLES_BEGIN}\n${whose[source]}; judge the item below the same way.\n${body}\n${EXAMPLES_END}`;
 }
 
 /** The prompt without its examples section (a prompt aligned before gets new examples, not two sets). */
 export function stripExamples(prompt: string): string {
-  const start = prompt.indexOf(EXAMPLES_BEGIN);
+  const found = prompt.indexOf(EXAMPLES_BEGIN);
+  const start = found >= 0 ? found : prompt.indexOf(EARLIER_BEGIN);
   if (start < 0) return prompt;
   const end = prompt.indexOf(EXAMPLES_END, start);
   const before = prompt.slice(0, start).trim();

@@ -52,6 +52,8 @@ export function verdictOf(node: Pick<PipelineNodeRow, "outputType">, cell: Truth
 const noTruth = (message: string) => new AppError("unprocessable", `No truth to align to: ${message}`, [{ path: "truth", message }]);
 
 export type Truth = {
+  /** Where the truth comes from: people's labels, or the metric's reference (the file's own outcome). */
+  source: "labels" | "reference";
   cells: TruthCell[];
   /** Label values by cell key (json metrics' examples show them as given). */
   values: Map<string, unknown>;
@@ -116,5 +118,5 @@ export async function loadTruth(node: PipelineNodeRow, truth: "labels" | "refere
       `annotators ${pairs[0].a} and ${pairs[0].b} agree at κ ${annotatorKappa.toFixed(2)} on ${pairs[0].n} cells (below ${ANNOTATOR_KAPPA_WARNING}): a judge cannot be aligned to people who disagree with each other; settle the labels first`,
     );
   }
-  return { cells, values, threshold, annotatorKappa, annotatorPairs: pairs, warnings };
+  return { source: truth, cells, values, threshold, annotatorKappa, annotatorPairs: pairs, warnings };
 }

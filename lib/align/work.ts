@@ -57,13 +57,13 @@ export async function alignmentWork(ctx: JudgeContext, node: PipelineNodeRow, tr
   const extras = new Map<AlignmentStrategy, Partial<Report["candidates"][number]>>();
   if (p.strategies.includes("few_shot")) {
     for (const plan of plans) {
-      const prompt = withExamples(node.prompt, examplesSection(examples[plan.fold].map(example)));
+      const prompt = withExamples(node.prompt, examplesSection(examples[plan.fold].map(example), truth.source));
       for (const i of plan.heldOut) items.push({ cell: cells[i], prompt, strategy: "few_shot", index: i });
     }
     // The prompt to promote: examples chosen from every truth cell the same way.
     const all = selectExamples(cells.map((c, i) => ({ index: i, truth: c.truth, disagreement: baseline[i] !== null && baseline[i] !== c.truth })), { max: p.maxExamples, seed: p.seed });
     extras.set("few_shot", {
-      prompt: withExamples(node.prompt, examplesSection(all.map(example))),
+      prompt: withExamples(node.prompt, examplesSection(all.map(example), truth.source)),
       examples: all.map((i) => ({ entity_type: cells[i].entityType, entity_id: cells[i].entityId, verdict: example(i).verdict })),
     });
   }

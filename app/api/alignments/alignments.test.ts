@@ -129,6 +129,7 @@ describe("few_shot, examples that encode the labels", () => {
     expect(fewShot.delta_kappa.interval[0]).toBeGreaterThan(0);
     expect(a.recommended).toBe("few_shot");
     expect(fewShot.prompt).toContain(EXAMPLES_BEGIN);
+    expect(fewShot.prompt).toContain("Cells people labelled, with the verdict they gave");
     expect(fewShot.examples.length).toBe(8);
     expect(a.usage.judge_calls).toBe(2 * N);
 
@@ -163,6 +164,15 @@ describe("few_shot, examples that encode the labels", () => {
     // The old prompt stays, one version back.
     expect(after.json.at(-2).prompt).toBe("Was the customer's request resolved? @HISTORY");
     expect(after.json.at(-1).version).toBe(after.json.at(-2).version + 1);
+  });
+
+  it("with the reference as the truth, the examples say their verdicts are the reference's, not people's labels", async () => {
+    const r = await dataset("few-shot reference");
+    const a = await finished({ pipeline_node_id: r.metricId, truth: "reference", strategies: ["few_shot"], folds: 4 });
+    const prompt = a.candidates[0].prompt as string;
+    expect(prompt).toContain(EXAMPLES_BEGIN);
+    expect(prompt).toContain("Cells with the verdict their reference gives");
+    expect(prompt).not.toMatch(/labelled by people|people labelled/);
   });
 
   it("rewrite: the optimiser's calls are counted, a model is configurable, and a rubric that does not help is not recommended", async () => {
