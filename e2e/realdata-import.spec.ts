@@ -81,8 +81,9 @@ const cases: Case[] = [
     files: ["claudecode_spotter_session_258c7280.jsonl"],
     format: "Coding-agent session log",
     textParts: ([t]) => sessionMessageParts(t),
-    toolCalls: 186,
-    toolResults: 186,
+    // 186 of the session, 2 of its sub-agent (inside progress records).
+    toolCalls: 188,
+    toolResults: 188,
   },
   {
     title: "OASST message trees",

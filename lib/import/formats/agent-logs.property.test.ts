@@ -87,6 +87,35 @@ describe("coding-agent session logs (Claude Code JSONL)", () => {
   });
 });
 
+describe("coding-agent session logs: a sub-agent inside progress records", () => {
+  it("becomes a conversation of its own, its calls and results steps, the other progress lines skipped", () => {
+    const progress = (inner: Record<string, unknown>) => ({
+      type: "progress", uuid: `p-${String(inner.uuid)}`, sessionId: "s1", parentToolUseID: "toolu_task",
+      data: { type: "agent_progress", agentId: "ag1", prompt: "Find the hook contract", message: inner },
+    });
+    const lines = [
+      { type: "user", uuid: "u1", sessionId: "s1", message: { role: "user", content: "Look it up" } },
+      { type: "assistant", uuid: "a1", parentUuid: "u1", sessionId: "s1", message: { id: "m1", role: "assistant", model: "main-model", content: [{ type: "tool_use", id: "toolu_task", name: "Task", input: { prompt: "Find the hook contract" } }] } },
+      progress({ type: "user", uuid: "s-u1", message: { role: "user", content: [{ type: "text", text: "Find the hook contract" }] } }),
+      progress({ type: "assistant", uuid: "s-a1", message: { id: "sm1", role: "assistant", model: "sub-model", content: [{ type: "tool_use", id: "toolu_fetch", name: "WebFetch", input: { url: "https://example.test/hooks" } }] } }),
+      { type: "progress", uuid: "p-hook", sessionId: "s1", data: { type: "hook_progress" } },
+      progress({ type: "user", uuid: "s-u2", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_fetch", content: "hooks print JSON" }] } }),
+      { type: "user", uuid: "u2", parentUuid: "a1", sessionId: "s1", message: { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_task", content: "The contract is JSON" }] } },
+    ];
+    const r = ok(check(lines.map((l) => JSON.stringify(l)).join("\n")));
+    expect(r.format).toBe("coding_agent_session");
+    expect(r.records.skipped).toEqual({ progress: 1 });
+    const [session, sub] = r.conversations as Array<{ name: string; meta: Record<string, unknown>; messages: Array<{ role: string; steps?: Array<Record<string, unknown>> }> }>;
+    expect(session.meta).toMatchObject({ models: ["main-model"] });
+    expect(session.meta.sidechain).toBeUndefined();
+    expect(sub.name).toBe("Sub-agent ag1 of session s1");
+    expect(sub.meta).toMatchObject({ sidechain: true, agent_id: "ag1", parent_tool_use_id: "toolu_task", models: ["sub-model"] });
+    expect(sub.messages.map((m) => m.role)).toEqual(["user", "assistant"]);
+    expect(JSON.stringify(sub.messages[1].steps)).toContain("hooks print JSON");
+    expect(JSON.stringify(sub.messages[1].steps)).toContain("WebFetch");
+  });
+});
+
 type Node = { text: string; replies: Node[] };
 /** A tree from a flat list: node i (after the root) hangs under an earlier node. */
 const tree: fc.Arbitrary<Node> = fc.array(fc.record({ text: words, parent: fc.nat() }), { minLength: 1, maxLength: 12 }).map((flat) => {

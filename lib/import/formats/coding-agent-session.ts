@@ -7,7 +7,9 @@
  * share `message.id`: they are merged back into one. Records that are not conversation (progress,
  * snapshots, queue operations, hook and timing summaries) are skipped and counted. The compaction
  * summary Claude Code writes after `compact_boundary` is kept, marked in its message meta. Sidechain
- * records (sub-agents) become a conversation of their own, marked `sidechain: true`.
+ * records (sub-agents) become a conversation of their own, marked `sidechain: true`; so do the messages of a
+ * sub-agent that recent versions write inside `progress` records (`data.type` `agent_progress`, one agent
+ * by `data.agentId`, its Task call by `parentToolUseID`), marked with its `agent_id` as well.
  */
 import { countText } from "../count-text";
 import { isRecord } from "../issues";
@@ -85,17 +87,31 @@ function chatMessage(rec: Rec): Rec {
   return { role: message.role, content: message.content, meta };
 }
 
-type Session = { key: string; sidechain: boolean; records: Array<{ rec: Rec; line: number }> };
+type Session = { key: string; sidechain: boolean; agentId?: string; records: Array<{ rec: Rec; line: number }> };
 
-/** Convert a coding-agent session log: one conversation per session (and one per session's sidechains). */
+/** A sub-agent's message inside a `progress` record: the record as a conversation record of its sidechain, or undefined. */
+function agentProgressRecord(rec: Rec): { rec: Rec; agentId: string } | undefined {
+  const data = rec.data;
+  if (rec.type !== "progress" || !isRecord(data) || data.type !== "agent_progress" || typeof data.agentId !== "string") return undefined;
+  const inner = data.message;
+  if (!isRecord(inner) || typeof inner.type !== "string" || !conversationTypes.has(inner.type) || !isRecord(inner.message)) return undefined;
+  return { rec: { ...inner, sessionId: rec.sessionId, isSidechain: true, parentToolUseID: rec.parentToolUseID }, agentId: data.agentId };
+}
+
+/** Convert a coding-agent session log: one conversation per session (and one per session's sidechains and sub-agents). */
 export function convertCodingAgentSession(lines: Line[]): Normalised {
   const skipped: Record<string, number> = {};
+  let readFromProgress = 0;
   const sessions = new Map<string, Session>();
   let lastSession = "";
   for (const { line, value } of lines) {
-    const rec = value as Rec;
+    let rec = value as Rec;
     const type = rec.type as string;
-    if (!conversationTypes.has(type)) {
+    const agent = agentProgressRecord(rec);
+    if (agent) {
+      rec = agent.rec;
+      readFromProgress++;
+    } else if (!conversationTypes.has(type)) {
       const kind = type === "system" && typeof rec.subtype === "string" ? `system/${rec.subtype}` : type;
       skipped[kind] = (skipped[kind] ?? 0) + 1;
       continue;
@@ -103,10 +119,10 @@ export function convertCodingAgentSession(lines: Line[]): Normalised {
     const sessionId = typeof rec.sessionId === "string" ? rec.sessionId : lastSession;
     lastSession = sessionId;
     const sidechain = rec.isSidechain === true;
-    const key = `${sessionId}\u0000${sidechain}`;
+    const key = `${sessionId}\u0000${sidechain}\u0000${agent?.agentId ?? ""}`;
     let session = sessions.get(key);
     if (!session) {
-      session = { key, sidechain, records: [] };
+      session = { key, sidechain, agentId: agent?.agentId, records: [] };
       sessions.set(key, session);
     }
     session.records.push({ rec, line });
@@ -156,7 +172,13 @@ export function convertCodingAgentSession(lines: Line[]): Normalised {
       meta.ended_at = stamps[stamps.length - 1];
     }
     if (session.sidechain) meta.sidechain = true;
-    conversations.push({ name: `${session.sidechain ? "Sidechain of session" : "Session"} ${String(meta.session_id ?? "").slice(0, 8)}`.trim(), meta, messages: converted.messages });
+    if (session.agentId) {
+      meta.agent_id = session.agentId;
+      const call = ordered.find((r) => typeof r.rec.parentToolUseID === "string");
+      if (call) meta.parent_tool_use_id = call.rec.parentToolUseID;
+    }
+    const title = session.agentId ? `Sub-agent ${session.agentId} of session` : session.sidechain ? "Sidechain of session" : "Session";
+    conversations.push({ name: `${title} ${String(meta.session_id ?? "").slice(0, 8)}`.trim(), meta, messages: converted.messages });
     sources.push({
       path: "",
       messagesPath: "",
@@ -171,6 +193,7 @@ export function convertCodingAgentSession(lines: Line[]): Normalised {
     `${countText(merged)} lines were parts of a streamed reply (same message.id) and were merged into it`,
     "tool_result blocks (sent as role user) and tool_use, thinking and text blocks became steps of the assistant turn, so a turn between two human inputs is one message",
   ];
+  if (readFromProgress) reasons.push(`${countText(readFromProgress)} progress lines held a sub-agent's messages (agent_progress): each sub-agent is a conversation of its own`);
   if (skipped["system/compact_boundary"]) reasons.push("the compaction summary after compact_boundary is kept as a user message marked compaction_summary in its meta");
   return {
     format: "coding_agent_session",

@@ -108,20 +108,26 @@ describe.skipIf(!realdataPresent)("real files from ../shared/realdata import as 
     expect(conversations.filter((c) => Array.isArray(c.meta?.reference))).toHaveLength(39);
   }, 60_000);
 
-  it("Claude Code session log: one conversation, noise records skipped and counted, tool use/results as steps, compaction summary marked", async () => {
+  it("Claude Code session log: the session and its sub-agent, noise records skipped and counted, tool use/results as steps, compaction summary marked", async () => {
     const text = read("claudecode_spotter_session_258c7280.jsonl");
     const { outcome, conversations } = await importFiles([{ name: "session.jsonl", text }]);
-    expect(outcome).toMatchObject({ format: "coding_agent_session", conversations_imported: 1 });
-    expect(outcome.records).toMatchObject({ in_file: 1863, skipped: { progress: 1333, "file-history-snapshot": 28, "queue-operation": 6, "system/compact_boundary": 1 } });
-    expect(outcome.records.explanation).toMatch(/^1,863 lines → 1 conversation, \d+ messages \+ \d+ steps: /);
+    expect(outcome).toMatchObject({ format: "coding_agent_session", conversations_imported: 2 });
+    // 1,333 progress lines: 5 hold the sub-agent's messages (agent_progress), the rest are hook and bash progress.
+    expect(outcome.records).toMatchObject({ in_file: 1863, skipped: { progress: 1328, "file-history-snapshot": 28, "queue-operation": 6, "system/compact_boundary": 1 } });
+    expect(outcome.records.explanation).toMatch(/^1,863 lines → 2 conversations, \d+ messages \+ \d+ steps: /);
     expect(textKept(sessionMessageParts(text), conversations).ratio).toBeGreaterThanOrEqual(0.99);
     // Only the tool's structured copy of results (toolUseResult) is listed, never the conversation's text.
     expect((outcome.not_imported as Array<{ path: string }>).every((n) => n.path.startsWith("[].toolUseResult"))).toBe(true);
     const all = steps(conversations);
-    expect(all.filter((s) => s.tool_call)).toHaveLength(186);
-    expect(all.filter((s) => s.tool_result !== null)).toHaveLength(186);
+    // Every tool call of the file: 186 of the session, 2 of its sub-agent (inside progress records).
+    expect(all.filter((s) => s.tool_call)).toHaveLength(188);
+    expect(all.filter((s) => s.tool_result !== null)).toHaveLength(188);
     expect(all.filter((s) => s.thinking)).toHaveLength(19);
-    const [session] = conversations;
+    const [session, subAgent] = conversations;
+    expect(subAgent.name).toBe("Sub-agent a881341 of session 258c7280");
+    expect(subAgent.meta).toMatchObject({ sidechain: true, agent_id: "a881341", parent_tool_use_id: "toolu_01VmaERAwhb19LGUwu9GenaK", models: ["claude-sonnet-4-5-20250929"] });
+    expect(subAgent.messages[0]).toMatchObject({ role: "user", content: expect.stringMatching(/^What is the output contract for Claude Code hooks/) });
+    expect(steps([subAgent]).filter((s) => s.tool_call).map((s) => (s.tool_call as { name: string }).name)).toEqual(["WebFetch", "WebFetch"]);
     expect(session.meta).toMatchObject({ session_id: "258c7280-ae70-4798-800f-63464d01a85d", git_branch: "spotter-gqc", agent_version: "2.1.39", models: ["claude-opus-4-6"] });
     const users = session.messages.filter((m) => m.role === "user").map((m) => m.content ?? "");
     expect(users[0]).toBe("Implement spotter-gqc");
