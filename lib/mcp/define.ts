@@ -7,6 +7,11 @@ export type ToolContext = {
   caller: Caller;
   /** Aborted when the client cancels the call or goes away. */
   signal: AbortSignal;
+  /**
+   * Tell the client how far the call has got (MCP `notifications/progress`): present only when the client
+   * asked for progress (a `progressToken` in the call's `_meta`); the answer then comes as a stream.
+   */
+  progress?: (progress: number, total?: number, message?: string) => Promise<void>;
 };
 
 export type McpTool = {

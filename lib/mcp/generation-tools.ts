@@ -53,5 +53,11 @@ export const getGenerationTool = defineTool({
   role: "viewer",
   readOnly: true,
   input: z.object({ id: bodyId.describe("Generation id"), wait_seconds: waitSecondsArg }),
-  run: async ({ id, wait_seconds }, { signal }) => compactGeneration(await waitFor(() => getGeneration(id), (g) => isFinalStatus(g.status), wait_seconds, signal)),
+  run: async ({ id, wait_seconds }, { signal, progress }) =>
+    compactGeneration(
+      await waitFor(() => getGeneration(id), (g) => isFinalStatus(g.status), wait_seconds, signal, {
+        progress,
+        measure: (g) => ({ done: g.completed + g.failed, total: g.total, message: `generation ${g.id} ${g.status}: ${g.completed + g.failed} of ${g.total} conversations` }),
+      }),
+    ),
 });

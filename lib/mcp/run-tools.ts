@@ -93,8 +93,14 @@ export const getRunTool = defineTool({
   role: "viewer",
   readOnly: true,
   input: z.object({ id: bodyId.describe("Execution (run) id"), wait_seconds: waitSecondsArg }),
-  run: async ({ id, wait_seconds }, { signal }) => {
-    const execution = await waitFor(() => getExecution(id), (e) => isFinalStatus(e.status), wait_seconds, signal);
+  run: async ({ id, wait_seconds }, { signal, progress }) => {
+    const execution = await waitFor(() => getExecution(id), (e) => isFinalStatus(e.status), wait_seconds, signal, {
+      progress,
+      measure: (e) => {
+        const done = e.successful_evaluations + e.failed_evaluations + e.skipped_evaluations;
+        return { done, total: e.total_evaluations, message: `run ${e.id} ${e.status}: ${done} of ${e.total_evaluations} cells` };
+      },
+    });
     const { results_saved, aggregated } = await aggregatesOf(id);
     const done = isFinalStatus(execution.status);
     return {

@@ -104,7 +104,13 @@ export function createMcpServer(caller: Caller, options: McpServerOptions = {}):
     try {
       requireRole(caller, tool.role);
       options.checkArguments?.(request.params.arguments ?? {});
-      return toolResult(await tool.call(request.params.arguments ?? {}, { caller, signal: extra.signal }));
+      const token = request.params._meta?.progressToken;
+      const progress =
+        token === undefined
+          ? undefined
+          : (done: number, total?: number, message?: string) =>
+              extra.sendNotification({ method: "notifications/progress", params: { progressToken: token, progress: done, total, message } }).catch(() => undefined);
+      return toolResult(await tool.call(request.params.arguments ?? {}, { caller, signal: extra.signal, progress }));
     } catch (error) {
       return toolError(apiError(error, `mcp tool ${tool.name}`));
     }

@@ -19,7 +19,7 @@ import { loadSampleDataset } from "@/lib/testing/seed/sample";
 import * as mcp from "./route";
 
 // Prices, so that a run can be priced and held to a budget.
-withJudgeDouble({ JUDGE_MAX_RETRIES: "0", JUDGE_HEDGE: "false", JUDGE_PRICES: JSON.stringify({ "gpt-4o-mini": { input: 1000, output: 1000 } }) });
+const judge = withJudgeDouble({ JUDGE_MAX_RETRIES: "0", JUDGE_HEDGE: "false", JUDGE_PRICES: JSON.stringify({ "gpt-4o-mini": { input: 1000, output: 1000 } }) });
 
 let server: RouteServer;
 const keys = { admin: "", annotator: "", viewer: "" };
@@ -147,6 +147,38 @@ describe("MCP at /api/mcp", () => {
     expect(text).toMatch(/^\[system\]: .*\n\[user\]: /);
     expect(text).toContain("  - step 2 (travel_agent): tool_call: ");
   }, 60_000);
+
+  it("tells a client that asks for progress how far a run has got while get_run waits (notifications/progress), then answers", async () => {
+    const client = await connect(keys.annotator);
+    const { datasetId, metricId } = await sampleWithMetric("mcp progress");
+    // Slow cells, one at a time: the wait sees the run move.
+    judge().setLatency(150);
+    const started = await tool(client, "start_run", { dataset_id: datasetId, pipeline_node_id: metricId, execution_mode: "async", batch_size: 1, no_cache: true });
+    expect(started.isError).toBe(false);
+    const told: Array<{ progress: number; total?: number; message?: string }> = [];
+    const result = (await client.callTool({ name: "get_run", arguments: { id: started.json.id, wait_seconds: 45 } }, undefined, {
+      onprogress: (p) => told.push(p),
+      timeout: 60_000,
+    })) as CallToolResult;
+    const run = JSON.parse(result.content[0]?.type === "text" ? result.content[0].text : "{}");
+    expect(run.status).toBe("completed");
+    const total = run.progress.total as number;
+    expect(total).toBeGreaterThan(1);
+    expect(told.length).toBeGreaterThanOrEqual(2);
+    // A total once the run is planned (before, none is said), always the run's.
+    expect(told.filter((p) => p.total !== undefined).every((p) => p.total === total)).toBe(true);
+    // Each notification says more than the one before, the last the whole run.
+    expect(told.map((p) => p.progress)).toEqual([...told.map((p) => p.progress)].sort((a, b) => a - b));
+    expect(told.at(-1)).toMatchObject({ progress: total, message: expect.stringMatching(new RegExp(`^run ${started.json.id} completed: ${total} of ${total} cells$`)) });
+    // A client that does not ask gets one JSON answer, as before.
+    const plain = await fetch(`${server.baseURL}/api/mcp`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${keys.annotator}`, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "get_run", arguments: { id: started.json.id } } }),
+    });
+    expect(plain.headers.get("content-type")).toMatch(/^application\/json/);
+    expect((await plain.json()).result.isError).toBeFalsy();
+  });
 
   it("honours the budget: a run with max_cost_usd below one cell's cost ends cancelled for budget", async () => {
     const { datasetId, metricId } = await sampleWithMetric("MCP budget");
