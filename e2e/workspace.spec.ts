@@ -192,8 +192,10 @@ test.describe("dataset workspace", () => {
     await expect(failed.getByRole("button")).toHaveAttribute("title", /click to retry/);
 
     await expect(failed.getByRole("button")).toHaveAttribute("title", /model refused the request/);
+    // The cell shows as its result is saved; the run ends just after (on PostgreSQL the process that saved the
+    // last result writes the run's end next), so its status is read until it has ended.
+    await expect.poll(async () => (await latestExecutions(request, datasetId))[0]?.status, { timeout: 30_000 }).toBe("failed");
     const [failedRun] = await latestExecutions(request, datasetId);
-    expect(failedRun.status).toBe("failed");
 
     await request.post(`${judge}/reset`);
     await failed.getByRole("button").click();
