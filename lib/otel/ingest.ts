@@ -19,6 +19,7 @@
  */
 import "server-only";
 import { createHash } from "node:crypto";
+import { dialect } from "@/db/dialect";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
@@ -122,10 +123,11 @@ const EXPORT_SLICE_MS = 2;
 /** While exports are in flight, the rebuild pauses this long at most between two slices (then runs one anyway). */
 const EXPORT_PAUSE_MS = 20;
 /**
- * Conversations read from the store together (those not cached) hold at most about this many spans: one
- * read is one uninterrupted piece of the loop (2,000 spans were tens of milliseconds, more on a busy machine).
+ * Conversations read from the store together (those not cached) hold at most about this many spans. SQLite's
+ * read runs on the event loop, one uninterrupted piece (2,000 spans were tens of milliseconds, more on a busy
+ * machine), so it reads 400; PostgreSQL's is awaited (the loop is free meanwhile), so it reads 2,000 a statement group.
  */
-const READ_TOGETHER_SPANS = 400;
+const readTogetherSpans = (): number => (dialect.queuesRuns ? 2_000 : 400);
 
 const exports = processSingleton("otel.exports-in-flight", () => ({ count: 0, idle: new Set<() => void>() }));
 
@@ -168,13 +170,14 @@ function sliceMs(): number {
   return exports.count > 0 ? EXPORT_SLICE_MS : YIELD_EVERY_MS;
 }
 
-/** A pass's conversations in runs that are read together: as many as fit READ_TOGETHER_SPANS, at least one. */
+/** A pass's conversations in runs that are read together: as many as fit readTogetherSpans(), at least one. */
 function readTogether(stale: Array<{ id: number; spans: number }>): number[][] {
   const groups: number[][] = [];
   let group: number[] = [];
   let spans = 0;
+  const most = readTogetherSpans();
   for (const c of stale) {
-    if (group.length && spans + c.spans > READ_TOGETHER_SPANS) {
+    if (group.length && spans + c.spans > most) {
       groups.push(group);
       group = [];
       spans = 0;
