@@ -58,7 +58,10 @@ test("align a judge to the airline file's reward: held-out figures, the prompt i
   await expect(table.getByTestId("align-row-few_shot")).toBeVisible();
   await expect(table.getByTestId("align-row-rewrite")).toBeVisible();
   const fewShot = result.getByTestId("align-candidate-few_shot");
-  await expect(fewShot.locator("pre")).toContainText("=== Examples labelled by people (alignment) ===");
+  await expect(fewShot.locator("pre")).toContainText("=== Examples with their verdicts (alignment) ===");
+  // The airline file's reward is the truth here: the examples say so, not that people labelled them.
+  await expect(fewShot.locator("pre")).toContainText("Cells with the verdict their reference gives");
+  await expect(fewShot.locator("pre")).not.toContainText("people labelled");
   await expect(fewShot.locator("pre")).toContainText("Did the agent complete the customer's task as the airline policy allows? @HISTORY");
   await shot(page, { path: "test-results/screenshots/align-result.png", fullPage: true });
 

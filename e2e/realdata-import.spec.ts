@@ -169,7 +169,8 @@ test.describe("every real file imports through the import page", { tag: "@store-
         await expect(success.or(page.getByTestId("import-failure"))).toBeVisible({ timeout: 60_000 });
         await expect(page.getByTestId("import-failure"), "the file was refused").toHaveCount(0);
         await expect(success).toContainText(`Detected format: ${c.format}`);
-        if (c.title === "Claude Code session") await expect(success.getByRole("status").getByText("1 conversation", { exact: true })).toBeVisible();
+        // The session and its sub-agent (whose messages are inside progress records).
+        if (c.title === "Claude Code session") await expect(success.getByRole("status").getByText("2 conversations", { exact: true })).toBeVisible();
         await expect(page.getByTestId("import-records")).toBeVisible();
         if (c.reserialised) await expect(page.getByTestId("reserialised")).toContainText(c.reserialised);
         await shot(page, { path: `test-results/screenshots/realdata/${c.title.replace(/\W+/g, "-").toLowerCase()}.png`, fullPage: true });
