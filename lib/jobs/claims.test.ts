@@ -239,6 +239,29 @@ describe("defineClaimQueue", () => {
     expect(a.worksHere(4)).toBe(false);
   });
 
+  it("reopened after a drain, a queue claims again, still counting work the drain could not stop against its capacity", async () => {
+    const m = memoryStore();
+    m.add(1);
+    let letGo!: () => void;
+    const deaf = new Promise<void>((r) => (letGo = r));
+    const a = owner(m, async (row, job) => {
+      if (row.id === 1) await deaf; // deaf to its signal
+      else await untilStopped(m)(row, job);
+    }, 2);
+    await a.start();
+    await until("row 1 worked", () => a.worksHere(1));
+    expect(await a.drain(0)).toEqual({ finished: 0, aborted: 1 });
+    a.reopen();
+    m.add(2, 3);
+    await a.start();
+    await until("row 2 worked", () => a.worksHere(2));
+    // Row 1 still runs: one slot is left, so row 3 waits.
+    await sleep(150);
+    expect(a.worksHere(3)).toBe(false);
+    letGo();
+    await until("row 3 worked once row 1 ended", () => a.worksHere(3));
+  });
+
   it("a row whose claims ran out as many times as allowed is failed saying so, never claimed again", async () => {
     const m = memoryStore();
     m.add(1, 2);

@@ -313,9 +313,13 @@ export function defineClaimQueue<Row extends { id: ClaimKey }>(spec: ClaimQueueS
       return { finished: working.length - aborted, aborted };
     },
 
-    /** After a drain, let this process claim again on its next start() (a worker stopped and started again in one process). */
+    /**
+     * After a drain, let this process claim again on its next start() (a worker stopped and started again in
+     * one process). Work the drain could not stop (a handler deaf to its signal) still counts against capacity
+     * until it ends; it is not renewed (it was told to stop).
+     */
     reopen(): void {
-      if (!state.stopping || state.working.size > 0) return;
+      if (!state.stopping) return;
       Object.assign(state, { stopping: false, started: null, loop: null, heartbeat: null, woken: false });
       state.cancelsHeard.clear();
     },
