@@ -6,6 +6,7 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { dialect } from "@/db/dialect";
+import { getNotifier } from "@/lib/cluster/notify";
 import { resetConfig } from "@/lib/config";
 import { until } from "@/lib/testing/setup/until";
 import { defineClaimQueue, type ClaimContext, type ClaimQueue, type ClaimStore } from "./claims";
@@ -220,6 +221,31 @@ describe("defineClaimQueue", () => {
     await until("row 2 worked", () => a.worksHere(2));
     expect(seen).not.toContain(`${a.owner()} works 1`);
     expect(a.worksHere(1)).toBe(false);
+  });
+
+  it.skipIf(!dialect.queuesRuns)("claims by polling when its channels cannot be listened to, and keeps trying to listen (shared store)", async () => {
+    const m = memoryStore();
+    m.add(1, 2);
+    // A notifier that refuses every subscription (closed): listening fails on every attempt.
+    const url = `${process.env.DATABASE_URL}${process.env.DATABASE_URL!.includes("?") ? "&" : "?"}application_name=claims-closed-notifier`;
+    await getNotifier(url).close();
+    const q = defineClaimQueue<Row>({
+      name: `test-claims-${process.pid}-${++n}`,
+      store: m.store,
+      maxAttempts: 3,
+      exhausted: "its processes stopped 3 times",
+      work: untilStopped(m),
+      failed: async () => undefined,
+      announce: () => undefined,
+      channels: { wake: "turnscope_test_claims_wake", cancel: "turnscope_test_claims_cancel" },
+      capacity: () => 2,
+      idlePollMs: 50,
+      shared: true,
+      notifyUrl: () => url,
+    });
+    queues.push(q);
+    await q.start();
+    await until("both rows worked without a channel", () => q.worksHere(1) && q.worksHere(2));
   });
 
   it("claims as many rows at once as there is room for", async () => {

@@ -239,6 +239,27 @@ export function defineClaimQueue<Row extends { id: ClaimKey }>(spec: ClaimQueueS
     }
   }
 
+  /** Listen to a channel (shared store); false, logged, when that failed. */
+  async function listenTo(channel: string, listener: (payload: unknown) => void, attempt: number): Promise<boolean> {
+    try {
+      const unsubscribe = await onChannel(channel, listener);
+      if (state.stopping) await unsubscribe().catch(() => undefined);
+      else state.unsubscribe.push(unsubscribe);
+      return true;
+    } catch (err) {
+      log.warn(`${spec.name}: could not listen on ${channel}; claiming by polling meanwhile, trying again`, { attempt, err });
+      return false;
+    }
+  }
+
+  /** Try listening again, more slowly each time (at most every 30 s), until it works or the process drains. */
+  async function keepTrying(channel: string, listener: (payload: unknown) => void): Promise<void> {
+    for (let attempt = 2; !state.stopping; attempt++) {
+      await new Promise((r) => setTimeout(r, Math.min(idlePollMs() * attempt, 30_000)).unref());
+      if (state.stopping || (await listenTo(channel, listener, attempt))) return;
+    }
+  }
+
   return {
     name: spec.name,
     /** This process's owner name on the rows it claims. */
@@ -249,10 +270,14 @@ export function defineClaimQueue<Row extends { id: ClaimKey }>(spec: ClaimQueueS
       if (state.stopping) return Promise.resolve();
       state.started ??= (async () => {
         if (!shared()) await spec.store.releaseDead(state.owner);
-        state.unsubscribe.push(
-          await onChannel(spec.channels.wake, () => wake()),
-          await onChannel(spec.channels.cancel, heardCancel),
-        );
+        // Wake-ups and cancels only speed things up (the loop polls, the renewal finds cancels): a channel
+        // that cannot be listened to now is tried again in the background, and claiming starts regardless.
+        for (const [channel, listener] of [
+          [spec.channels.wake, () => wake()],
+          [spec.channels.cancel, heardCancel],
+        ] as const) {
+          if (!(await listenTo(channel, listener, 1))) void keepTrying(channel, listener);
+        }
         const beatMs = Math.max(250, Math.min(10_000, lease() / 3));
         state.heartbeat = setInterval(() => void beat().catch((err: unknown) => log.warn(`${spec.name}: lease renewal failed`, { err })), beatMs);
         state.heartbeat.unref();
