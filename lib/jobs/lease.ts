@@ -10,6 +10,7 @@ import { setMaxListeners } from "node:events";
 import { getConfig } from "@/lib/config";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
+import { definePeriodic } from "./periodic";
 
 export const leaseMs = (): number => getConfig().JOB_VISIBILITY_TIMEOUT_SECONDS * 1000;
 
@@ -60,18 +61,17 @@ export function stopAllLeases(): void {
   held.clear();
 }
 
-/** Run `sweep` now and every half lease (unref'd): it ends the rows whose lease ran out and says how many. */
+/** Run `sweep` now and every half lease (unref'd, once per process and `what`): it ends the rows whose lease ran out and says how many. */
 export function startLeaseSweep(what: string, sweep: (now: string) => Promise<number>): void {
-  const once = async () => {
-    try {
+  definePeriodic(`jobs.sweep ${what}`, {
+    everyMs: () => Math.max(1_000, Math.floor(leaseMs() / 2)),
+    firstAfterMs: 0,
+    pass: async () => {
       const ended = await sweep(new Date().toISOString());
       if (ended) log.warn("work whose process stopped ended failed", { what, count: ended });
-    } catch (error) {
-      log.warn("lease sweep failed", { what, error: (error as Error).message });
-    }
-  };
-  void once();
-  setInterval(() => void once(), Math.max(1_000, Math.floor(leaseMs() / 2))).unref?.();
+    },
+    failed: `lease sweep of ${what} failed`,
+  }).start();
 }
 
 /** The abort controller of one job: every call of the job listens on its signal, many at once, which is expected, not a leak. */

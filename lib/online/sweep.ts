@@ -15,9 +15,7 @@ import { conversationIdsMatching } from "@/db/repositories/grid";
 import * as repo from "@/db/repositories/online";
 import type { OnlineRuleRow } from "@/db/schema";
 import { getConfig } from "@/lib/config";
-import { holdLease, leaseMs, stopLease } from "@/lib/jobs";
-import { log } from "@/lib/log";
-import { processSingleton } from "@/lib/process-state";
+import { definePeriodic, holdLease, leaseMs, stopLease } from "@/lib/jobs";
 import { parseGridExtras } from "@/lib/results/grid";
 import { startExecution, type RunnerDeps } from "@/lib/runner";
 import { spentToday } from "./rules";
@@ -138,24 +136,14 @@ async function sweepRule(ruleAtStart: OnlineRuleRow, opts: SweepOptions): Promis
   }
 }
 
-const loop = processSingleton("online.sweep", () => ({ timer: undefined as NodeJS.Timeout | undefined, running: undefined as Promise<unknown> | undefined }));
+const loop = definePeriodic("online.sweep", {
+  everyMs: () => getConfig().ONLINE_SWEEP_INTERVAL_MS,
+  pass: () => sweepOnlineRules(),
+  failed: "online sweep failed",
+});
 
 /** Start this process's sweep every ONLINE_SWEEP_INTERVAL_MS (idempotent; 0 leaves it off). */
-export function startOnlineSweep(): void {
-  const interval = getConfig().ONLINE_SWEEP_INTERVAL_MS;
-  if (loop.timer || interval <= 0) return;
-  loop.timer = setInterval(() => {
-    if (loop.running) return; // a slow sweep is not overlapped by the next
-    loop.running = sweepOnlineRules()
-      .catch((error: unknown) => log.error("online sweep failed", { error }))
-      .finally(() => (loop.running = undefined));
-  }, interval);
-  loop.timer.unref();
-}
+export const startOnlineSweep = (): void => loop.start();
 
 /** Stop the sweep (shutdown) and wait for a pass in progress, so no run starts after the runs are drained. */
-export async function stopOnlineSweep(): Promise<void> {
-  if (loop.timer) clearInterval(loop.timer);
-  loop.timer = undefined;
-  await loop.running;
-}
+export const stopOnlineSweep = (): Promise<void> => loop.stop();

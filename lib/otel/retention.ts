@@ -13,7 +13,7 @@ import "server-only";
 import { datasetsWithSpans, expiredOtelConversations, forgetOtelConversations } from "@/db/repositories/otel-retention";
 import { getConfig, retentionByDataset } from "@/lib/config";
 import { log } from "@/lib/log";
-import { processSingleton } from "@/lib/process-state";
+import { definePeriodic } from "@/lib/jobs";
 
 /** How often each process looks for expired conversations. */
 export const RETENTION_SWEEP_MS = 10 * 60_000;
@@ -31,11 +31,12 @@ export function retentionDays(datasetName: string): number {
 
 export type RetentionSweep = { conversations: number; spans: number };
 
-const loop = processSingleton("otel.retention", () => ({
-  timer: undefined as NodeJS.Timeout | undefined,
-  running: undefined as Promise<unknown> | undefined,
-  stopping: false,
-}));
+const loop = definePeriodic("otel.retention", {
+  everyMs: () => RETENTION_SWEEP_MS,
+  firstAfterMs: 60_000,
+  pass: () => sweepExpiredSpans(),
+  failed: "otel retention sweep failed",
+});
 
 const yieldToLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -58,7 +59,7 @@ export async function sweepExpiredSpans(now = Date.now()): Promise<RetentionSwee
           spans += expired[i].spans;
           batch.push(expired[i++].id);
         }
-        if (loop.stopping) return done; // shutting down: the rest waits for the next start
+        if (loop.stopping()) return done; // shutting down: the rest waits for the next start
         const gone = await forgetOtelConversations(batch, before);
         done.conversations += gone.conversations;
         done.spans += gone.spans;
@@ -75,24 +76,7 @@ export async function sweepExpiredSpans(now = Date.now()): Promise<RetentionSwee
 
 
 /** Start this process's retention sweep (idempotent): a first pass a minute after start, then every RETENTION_SWEEP_MS. */
-export function startRetentionSweep(): void {
-  if (loop.timer) return;
-  loop.stopping = false;
-  const pass = () => {
-    if (loop.running) return; // a slow pass is not overlapped by the next
-    loop.running = sweepExpiredSpans()
-      .catch((error: unknown) => log.error("otel retention sweep failed", { error }))
-      .finally(() => (loop.running = undefined));
-  };
-  loop.timer = setInterval(pass, RETENTION_SWEEP_MS);
-  loop.timer.unref();
-  setTimeout(pass, 60_000).unref();
-}
+export const startRetentionSweep = (): void => loop.start();
 
 /** Stop the sweep (shutdown): a pass in progress ends after its current batch. */
-export async function stopRetentionSweep(): Promise<void> {
-  loop.stopping = true;
-  if (loop.timer) clearInterval(loop.timer);
-  loop.timer = undefined;
-  await loop.running;
-}
+export const stopRetentionSweep = (): Promise<void> => loop.stop();
