@@ -21,7 +21,9 @@ export const mcpOperations: Operation[] = [
     summary: "The MCP server (Streamable HTTP, stateless): tools for coding agents",
     description:
       "The Model Context Protocol over Streamable HTTP, served by the official SDK: POST each JSON-RPC message with " +
-      "`Accept: application/json, text/event-stream`; requests are answered in JSON (200), notifications with 202. Stateless: no " +
+      "`Accept: application/json, text/event-stream`; requests are answered in JSON (200), notifications with 202; a request whose " +
+      "`params._meta.progressToken` asks for progress is answered as an event stream (200, text/event-stream): " +
+      "`notifications/progress` while it works, then its response. Stateless: no " +
       "`Mcp-Session-Id`, every POST stands alone. Authenticated as every route is (`Authorization: Bearer <key>`): 401 without a credential " +
       "once the service is locked. Each tool is allowed to the roles of the REST endpoint it stands for; a refused call is a tool result with " +
       "`isError: true` whose text is the API's error (`{\"error\": {\"code\": \"forbidden\", …}}`), as are bad arguments (`bad_request`, " +
@@ -32,7 +34,10 @@ export const mcpOperations: Operation[] = [
     tag,
     requestContent: { "application/json": jsonRpc },
     responses: {
-      200: { description: "The JSON-RPC response(s)", content: { "application/json": { type: "object" } } },
+      200: {
+        description: "The JSON-RPC response(s); as an event stream when the request asked for progress",
+        content: { "application/json": { type: "object" }, "text/event-stream": { type: "string" } },
+      },
       202: { description: "Notifications and responses only: accepted, no body" },
       400: { description: "Not a JSON-RPC message (a JSON-RPC error body)", content: { "application/json": { type: "object" } } },
       406: { description: "`Accept` does not name both application/json and text/event-stream (a JSON-RPC error body)", content: { "application/json": { type: "object" } } },
