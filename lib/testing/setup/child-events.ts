@@ -6,8 +6,8 @@ import type { ChildProcess } from "node:child_process";
 
 export type ChildEvent = { event: string; [key: string]: unknown };
 
-export function childEvents<E extends ChildEvent>(proc: ChildProcess, onArrival?: () => void): E[] {
-  const events: E[] = [];
+/** Call `onLine` with each whole line a child prints on stdout (the last, unterminated, waits for its end). */
+export function onStdoutLines(proc: ChildProcess, onLine: (line: string) => void): void {
   let buffer = "";
   proc.stdout!.on("data", (chunk: Buffer) => {
     buffer += chunk.toString();
@@ -15,14 +15,22 @@ export function childEvents<E extends ChildEvent>(proc: ChildProcess, onArrival?
     while ((nl = buffer.indexOf("\n")) >= 0) {
       const line = buffer.slice(0, nl);
       buffer = buffer.slice(nl + 1);
-      try {
-        const parsed = JSON.parse(line) as E;
-        if (typeof parsed.event === "string") events.push(parsed);
-      } catch {
-        // A log line.
-      }
+      onLine(line);
     }
-    onArrival?.();
   });
+}
+
+export function childEvents<E extends ChildEvent>(proc: ChildProcess, onArrival?: () => void): E[] {
+  const events: E[] = [];
+  onStdoutLines(proc, (line) => {
+    try {
+      const parsed = JSON.parse(line) as E;
+      if (typeof parsed.event === "string") events.push(parsed);
+    } catch {
+      // A log line.
+    }
+  });
+  // After the lines of a chunk are read (a listener added after the one above runs after it).
+  proc.stdout!.on("data", () => onArrival?.());
   return events;
 }
