@@ -31,8 +31,11 @@ export async function register(): Promise<void> {
     void warmJudgeThread();
   }
   // Conversations whose spans arrived before a stop and were not rebuilt yet are rebuilt now (lib/otel/ingest.ts).
-  const { scheduleAssembly } = await import("@/lib/otel/ingest");
+  const { scheduleAssembly, threadStore } = await import("@/lib/otel/ingest");
   scheduleAssembly();
+  // Exports a stopped server answered but had not stored yet (SQLite's trace inbox, lib/otel/inbox.ts) are stored now.
+  const spanStore = await threadStore();
+  if (spanStore) (await import("@/lib/otel/inbox")).storeWaitingExports(spanStore);
   // Comparisons a stopped server left unfinished (SQLite) end failed, saying so; on either store every
   // process ends those whose process died (their lease ran out) and hears cancels from the others (lib/jobs).
   const { comparisonJobs } = await import("@/lib/comparisons");

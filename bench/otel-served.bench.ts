@@ -9,8 +9,9 @@
  * Figures: spans/s, export latency p50/p99, how long the conversations took to catch up after the last
  * export, spans/s including that, the server's resident memory (its whole process tree) as the spans
  * grow, the evaluations done meanwhile and the load average. OTEL_SERVED_BENCH_SPANS sets the span
- * count (default 200,000). The conversations still to rebuild are counted in the served database
- * (read-only; SQLite's WAL lets a reader in beside the server).
+ * count (default 200,000). What is behind — conversations still to rebuild, counted in the served database
+ * (read-only; SQLite's WAL lets a reader in beside the server), and exports answered but still in the trace
+ * inbox (lib/otel/inbox.ts: their spans not stored yet) — is caught up when both are 0.
  */
 import { spawn } from "node:child_process";
 import fs from "node:fs";
@@ -21,6 +22,7 @@ import { startJudgeDouble } from "@/lib/testing/judge-double/server";
 import { ensureBuild } from "../scripts/project.mjs";
 import { addMetrics, agentConversations, importDataset, startRun, waitFinal } from "../scripts/reliability/data";
 import { TurnscopeServer } from "../scripts/reliability/server";
+import { INBOX_SUFFIX, inboxDir } from "@/lib/otel/store-export";
 import { treeRssMb } from "./support/proc";
 import { clientFigures } from "./support/client-output";
 
@@ -63,8 +65,12 @@ async function main() {
     })();
 
     const db = new Database(databasePath, { readonly: true, fileMustExist: true });
-    const behind = () => (db.prepare("select count(*) as n from otel_conversations where assembled_revision < revision").get() as { n: number }).n;
-    const memory: Array<{ spans: number; rss_mb: number; conversations_behind: number }> = [{ spans: 0, rss_mb: treeRssMb(pid), conversations_behind: 0 }];
+    // Behind: conversations still to rebuild, and exports answered whose spans the trace inbox has not stored yet.
+    const inbox = inboxDir(path.resolve(databasePath));
+    const waitingExports = () => (fs.existsSync(inbox) ? fs.readdirSync(inbox).filter((n) => n.endsWith(INBOX_SUFFIX)).length : 0);
+    const staleConversations = () => (db.prepare("select count(*) as n from otel_conversations where assembled_revision < revision").get() as { n: number }).n;
+    const behind = () => staleConversations() + waitingExports();
+    const memory: Array<{ spans: number; rss_mb: number; conversations_behind: number; exports_in_inbox: number }> = [{ spans: 0, rss_mb: treeRssMb(pid), conversations_behind: 0, exports_in_inbox: 0 }];
     /** One pass of the exporting client (rate 0: closed loop, as fast as the server takes them). */
     const exportSpans = async (count: number, rate: number) => {
       const client = spawn(
@@ -73,20 +79,20 @@ async function main() {
         { stdio: ["ignore", "pipe", "inherit"] },
       );
       const base = memory.at(-1)!.spans;
-      return await clientFigures(client, count, (sent) => memory.push({ spans: base + sent, rss_mb: treeRssMb(pid), conversations_behind: behind() }));
+      return await clientFigures(client, count, (sent) => memory.push({ spans: base + sent, rss_mb: treeRssMb(pid), conversations_behind: staleConversations(), exports_in_inbox: waitingExports() }));
     };
     const clientResult = await exportSpans(spans, 0);
     const caughtUpFrom = performance.now();
     while (behind() > 0) await new Promise((r) => setTimeout(r, 100));
     const catchUpMs = Math.round(performance.now() - caughtUpFrom);
-    memory.push({ spans: clientResult.spans, rss_mb: treeRssMb(pid), conversations_behind: 0 });
+    memory.push({ spans: clientResult.spans, rss_mb: treeRssMb(pid), conversations_behind: 0, exports_in_inbox: 0 });
     // Then at a steady OTEL_SERVED_BENCH_RATE spans/s (open loop): the export latency exporters sending
     // that much see, the run still in progress.
     const atRate = await exportSpans(RATE_SPANS, RATE);
     const rateCatchUpFrom = performance.now();
     while (behind() > 0) await new Promise((r) => setTimeout(r, 100));
     const rateCatchUpMs = Math.round(performance.now() - rateCatchUpFrom);
-    memory.push({ spans: clientResult.spans + atRate.spans, rss_mb: treeRssMb(pid), conversations_behind: 0 });
+    memory.push({ spans: clientResult.spans + atRate.spans, rss_mb: treeRssMb(pid), conversations_behind: 0, exports_in_inbox: 0 });
     const loadEnd = os.loadavg()[0];
     ingesting = false;
     await runs;

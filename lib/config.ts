@@ -178,6 +178,17 @@ export const envSchema = z.object({
   OTEL_MAX_BODY_BYTES: positiveInt(16 * 1024 * 1024),
   /** How long decoding one OTLP export (gunzip, parse, read its spans) may take on the input pool before it is stopped (422). */
   OTEL_DECODE_TIMEOUT_MS: positiveInt(10_000),
+  /**
+   * SQLite: the most bytes of exports the trace inbox holds (answered, their spans not stored yet; lib/otel/inbox.ts).
+   * Past it an export is stored before it is answered, so exporters slow down to what the store takes; 0: always so.
+   */
+  OTEL_INBOX_MAX_BYTES: z
+    .string()
+    .trim()
+    .regex(/^\d+$/, "must be a non-negative integer")
+    .transform(Number)
+    .optional()
+    .transform((v) => v ?? 256 * 1024 * 1024),
   /** How long after an export its conversations are rebuilt from their spans, so a burst of exports costs one rebuild. */
   OTEL_ASSEMBLY_DELAY_MS: z
     .string()

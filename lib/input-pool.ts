@@ -20,7 +20,7 @@ import { processSingleton } from "@/lib/process-state";
 import { sourceWorker } from "@/lib/source-worker";
 
 /** What a task may be called with and answers (structured-clone data). */
-export type InputTaskName = "checkUpload" | "fixWorks" | "decodeOtlp" | "ingestOtlp";
+export type InputTaskName = "checkUpload" | "fixWorks" | "decodeOtlp" | "ingestOtlp" | "spoolOtlp" | "storeSpooled";
 
 /** Messages to and from a thread. */
 export type ToInputThread = { id: number; task: InputTaskName; input: unknown };
@@ -57,6 +57,8 @@ type Job = {
   /** The pieces sent ahead of the output, and how to put them back into it. */
   parts: unknown[];
   assemble?: (output: unknown, parts: unknown[]) => unknown;
+  /** Work no caller waits on (the trace inbox's stores): see `runOffLoop`. */
+  background: boolean;
   resolve: (output: unknown) => void;
   reject: (error: unknown) => void;
 };
@@ -182,13 +184,26 @@ function runInline(job: Job): void {
   }
 }
 
+/**
+ * The next job to start: the first a caller waits on, else the first background job while fewer than
+ * INPUT_WORKERS - 1 threads (at least one) run background work, so one thread stays free for callers.
+ */
+function nextJob(): number {
+  const waited = state.queue.findIndex((j) => !j.background);
+  if (waited >= 0) return waited;
+  const busy = state.threads.filter((t) => t.job?.background).length;
+  return busy < Math.max(1, getConfig().INPUT_WORKERS - 1) ? 0 : -1;
+}
+
 /** Give queued jobs to idle threads, starting threads up to INPUT_WORKERS. */
 function dispatch(): void {
   while (state.queue.length) {
+    const at = nextJob();
+    if (at < 0) return;
     let thread = state.threads.find((t) => !t.job && !t.dead);
     if (!thread) {
       if (state.unavailable) {
-        runInline(state.queue.shift()!);
+        runInline(state.queue.splice(at, 1)[0]);
         continue;
       }
       if (state.threads.length >= getConfig().INPUT_WORKERS) return;
@@ -200,7 +215,7 @@ function dispatch(): void {
       state.threads.push(started);
       thread = started;
     }
-    const job = state.queue.shift()!;
+    const job = state.queue.splice(at, 1)[0];
     const chosen = thread;
     chosen.job = job;
     chosen.worker.ref();
@@ -218,7 +233,8 @@ function dispatch(): void {
  * the task's own AppError, or a 4xx naming `deadline.setting` when it ran past it. `inProcess` is the same
  * work, run here only where threads cannot start. A task whose output is large sends it in pieces
  * (receiving one message is one uninterrupted copy on this thread: 400,000 messages at once held the loop
- * for a second); `assemble` puts them back.
+ * for a second); `assemble` puts them back. A `background` task (no caller waits on it) starts only when no
+ * other task waits, and never on the last free thread.
  */
 export function runOffLoop<T>(
   task: InputTaskName,
@@ -226,9 +242,21 @@ export function runOffLoop<T>(
   deadline: Deadline,
   inProcess: () => T,
   assemble?: (output: unknown, parts: unknown[]) => T,
+  opts: { background?: boolean } = {},
 ): Promise<T> {
   return new Promise<T>((resolve, reject) => {
-    state.queue.push({ id: state.nextId++, task, input, deadline, inline: inProcess, parts: [], assemble, resolve: resolve as (output: unknown) => void, reject });
+    state.queue.push({
+      id: state.nextId++,
+      task,
+      input,
+      deadline,
+      inline: inProcess,
+      parts: [],
+      assemble,
+      background: opts.background ?? false,
+      resolve: resolve as (output: unknown) => void,
+      reject,
+    });
     dispatch();
   });
 }

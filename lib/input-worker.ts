@@ -1,7 +1,7 @@
 /**
  * The input pool's thread entry (lib/input-pool.ts starts it): runs one task at a time — an import's
  * checks, a suggested fix checked against the file, an OTLP export decoded, or decoded and its spans
- * stored (SQLite, with this thread's own connection) — and answers with its output or its error (an
+ * stored (SQLite, with this thread's own connection) or put in the trace inbox, or an inbox file stored — and answers with its output or its error (an
  * AppError keeps its status and details). The host stops the thread when a task passes its deadline.
  */
 import { parentPort } from "node:worker_threads";
@@ -10,7 +10,14 @@ import { checkUpload, fixMakesValid, type CheckOptions } from "@/lib/import/chec
 import { splitChecked } from "@/lib/import/checked-parts";
 import type { SuggestedTransformation } from "@/lib/schemas/imports";
 import { decodeExportBody, type ExportBody } from "@/lib/otel/decode";
-import { storeExportOnThread, type IngestTask } from "@/lib/otel/store-export";
+import {
+  spoolExportOnThread,
+  storeExportOnThread,
+  storeSpooledOnThread,
+  type IngestTask,
+  type SpoolTask,
+  type StoreSpooledTask,
+} from "@/lib/otel/store-export";
 import type { FromInputThread, InputTaskName, ToInputThread } from "./input-pool";
 
 const port = parentPort;
@@ -27,6 +34,9 @@ const tasks: Record<InputTaskName, (input: never, send: (part: unknown) => void,
   decodeOtlp: (input: ExportBody) => decodeExportBody(input),
   // Decoded within OTEL_DECODE_TIMEOUT_MS; the store then waits for SQLite's writer as long as it takes.
   ingestOtlp: (input: IngestTask, _send, untimed) => storeExportOnThread(input, untimed),
+  // Decoded within OTEL_DECODE_TIMEOUT_MS, then written to the trace inbox (lib/otel/inbox.ts); stored later by `storeSpooled`.
+  spoolOtlp: (input: SpoolTask, _send, untimed) => spoolExportOnThread(input, untimed),
+  storeSpooled: (input: StoreSpooledTask, _send, untimed) => storeSpooledOnThread(input, untimed),
 };
 
 port.on("message", (message: ToInputThread) => {

@@ -10,8 +10,9 @@ import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { runOffLoop } from "@/lib/input-pool";
 import { decodeExportBody, exportTooLarge, gunzipExport, type DecodedExport, type ExportBody } from "@/lib/otel/decode";
+import { inboxHasRoom, spooled } from "@/lib/otel/inbox";
 import { ingestedOffLoop, ingestExport, threadStore, type IngestOutcome } from "@/lib/otel/ingest";
-import type { IngestTask, StoredExport } from "@/lib/otel/store-export";
+import { inboxDir, type IngestTask, type SpooledExport, type SpoolTask, type StoredExport } from "@/lib/otel/store-export";
 
 export type OtlpEncoding = "protobuf" | "json";
 
@@ -86,15 +87,32 @@ export async function decodeOtlpExport(encoding: OtlpEncoding, body: { bytes: Ui
 }
 
 /**
- * Decode and store an export for `userId`: on SQLite on the input pool (decoding within
- * OTEL_DECODE_TIMEOUT_MS, storing as long as SQLite's writer takes), else decoded by `decodeOtlpExport`
- * and stored here. Either way the conversations it touched are rebuilt later, on this process.
+ * Decode and store an export for `userId`. On SQLite on the input pool: decoded within OTEL_DECODE_TIMEOUT_MS
+ * and put in the trace inbox (lib/otel/inbox.ts), its spans stored in the background; past
+ * OTEL_INBOX_MAX_BYTES (or with it 0) decoded and stored before the answer, as long as SQLite's writer takes.
+ * Elsewhere decoded by `decodeOtlpExport` and stored here. Either way the conversations it touched are
+ * rebuilt later, on this process.
  */
 export async function ingestOtlpExport(userId: string, encoding: OtlpEncoding, body: { bytes: Uint8Array; gzip: boolean }): Promise<IngestOutcome> {
   const store = await threadStore();
   if (!store) return ingestExport(userId, await decodeOtlpExport(encoding, body));
   const config = getConfig();
   const input: ExportBody = { bytes: body.bytes, encoding, gzip: body.gzip, maxBytes: config.OTEL_MAX_BODY_BYTES, maxDepth: config.MAX_JSON_DEPTH };
+  const dir = inboxDir(store.file);
+  if (inboxHasRoom(dir, body.bytes.length)) {
+    const spool: SpoolTask = { body: input, userId, dir };
+    const result = await runOffLoop<SpooledExport | Promise<IngestOutcome>>(
+      "spoolOtlp",
+      spool,
+      { ms: config.OTEL_DECODE_TIMEOUT_MS, setting: "OTEL_DECODE_TIMEOUT_MS", what: "Decoding the export" },
+      // Where threads cannot start: decoded and stored here, as on PostgreSQL.
+      () => ingestExport(userId, decodeExportBody(input)),
+    );
+    if (!("bytes" in result)) return result;
+    if (result.file) spooled(dir, store, result.bytes);
+    // The spans are taken: stored shortly (a retry's known spans are skipped then, not counted here).
+    return { accepted: result.spans, duplicates: 0, rejected: result.rejected, ...(result.errorMessage ? { errorMessage: result.errorMessage } : {}) };
+  }
   const task: IngestTask = { body: input, userId, store, compress: config.OTEL_SPAN_COMPRESSION === "on" };
   const stored = await runOffLoop<StoredExport | Promise<IngestOutcome>>(
     "ingestOtlp",

@@ -16,12 +16,16 @@ import * as repo from "@/db/repositories/online";
 import type { OnlineRuleRow } from "@/db/schema";
 import { getConfig } from "@/lib/config";
 import { definePeriodic, holdLease, leaseMs, stopLease } from "@/lib/jobs";
+import { log } from "@/lib/log";
+import { inboxCaughtUp } from "@/lib/otel/inbox";
 import { parseGridExtras } from "@/lib/results/grid";
 import { startExecution, type RunnerDeps } from "@/lib/runner";
 import { spentToday } from "./rules";
 
 /** Conversations claimed per rule per sweep: one run evaluates at most these. */
 export const SWEEP_BATCH = 200;
+/** How long a sweep waits for the trace inbox to store what it holds (lib/otel/inbox.ts) before it skips its turn. */
+const INBOX_WAIT_MS = 30_000;
 /** The watermark is read back this far, for exports whose transaction committed after a later one. */
 const WATERMARK_MARGIN_MS = 5 * 60_000;
 
@@ -40,6 +44,11 @@ export type SweepOptions = { now?: Date; deps?: RunnerDeps };
 /** One pass over every enabled rule. `now`: the clock (tests); `deps`: the runner's (tests' judge). */
 export async function sweepOnlineRules(opts: SweepOptions = {}): Promise<RuleSweep[]> {
   const out: RuleSweep[] = [];
+  // Exports answered but not stored yet (the trace inbox) may be a conversation's latest turns: stored first.
+  if (!(await inboxCaughtUp(INBOX_WAIT_MS))) {
+    log.warn("online sweep skipped: the trace inbox is still storing the exports received before it");
+    return out;
+  }
   for (const rule of await repo.listRules({ enabledOnly: true })) out.push(await sweepRule(rule, opts));
   return out;
 }

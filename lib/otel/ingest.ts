@@ -40,6 +40,7 @@ import {
 import type { ThreadStore } from "@/db/sqlite-thread-store";
 import { ConversationAssembly, type AssembledMessage } from "./assemble";
 import type { DecodedExport } from "./decode";
+import { drainInbox, onInboxStored } from "./inbox";
 import { rejectionMessage, spanRows, type StoredExport } from "./store-export";
 import type { OtelSpan } from "./types";
 
@@ -66,6 +67,9 @@ export function ingestedOffLoop(stored: StoredExport): IngestOutcome {
   const { conversationIds: _touched, ...outcome } = stored;
   return outcome;
 }
+
+// An export the trace inbox stored (lib/otel/inbox.ts): its conversations are rebuilt as any export's.
+onInboxStored(ingestedOffLoop);
 
 /** Where an input-pool thread may store an export itself (SQLite in a file); null where exports are stored in process. */
 export async function threadStore(): Promise<ThreadStore | null> {
@@ -104,8 +108,9 @@ function runPasses(): Promise<void> {
   return state.running;
 }
 
-/** Rebuild every conversation that is behind its spans now (tests, shutdown, and the scheduled passes). */
+/** Store what the trace inbox holds, then rebuild every conversation that is behind its spans now (tests, shutdown, and the scheduled passes). */
 export async function flushAssembly(): Promise<void> {
+  await drainInbox();
   if (state.timer) {
     clearTimeout(state.timer);
     state.timer = undefined;

@@ -6,6 +6,9 @@
  * schedules their rebuild (lib/otel/ingest.ts). Elsewhere (PostgreSQL, or where threads cannot start)
  * `ingestExport` stores the decoded spans in process with the same rows.
  */
+import fs from "node:fs";
+import path from "node:path";
+import { threadId } from "node:worker_threads";
 import { storeSpansSteps, type SpanToStore } from "@/db/repositories/otel-span-store";
 import { threadTransaction, type ThreadStore } from "@/db/sqlite-thread-store";
 import { AppError } from "@/lib/errors";
@@ -43,7 +46,13 @@ export function rejectionMessage(decoded: DecodedExport): string | undefined {
 }
 
 /** The input of the input pool's `ingestOtlp` task. */
-export type IngestTask = { body: ExportBody; userId: string; store: ThreadStore; /** OTEL_SPAN_COMPRESSION is on. */ compress: boolean };
+export type IngestTask = {
+  body: ExportBody;
+  userId: string;
+  store: ThreadStore;
+  /** OTEL_SPAN_COMPRESSION is on. */
+  compress: boolean;
+};
 
 /**
  * On an input-pool thread: decode the export (then `decoded()`: what follows is no longer the caller's
@@ -53,6 +62,7 @@ export function storeExportOnThread(task: IngestTask, decoded: () => void = () =
   const spans = decodeExportBody(task.body);
   decoded();
   const rows = spanRows(spans.spans);
+  // When stored (an inbox file's too): conversations' last_span_at only rises as stores commit, as the online rules' watermark expects.
   const now = new Date().toISOString();
   const sqlite = { name: "sqlite" as const, booleanParam: (value: boolean) => (value ? 1 : 0), exclusive: () => null };
   let result = { inserted: 0, duplicates: 0, conversationIds: [] as number[] };
@@ -65,4 +75,77 @@ export function storeExportOnThread(task: IngestTask, decoded: () => void = () =
   }
   const errorMessage = rejectionMessage(spans);
   return { accepted: result.inserted, duplicates: result.duplicates, rejected: spans.rejected, ...(errorMessage ? { errorMessage } : {}), conversationIds: result.conversationIds };
+}
+
+/**
+ * The trace inbox (lib/otel/inbox.ts): exports decoded and answered, their spans not stored yet, each kept
+ * as a file beside the SQLite database until a pool thread has stored it. A file is its header (one line
+ * of JSON: who sent it, how, when) and then the body exactly as received. Written under a temporary name
+ * and renamed, so the inbox never holds half a file; names sort in the order the exports arrived.
+ */
+export const INBOX_SUFFIX = ".otlp";
+
+/** The inbox folder of the SQLite database `file` (absolute). */
+export function inboxDir(file: string): string {
+  return `${file}-otel-inbox`;
+}
+
+type InboxHeader = { v: 1; userId: string; encoding: ExportBody["encoding"]; gzip: boolean; receivedAt: string };
+
+/** The input of the `spoolOtlp` task: decode an export, then put it in the inbox if it has spans to store. */
+export type SpoolTask = { body: ExportBody; userId: string; dir: string };
+/** What spooling did: the response's counts, and the inbox file's name and size (none when nothing was to store). */
+export type SpooledExport = { spans: number; rejected: number; errorMessage?: string; file?: string; bytes: number };
+
+let spooled = 0;
+
+/**
+ * On an input-pool thread: decode the export (timed, as `storeExportOnThread`), and when it has spans to
+ * store write it to the inbox, whole or not at all. The exporter is answered once the file is in place.
+ */
+export function spoolExportOnThread(task: SpoolTask, decoded: () => void = () => {}): SpooledExport {
+  const spans = decodeExportBody(task.body);
+  decoded();
+  const count = spanRows(spans.spans).length;
+  const errorMessage = rejectionMessage(spans);
+  const counts = { spans: count, rejected: spans.rejected, ...(errorMessage ? { errorMessage } : {}) };
+  if (!count) return { ...counts, bytes: 0 };
+  const header: InboxHeader = { v: 1, userId: task.userId, encoding: task.body.encoding, gzip: task.body.gzip, receivedAt: new Date().toISOString() };
+  const name = `${String(Date.now()).padStart(15, "0")}-${process.pid}-${threadId}-${String(++spooled).padStart(9, "0")}${INBOX_SUFFIX}`;
+  const data = Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), task.body.bytes]);
+  fs.mkdirSync(task.dir, { recursive: true });
+  const temporary = path.join(task.dir, `${name}.tmp`);
+  fs.writeFileSync(temporary, data);
+  fs.renameSync(temporary, path.join(task.dir, name));
+  return { ...counts, file: name, bytes: data.length };
+}
+
+/** An inbox file's export, as the store reads it. */
+export function readInboxFile(file: string, limits: Pick<ExportBody, "maxBytes" | "maxDepth">): { userId: string; receivedAt: string; body: ExportBody } {
+  const data = fs.readFileSync(file);
+  const end = data.indexOf(10);
+  let header: InboxHeader | undefined;
+  try {
+    header = end > 0 ? (JSON.parse(data.subarray(0, end).toString("utf8")) as InboxHeader) : undefined;
+  } catch {
+    header = undefined;
+  }
+  if (header?.v !== 1 || typeof header.userId !== "string") throw new AppError("unprocessable", `${path.basename(file)} is not a trace inbox file`);
+  return {
+    userId: header.userId,
+    receivedAt: header.receivedAt,
+    body: { bytes: data.subarray(end + 1), encoding: header.encoding, gzip: header.gzip, ...limits },
+  };
+}
+
+/** The input of the `storeSpooled` task: one inbox file to store. */
+export type StoreSpooledTask = { file: string; store: ThreadStore; compress: boolean; limits: Pick<ExportBody, "maxBytes" | "maxDepth"> };
+
+/** On an input-pool thread: store an inbox file's spans (as `storeExportOnThread`), then remove the file. */
+export function storeSpooledOnThread(task: StoreSpooledTask, decoded: () => void = () => {}): StoredExport {
+  const { userId, body } = readInboxFile(task.file, task.limits);
+  const stored = storeExportOnThread({ body, userId, store: task.store, compress: task.compress }, decoded);
+  // Stored: gone from the inbox. Should the process stop before this, the file is stored again, inserting nothing (spans are keyed).
+  fs.rmSync(task.file, { force: true });
+  return stored;
 }

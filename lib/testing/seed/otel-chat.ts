@@ -5,13 +5,14 @@
  */
 import { expect } from "vitest";
 import { POST } from "@/app/api/otel/v1/traces/route";
+import { drainInbox } from "@/lib/otel/inbox";
 
 let seq = 0;
 const hex = (n: number, len: number) => n.toString(16).padStart(len, "0");
 const attrs = (o: Record<string, string>) => Object.entries(o).map(([key, v]) => ({ key, value: { stringValue: v } }));
 
-/** Send the export (expecting 200); its trace id. */
-export async function sendChatSpan(opts: { service: string; key: string; answer: string; question?: string; name?: string }): Promise<string> {
+/** The OTLP/JSON export of one chat span (see the file's head) and its trace id. */
+export function chatSpanExport(opts: { service: string; key: string; answer: string; question?: string; name?: string }): { body: string; traceId: string } {
   const start = BigInt(1_780_000_000_000_000_000) + BigInt(++seq) * BigInt(1_000_000);
   const traceId = hex(++seq + 0x5200, 32);
   const span = {
@@ -31,9 +32,19 @@ export async function sendChatSpan(opts: { service: string; key: string; answer:
     status: {},
   };
   const body = { resourceSpans: [{ resource: { attributes: attrs({ "service.name": opts.service }) }, scopeSpans: [{ scope: { name: "test" }, spans: [span] }] }] };
-  const res = await POST(new Request("http://localhost/api/otel/v1/traces", { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) }), {
-    params: Promise.resolve({}),
-  });
+  return { body: JSON.stringify(body), traceId };
+}
+
+/** Post an OTLP/JSON export to the route handler; its answer (the spans may still be in the trace inbox). */
+export async function postExport(body: string): Promise<Response> {
+  return POST(new Request("http://localhost/api/otel/v1/traces", { method: "POST", headers: { "content-type": "application/json" }, body }), { params: Promise.resolve({}) });
+}
+
+/** Send the export (expecting 200) and wait until its spans are stored (the trace inbox, lib/otel/inbox.ts); its trace id. */
+export async function sendChatSpan(opts: { service: string; key: string; answer: string; question?: string; name?: string }): Promise<string> {
+  const { body, traceId } = chatSpanExport(opts);
+  const res = await postExport(body);
   expect(res.status).toBe(200);
+  await drainInbox();
   return traceId;
 }

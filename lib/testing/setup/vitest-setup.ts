@@ -82,7 +82,9 @@ async function stopBackgroundWork(): Promise<void> {
   for (const timer of leases?.values() ?? []) clearInterval(timer);
   leases?.clear();
   const assembler = state.get("otel.assembler") as { timer?: unknown; running?: unknown } | undefined;
-  if (assembler?.timer || assembler?.running) await (await import("@/lib/otel/ingest")).flushAssembly();
+  const inbox = state.get("otel.inbox") as { running?: unknown; retry?: NodeJS.Timeout } | undefined;
+  clearTimeout(inbox?.retry);
+  if (assembler?.timer || assembler?.running || inbox?.running) await (await import("@/lib/otel/ingest")).flushAssembly();
 }
 
 afterAll(async () => {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { rawRows } from "@/db/store";
 import { resetConfig } from "@/lib/config";
 import { decodeProtobufResponse, encodeProtobufExport } from "@/lib/otel/decode";
+import { drainInbox } from "@/lib/otel/inbox";
 import { flushAssembly } from "@/lib/otel/ingest";
 import { call } from "@/lib/testing/http/call";
 import * as conversation from "@/app/api/conversations/[id]/route";
@@ -14,9 +15,11 @@ import { POST } from "./route";
 
 const URL_ = "http://localhost/api/otel/v1/traces";
 
-async function post(body: string | Uint8Array, headers: Record<string, string> = { "content-type": "application/json" }) {
+/** Post an export; then (unless `answerOnly`) wait until the trace inbox has stored its spans (lib/otel/inbox.ts). */
+async function post(body: string | Uint8Array, headers: Record<string, string> = { "content-type": "application/json" }, opts: { answerOnly?: boolean } = {}) {
   const req = new Request(URL_, { method: "POST", headers, body: typeof body === "string" ? body : new Uint8Array(body) });
   const res = await POST(req, { params: Promise.resolve({}) });
+  if (!opts.answerOnly) await drainInbox();
   const bytes = new Uint8Array(await res.arrayBuffer());
   const text = new TextDecoder().decode(bytes);
   let json: unknown;
@@ -376,7 +379,8 @@ describe("POST /api/otel/v1/traces: stored off the request loop (issue 50)", () 
     const { healthReadBoundMs, whileReadingHealth } = await import("@/lib/testing/http/health-reads");
     const written: number[] = [];
     const seen = await whileReadingHealth(async () => {
-      const answer = post(body);
+      // Answered once decoded; its spans are then stored from the trace inbox: reads and writes go on until they are.
+      const answer = post(body, undefined, { answerOnly: true }).then(async (res) => (await drainInbox(), res));
       // A run in progress writes as the export is stored (here: datasets created one after another).
       let done = false;
       void answer.finally(() => (done = true));
@@ -401,24 +405,12 @@ describe("POST /api/otel/v1/traces: stored off the request loop (issue 50)", () 
 
   it.skipIf(Boolean(process.env.DATABASE_URL))("an export that arrives while another connection holds SQLite's writer waits for it off the loop", async () => {
     // Another connection (another process, an import's write thread) takes the write lock for 1.5 s.
-    const { Worker } = await import("node:worker_threads");
     const { databaseFile } = await import("@/db/sqlite-database");
-    const holder = new Worker(
-      `const { parentPort, workerData } = require("node:worker_threads");
-       const Database = require(workerData.driver);
-       const db = new Database(workerData.file, { fileMustExist: true });
-       db.exec("BEGIN IMMEDIATE");
-       db.prepare("update datasets set updated_at = updated_at where 0").run();
-       parentPort.postMessage("holding");
-       setTimeout(() => { db.exec("COMMIT"); db.close(); parentPort.postMessage("released"); }, 1500);`,
-      { eval: true, workerData: { file: databaseFile(), driver: require.resolve("better-sqlite3") } },
-    );
-    const released = new Promise((resolve) => holder.on("message", (m) => m === "released" && resolve(m)));
-    await new Promise((resolve) => holder.once("message", resolve));
+    const { holdSqliteWriter } = await import("@/lib/testing/setup/hold-sqlite-writer");
+    const { released } = await holdSqliteWriter(databaseFile()!, { forMs: 1500 });
     const { healthReadBoundMs, whileReadingHealth } = await import("@/lib/testing/http/health-reads");
     const seen = await whileReadingHealth(() => post(JSON.stringify(request("behind-the-lock", agentSpans(newTrace(), "behind-1")))));
     await released;
-    await holder.terminate();
     expect(seen.result.status).toBe(200);
     // Stored on a thread, which waited for the lock: the loop answered meanwhile. Before, the store waited
     // for it in SQLite's busy handler on the loop, 1.5 s without a request answered.
