@@ -26,7 +26,7 @@ export type StoredExport = { accepted: number; duplicates: number; rejected: num
  */
 export function spanRows(spans: OtelSpan[]): SpanToStore[] {
   return spans
-    .filter((span) => span.attributes["gen_ai.evaluation.name"] === undefined)
+    .filter(isStoredSpan)
     .map((span) => ({
       datasetName: datasetNameOf(span.resource),
       traceId: span.traceId,
@@ -37,6 +37,9 @@ export function spanRows(spans: OtelSpan[]): SpanToStore[] {
       data: span,
     }));
 }
+
+/** Whether a span is stored (an evaluation's verdict is not: see `spanRows`). */
+const isStoredSpan = (span: OtelSpan): boolean => span.attributes["gen_ai.evaluation.name"] === undefined;
 
 /** The partial success's message: the first reasons and how many more. */
 export function rejectionMessage(decoded: DecodedExport): string | undefined {
@@ -106,7 +109,7 @@ let spooled = 0;
 export function spoolExportOnThread(task: SpoolTask, decoded: () => void = () => {}): SpooledExport {
   const spans = decodeExportBody(task.body);
   decoded();
-  const count = spanRows(spans.spans).length;
+  const count = spans.spans.filter(isStoredSpan).length;
   const errorMessage = rejectionMessage(spans);
   const counts = { spans: count, rejected: spans.rejected, ...(errorMessage ? { errorMessage } : {}) };
   if (!count) return { ...counts, bytes: 0 };
