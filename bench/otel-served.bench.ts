@@ -23,7 +23,7 @@ import { ensureBuild } from "../scripts/project.mjs";
 import { addMetrics, agentConversations, importDataset, startRun, waitFinal } from "../scripts/reliability/data";
 import { TurnscopeServer } from "../scripts/reliability/server";
 import { INBOX_SUFFIX, inboxDir } from "@/lib/otel/store-export";
-import { treeRssMb } from "./support/proc";
+import { treeCpuSeconds, treeRssMb } from "./support/proc";
 import { clientFigures } from "./support/client-output";
 
 const JUDGE_MS = 200;
@@ -88,10 +88,13 @@ async function main() {
     memory.push({ spans: clientResult.spans, rss_mb: treeRssMb(pid), conversations_behind: 0, exports_in_inbox: 0 });
     // Then at a steady OTEL_SERVED_BENCH_RATE spans/s (open loop): the export latency exporters sending
     // that much see, the run still in progress.
+    const cpuBefore = treeCpuSeconds(pid);
     const atRate = await exportSpans(RATE_SPANS, RATE);
     const rateCatchUpFrom = performance.now();
     while (behind() > 0) await new Promise((r) => setTimeout(r, 100));
     const rateCatchUpMs = Math.round(performance.now() - rateCatchUpFrom);
+    // The server's CPU (every thread) from the first export at the rate to the last conversation rebuilt: the run in progress's too.
+    const rateCpuUsPerSpan = Math.round(((treeCpuSeconds(pid) - cpuBefore) * 1e6) / atRate.spans);
     memory.push({ spans: clientResult.spans + atRate.spans, rss_mb: treeRssMb(pid), conversations_behind: 0, exports_in_inbox: 0 });
     const loadEnd = os.loadavg()[0];
     ingesting = false;
@@ -105,6 +108,7 @@ async function main() {
       at_rate: {
         ...atRate,
         catch_up_after_last_export_ms: rateCatchUpMs,
+        server_cpu_us_per_span_with_run: rateCpuUsPerSpan,
         goal: "export p99 < 200 ms at >= 5,000 spans/s",
         met: atRate.spans_per_second >= 0.98 * RATE && RATE >= 5000 && atRate.export_ms_p99 < 200,
       },

@@ -6,7 +6,8 @@
  *    most the server ingests (its latency then is the queue it builds, not what a user sees);
  *  - rate R spans/s (open loop): an export every 512/R s whether or not the earlier ones were answered
  *    (at most 64 in flight), latency counted from when it was due — what exporters sending R spans/s
- *    see (no coordinated omission: a late send counts as late).
+ *    see (no coordinated omission: a late send counts as late). Each body is encoded before it is due, as
+ *    an exporter's batch is before it is sent; the five slowest exports are reported with when they were due.
  * argv: url, total spans, rate (default 0). Prints one JSON line of figures.
  */
 import { BATCH, batch } from "./otel-spans";
@@ -19,6 +20,8 @@ const OPEN_LOOP_MAX_IN_FLIGHT = 64;
 
 async function main() {
   const latencies: number[] = [];
+  /** Open loop: when each export was due (s from the start) and its latency, for the slowest ones' report. */
+  const timeline: Array<{ at_s: number; ms: number }> = [];
   let sent = 0;
   let failed = 0;
   const started = performance.now();
@@ -40,14 +43,16 @@ async function main() {
     const pending = new Set<Promise<void>>();
     for (let i = 0; i * BATCH < totalSpans; i++) {
       const due = started + i * every;
+      // Encoded before it is due (an SDK's exporter encodes its batch before it sends): the latency is the server's and the network's.
+      const body = batch();
       const wait = due - performance.now();
       if (wait > 0) await new Promise((r) => setTimeout(r, wait));
       while (pending.size >= OPEN_LOOP_MAX_IN_FLIGHT) await Promise.race(pending);
-      const body = batch();
       const p = (async () => {
         const res = await fetch(url, { method: "POST", headers: { "content-type": "application/x-protobuf" }, body: Buffer.from(body) });
         await res.arrayBuffer();
         latencies.push(performance.now() - due);
+        timeline.push({ at_s: Math.round((due - started) / 100) / 10, ms: Math.round(performance.now() - due) });
         if (res.status !== 200) failed++;
         if (latencies.length % 20 === 0) process.stdout.write(`PROGRESS ${latencies.length * BATCH}\n`);
       })();
@@ -62,7 +67,7 @@ async function main() {
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor((p / 100) * latencies.length))] * 10) / 10;
   process.stdout.write(
-    `CLIENT_RESULT ${JSON.stringify({ offered_spans_per_second: rate > 0 ? rate : null, spans: latencies.length * BATCH, exports: latencies.length, failed, wall_ms: Math.round(wall), spans_per_second: Math.round(((latencies.length * BATCH) / wall) * 1000), export_ms_p50: pct(50), export_ms_p99: pct(99), export_ms_max: pct(100) })}\n`,
+    `CLIENT_RESULT ${JSON.stringify({ offered_spans_per_second: rate > 0 ? rate : null, spans: latencies.length * BATCH, exports: latencies.length, failed, wall_ms: Math.round(wall), spans_per_second: Math.round(((latencies.length * BATCH) / wall) * 1000), export_ms_p50: pct(50), export_ms_p99: pct(99), export_ms_max: pct(100), ...(timeline.length ? { slowest_exports: timeline.sort((a, b) => b.ms - a.ms).slice(0, 5) } : {}) })}\n`,
   );
 }
 

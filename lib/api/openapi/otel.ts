@@ -62,7 +62,10 @@ export const otelOperations: Operation[] = [
       "`execute_tool` and `invoke_agent` spans, the older `gen_ai.*.message` and `gen_ai.choice` events, and the AI SDK's `ai.prompt.messages`, " +
       "`ai.response.*` and `ai.toolCall.*` attributes (docs/otel.md).\n\n" +
       "Bodies over 64 KB (and gzip bodies that inflate past it) are decoded on the input pool, off the request loop, within " +
-      "`OTEL_DECODE_TIMEOUT_MS` (default 10 s). Errors (400, 401, 413, 415, 422) use the API's JSON error shape whatever the request's content type.",
+      "`OTEL_DECODE_TIMEOUT_MS` (default 10 s). On SQLite the 200 answer comes once the export is decoded and written whole to the trace inbox " +
+      "beside the database; its spans are stored from there in the background, usually within milliseconds (a stopped server stores them when it " +
+      "starts again). While more than `OTEL_INBOX_MAX_BYTES` (default 256 MiB) wait there, or with it 0, an export is stored before it is answered. " +
+      "Errors (400, 401, 413, 415, 422, 503) use the API's JSON error shape whatever the request's content type.",
     tag,
     requestContent: { "application/x-protobuf": protobufBody, "application/json": otlpJsonRequest },
     responses: {
@@ -77,6 +80,7 @@ export const otelOperations: Operation[] = [
       413: { description: "Body over `OTEL_MAX_BODY_BYTES` (default 16 MiB), as sent or after gunzip", schema: errorSchema },
       415: { description: "Content-Type other than `application/x-protobuf` or `application/json`, or a Content-Encoding other than gzip", schema: errorSchema },
       422: { description: "Decoding took longer than `OTEL_DECODE_TIMEOUT_MS` and was stopped; nothing was stored", schema: errorSchema },
+      503: { description: "Stored before answering (the trace inbox full, or off) and SQLite's writer stayed busy past its time limit; nothing was stored: export again (OTLP exporters retry it)", schema: errorSchema },
     },
   },
   {
