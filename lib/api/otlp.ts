@@ -9,6 +9,7 @@
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { runOffLoop } from "@/lib/input-pool";
+import { log } from "@/lib/log";
 import { decodeExportBody, exportTooLarge, gunzipExport, type DecodedExport, type ExportBody } from "@/lib/otel/decode";
 import { inboxHasRoom, spooled } from "@/lib/otel/inbox";
 import { ingestedOffLoop, ingestExport, threadStore, type IngestOutcome } from "@/lib/otel/ingest";
@@ -111,7 +112,9 @@ export async function ingestOtlpExport(userId: string, encoding: OtlpEncoding, b
     if (!("bytes" in result)) return result;
     if (result.file) spooled(dir, store, result.bytes);
     // The spans are taken: stored shortly (a retry's known spans are skipped then, not counted here).
-    return { accepted: result.spans, duplicates: 0, rejected: result.rejected, ...(result.errorMessage ? { errorMessage: result.errorMessage } : {}) };
+    if (!result.unwritten) return { accepted: result.spans, duplicates: 0, rejected: result.rejected, ...(result.errorMessage ? { errorMessage: result.errorMessage } : {}) };
+    // The inbox could not take it (a full disk): stored before the answer instead.
+    log.warn("the trace inbox could not take an export; storing it before answering", { reason: result.unwritten.slice(0, 200) });
   }
   const task: IngestTask = { body: input, userId, store, compress: config.OTEL_SPAN_COMPRESSION === "on" };
   const stored = await runOffLoop<StoredExport | Promise<IngestOutcome>>(

@@ -94,6 +94,19 @@ describe.skipIf(!sqlite)("the trace inbox (SQLite)", () => {
     }
   });
 
+  it("when the inbox cannot be written (here a file where its folder goes; a full disk alike), the export is stored before it is answered", async () => {
+    fs.rmSync(inbox(), { recursive: true, force: true });
+    fs.writeFileSync(inbox(), "not a folder");
+    try {
+      const { body, traceId } = chatSpanExport({ service: "inbox-unwritable", key: "unwritable", answer: "stored anyway" });
+      const res = await postExport(body);
+      expect(res.status, await res.clone().text()).toBe(200);
+      expect(await spansOf(traceId)).toBe(1);
+    } finally {
+      fs.rmSync(inbox(), { force: true });
+    }
+  });
+
   it("an export with no span to store writes nothing to the inbox, and its rejected spans are still answered", async () => {
     const body = JSON.stringify({ resourceSpans: [{ scopeSpans: [{ spans: [{ traceId: "zz", spanId: "00", name: "bad" }] }] }] });
     const res = await postExport(body);

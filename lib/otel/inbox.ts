@@ -31,7 +31,8 @@ const state = processSingleton("otel.inbox", () => ({
   /** Bytes in the inbox folders this process knows of (what it wrote, and what it found at start). */
   bytes: new Map<string, number>(),
   running: undefined as Promise<void> | undefined,
-  again: false,
+  /** The inboxes to store next (one per database file: tests switch files), with the store each writes to. */
+  asked: new Map<string, ThreadStore>(),
   retry: undefined as NodeJS.Timeout | undefined,
   /** What to do with what an inbox file's store did (lib/otel/ingest.ts: schedule the rebuilds). */
   stored: (_stored: StoredExport): unknown => undefined,
@@ -77,16 +78,15 @@ export function spooled(dir: string, store: ThreadStore, bytes: number): void {
 
 /** Store what the inbox of `dir` holds, in the background (at start, and after each export put there). */
 export function kickInbox(dir: string, store: ThreadStore): void {
-  if (state.running) {
-    state.again = true;
-    return;
-  }
+  state.asked.set(dir, store);
+  if (state.running) return;
   state.running = (async () => {
     try {
-      do {
-        state.again = false;
-        await storeAll(dir, store);
-      } while (state.again);
+      while (state.asked.size) {
+        const [[next, into]] = state.asked;
+        state.asked.delete(next);
+        await storeAll(next, into);
+      }
     } finally {
       state.running = undefined;
     }

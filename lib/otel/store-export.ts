@@ -97,8 +97,11 @@ type InboxHeader = { v: 1; userId: string; encoding: ExportBody["encoding"]; gzi
 
 /** The input of the `spoolOtlp` task: decode an export, then put it in the inbox if it has spans to store. */
 export type SpoolTask = { body: ExportBody; userId: string; dir: string };
-/** What spooling did: the response's counts, and the inbox file's name and size (none when nothing was to store). */
-export type SpooledExport = { spans: number; rejected: number; errorMessage?: string; file?: string; bytes: number };
+/**
+ * What spooling did: the response's counts, and the inbox file's name and size (none when nothing was to
+ * store); `unwritten`: why the file could not be written (a full disk), so the caller stores the export itself.
+ */
+export type SpooledExport = { spans: number; rejected: number; errorMessage?: string; file?: string; bytes: number; unwritten?: string };
 
 let spooled = 0;
 
@@ -116,10 +119,19 @@ export function spoolExportOnThread(task: SpoolTask, decoded: () => void = () =>
   const header: InboxHeader = { v: 1, userId: task.userId, encoding: task.body.encoding, gzip: task.body.gzip, receivedAt: new Date().toISOString() };
   const name = `${String(Date.now()).padStart(15, "0")}-${process.pid}-${threadId}-${String(++spooled).padStart(9, "0")}${INBOX_SUFFIX}`;
   const data = Buffer.concat([Buffer.from(`${JSON.stringify(header)}\n`), task.body.bytes]);
-  fs.mkdirSync(task.dir, { recursive: true });
   const temporary = path.join(task.dir, `${name}.tmp`);
-  fs.writeFileSync(temporary, data);
-  fs.renameSync(temporary, path.join(task.dir, name));
+  try {
+    fs.mkdirSync(task.dir, { recursive: true });
+    fs.writeFileSync(temporary, data);
+    fs.renameSync(temporary, path.join(task.dir, name));
+  } catch (error) {
+    try {
+      fs.rmSync(temporary, { force: true });
+    } catch {
+      // nothing was written there
+    }
+    return { ...counts, bytes: 0, unwritten: (error as Error).message };
+  }
   return { ...counts, file: name, bytes: data.length };
 }
 
