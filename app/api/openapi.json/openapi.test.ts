@@ -58,11 +58,11 @@ describe("GET /api/openapi.json", () => {
 });
 
 describe("the OTLP trace receiver in the OpenAPI document", () => {
-  it("documents both encodings, the export response, the bad-body statuses and the decode deadline (422)", async () => {
+  it("documents both encodings, the export response, the bad-body statuses, the decode deadline (422) and a busy store (503)", async () => {
     const doc = (await call(GET, "GET", "/api/openapi.json")).json;
     const op = doc.paths["/otel/v1/traces"].post;
     expect(Object.keys(op.requestBody.content).sort()).toEqual(["application/json", "application/x-protobuf"]);
-    expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "413", "415", "422"]);
+    expect(Object.keys(op.responses).sort()).toEqual(["200", "400", "413", "415", "422", "503"]);
     expect(op.responses["200"].content["application/json"].schema.properties.partialSuccess).toBeDefined();
   });
 });
