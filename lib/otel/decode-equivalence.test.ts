@@ -1,203 +1,24 @@
 /**
  * The protobuf export read straight from the wire (lib/otel/decode-wire.ts) gives exactly what the decoder
- * before it gave: protobufjs' decode, `toObject`, then the normaliser. That decoder is kept below, as it was
- * (REFERENCE), and every body here — well-formed ones of every kind of value, bodies only a hand could write
+ * before it gave: protobufjs' decode, `toObject`, then the normaliser. That decoder is decode.ts's path for the
+ * bodies the direct reader leaves (`decodeProtobufExportWithProtobufjs`, the REFERENCE below), and every body here — well-formed ones of every kind of value, bodies only a hand could write
  * (fields twice, out of order, wrong wire types, groups, invalid UTF-8, deep nesting), every truncation of a
  * body and random corruptions of it — is decoded by both: the same spans, deep-equal with the same key order,
  * sharing their resource and scope objects the same way, or the same error. The well-formed ones must also
  * take the direct path (else the comparison would only test the fallback).
  */
-import path from "node:path";
 import fc from "fast-check";
-import protobuf from "protobufjs";
 import { describe, expect, it } from "vitest";
 import { batch } from "@/bench/support/otel-spans";
 import { AppError } from "@/lib/errors";
-import { decodeExportBody, decodeProtobufExport, encodeProtobufExport, MAX_ERRORS, MAX_SPANS_PER_EXPORT } from "./decode";
+import { decodeExportBody, decodeProtobufExport, decodeProtobufExportWithProtobufjs, encodeProtobufExport, MAX_ERRORS, MAX_SPANS_PER_EXPORT, type DecodedExport } from "./decode";
 import { readProtobufExport } from "./decode-wire";
-import type { AttrValue, Attributes, OtelEvent, OtelSpan } from "./types";
+import type { OtelSpan } from "./types";
 
-// ---------------------------------------------------------------------------------------------------------
-// REFERENCE: lib/otel/decode.ts's protobuf path before decode-wire.ts (commit bc15062), unchanged but for
-// names (the `ref` prefix) and the JSON-only parts left out.
-type Obj = Record<string, unknown>;
-type RefDecoded = { spans: OtelSpan[]; rejected: number; errors: string[] };
-const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
-let refTypes: { request: protobuf.Type } | undefined;
-function refProtoTypes(): { request: protobuf.Type } {
-  if (refTypes) return refTypes;
-  const dir = path.join(process.cwd(), "lib", "otel", "proto");
-  const root = new protobuf.Root();
-  root.resolvePath = (_origin, target) => (path.isAbsolute(target) ? target : path.join(dir, target));
-  root.loadSync("opentelemetry/proto/collector/trace/v1/trace_service.proto", { keepCase: false });
-  refTypes = { request: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest") };
-  return refTypes;
-}
-class RefUnreadableExport extends Error {}
-class RefTooManySpans extends Error {
-  constructor() {
-    super(`The export holds more than ${MAX_SPANS_PER_EXPORT} spans: export smaller batches (OTEL_BSP_MAX_EXPORT_BATCH_SIZE)`);
-  }
-}
-function refCountProtobufSpans(bytes: Uint8Array): number {
-  let count = 0;
-  const walk = (start: number, end: number, level: number) => {
-    const reader = protobuf.Reader.create(bytes.subarray(start, end));
-    while (reader.pos < reader.len) {
-      const tag = reader.uint32();
-      const fieldNo = tag >>> 3;
-      const wire = tag & 7;
-      const wanted = level === 0 ? 1 : 2;
-      if (wire === 2 && fieldNo === wanted) {
-        const length = reader.uint32();
-        if (level === 2) count++;
-        else walk(start + reader.pos, start + reader.pos + length, level + 1);
-        reader.skip(length);
-        if (count > MAX_SPANS_PER_EXPORT) return;
-      } else reader.skipType(wire);
-    }
-  };
-  walk(0, bytes.length, 0);
-  return count;
-}
-function refDecodeProtobufExport(bytes: Uint8Array): RefDecoded {
-  const { request } = refProtoTypes();
-  let message: protobuf.Message;
-  try {
-    if (refCountProtobufSpans(bytes) > MAX_SPANS_PER_EXPORT) throw new RefTooManySpans();
-    message = request.decode(bytes);
-  } catch (error) {
-    if (error instanceof RefTooManySpans) throw error;
-    throw new RefUnreadableExport(`Not an OTLP protobuf ExportTraceServiceRequest: ${(error as Error).message}`);
-  }
-  const object = request.toObject(message, { longs: String, enums: Number, defaults: false, oneofs: false });
-  return refReadExport(object);
-}
-function field(obj: Obj, camel: string): unknown {
-  if (camel in obj) return obj[camel];
-  const snake = camel.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
-  return obj[snake];
-}
-const list = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
-const hexPattern = /^[0-9a-fA-F]+$/;
-function idOf(value: unknown, length: number): string | undefined {
-  let hex: string | undefined;
-  if (value instanceof Uint8Array) hex = Buffer.from(value).toString("hex");
-  else if (typeof value === "string") hex = hexPattern.test(value) ? value.toLowerCase() : undefined;
-  if (!hex || hex.length !== length || /^0+$/.test(hex)) return undefined;
-  return hex;
-}
-function nanos(value: unknown): string {
-  let text = "0";
-  if (typeof value === "string" && /^\d+$/.test(value)) text = value.replace(/^0+(?=\d)/, "");
-  else if (typeof value === "number" && Number.isFinite(value) && value >= 0) text = BigInt(Math.trunc(value)).toString();
-  else if (typeof value === "bigint" && value >= BigInt(0)) text = value.toString();
-  return text.length > 19 ? "0".repeat(19) : text.padStart(19, "0");
-}
-const clean = (s: string): string => (s.includes("\u0000") ? s.replaceAll("\u0000", "") : s);
-function intValue(value: unknown): AttrValue {
-  if (typeof value === "number") return value;
-  if (typeof value === "string" && /^-?\d+$/.test(value)) {
-    const n = Number(value);
-    return Number.isSafeInteger(n) ? n : value;
-  }
-  return null;
-}
-function enumValue(value: unknown): number {
-  if (typeof value === "number") return value;
-  if (typeof value === "string") {
-    const known: Record<string, number> = {
-      SPAN_KIND_UNSPECIFIED: 0, SPAN_KIND_INTERNAL: 1, SPAN_KIND_SERVER: 2, SPAN_KIND_CLIENT: 3, SPAN_KIND_PRODUCER: 4, SPAN_KIND_CONSUMER: 5,
-      STATUS_CODE_UNSET: 0, STATUS_CODE_OK: 1, STATUS_CODE_ERROR: 2,
-    };
-    if (value in known) return known[value];
-    if (/^\d+$/.test(value)) return Number(value);
-  }
-  return 0;
-}
-function anyValue(value: unknown, depth = 0): AttrValue {
-  if (!isObj(value) || depth > 32) return null;
-  const s = field(value, "stringValue");
-  if (typeof s === "string") return clean(s);
-  const b = field(value, "boolValue");
-  if (typeof b === "boolean") return b;
-  const i = field(value, "intValue");
-  if (i !== undefined && i !== null) return intValue(i);
-  const d = field(value, "doubleValue");
-  if (typeof d === "number") return d;
-  if (typeof d === "string") return Number(d);
-  const arr = field(value, "arrayValue");
-  if (isObj(arr)) return list(arr.values).map((v) => anyValue(v, depth + 1));
-  const kv = field(value, "kvlistValue");
-  if (isObj(kv)) return attributesOf(kv.values, depth + 1);
-  const bytes = field(value, "bytesValue");
-  if (bytes instanceof Uint8Array) return Buffer.from(bytes).toString("base64");
-  if (typeof bytes === "string") return bytes;
-  return null;
-}
-function attributesOf(values: unknown, depth = 0): Attributes {
-  const out: Attributes = {};
-  for (const kv of list(values)) {
-    if (!isObj(kv) || typeof kv.key !== "string") continue;
-    const key = clean(kv.key);
-    if (key === "__proto__") Object.defineProperty(out, key, { value: anyValue(kv.value, depth), enumerable: true, writable: true, configurable: true });
-    else out[key] = anyValue(kv.value, depth);
-  }
-  return out;
-}
-function readEvent(event: unknown): OtelEvent | undefined {
-  if (!isObj(event)) return undefined;
-  return { name: typeof event.name === "string" ? clean(event.name) : "", timeNs: nanos(field(event, "timeUnixNano")), attributes: attributesOf(event.attributes) };
-}
-function refReadExport(request: Obj): RefDecoded {
-  const resourceSpans = field(request, "resourceSpans");
-  if (resourceSpans !== undefined && !Array.isArray(resourceSpans)) throw new RefUnreadableExport("`resourceSpans` must be an array");
-  const spans: OtelSpan[] = [];
-  const errors: string[] = [];
-  let rejected = 0;
-  const reject = (why: () => string) => {
-    rejected++;
-    if (errors.length < MAX_ERRORS) errors.push(why());
-  };
-  list(resourceSpans).forEach((rs, ri) => {
-    if (!isObj(rs)) return;
-    const resourceObj = field(rs, "resource");
-    const resource = isObj(resourceObj) ? attributesOf(resourceObj.attributes) : {};
-    list(field(rs, "scopeSpans")).forEach((ss, si) => {
-      if (!isObj(ss)) return;
-      const scopeObj = ss.scope;
-      const scope = isObj(scopeObj)
-        ? { name: typeof scopeObj.name === "string" ? clean(scopeObj.name) : "", ...(typeof scopeObj.version === "string" && scopeObj.version ? { version: clean(scopeObj.version) } : {}) }
-        : { name: "" };
-      list(ss.spans).forEach((span, pi) => {
-        const where = () => `resourceSpans[${ri}].scopeSpans[${si}].spans[${pi}]`;
-        if (!isObj(span)) return reject(() => `${where()} is not an object`);
-        const traceId = idOf(field(span, "traceId"), 32);
-        const spanId = idOf(field(span, "spanId"), 16);
-        if (!traceId || !spanId) return reject(() => `${where()} has no valid ${traceId ? "spanId (16 hex digits)" : "traceId (32 hex digits)"}`);
-        const statusObj = span.status;
-        spans.push({
-          traceId,
-          spanId,
-          parentSpanId: idOf(field(span, "parentSpanId"), 16) ?? null,
-          name: typeof span.name === "string" ? clean(span.name) : "",
-          kind: enumValue(span.kind),
-          startNs: nanos(field(span, "startTimeUnixNano")),
-          endNs: nanos(field(span, "endTimeUnixNano")),
-          attributes: attributesOf(span.attributes),
-          events: list(span.events).map(readEvent).filter((e): e is OtelEvent => e !== undefined),
-          status: isObj(statusObj)
-            ? { code: enumValue(statusObj.code), ...(typeof statusObj.message === "string" && statusObj.message ? { message: clean(statusObj.message) } : {}) }
-            : { code: 0 },
-          resource,
-          scope,
-        });
-      });
-    });
-  });
-  return { spans, rejected, errors };
-}
-// ---------------------------------------------------------------------------------------------------------
+// REFERENCE: protobufjs' decode, `toObject`, then the normaliser — decode.ts's protobuf path before decode-wire.ts
+// (commit bc15062), which decode.ts keeps, unchanged, for the bodies the direct reader leaves.
+type RefDecoded = DecodedExport;
+const refDecodeProtobufExport = decodeProtobufExportWithProtobufjs;
 
 /** What a decode gave: its result, or its error's class name and text. */
 function outcome(decode: () => RefDecoded): { ok: RefDecoded } | { error: string } {
