@@ -2,7 +2,7 @@
  * Periodic background passes (lib/jobs): a pass every `everyMs`, never two at once (a slow pass is not
  * overlapped by the next), its failure logged and the next one tried; `stop()` (shutdown) ends the timer and
  * waits for a pass in progress, which may ask `stopping()` to end early. The timers keep no process alive.
- * The lease sweeps of the job kinds, the online rules' sweep and the trace store's retention use it.
+ * The lease sweeps of the job kinds, the online rules' sweep, the trace store's retention and the trace inbox use it.
  * Its state is a process singleton named `name` (one per process however many bundles load the caller).
  */
 import "server-only";

@@ -10,7 +10,7 @@ import { afterEach, describe, expect, it } from "vitest";
 import { databaseFile } from "@/db/sqlite-database";
 import { rawRows } from "@/db/store";
 import { resetConfig } from "@/lib/config";
-import { drainInbox, inboxCaughtUp, inboxFiles, storeWaitingExports } from "@/lib/otel/inbox";
+import { drainInbox, inboxCaughtUp, inboxFiles, stopInboxPass, storeWaitingExports } from "@/lib/otel/inbox";
 import { flushAssembly, threadStore } from "@/lib/otel/ingest";
 import { inboxDir, spoolExportOnThread } from "@/lib/otel/store-export";
 import { holdSqliteWriter } from "@/lib/testing/setup/hold-sqlite-writer";
@@ -26,6 +26,7 @@ const limits = { maxBytes: 1024 * 1024, maxDepth: 128 };
 afterEach(async () => {
   delete process.env.OTEL_INBOX_MAX_BYTES;
   resetConfig();
+  await stopInboxPass();
   await drainInbox();
 });
 
@@ -66,6 +67,20 @@ describe.skipIf(!sqlite)("the trace inbox (SQLite)", () => {
     expect(await spansOf(traceId)).toBe(1);
     expect((await conversationsOf("inbox-left")).map((c) => c.name)).toEqual(["left-1"]);
     expect(fs.readdirSync(inbox()).filter((n) => n !== "failed")).toEqual([]);
+  });
+
+  it("once started, the inbox's periodic pass stores a file no export kicked (one left for a reason of the moment, or put there by another process)", async () => {
+    storeWaitingExports((await threadStore())!);
+    try {
+      const { body, traceId } = chatSpanExport({ service: "inbox-pass", key: "pass-1", answer: "picked up" });
+      spoolExportOnThread({ body: { bytes: Buffer.from(body), encoding: "json", gzip: false, ...limits }, userId: "local", dir: inbox() });
+      const until = Date.now() + 10_000;
+      while ((await spansOf(traceId)) === 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+      expect(await spansOf(traceId)).toBe(1);
+      expect(inboxFiles(inbox())).toEqual([]);
+    } finally {
+      await stopInboxPass();
+    }
   });
 
   it("a file that cannot be read as an export is moved to failed/ with its bytes, and the files after it are stored", async () => {

@@ -9,7 +9,8 @@
  * Bounded by OTEL_INBOX_MAX_BYTES: past it (the store fell behind the exports) an export is stored before
  * it is answered, as with the inbox off (0), so the exporters slow down to what the store takes.
  * A file that cannot be read as an export is moved to `failed/` in the inbox and logged, never dropped;
- * one that cannot be stored now (the writer busy past its time) stays and is tried again.
+ * one that cannot be stored now (the writer busy past its time) stays and is tried again by the inbox's
+ * periodic pass (lib/jobs `definePeriodic`, every second, started with the server).
  */
 import "server-only";
 import fs from "node:fs";
@@ -17,6 +18,7 @@ import path from "node:path";
 import { getConfig } from "@/lib/config";
 import { AppError } from "@/lib/errors";
 import { runOffLoop } from "@/lib/input-pool";
+import { definePeriodic } from "@/lib/jobs";
 import { log } from "@/lib/log";
 import { processSingleton } from "@/lib/process-state";
 import { decodeExportBody } from "./decode";
@@ -24,8 +26,8 @@ import { INBOX_SUFFIX, inboxDir, readInboxFile, spanRows, type StoreSpooledTask,
 import { storeSpans } from "@/db/repositories/otel";
 import type { ThreadStore } from "@/db/sqlite-thread-store";
 
-/** After a store that failed for a reason of the moment, the inbox is tried again this much later. */
-const RETRY_MS = 1_000;
+/** How often the inbox is looked at besides each export put there: a file a store left for a reason of the moment is tried again. */
+const PASS_EVERY_MS = 1_000;
 
 const state = processSingleton("otel.inbox", () => ({
   /** Bytes in the inbox folders this process knows of (what it wrote, and what it found at start). */
@@ -33,7 +35,8 @@ const state = processSingleton("otel.inbox", () => ({
   running: undefined as Promise<void> | undefined,
   /** The inboxes to store next (one per database file: tests switch files), with the store each writes to. */
   asked: new Map<string, ThreadStore>(),
-  retry: undefined as NodeJS.Timeout | undefined,
+  /** Every inbox this process has stored into, for the periodic pass. */
+  known: new Map<string, ThreadStore>(),
   /** What to do with what an inbox file's store did (lib/otel/ingest.ts: schedule the rebuilds). */
   stored: (_stored: StoredExport): unknown => undefined,
 }));
@@ -78,6 +81,7 @@ export function spooled(dir: string, store: ThreadStore, bytes: number): void {
 
 /** Store what the inbox of `dir` holds, in the background (at start, and after each export put there). */
 export function kickInbox(dir: string, store: ThreadStore): void {
+  state.known.set(dir, store);
   state.asked.set(dir, store);
   if (state.running) return;
   state.running = (async () => {
@@ -104,10 +108,7 @@ async function storeAll(dir: string, store: ThreadStore): Promise<void> {
     if (!names.length) return;
     for (const name of names) {
       if (!(await storeOne(dir, name, store))) {
-        // Tried again later: whatever kept it from being stored (SQLite busy past its time) may have passed.
-        clearTimeout(state.retry);
-        state.retry = setTimeout(() => kickInbox(dir, store), RETRY_MS);
-        state.retry.unref();
+        // Tried again by the next pass (`inboxPass`): whatever kept it from being stored (SQLite busy past its time) may have passed.
         return;
       }
     }
@@ -171,7 +172,22 @@ export async function inboxCaughtUp(ms: number): Promise<boolean> {
   }
 }
 
-/** At start: what a stopped process left in the inbox is stored now (and half-written files it left are removed). */
+/** The background pass (lib/jobs): every inbox known that holds files is stored, and what failed is tried again. */
+const inboxPass = definePeriodic("otel.inbox-pass", {
+  everyMs: () => PASS_EVERY_MS,
+  pass: async () => {
+    for (const [dir, store] of state.known) if (inboxFiles(dir).length) kickInbox(dir, store);
+    await drainInbox();
+  },
+  failed: "trace inbox pass failed",
+});
+
+/** Stop the background pass (tests); what the inbox holds stays for the next start. */
+export async function stopInboxPass(): Promise<void> {
+  await inboxPass.stop();
+}
+
+/** At start: what a stopped process left in the inbox is stored now (and half-written files it left are removed); then a pass every second. */
 export function storeWaitingExports(store: ThreadStore): void {
   const dir = inboxDir(store.file);
   let names: string[] = [];
@@ -187,5 +203,7 @@ export function storeWaitingExports(store: ThreadStore): void {
     if ((fs.statSync(file, { throwIfNoEntry: false })?.mtimeMs ?? Infinity) < stale) fs.rmSync(file, { force: true });
   }
   pendingBytes(dir);
+  state.known.set(dir, store);
   if (inboxFiles(dir).length) kickInbox(dir, store);
+  inboxPass.start();
 }

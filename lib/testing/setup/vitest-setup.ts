@@ -82,8 +82,8 @@ async function stopBackgroundWork(): Promise<void> {
   for (const timer of leases?.values() ?? []) clearInterval(timer);
   leases?.clear();
   const assembler = state.get("otel.assembler") as { timer?: unknown; running?: unknown } | undefined;
-  const inbox = state.get("otel.inbox") as { running?: unknown; retry?: NodeJS.Timeout } | undefined;
-  clearTimeout(inbox?.retry);
+  const inbox = state.get("otel.inbox") as { running?: unknown } | undefined;
+  if (state.get("otel.inbox-pass")) await (await import("@/lib/otel/inbox")).stopInboxPass();
   if (assembler?.timer || assembler?.running || inbox?.running) await (await import("@/lib/otel/ingest")).flushAssembly();
 }
 
